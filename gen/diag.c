@@ -1,0 +1,170 @@
+/* Located error messages with a quoted source line and a caret (see diag.h). */
+#include "diag.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct trd_source {
+    char *file;
+    char *text;
+    size_t len;
+};
+
+struct trd_msg {
+    char *text;
+    trd_loc loc;
+};
+
+struct trd_diag {
+    struct trd_msg *msgs;
+    int nmsgs, capmsgs;
+    char **names;
+    int nnames, capnames;
+    struct trd_source *srcs;
+    int nsrcs, capsrcs;
+};
+
+static int grow(void **p, int *cap, int need, size_t elt)
+{
+    if (need <= *cap)
+        return 0;
+    int ncap = *cap ? *cap * 2 : 8;
+    while (ncap < need)
+        ncap *= 2;
+    void *np = realloc(*p, (size_t)ncap * elt);
+    if (!np)
+        return -1;
+    *p = np;
+    *cap = ncap;
+    return 0;
+}
+
+trd_diag *trd_diag_create(void)
+{
+    return calloc(1, sizeof(trd_diag));
+}
+
+void trd_diag_destroy(trd_diag *d)
+{
+    if (!d)
+        return;
+    for (int i = 0; i < d->nmsgs; i++)
+        free(d->msgs[i].text);
+    for (int i = 0; i < d->nnames; i++)
+        free(d->names[i]);
+    for (int i = 0; i < d->nsrcs; i++) {
+        free(d->srcs[i].file);
+        free(d->srcs[i].text);
+    }
+    free(d->msgs);
+    free(d->names);
+    free(d->srcs);
+    free(d);
+}
+
+const char *trd_diag_intern(trd_diag *d, const char *file)
+{
+    for (int i = 0; i < d->nnames; i++)
+        if (strcmp(d->names[i], file) == 0)
+            return d->names[i];
+    char *c = strdup(file);
+    if (!c || grow((void **)&d->names, &d->capnames, d->nnames + 1, sizeof(char *))) {
+        free(c);
+        return "<oom>";
+    }
+    d->names[d->nnames++] = c;
+    return c;
+}
+
+void trd_diag_add_source(trd_diag *d, const char *file, const char *text, size_t len)
+{
+    if (grow((void **)&d->srcs, &d->capsrcs, d->nsrcs + 1, sizeof(struct trd_source)))
+        return;
+    struct trd_source *s = &d->srcs[d->nsrcs];
+    s->file = strdup(file);
+    s->text = malloc(len + 1);
+    if (!s->file || !s->text) {
+        free(s->file);
+        free(s->text);
+        return;
+    }
+    memcpy(s->text, text, len);
+    s->text[len] = '\0';
+    s->len = len;
+    d->nsrcs++;
+}
+
+void trd_diag_verror(trd_diag *d, trd_loc loc, const char *fmt, va_list ap)
+{
+    char body[1024];
+    vsnprintf(body, sizeof body, fmt, ap);
+    char head[1200];
+    const char *file = loc.file ? loc.file : "<input>";
+    if (loc.line > 0)
+        snprintf(head, sizeof head, "%s:%d:%d: error: %s", file, loc.line, loc.col > 0 ? loc.col : 1,
+                 body);
+    else
+        snprintf(head, sizeof head, "%s: error: %s", file, body);
+    char *m = strdup(head);
+    if (!m || grow((void **)&d->msgs, &d->capmsgs, d->nmsgs + 1, sizeof(struct trd_msg))) {
+        free(m);
+        return;
+    }
+    d->msgs[d->nmsgs++] = (struct trd_msg){m, loc};
+}
+
+void trd_diag_error(trd_diag *d, trd_loc loc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    trd_diag_verror(d, loc, fmt, ap);
+    va_end(ap);
+}
+
+int trd_diag_count(const trd_diag *d)
+{
+    return d->nmsgs;
+}
+
+const char *trd_diag_message(const trd_diag *d, int i)
+{
+    return (i >= 0 && i < d->nmsgs) ? d->msgs[i].text : NULL;
+}
+
+/* The text of line `line` (1-based) of file, or NULL; *len gets its length. */
+static const char *source_line(const trd_diag *d, const char *file, int line, size_t *len)
+{
+    for (int i = 0; i < d->nsrcs; i++) {
+        if (strcmp(d->srcs[i].file, file) != 0)
+            continue;
+        const char *p = d->srcs[i].text, *end = p + d->srcs[i].len;
+        for (int l = 1; l < line && p < end; l++) {
+            const char *nl = memchr(p, '\n', (size_t)(end - p));
+            if (!nl)
+                return NULL;
+            p = nl + 1;
+        }
+        if (p >= end && line > 1)
+            return NULL;
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        *len = (size_t)((nl ? nl : end) - p);
+        return p;
+    }
+    return NULL;
+}
+
+void trd_diag_print(const trd_diag *d, FILE *f)
+{
+    for (int i = 0; i < d->nmsgs; i++) {
+        fprintf(f, "%s\n", d->msgs[i].text);
+        trd_loc l = d->msgs[i].loc;
+        size_t len;
+        const char *src = l.file && l.line > 0 ? source_line(d, l.file, l.line, &len) : NULL;
+        if (!src)
+            continue;
+        fprintf(f, "  %.*s\n  ", (int)len, src);
+        for (int c = 1; c < l.col && (size_t)(c - 1) < len; c++)
+            fputc(src[c - 1] == '\t' ? '\t' : ' ', f);
+        fputs("^\n", f);
+    }
+}

@@ -1,0 +1,155 @@
+/* Slurm-style host lists: "n[0-3,7],gpu[00-02],login". */
+#include "topo.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct list {
+    char **v;
+    int n, cap;
+};
+
+static int push(struct list *l, const char *prefix, size_t plen, const char *num, const char *suffix)
+{
+    if (l->n == l->cap) {
+        int ncap = l->cap ? 2 * l->cap : 16;
+        char **nv = realloc(l->v, (size_t)ncap * sizeof(char *));
+        if (!nv)
+            return -1;
+        l->v = nv;
+        l->cap = ncap;
+    }
+    size_t len = plen + strlen(num) + strlen(suffix) + 1;
+    char *s = malloc(len);
+    if (!s)
+        return -1;
+    snprintf(s, len, "%.*s%s%s", (int)plen, prefix, num, suffix);
+    l->v[l->n++] = s;
+    return 0;
+}
+
+static int fail(char *err, size_t errlen, int *errpos, int pos, const char *msg)
+{
+    snprintf(err, errlen, "%s", msg);
+    if (errpos)
+        *errpos = pos;
+    return -1;
+}
+
+static int is_name_char(int c)
+{
+    return isalnum(c) || c == '_' || c == '-' || c == '.';
+}
+
+int trd_hostlist_expand(const char *expr, char ***names, int *n, char *err, size_t errlen,
+                        int *errpos)
+{
+    struct list l = {0};
+    const char *p = expr;
+    int rc = 0;
+    while (*p) {
+        const char *start = p;
+        while (is_name_char((unsigned char)*p))
+            p++;
+        size_t plen = (size_t)(p - start);
+        if (*p == '[') {
+            const char *open = p++;
+            const char *close = strchr(p, ']');
+            if (!close) {
+                rc = fail(err, errlen, errpos, (int)(open - expr), "expected ']' in host range");
+                goto out;
+            }
+            /* Suffix after ']' up to the next ',' (no nested ranges). */
+            const char *sfx = close + 1, *se = sfx;
+            while (is_name_char((unsigned char)*se))
+                se++;
+            char suffix[256];
+            snprintf(suffix, sizeof suffix, "%.*s", (int)(se - sfx), sfx);
+            while (p < close) {
+                const char *a = p;
+                while (p < close && isdigit((unsigned char)*p))
+                    p++;
+                if (p == a) {
+                    rc = fail(err, errlen, errpos, (int)(p - expr), "expected a number in host range");
+                    goto out;
+                }
+                int width = (int)(p - a);
+                long lo = strtol(a, NULL, 10), hi = lo;
+                if (*p == '-') {
+                    const char *b = ++p;
+                    while (p < close && isdigit((unsigned char)*p))
+                        p++;
+                    if (p == b) {
+                        rc = fail(err, errlen, errpos, (int)(p - expr),
+                                  "expected a number after '-' in host range");
+                        goto out;
+                    }
+                    hi = strtol(b, NULL, 10);
+                    if (hi < lo) {
+                        rc = fail(err, errlen, errpos, (int)(a - expr),
+                                  "host range goes downwards");
+                        goto out;
+                    }
+                    if (hi - lo >= TRD_MAX_NODES) {
+                        rc = fail(err, errlen, errpos, (int)(a - expr), "host range too large");
+                        goto out;
+                    }
+                }
+                if (p < close && *p != ',') {
+                    rc = fail(err, errlen, errpos, (int)(p - expr),
+                              "expected ',', '-' or ']' in host range");
+                    goto out;
+                }
+                if (*p == ',')
+                    p++;
+                for (long i = lo; i <= hi; i++) {
+                    char num[32];
+                    snprintf(num, sizeof num, "%0*ld", width, i);
+                    if (push(&l, start, plen, num, suffix)) {
+                        rc = fail(err, errlen, errpos, 0, "out of memory");
+                        goto out;
+                    }
+                }
+            }
+            p = se;
+        } else {
+            if (plen == 0) {
+                rc = fail(err, errlen, errpos, (int)(p - expr), "expected a host name");
+                goto out;
+            }
+            if (push(&l, start, plen, "", "")) {
+                rc = fail(err, errlen, errpos, 0, "out of memory");
+                goto out;
+            }
+        }
+        if (*p == ',') {
+            p++;
+            if (!*p) {
+                rc = fail(err, errlen, errpos, (int)(p - expr), "expected a host name after ','");
+                goto out;
+            }
+        } else if (*p) {
+            rc = fail(err, errlen, errpos, (int)(p - expr), "unexpected character in host list");
+            goto out;
+        }
+    }
+    if (l.n == 0)
+        rc = fail(err, errlen, errpos, 0, "expected a host name");
+out:
+    if (rc) {
+        trd_hostlist_free(l.v, l.n);
+        return rc;
+    }
+    *names = l.v;
+    *n = l.n;
+    return 0;
+}
+
+void trd_hostlist_free(char **names, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}

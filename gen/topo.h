@@ -1,0 +1,170 @@
+/* The topology model: one tree for every input format.
+ *
+ * switches (any depth) -> nodes -> packages (sockets) -> cores.
+ * Every reader (DSL, XML, Slurm topology.conf, hwloc for node types) builds a
+ * trd_topo through the constructors below and then calls trd_topo_finalize();
+ * nothing downstream knows which format a machine came from.
+ *
+ * Constructors take names, not ids, for anything that may be defined later in
+ * the file (links, node types, child switches); trd_topo_finalize() resolves
+ * them and reports unresolved names at the location where they were used.
+ *
+ * After finalize, nodes are numbered in DFS ring order [TREE §3.2, Lemma 4]:
+ * switches are visited depth-first from the root in the order their parents
+ * list them, and a switch's nodes are numbered in attach order when the switch
+ * is first reached.  Node index i is the i-th node of the contention-free ring.
+ */
+#ifndef TRD_TOPO_H
+#define TRD_TOPO_H
+
+#include "diag.h"
+
+enum {
+    TRD_OK = 0,
+    TRD_ERR_NOMEM = 1,   /* out of memory */
+    TRD_ERR_INPUT = 2,   /* bad input; details are in the trd_diag */
+    TRD_ERR_IO = 3,      /* file cannot be read or written */
+    TRD_ERR_STATE = 4,   /* call not allowed in this state (e.g. query before finalize) */
+    TRD_ERR_VERIFY = 5,  /* a schedule failed verification */
+    TRD_ERR_MAX
+};
+
+/* Cost of one link class [MPICH §3, NAP Eq. 3]. */
+typedef struct trd_link_cost {
+    double latency_s;     /* alpha: seconds per message per hop */
+    double bandwidth_Bps; /* 1/beta: bytes per second */
+    double injection_Bps; /* R_N, max-rate injection bandwidth of a node; 0 = unlimited */
+} trd_link_cost;
+
+/* Default costs used when a file does not give them. */
+#define TRD_DEFAULT_NET_LATENCY_S 2e-6
+#define TRD_DEFAULT_NET_BANDWIDTH_BPS 10e9
+#define TRD_DEFAULT_PACKAGE_LATENCY_S 0.3e-6 /* two cores of one package */
+#define TRD_DEFAULT_PACKAGE_BANDWIDTH_BPS 20e9
+#define TRD_DEFAULT_NODE_LATENCY_S 0.6e-6    /* two packages of one node */
+#define TRD_DEFAULT_NODE_BANDWIDTH_BPS 10e9
+
+/* Largest machine the model accepts. */
+#define TRD_MAX_PACKAGES 64
+#define TRD_MAX_NODES (1 << 20)
+
+typedef struct trd_topo *trd_topo_t;
+
+/* Create an empty topology.  Returns TRD_OK or TRD_ERR_NOMEM. */
+int trd_topo_create(trd_topo_t *t);
+void trd_topo_destroy(trd_topo_t t);
+
+/* Machine name used for generated files unless --name overrides it. */
+int trd_topo_set_name(trd_topo_t t, const char *name);
+const char *trd_topo_name(trd_topo_t t);
+
+/* Define a link class.  Duplicate names are reported to d at loc.
+ * Returns TRD_OK, TRD_ERR_INPUT or TRD_ERR_NOMEM. */
+int trd_topo_add_link(trd_topo_t t, trd_diag *d, trd_loc loc, const char *name,
+                      trd_link_cost cost);
+
+/* Define a node type with npackages packages of cores_per_package[p] cores
+ * (1 <= npackages <= TRD_MAX_PACKAGES, every count >= 1).  package_link and
+ * node_link name link classes for core-to-core traffic inside one package and
+ * between packages of one node; NULL keeps the TRD_DEFAULT_* shared-memory
+ * costs.  source is a human-readable origin ("synthetic \"package:2 core:8\"",
+ * "hwloc foo.xml", "local") shown by --explain.
+ * Returns TRD_OK, TRD_ERR_INPUT (duplicate name, bad counts) or TRD_ERR_NOMEM. */
+int trd_topo_add_nodetype(trd_topo_t t, trd_diag *d, trd_loc loc, const char *name,
+                          int npackages, const int *cores_per_package,
+                          const char *package_link, const char *node_link,
+                          const char *source);
+
+/* Link class and node type used where a switch or node names none (Slurm
+ * topology.conf carries neither).  Without them, a missing name is an error. */
+int trd_topo_set_default_link(trd_topo_t t, trd_link_cost cost);
+int trd_topo_set_default_nodetype(trd_topo_t t, int npackages, const int *cores_per_package,
+                                  const char *source);
+
+/* Declare a switch.  link names the link class of the links from this switch
+ * down to its children (nodes and switches); NULL = default link.  *sw gets
+ * the switch id for the calls below.  A name defined twice is reported.
+ * Switches may be referenced as children before they are defined. */
+int trd_topo_add_switch(trd_topo_t t, trd_diag *d, trd_loc loc, const char *name,
+                        const char *link, int *sw);
+
+/* Attach one node (by name) of type nodetype (NULL = default) to switch sw.
+ * Nodes are attached in call order.  A node name used twice is an error. */
+int trd_topo_switch_add_node(trd_topo_t t, trd_diag *d, trd_loc loc, int sw,
+                             const char *node, const char *nodetype);
+
+/* Make the switch named child a child of sw (resolved at finalize). */
+int trd_topo_switch_add_child(trd_topo_t t, trd_diag *d, trd_loc loc, int sw,
+                              const char *child);
+
+/* Resolve names, check that the switches form one tree (exactly one root, no
+ * switch with two parents, no cycle), that there is at least one node, and
+ * number nodes and switches in DFS order.  Errors go to d at the location of
+ * the offending reference.  Returns TRD_OK or TRD_ERR_INPUT. */
+int trd_topo_finalize(trd_topo_t t, trd_diag *d);
+
+/* ---- Queries (valid after a successful finalize) ---------------------- */
+
+int trd_topo_nswitches(trd_topo_t t);
+/* Switch i in DFS arrival order; switch 0 is the root. */
+const char *trd_topo_switch_name(trd_topo_t t, int i);
+int trd_topo_switch_parent(trd_topo_t t, int i);     /* -1 for the root */
+int trd_topo_switch_depth(trd_topo_t t, int i);      /* root = 0 */
+trd_link_cost trd_topo_switch_link(trd_topo_t t, int i);
+const char *trd_topo_switch_link_name(trd_topo_t t, int i); /* "default" if none */
+
+int trd_topo_nnodes(trd_topo_t t);
+/* Node i in DFS ring order. */
+const char *trd_topo_node_name(trd_topo_t t, int i);
+int trd_topo_node_switch(trd_topo_t t, int i);
+int trd_topo_node_type(trd_topo_t t, int i);
+/* Index of the node named name, or -1. */
+int trd_topo_find_node(trd_topo_t t, const char *name);
+
+int trd_topo_nnodetypes(trd_topo_t t);
+const char *trd_topo_nodetype_name(trd_topo_t t, int ty);
+int trd_topo_nodetype_npackages(trd_topo_t t, int ty);
+int trd_topo_nodetype_cores(trd_topo_t t, int ty, int package);
+int trd_topo_nodetype_ncores(trd_topo_t t, int ty);
+const char *trd_topo_nodetype_source(trd_topo_t t, int ty);
+trd_link_cost trd_topo_nodetype_package_link(trd_topo_t t, int ty);
+trd_link_cost trd_topo_nodetype_node_link(trd_topo_t t, int ty);
+
+/* Cost of one message between nodes a and b: latency summed over the links
+ * of the tree path, bandwidth of the slowest link on it.  a == b gives the
+ * zero-hop cost {0, inf}. */
+trd_link_cost trd_topo_path_cost(trd_topo_t t, int a, int b);
+
+/* ---- Helpers shared by the readers (gen/units.c, gen/hostlist.c) ------ */
+
+/* Parse a time such as "50us", "1.5 ms", "2e-6s", "0.3ns" into seconds.
+ * Units: s, ms, us, ns (a bare number is seconds).  Returns 0 or -1. */
+int trd_parse_time(const char *s, double *seconds);
+/* Parse a bandwidth such as "125MB/s", "10 GB/s", "100Gb/s", "1e9" into
+ * bytes per second.  Units: B/s KB/s MB/s GB/s TB/s (powers of 1000),
+ * KiB/s MiB/s GiB/s (powers of 1024), Kb/s Mb/s Gb/s Tb/s (bits).  0 or -1. */
+int trd_parse_bandwidth(const char *s, double *bytes_per_s);
+
+/* Expand a Slurm-style host list "n[0-3,7],gpu[00-02],login" into names
+ * (zero padding kept: gpu00 gpu01 gpu02).  *names is a malloc'd array of
+ * malloc'd strings; free with trd_hostlist_free.  On a syntax error returns -1
+ * and writes a message ("expected ']' in host range") and the 0-based offset
+ * of the error into err/errpos. */
+int trd_hostlist_expand(const char *expr, char ***names, int *n, char *err, size_t errlen,
+                        int *errpos);
+void trd_hostlist_free(char **names, int n);
+
+/* ---- Node types from hwloc (gen/hwloc_nodetype.c) --------------------- */
+
+/* Read a node shape (packages and cores per package) with hwloc from
+ *   kind "synthetic": arg is an hwloc synthetic string ("package:2 core:8");
+ *   kind "xml":       arg is a path to an `lstopo --of xml` file;
+ *   kind "local":     arg ignored, the machine this runs on.
+ * A machine without package objects counts as one package.  On failure
+ * returns -1 and writes a one-line reason into err.  *hostname (may be NULL)
+ * gets a malloc'd copy of the HostName info of the topology, or NULL. */
+int trd_hwloc_node_shape(const char *kind, const char *arg, int *npackages,
+                         int cores_per_package[TRD_MAX_PACKAGES], char **hostname,
+                         char *err, size_t errlen);
+
+#endif

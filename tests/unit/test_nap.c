@@ -1,0 +1,210 @@
+/* NAP plan, checked symbolically for every (nodes, ppn) with nodes 1..300 and
+ * ppn 1..20: every node's contribution reaches every rank exactly once, every
+ * receive is matched by exactly one send, and the number of inter-node steps
+ * is ceil(log_k(nodes)) [NAP Alg. 1, §III-A].  No MPI. */
+#include <CUnit/Basic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trd_nap.h"
+
+#define MAXN 300
+#define WORDS ((MAXN + 63) / 64)
+
+typedef struct {
+    uint64_t w[WORDS];
+} bits;
+
+/* dst |= src; returns 0 if they were disjoint, -1 if some node would be
+ * counted twice. */
+static int add_disjoint(bits *dst, const bits *src)
+{
+    int rc = 0;
+    for (int i = 0; i < WORDS; i++) {
+        if (dst->w[i] & src->w[i])
+            rc = -1;
+        dst->w[i] |= src->w[i];
+    }
+    return rc;
+}
+
+static int is_full(const bits *b, int n)
+{
+    for (int v = 0; v < n; v++)
+        if (!(b->w[v / 64] >> (v % 64) & 1))
+            return 0;
+    return 1;
+}
+
+typedef struct {
+    int src, srclane, dst, dstlane;
+} msg;
+
+static int cmp_msg(const void *a, const void *b)
+{
+    return memcmp(a, b, sizeof(msg));
+}
+
+/* Runs the plan for (n, lanes); returns NULL on success or a static message. */
+static const char *check_shape(int n, int lanes, char *why, size_t whylen)
+{
+    static bits cur[MAXN], next[MAXN];
+    static trd_nap_xfer recv[MAXN], send[MAXN];
+    static msg sends[MAXN * 64], recvs[MAXN * 64];
+    int k = trd_nap_radix(lanes);
+    int steps = trd_nap_nsteps(n, k);
+    long long span = 1;
+    int expect = 0;
+    while (span < n)
+        span *= k, expect++;
+    if (steps != expect) {
+        snprintf(why, whylen, "n=%d lanes=%d: %d steps, expected %d", n, lanes, steps, expect);
+        return why;
+    }
+    memset(cur, 0, sizeof cur);
+    for (int v = 0; v < n; v++)
+        cur[v].w[v / 64] |= 1ull << (v % 64);
+    for (int s = 0; s < steps; s++) {
+        int ns = 0, nr = 0;
+        for (int v = 0; v < n; v++) {
+            memset(&next[v], 0, sizeof(bits));
+            trd_nap_stepinfo info;
+            for (int l = 0; l < lanes; l++) {
+                int nrecv, nsend;
+                if (trd_nap_step(n, lanes, k, s, v, l, &info, recv, &nrecv, send, &nsend)) {
+                    snprintf(why, whylen, "n=%d lanes=%d: trd_nap_step failed", n, lanes);
+                    return why;
+                }
+                for (int i = 0; i < nsend; i++) {
+                    if (ns >= MAXN * 64)
+                        return "too many sends";
+                    sends[ns++] = (msg){v, l, send[i].node, send[i].lane};
+                }
+                /* lane l folds subgroups l, l+lanes, ...: own data for its own subgroup */
+                bits acc = {{0}};
+                int ri = 0;
+                for (int r = l; r < info.nsub; r += lanes) {
+                    const bits *part;
+                    if (r == info.sub) {
+                        part = &cur[v];
+                    } else {
+                        if (ri >= nrecv || recv[ri].sub != r) {
+                            snprintf(why, whylen, "n=%d lanes=%d step %d node %d lane %d: no receive for subgroup %d",
+                                     n, lanes, s, v, l, r);
+                            return why;
+                        }
+                        part = &cur[recv[ri].node];
+                        if (nr >= MAXN * 64)
+                            return "too many receives";
+                        recvs[nr++] = (msg){recv[ri].node, recv[ri].lane, v, l};
+                        ri++;
+                    }
+                    if (add_disjoint(&acc, part)) {
+                        snprintf(why, whylen, "n=%d lanes=%d step %d node %d lane %d: a contribution twice",
+                                 n, lanes, s, v, l);
+                        return why;
+                    }
+                }
+                if (ri != nrecv) {
+                    snprintf(why, whylen, "n=%d lanes=%d step %d node %d lane %d: %d unused receives",
+                             n, lanes, s, v, l, nrecv - ri);
+                    return why;
+                }
+                /* the intra-node allreduce over lanes */
+                if (add_disjoint(&next[v], &acc)) {
+                    snprintf(why, whylen, "n=%d lanes=%d step %d node %d: lanes overlap", n, lanes, s, v);
+                    return why;
+                }
+            }
+        }
+        if (ns != nr) {
+            snprintf(why, whylen, "n=%d lanes=%d step %d: %d sends, %d receives", n, lanes, s, ns, nr);
+            return why;
+        }
+        qsort(sends, (size_t)ns, sizeof(msg), cmp_msg);
+        qsort(recvs, (size_t)nr, sizeof(msg), cmp_msg);
+        for (int i = 0; i < ns; i++) {
+            if (cmp_msg(&sends[i], &recvs[i])) {
+                snprintf(why, whylen, "n=%d lanes=%d step %d: send %d.%d->%d.%d has no matching receive",
+                         n, lanes, s, sends[i].src, sends[i].srclane, sends[i].dst, sends[i].dstlane);
+                return why;
+            }
+            if (i > 0 && !cmp_msg(&sends[i], &sends[i - 1])) {
+                snprintf(why, whylen, "n=%d lanes=%d step %d: duplicate message %d.%d->%d.%d", n, lanes, s,
+                         sends[i].src, sends[i].srclane, sends[i].dst, sends[i].dstlane);
+                return why;
+            }
+        }
+        memcpy(cur, next, sizeof(bits) * (size_t)n);
+    }
+    for (int v = 0; v < n; v++) {
+        if (!is_full(&cur[v], n)) {
+            snprintf(why, whylen, "n=%d lanes=%d: node %d misses a contribution", n, lanes, v);
+            return why;
+        }
+    }
+    return NULL;
+}
+
+static void test_every_shape(void)
+{
+    char why[256];
+    int failures = 0, shapes = 0;
+    for (int n = 1; n <= MAXN; n++) {
+        for (int ppn = 1; ppn <= 20; ppn++) {
+            const char *err = check_shape(n, ppn, why, sizeof why);
+            shapes++;
+            if (err && failures++ < 5)
+                fprintf(stderr, "%s\n", err);
+        }
+    }
+    CU_ASSERT_EQUAL(shapes, 6000);
+    CU_ASSERT_EQUAL(failures, 0);
+}
+
+static void test_paper_examples(void)
+{
+    /* NAP Fig. 6: 4 nodes x 4 ppn, one inter-node step; P9 (node 2, local 1)
+     * exchanges with P6 (node 1, local 2). */
+    trd_nap_xfer recv[4], send[16];
+    int nr, ns;
+    trd_nap_stepinfo info;
+    CU_ASSERT_EQUAL(trd_nap_nsteps(4, 4), 1);
+    CU_ASSERT_EQUAL(trd_nap_step(4, 4, 4, 0, 2, 1, &info, recv, &nr, send, &ns), 0);
+    CU_ASSERT_EQUAL(nr, 1);
+    CU_ASSERT_EQUAL(recv[0].node, 1);
+    CU_ASSERT_EQUAL(recv[0].lane, 2);
+    CU_ASSERT_EQUAL(ns, 1);
+    CU_ASSERT_EQUAL(send[0].node, 1);
+    CU_ASSERT_EQUAL(send[0].lane, 2);
+    /* Fig. 7: 16 nodes x 4, second step: P9 (node 2, local 1) with P24 (node 6, local 0). */
+    CU_ASSERT_EQUAL(trd_nap_step(16, 4, 4, 1, 2, 1, &info, recv, &nr, send, &ns), 0);
+    CU_ASSERT_EQUAL(info.subsize, 4);
+    CU_ASSERT_EQUAL(info.sub, 0);
+    CU_ASSERT_EQUAL(info.pos, 2);
+    CU_ASSERT_EQUAL(nr, 1);
+    CU_ASSERT_EQUAL(recv[0].node, 6);
+    CU_ASSERT_EQUAL(recv[0].lane, 0);
+    /* 4096 nodes x 16 ppn: three inter-node steps (§III). */
+    CU_ASSERT_EQUAL(trd_nap_nsteps(4096, 16), 3);
+    CU_ASSERT_EQUAL(trd_nap_nsteps(1, 16), 0);
+    /* out-of-range arguments are refused */
+    CU_ASSERT_EQUAL(trd_nap_step(4, 4, 4, 0, 4, 0, &info, recv, &nr, send, &ns), -1);
+    CU_ASSERT_EQUAL(trd_nap_step(4, 4, 1, 0, 0, 0, &info, recv, &nr, send, &ns), -1);
+}
+
+int main(void)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 2;
+    CU_pSuite s = CU_add_suite("nap", NULL, NULL);
+    CU_add_test(s, "paper examples (Figs. 6-7)", test_paper_examples);
+    CU_add_test(s, "every (nodes 1..300, ppn 1..20) shape", test_every_shape);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned fails = CU_get_number_of_failures();
+    CU_cleanup_registry();
+    return fails ? 1 : 0;
+}
