@@ -1,0 +1,160 @@
+/* Node shapes from hwloc: packages and cores per package of one node.
+ *
+ * The shape is read from an hwloc synthetic description, from an
+ * `lstopo --of xml` dump or from the machine this runs on, so that a
+ * topology file can name a node type instead of spelling out its counts.
+ * Only the two levels the model knows survive: packages (sockets) and the
+ * cores inside each; caches, NUMA nodes and I/O are ignored.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hwloc.h>
+
+#include "topo.h"
+
+/* hwloc wants PUs as the last level; the model counts cores, so
+ * "package:2 core:8" is read as "package:2 core:8 pu:1". */
+static int set_synthetic(hwloc_topology_t topo, const char *desc)
+{
+    size_t len = strlen(desc);
+    char *with_pu;
+    int rc;
+
+    if (strspn(desc, " \t\n") == len)
+        return -1; /* hwloc would read "" as a single PU */
+    if (hwloc_topology_set_synthetic(topo, desc) == 0)
+        return 0;
+    with_pu = malloc(len + sizeof " pu:1");
+    if (with_pu == NULL)
+        return -1;
+    snprintf(with_pu, len + sizeof " pu:1", "%s pu:1", desc);
+    rc = hwloc_topology_set_synthetic(topo, with_pu);
+    free(with_pu);
+    return rc;
+}
+
+/* Load topo from the source named by kind/arg.  0 or -1 with err filled. */
+static int load_source(hwloc_topology_t topo, const char *kind, const char *arg, char *err,
+                       size_t errlen)
+{
+    if (strcmp(kind, "synthetic") == 0) {
+        if (arg == NULL || set_synthetic(topo, arg) < 0) {
+            snprintf(err, errlen, "hwloc cannot parse synthetic description '%s'",
+                     arg ? arg : "");
+            return -1;
+        }
+    } else if (strcmp(kind, "xml") == 0) {
+        FILE *f;
+
+        if (arg == NULL || arg[0] == '\0') {
+            snprintf(err, errlen, "cannot read hwloc XML '': no file name given");
+            return -1;
+        }
+        /* hwloc only says EINVAL; opening the file first gives the real reason. */
+        f = fopen(arg, "rb");
+        if (f == NULL) {
+            snprintf(err, errlen, "cannot read hwloc XML '%s': %s", arg, strerror(errno));
+            return -1;
+        }
+        fclose(f);
+        if (hwloc_topology_set_xml(topo, arg) < 0) {
+            snprintf(err, errlen, "cannot read hwloc XML '%s': not an hwloc topology file",
+                     arg);
+            return -1;
+        }
+    } else if (strcmp(kind, "local") != 0) {
+        snprintf(err, errlen, "unknown hwloc source '%s' (expected synthetic, xml or local)",
+                 kind);
+        return -1;
+    }
+
+    if (hwloc_topology_load(topo) < 0) {
+        if (strcmp(kind, "xml") == 0)
+            snprintf(err, errlen, "cannot read hwloc XML '%s': not an hwloc topology file",
+                     arg);
+        else if (strcmp(kind, "synthetic") == 0)
+            snprintf(err, errlen, "hwloc cannot build synthetic topology '%s'", arg);
+        else
+            snprintf(err, errlen, "hwloc cannot read the topology of this machine: %s",
+                     strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int trd_hwloc_node_shape(const char *kind, const char *arg, int *npackages,
+                         int cores_per_package[TRD_MAX_PACKAGES], char **hostname,
+                         char *err, size_t errlen)
+{
+    hwloc_topology_t topo = NULL;
+    hwloc_obj_type_t unit = HWLOC_OBJ_CORE;
+    hwloc_obj_t root;
+    const char *host;
+    int npkg, p, rc = -1;
+
+    if (hostname != NULL)
+        *hostname = NULL;
+    if (err != NULL && errlen > 0)
+        err[0] = '\0';
+    if (kind == NULL) {
+        snprintf(err, errlen, "no hwloc source given");
+        return -1;
+    }
+
+    if (hwloc_topology_init(&topo) < 0) {
+        snprintf(err, errlen, "cannot initialise hwloc: %s", strerror(errno));
+        return -1;
+    }
+    /* Only packages and cores matter: skip I/O discovery on local loads. */
+    hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);
+    if (load_source(topo, kind, arg, err, errlen) < 0)
+        goto out;
+
+    /* Count PUs when there is no core level (synthetic "package:2 pu:4"). */
+    if (hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE) <= 0)
+        unit = HWLOC_OBJ_PU;
+    root = hwloc_get_root_obj(topo);
+
+    npkg = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
+    if (npkg > TRD_MAX_PACKAGES) {
+        snprintf(err, errlen, "hwloc topology has %d packages; at most %d are supported", npkg,
+                 TRD_MAX_PACKAGES);
+        goto out;
+    }
+    if (npkg <= 0) {
+        cores_per_package[0] = hwloc_get_nbobjs_inside_cpuset_by_type(topo, root->cpuset, unit);
+        npkg = 1;
+        if (cores_per_package[0] <= 0) {
+            snprintf(err, errlen, "hwloc topology has no cores");
+            goto out;
+        }
+    } else {
+        for (p = 0; p < npkg; p++) {
+            hwloc_obj_t pkg = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PACKAGE, (unsigned)p);
+
+            cores_per_package[p] = hwloc_get_nbobjs_inside_cpuset_by_type(topo, pkg->cpuset, unit);
+            if (cores_per_package[p] <= 0) {
+                snprintf(err, errlen, "hwloc topology has no cores in package %d", p);
+                goto out;
+            }
+        }
+    }
+    *npackages = npkg;
+
+    host = hwloc_obj_get_info_by_name(root, "HostName");
+    if (hostname != NULL && host != NULL && host[0] != '\0') {
+        *hostname = strdup(host);
+        if (*hostname == NULL) {
+            snprintf(err, errlen, "out of memory");
+            goto out;
+        }
+    }
+    rc = 0;
+
+out:
+    hwloc_topology_destroy(topo);
+    return rc;
+}

@@ -1,0 +1,269 @@
+/* Node shapes from hwloc (gen/hwloc_nodetype.c) and the single-node hwloc
+ * machine reader (trd_read_hwloc_machine in gen/read_xml.c): synthetic
+ * descriptions, lstopo XML dumps from topologies/, the local machine, and the
+ * exact error text for sources hwloc cannot use. */
+#include <CUnit/Basic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "readers.h"
+#include "topo.h"
+
+/* Root of the source tree, for topologies/: $TRD_SOURCE_DIR, else two levels
+ * above $TRD_TEST_DATA (tests/data), else the parent of the working
+ * directory (CTest runs unit tests in tests/). */
+static const char *source_root(void)
+{
+    static char buf[4096];
+    const char *root = getenv("TRD_SOURCE_DIR"), *data = getenv("TRD_TEST_DATA");
+
+    if (root != NULL)
+        return root;
+    if (data != NULL) {
+        snprintf(buf, sizeof buf, "%s/../..", data);
+        return buf;
+    }
+    return "..";
+}
+
+static char path_buf[4200];
+
+static const char *source_path(const char *rel)
+{
+    snprintf(path_buf, sizeof path_buf, "%s/%s", source_root(), rel);
+    return path_buf;
+}
+
+struct shape {
+    int rc;
+    int npackages;
+    int cores[TRD_MAX_PACKAGES];
+    char *host;
+    char err[512];
+};
+
+static struct shape read_shape(const char *kind, const char *arg)
+{
+    struct shape s;
+    memset(&s, 0, sizeof s);
+    s.rc = trd_hwloc_node_shape(kind, arg, &s.npackages, s.cores, &s.host, s.err, sizeof s.err);
+    return s;
+}
+
+/* rc 0 and exactly npackages packages of the given core counts. */
+static void expect_shape(const char *kind, const char *arg, int npackages, const int *cores)
+{
+    struct shape s = read_shape(kind, arg);
+    CU_ASSERT_EQUAL_FATAL(s.rc, 0);
+    CU_ASSERT_EQUAL(s.npackages, npackages);
+    for (int p = 0; p < npackages && p < s.npackages; p++)
+        CU_ASSERT_EQUAL(s.cores[p], cores[p]);
+    if (s.rc != 0)
+        fprintf(stderr, "\n%s '%s': %s\n", kind, arg, s.err);
+    free(s.host);
+}
+
+static void expect_error(const char *kind, const char *arg, const char *msg)
+{
+    struct shape s = read_shape(kind, arg);
+    CU_ASSERT_EQUAL(s.rc, -1);
+    CU_ASSERT_STRING_EQUAL(s.err, msg);
+    CU_ASSERT_PTR_NULL(s.host);
+    if (strcmp(s.err, msg) != 0)
+        fprintf(stderr, "\n  got:      %s\n  expected: %s\n", s.err, msg);
+    free(s.host);
+}
+
+static void test_synthetic(void)
+{
+    static const int c8x2[] = {8, 8}, c4x2[] = {4, 4}, c6[] = {6}, c1[] = {1};
+
+    expect_shape("synthetic", "package:2 core:8", 2, c8x2);
+    expect_shape("synthetic", "package:2 core:8 pu:1", 2, c8x2);
+    /* Hyperthreads are not cores. */
+    expect_shape("synthetic", "package:2 core:4 pu:2", 2, c4x2);
+    /* Levels between package and core do not matter. */
+    expect_shape("synthetic", "package:2 [numa] l3:2 core:4 pu:2", 2, c8x2);
+    /* No core level: count PUs. */
+    expect_shape("synthetic", "package:2 pu:4", 2, c4x2);
+    /* No package level: one package holding every core. */
+    expect_shape("synthetic", "core:6 pu:2", 1, c6);
+    expect_shape("synthetic", "package:1 core:1", 1, c1);
+
+    struct shape s = read_shape("synthetic", "package:64 core:1");
+    CU_ASSERT_EQUAL(s.rc, 0);
+    CU_ASSERT_EQUAL(s.npackages, TRD_MAX_PACKAGES);
+    CU_ASSERT_PTR_NULL(s.host); /* synthetic topologies carry no host name */
+    free(s.host);
+}
+
+static void test_synthetic_errors(void)
+{
+    expect_error("synthetic", "package:x", "hwloc cannot parse synthetic description 'package:x'");
+    expect_error("synthetic", "", "hwloc cannot parse synthetic description ''");
+    expect_error("synthetic", "package:65 core:1",
+                 "hwloc topology has 65 packages; at most 64 are supported");
+    expect_error("magic", "x", "unknown hwloc source 'magic' (expected synthetic, xml or local)");
+}
+
+static void test_xml(void)
+{
+    static const int epyc[] = {64, 64}, grace[] = {72}, build[] = {2};
+
+    expect_shape("xml", source_path("topologies/epyc-2s.xml"), 2, epyc);
+    expect_shape("xml", source_path("topologies/grace-hopper.xml"), 1, grace);
+    expect_shape("xml", source_path("topologies/buildhost.xml"), 1, build);
+
+    /* A real lstopo dump names its host. */
+    struct shape s = read_shape("xml", source_path("topologies/buildhost.xml"));
+    CU_ASSERT_EQUAL(s.rc, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s.host);
+    CU_ASSERT_STRING_EQUAL(s.host, "vm");
+    free(s.host);
+}
+
+static void test_xml_errors(void)
+{
+    char dir[] = "/tmp/trd_hwloc_XXXXXX", file[64], msg[256];
+    FILE *f;
+
+    expect_error("xml", "/nonexistent/epyc.xml",
+                 "cannot read hwloc XML '/nonexistent/epyc.xml': No such file or directory");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    snprintf(file, sizeof file, "%s/bad.xml", dir);
+    f = fopen(file, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("<?xml version=\"1.0\"?>\n<machine name=\"m\"/>\n", f);
+    fclose(f);
+    snprintf(msg, sizeof msg, "cannot read hwloc XML '%s': not an hwloc topology file", file);
+    expect_error("xml", file, msg);
+    f = fopen(file, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("not xml at all\n", f);
+    fclose(f);
+    expect_error("xml", file, msg);
+    unlink(file);
+    rmdir(dir);
+}
+
+static void test_local(void)
+{
+    struct shape s = read_shape("local", NULL);
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    int total = 0;
+
+    CU_ASSERT_EQUAL_FATAL(s.rc, 0);
+    CU_ASSERT(s.npackages >= 1 && s.npackages <= TRD_MAX_PACKAGES);
+    for (int p = 0; p < s.npackages; p++) {
+        CU_ASSERT(s.cores[p] >= 1);
+        total += s.cores[p];
+    }
+    CU_ASSERT(online <= 0 || total <= online);
+    CU_ASSERT_PTR_NOT_NULL(s.host);
+    free(s.host);
+}
+
+static void test_machine_xml(void)
+{
+    trd_topo_t t;
+    trd_diag *d = trd_diag_create();
+    const char *path = source_path("topologies/epyc-2s.xml");
+    char source[4200];
+
+    CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
+    CU_ASSERT_EQUAL_FATAL(trd_read_hwloc_machine(t, d, "xml", path), TRD_OK);
+    CU_ASSERT_EQUAL_FATAL(trd_topo_finalize(t, d), TRD_OK);
+    CU_ASSERT_EQUAL(trd_diag_count(d), 0);
+    CU_ASSERT_STRING_EQUAL(trd_topo_name(t), "localhost");
+    CU_ASSERT_EQUAL(trd_topo_nswitches(t), 1);
+    CU_ASSERT_STRING_EQUAL(trd_topo_switch_name(t, 0), "node-switch");
+    CU_ASSERT_STRING_EQUAL(trd_topo_switch_link_name(t, 0), "default");
+    CU_ASSERT_DOUBLE_EQUAL(trd_topo_switch_link(t, 0).latency_s, TRD_DEFAULT_NET_LATENCY_S, 1e-15);
+    CU_ASSERT_EQUAL(trd_topo_nnodes(t), 1);
+    CU_ASSERT_STRING_EQUAL(trd_topo_node_name(t, 0), "localhost");
+    int ty = trd_topo_node_type(t, 0);
+    CU_ASSERT_STRING_EQUAL(trd_topo_nodetype_name(t, ty), "node");
+    CU_ASSERT_EQUAL(trd_topo_nodetype_npackages(t, ty), 2);
+    CU_ASSERT_EQUAL(trd_topo_nodetype_ncores(t, ty), 128);
+    snprintf(source, sizeof source, "hwloc %s", path);
+    CU_ASSERT_STRING_EQUAL(trd_topo_nodetype_source(t, ty), source);
+    trd_topo_destroy(t);
+    trd_diag_destroy(d);
+
+    /* The node takes the host name of the dump. */
+    d = trd_diag_create();
+    CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
+    CU_ASSERT_EQUAL_FATAL(
+        trd_read_hwloc_machine(t, d, "xml", source_path("topologies/buildhost.xml")), TRD_OK);
+    CU_ASSERT_EQUAL_FATAL(trd_topo_finalize(t, d), TRD_OK);
+    CU_ASSERT_STRING_EQUAL(trd_topo_node_name(t, 0), "vm");
+    CU_ASSERT_STRING_EQUAL(trd_topo_name(t), "vm");
+    CU_ASSERT_EQUAL(trd_topo_nodetype_ncores(t, trd_topo_node_type(t, 0)), 2);
+    trd_topo_destroy(t);
+    trd_diag_destroy(d);
+}
+
+static void test_machine_local(void)
+{
+    trd_topo_t t;
+    trd_diag *d = trd_diag_create();
+    struct shape s = read_shape("local", NULL);
+
+    CU_ASSERT_EQUAL_FATAL(s.rc, 0);
+    CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
+    CU_ASSERT_EQUAL_FATAL(trd_read_hwloc_machine(t, d, "local", NULL), TRD_OK);
+    CU_ASSERT_EQUAL_FATAL(trd_topo_finalize(t, d), TRD_OK);
+    CU_ASSERT_EQUAL(trd_topo_nnodes(t), 1);
+    CU_ASSERT_STRING_EQUAL(trd_topo_node_name(t, 0), s.host ? s.host : "localhost");
+    int ty = trd_topo_node_type(t, 0);
+    CU_ASSERT_EQUAL(trd_topo_nodetype_npackages(t, ty), s.npackages);
+    CU_ASSERT_EQUAL(trd_topo_nodetype_cores(t, ty, 0), s.cores[0]);
+    CU_ASSERT_STRING_EQUAL(trd_topo_nodetype_source(t, ty), "local");
+    free(s.host);
+    trd_topo_destroy(t);
+    trd_diag_destroy(d);
+}
+
+static void test_machine_errors(void)
+{
+    trd_topo_t t;
+    trd_diag *d = trd_diag_create();
+
+    CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
+    CU_ASSERT_EQUAL(trd_read_hwloc_machine(t, d, "xml", "/nonexistent/node.xml"), TRD_ERR_IO);
+    CU_ASSERT_EQUAL_FATAL(trd_diag_count(d), 1);
+    CU_ASSERT_STRING_EQUAL(trd_diag_message(d, 0),
+                           "/nonexistent/node.xml: error: cannot read hwloc XML "
+                           "'/nonexistent/node.xml': No such file or directory");
+    CU_ASSERT_EQUAL(trd_read_hwloc_machine(t, d, "synthetic", "package:2"), TRD_ERR_INPUT);
+    CU_ASSERT_EQUAL_FATAL(trd_diag_count(d), 2);
+    CU_ASSERT_STRING_EQUAL(trd_diag_message(d, 1),
+                           "local machine: error: unknown hwloc source 'synthetic' "
+                           "(expected xml or local)");
+    /* Nothing was added. */
+    CU_ASSERT_EQUAL(trd_topo_nnodetypes(t), 0);
+    trd_topo_destroy(t);
+    trd_diag_destroy(d);
+}
+
+int main(void)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 2;
+    CU_pSuite s = CU_add_suite("hwloc", NULL, NULL);
+    CU_add_test(s, "synthetic shapes", test_synthetic);
+    CU_add_test(s, "synthetic errors", test_synthetic_errors);
+    CU_add_test(s, "lstopo XML shapes", test_xml);
+    CU_add_test(s, "lstopo XML errors", test_xml_errors);
+    CU_add_test(s, "local machine", test_local);
+    CU_add_test(s, "machine from lstopo XML", test_machine_xml);
+    CU_add_test(s, "machine from the local host", test_machine_local);
+    CU_add_test(s, "machine errors", test_machine_errors);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned fails = CU_get_number_of_failures();
+    CU_cleanup_registry();
+    return fails ? 1 : 0;
+}
