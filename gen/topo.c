@@ -462,7 +462,13 @@ int trd_topo_finalize(trd_topo_t t, trd_diag *d)
         struct node *n = &t->nodes[i];
         if (n->type_ref.name) {
             n->type = find_type(t, n->type_ref.name);
-            if (n->type < 0)
+            /* a node list like n[0-999] shares one location: report it once */
+            const struct node *prev = i > 0 ? &t->nodes[i - 1] : NULL;
+            if (n->type < 0 &&
+                !(prev && prev->type < 0 && prev->type_ref.name &&
+                  strcmp(prev->type_ref.name, n->type_ref.name) == 0 &&
+                  prev->type_ref.loc.line == n->type_ref.loc.line &&
+                  prev->type_ref.loc.col == n->type_ref.loc.col))
                 trd_diag_error(d, n->type_ref.loc, "unknown node type '%s'", n->type_ref.name);
             continue;
         }

@@ -48,8 +48,117 @@ typedef struct trd_reducer {
  * a predefined datatype (the caller then falls back to the PMPI routine). */
 int trd_reducer_init(trd_reducer *r, MPI_Datatype type, MPI_Op op);
 
+/* Nonzero if op is one of MPI's predefined operations. */
+int trd_op_is_predefined(MPI_Op op);
+
 /* inout[0:count) = in[0:count) op inout[0:count); count in elements. */
 int trd_reduce(const trd_reducer *r, const void *in, void *inout, size_t count);
+
+
+/* ---- Machine tables (emitted by treeduce-gen) ------------------------- */
+
+/* What the generated code knows about its machine.  All arrays are static
+ * tables of the generated file. */
+typedef struct trd_machine {
+    const char *name;
+    int nnodes;
+    const char *const *node_names; /* [nnodes] node names in DFS ring order [TREE §3.2] */
+    const int *name_order;         /* [nnodes] ring indices sorted by strcmp of names */
+    const int *node_cores;         /* [nnodes] cores of each node */
+    size_t nap_max_bytes;          /* NAP below this many bytes, ring from it (>= 2 nodes) */
+    size_t nap_max_bytes_1node;    /* the same switch for communicators on one node */
+} trd_machine;
+
+/* Ring index of the node called name, or -1 (binary search in name_order). */
+int trd_machine_find_node(const trd_machine *m, const char *name);
+
+/* ---- Algorithms and environment (runtime/env.c) ----------------------- */
+
+enum trd_algorithm {
+    TRD_ALG_AUTO = 0, /* chosen by message size and communicator shape */
+    TRD_ALG_RING,     /* ring reduce_scatter + ring allgather [TREE §3.2] */
+    TRD_ALG_NAP,      /* node-aware parallel [NAP Alg. 1] */
+    TRD_ALG_RD,       /* recursive doubling with non-power-of-two fold [MPICH §4] */
+    TRD_ALG_MAX
+};
+
+/* Name of an algorithm ("ring", "nap", "rd", "auto"). */
+const char *trd_algorithm_name(int alg);
+
+/* TREEDUCE_ALGORITHM, parsed once: TRD_ALG_AUTO when unset or empty.  An
+ * unknown value is reported once on stderr and treated as auto. */
+int trd_env_algorithm(void);
+/* TREEDUCE_DISABLE=1: every call goes to the PMPI routine. */
+int trd_env_disabled(void);
+/* TREEDUCE_VERBOSE: 0 quiet; 1 say why a call falls back, once per reason;
+ * 2 also name each algorithm the first time it runs. */
+int trd_env_verbose(void);
+
+/* Record that `routine` on machine m falls back to the MPI library because of
+ * why; with TREEDUCE_VERBOSE=1 prints "treeduce[<machine>]: <routine> uses the
+ * MPI library's routine: <why>" on stderr, once per distinct why per process. */
+void trd_fallback_note(const trd_machine *m, const char *routine, const char *why);
+
+/* With TREEDUCE_VERBOSE=2, print "treeduce[<machine>]: <routine> runs <alg>"
+ * the first time routine runs algorithm alg in this process. */
+void trd_choice_note(const trd_machine *m, const char *routine, int alg);
+
+/* ---- Communicator cache (runtime/comm.c) ------------------------------ */
+
+/* A communicator as treeduce sees it: its ranks in ring order (nodes in DFS
+ * order, ranks of one node consecutive, by rank within the node), and this
+ * rank's plan.  Built on first use, cached as an attribute, freed with the
+ * communicator. */
+typedef struct trd_comm {
+    const trd_machine *machine;
+    MPI_Comm comm;      /* private duplicate: treeduce traffic never meets the user's */
+    int fallback;       /* nonzero: the communicator is not handled (see why) */
+    char why[200];
+    int size, rank;
+    int *ring;          /* [size] ring position -> rank */
+    int pos;            /* this rank's ring position */
+    int nnodes;         /* machine nodes this communicator uses */
+    int *node_first;    /* [nnodes+1] ring position of each node's first rank */
+    int node;           /* this rank's node, 0..nnodes-1 (ring order) */
+    int local, ppn;     /* this rank's index on its node, ranks on its node */
+    int ppn_min, ppn_max;
+    /* NAP plan of this rank [NAP Alg. 1]; lanes = ppn_min */
+    int nap_lanes, nap_radix, nap_steps;
+    int *nap_nsub, *nap_sub;  /* [nap_steps] subgroups in the group, own subgroup */
+    int *nap_recv_off;        /* [nap_steps+1] offsets into nap_recv_* */
+    int *nap_recv_rank, *nap_recv_sub;
+    int *nap_send_off;        /* [nap_steps+1] offsets into nap_send_rank */
+    int *nap_send_rank;
+    /* scratch memory reused across calls */
+    void *scratch;
+    size_t scratch_bytes;
+} trd_comm;
+
+/* The cached description of comm for machine m, building it on first use
+ * (collective over comm on first use).  *out is never NULL on success; check
+ * (*out)->fallback.  Returns MPI_SUCCESS or an MPI error code. */
+int trd_comm_get(MPI_Comm comm, const trd_machine *m, trd_comm **out);
+
+/* Scratch buffer of at least bytes bytes owned by c (valid until the next
+ * call), or NULL on out-of-memory. */
+void *trd_comm_scratch(trd_comm *c, size_t bytes);
+
+/* Comm rank of the rank at ring position pos. */
+static inline int trd_ring_rank(const trd_comm *c, int pos)
+{
+    return c->ring[pos];
+}
+
+/* Comm rank of local rank `local` on node `node`. */
+static inline int trd_node_rank(const trd_comm *c, int node, int local)
+{
+    return c->ring[c->node_first[node] + local];
+}
+
+/* Wait for n requests (statuses ignored).  Returns an MPI error code. */
+int trd_waitall(int n, MPI_Request *reqs);
+
+#define TRD_TAG 0x7e1d
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,103 @@
+/* Environment switches and fallback notes. */
+#include "treeduce_rt.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const alg_names[TRD_ALG_MAX] = {"auto", "ring", "nap", "rd"};
+
+const char *trd_algorithm_name(int alg)
+{
+    return alg >= 0 && alg < TRD_ALG_MAX ? alg_names[alg] : "?";
+}
+
+static int env_flag(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0 && strcmp(v, "no") != 0;
+}
+
+int trd_env_algorithm(void)
+{
+    static int alg = -1;
+    if (alg >= 0)
+        return alg;
+    const char *v = getenv("TREEDUCE_ALGORITHM");
+    alg = TRD_ALG_AUTO;
+    if (v && *v) {
+        int found = 0;
+        for (int a = 0; a < TRD_ALG_MAX; a++) {
+            if (strcmp(v, alg_names[a]) == 0) {
+                alg = a;
+                found = 1;
+            }
+        }
+        if (!found)
+            fprintf(stderr,
+                    "treeduce: TREEDUCE_ALGORITHM='%s' is not one of auto, ring, nap, rd; using auto\n",
+                    v);
+    }
+    return alg;
+}
+
+int trd_env_disabled(void)
+{
+    static int v = -1;
+    if (v < 0)
+        v = env_flag("TREEDUCE_DISABLE");
+    return v;
+}
+
+int trd_env_verbose(void)
+{
+    static int v = -1;
+    if (v < 0) {
+        const char *e = getenv("TREEDUCE_VERBOSE");
+        v = env_flag("TREEDUCE_VERBOSE") ? (atoi(e) >= 2 ? 2 : 1) : 0;
+    }
+    return v;
+}
+
+#define TRD_MAX_NOTES 64
+
+/* Nonzero the first time key is seen (up to TRD_MAX_NOTES distinct keys). */
+static int first_time(const char *key)
+{
+    static char *seen[TRD_MAX_NOTES];
+    static int nseen;
+    for (int i = 0; i < nseen; i++)
+        if (strcmp(seen[i], key) == 0)
+            return 0;
+    if (nseen < TRD_MAX_NOTES)
+        seen[nseen++] = strdup(key);
+    return 1;
+}
+
+void trd_fallback_note(const trd_machine *m, const char *routine, const char *why)
+{
+    if (trd_env_verbose() && first_time(why))
+        fprintf(stderr, "treeduce[%s]: %s uses the MPI library's routine: %s\n", m->name, routine,
+                why);
+}
+
+void trd_choice_note(const trd_machine *m, const char *routine, int alg)
+{
+    char key[64];
+    if (trd_env_verbose() < 2)
+        return;
+    snprintf(key, sizeof key, "%s runs %s", routine, trd_algorithm_name(alg));
+    if (first_time(key))
+        fprintf(stderr, "treeduce[%s]: %s\n", m->name, key);
+}
+
+int trd_op_is_predefined(MPI_Op op)
+{
+    static const MPI_Op ops[] = {MPI_MAX,  MPI_MIN,  MPI_SUM,  MPI_PROD,   MPI_LAND,
+                                 MPI_BAND, MPI_LOR,  MPI_BOR,  MPI_LXOR,   MPI_BXOR,
+                                 MPI_MINLOC, MPI_MAXLOC, MPI_REPLACE, MPI_NO_OP};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (op == ops[i])
+            return 1;
+    return 0;
+}
