@@ -1,0 +1,38 @@
+# treeduce_generate(NAME <name> TOPOLOGY <file|local> [OUTPUT_DIR <dir>] [OPTIONS <gen args>...])
+#
+# Runs treeduce-gen at build time and builds libtreeduce_<name>.so, which
+# defines MPI_Allreduce (through PMPI) and trd_<name>_allreduce.  The target
+# is treeduce_<name>; link it into an MPI program, or LD_PRELOAD the library.
+# Regenerates when the topology file or the generator changes.
+function(treeduce_generate)
+  cmake_parse_arguments(TG "" "NAME;TOPOLOGY;OUTPUT_DIR" "OPTIONS" ${ARGN})
+  if(NOT TG_NAME OR NOT TG_TOPOLOGY)
+    message(FATAL_ERROR "treeduce_generate: NAME and TOPOLOGY are required")
+  endif()
+  if(NOT TG_OUTPUT_DIR)
+    set(TG_OUTPUT_DIR "${CMAKE_CURRENT_BINARY_DIR}/treeduce_${TG_NAME}")
+  endif()
+  set(topo "${TG_TOPOLOGY}")
+  set(deps treeduce-gen)
+  if(NOT topo STREQUAL "local")
+    get_filename_component(topo "${topo}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    list(APPEND deps "${topo}")
+  endif()
+  set(outs "${TG_OUTPUT_DIR}/trd_${TG_NAME}.h" "${TG_OUTPUT_DIR}/trd_${TG_NAME}.c"
+           "${TG_OUTPUT_DIR}/trd_${TG_NAME}_mpi.c")
+  add_custom_command(
+    OUTPUT ${outs}
+    COMMAND $<TARGET_FILE:treeduce-gen> "${topo}" -o "${TG_OUTPUT_DIR}" --name ${TG_NAME} ${TG_OPTIONS}
+    DEPENDS ${deps}
+    COMMENT "treeduce-gen: planning allreduce for ${TG_NAME}"
+    VERBATIM)
+  treeduce_add_library(${TG_NAME} "${TG_OUTPUT_DIR}")
+endfunction()
+
+# treeduce_add_library(<name> <dir>): libtreeduce_<name>.so from generated
+# sources already in <dir> (used for the checked-in generated/ machines).
+function(treeduce_add_library name dir)
+  add_library(treeduce_${name} SHARED "${dir}/trd_${name}.c" "${dir}/trd_${name}_mpi.c")
+  target_include_directories(treeduce_${name} PUBLIC "${dir}")
+  target_link_libraries(treeduce_${name} PUBLIC treeduce::runtime)
+endfunction()

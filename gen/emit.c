@@ -1,0 +1,352 @@
+/* Emitter: machine tables + algorithm templates -> generated C. */
+#include "emit.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef TRD_VERSION
+#define TRD_VERSION "0.0.0"
+#endif
+
+/* ---- growing strings ------------------------------------------------------ */
+
+typedef struct {
+    char *s;
+    size_t len, cap;
+    int oom;
+} sbuf;
+
+static void sb_add(sbuf *b, const char *s, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t ncap = b->cap ? b->cap : 4096;
+        while (ncap < b->len + n + 1)
+            ncap *= 2;
+        char *ns = realloc(b->s, ncap);
+        if (!ns) {
+            b->oom = 1;
+            return;
+        }
+        b->s = ns;
+        b->cap = ncap;
+    }
+    memcpy(b->s + b->len, s, n);
+    b->len += n;
+    b->s[b->len] = '\0';
+}
+
+static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(sbuf *b, const char *fmt, ...)
+{
+    char tmp[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n < sizeof tmp) {
+        sb_add(b, tmp, (size_t)n);
+        return;
+    }
+    char *big = malloc((size_t)n + 1);
+    if (!big) {
+        b->oom = 1;
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    sb_add(b, big, (size_t)n);
+    free(big);
+}
+
+/* ---- templates ------------------------------------------------------------ */
+
+int trd_expand(const char *tmpl, const char *const *keys, const char *const *vals, int nkeys,
+               char **out, size_t *len, char *err, size_t errlen)
+{
+    sbuf b = {*out, *len, *out ? *len + 1 : 0, 0};
+    const char *p = tmpl;
+    while (*p) {
+        const char *at = strchr(p, '@');
+        if (!at) {
+            sb_add(&b, p, strlen(p));
+            break;
+        }
+        sb_add(&b, p, (size_t)(at - p));
+        const char *e = at + 1;
+        while (isupper((unsigned char)*e) || isdigit((unsigned char)*e) || *e == '_')
+            e++;
+        if (*e != '@' || e == at + 1) { /* a lone '@' is text */
+            sb_add(&b, "@", 1);
+            p = at + 1;
+            continue;
+        }
+        size_t klen = (size_t)(e - at - 1);
+        int k;
+        for (k = 0; k < nkeys; k++)
+            if (strlen(keys[k]) == klen && strncmp(keys[k], at + 1, klen) == 0)
+                break;
+        if (k == nkeys) {
+            snprintf(err, errlen, "template placeholder @%.*s@ has no value", (int)klen, at + 1);
+            free(b.s);
+            *out = NULL;
+            return TRD_ERR_STATE;
+        }
+        sb_add(&b, vals[k], strlen(vals[k]));
+        p = e + 1;
+    }
+    if (b.oom) {
+        free(b.s);
+        *out = NULL;
+        snprintf(err, errlen, "out of memory");
+        return TRD_ERR_NOMEM;
+    }
+    if (!b.s)
+        sb_add(&b, "", 0);
+    *out = b.s;
+    *len = b.len;
+    return TRD_OK;
+}
+
+int trd_emit_valid_name(const char *name)
+{
+    if (!name || !(isalpha((unsigned char)name[0]) || name[0] == '_'))
+        return 0;
+    for (const char *p = name; *p; p++)
+        if (!(isalnum((unsigned char)*p) || *p == '_'))
+            return 0;
+    return strlen(name) <= 64;
+}
+
+/* ---- tables ----------------------------------------------------------------- */
+
+static void c_string(sbuf *b, const char *s)
+{
+    sb_add(b, "\"", 1);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            sb_add(b, "\\", 1);
+        if (isprint((unsigned char)*s))
+            sb_add(b, s, 1);
+        else
+            sb_printf(b, "\\%03o", (unsigned char)*s);
+    }
+    sb_add(b, "\"", 1);
+}
+
+static const trd_topo_t *sort_topo;
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(trd_topo_node_name(*sort_topo, *(const int *)a),
+                  trd_topo_node_name(*sort_topo, *(const int *)b));
+}
+
+static void int_table(sbuf *b, const char *decl, const int *v, int n)
+{
+    sb_printf(b, "%s[%d] = {", decl, n);
+    for (int i = 0; i < n; i++)
+        sb_printf(b, "%s%d%s", i % 12 == 0 ? "\n    " : " ", v[i], i + 1 < n ? "," : "");
+    sb_add(b, "\n};\n", 4);
+}
+
+static void size_value(sbuf *b, size_t v)
+{
+    if (v == SIZE_MAX)
+        sb_printf(b, "SIZE_MAX");
+    else
+        sb_printf(b, "%zu", v);
+}
+
+static int tables(trd_topo_t t, const trd_plan *p, const char *name, sbuf *b)
+{
+    int n = trd_topo_nnodes(t);
+    int *order = malloc((size_t)n * sizeof(int)), *cores = malloc((size_t)n * sizeof(int));
+    if (!order || !cores) {
+        free(order);
+        free(cores);
+        return TRD_ERR_NOMEM;
+    }
+    sb_printf(b, "/* Nodes in DFS ring order [TREE §3.2, Lemma 4], with their switch. */\n");
+    sb_printf(b, "static const char *const node_names[%d] = {\n", n);
+    for (int i = 0; i < n; i++) {
+        sb_add(b, "    ", 4);
+        c_string(b, trd_topo_node_name(t, i));
+        sb_printf(b, ", /* %d: %s */\n", i, trd_topo_switch_name(t, trd_topo_node_switch(t, i)));
+        order[i] = i;
+        cores[i] = trd_topo_nodetype_ncores(t, trd_topo_node_type(t, i));
+    }
+    sb_add(b, "};\n\n", 4);
+    sort_topo = &t;
+    qsort(order, (size_t)n, sizeof(int), cmp_name);
+    sb_printf(b, "/* Ring indices sorted by node name, for the host lookup. */\n");
+    int_table(b, "static const int name_order", order, n);
+    sb_printf(b, "\n/* Cores per node. */\n");
+    int_table(b, "static const int node_cores", cores, n);
+    sb_printf(b,
+              "\n/* Message-size switch from the alpha-beta-gamma model [MPICH §3, NAP Eq. 6]:\n"
+              " * NAP (%d lanes, radix %d, %d inter-node step%s over all %d nodes) below,\n"
+              " * ring at and above.  Intra-node link %.3g us, %.3g GB/s; ring link %.3g us,\n"
+              " * %.3g GB/s. */\n",
+              p->nap_lanes, p->nap_radix, p->nap_steps, p->nap_steps == 1 ? "" : "s", n,
+              p->intra.latency_s * 1e6, p->intra.bandwidth_Bps / 1e9,
+              p->ring_inter.latency_s * 1e6, p->ring_inter.bandwidth_Bps / 1e9);
+    sb_printf(b, "static const trd_machine machine = {\n");
+    sb_printf(b, "    .name = ");
+    c_string(b, name);
+    sb_printf(b, ",\n    .nnodes = %d,\n", n);
+    sb_printf(b, "    .node_names = node_names,\n    .name_order = name_order,\n"
+                 "    .node_cores = node_cores,\n");
+    sb_printf(b, "    .nap_max_bytes = ");
+    size_value(b, p->nap_max_bytes);
+    sb_printf(b, ",\n    .nap_max_bytes_1node = ");
+    size_value(b, p->nap_max_bytes_1node);
+    sb_printf(b, ",\n};");
+    free(order);
+    free(cores);
+    return b->oom ? TRD_ERR_NOMEM : TRD_OK;
+}
+
+/* ---- files ----------------------------------------------------------------- */
+
+static int mkdirs(const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s", dir);
+    for (char *q = path + 1; *q; q++) {
+        if (*q != '/')
+            continue;
+        *q = '\0';
+        if (mkdir(path, 0777) != 0 && errno != EEXIST)
+            return -1;
+        *q = '/';
+    }
+    if (mkdir(path, 0777) != 0 && errno != EEXIST)
+        return -1;
+    return 0;
+}
+
+static int write_file(const char *path, const char *text, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return -1;
+    size_t w = fwrite(text, 1, len, f);
+    int rc = fclose(f);
+    return (w == len && rc == 0) ? 0 : -1;
+}
+
+int trd_emit(trd_topo_t t, const trd_plan *p, const trd_emit_opts *o, const char *outdir,
+             trd_diag *d)
+{
+    trd_loc here = {trd_diag_intern(d, outdir), 0, 0};
+    if (!trd_emit_valid_name(o->name)) {
+        trd_diag_error(d, here, "machine name '%s' is not a C identifier; use --name", o->name);
+        return TRD_ERR_STATE;
+    }
+    char uname[80];
+    size_t i;
+    for (i = 0; o->name[i] && i + 1 < sizeof uname; i++)
+        uname[i] = (char)toupper((unsigned char)o->name[i]);
+    uname[i] = '\0';
+
+    sbuf banner = {0}, tab = {0}, algs = {0};
+    sb_printf(&banner,
+              "/* Generated by treeduce-gen %s -- do not edit; regenerate instead.\n"
+              " *\n"
+              " * input:   %s\n"
+              " * sha256:  %s\n"
+              " * command: %s\n"
+              " */",
+              TRD_VERSION, o->input, o->input_sha256, o->command);
+    int rc = tables(t, p, o->name, &tab);
+    static const char *const alg_files[] = {"allreduce_rd.c.in", "allreduce_ring.c.in",
+                                            "allreduce_nap.c.in"};
+    for (size_t a = 0; a < sizeof alg_files / sizeof alg_files[0]; a++) {
+        const char *txt = trd_template(alg_files[a]);
+        if (!txt) {
+            trd_diag_error(d, here, "template %s is missing from this build", alg_files[a]);
+            rc = TRD_ERR_STATE;
+            break;
+        }
+        if (a)
+            sb_add(&algs, "\n", 1);
+        sb_add(&algs, txt, strlen(txt));
+    }
+    while (algs.len && algs.s[algs.len - 1] == '\n') /* the template adds its own line end */
+        algs.s[--algs.len] = '\0';
+    char nnodes[32], nsw[32];
+    snprintf(nnodes, sizeof nnodes, "%d", trd_topo_nnodes(t));
+    snprintf(nsw, sizeof nsw, "%d", trd_topo_nswitches(t));
+    const char *keys[] = {"BANNER", "NAME", "UNAME", "TABLES", "ALGORITHMS", "NNODES", "NSWITCHES"};
+    const char *vals[] = {banner.s ? banner.s : "", o->name, uname, tab.s ? tab.s : "",
+                          algs.s ? algs.s : "", nnodes, nsw};
+    struct {
+        const char *tmpl, *suffix;
+        char *text;
+        size_t len;
+    } files[] = {{"trd_machine.h.in", ".h", NULL, 0},
+                 {"trd_machine.c.in", ".c", NULL, 0},
+                 {"trd_machine_mpi.c.in", "_mpi.c", NULL, 0}};
+    enum { NF = 3 };
+    char err[256];
+    for (int f = 0; f < NF && rc == TRD_OK; f++) {
+        const char *txt = trd_template(files[f].tmpl);
+        if (!txt) {
+            trd_diag_error(d, here, "template %s is missing from this build", files[f].tmpl);
+            rc = TRD_ERR_STATE;
+            break;
+        }
+        rc = trd_expand(txt, keys, vals, 7, &files[f].text, &files[f].len, err, sizeof err);
+        if (rc)
+            trd_diag_error(d, here, "%s: %s", files[f].tmpl, err);
+    }
+    if (rc == TRD_OK && (banner.oom || tab.oom || algs.oom))
+        rc = TRD_ERR_NOMEM;
+    if (rc == TRD_OK && strlen(outdir) > 4000) {
+        trd_diag_error(d, here, "output directory path too long");
+        rc = TRD_ERR_IO;
+    }
+    if (rc == TRD_OK && mkdirs(outdir) != 0) {
+        trd_diag_error(d, here, "cannot create directory: %s", strerror(errno));
+        rc = TRD_ERR_IO;
+    }
+    char tmp[NF][4300], final[NF][4200];
+    int written = 0;
+    for (int f = 0; f < NF && rc == TRD_OK; f++) {
+        snprintf(final[f], sizeof final[f], "%s/trd_%s%s", outdir, o->name, files[f].suffix);
+        snprintf(tmp[f], sizeof tmp[f], "%s.tmp%ld", final[f], (long)getpid());
+        if (write_file(tmp[f], files[f].text, files[f].len) != 0) {
+            trd_diag_error(d, (trd_loc){trd_diag_intern(d, final[f]), 0, 0}, "cannot write: %s",
+                           strerror(errno));
+            rc = TRD_ERR_IO;
+            break;
+        }
+        written++;
+    }
+    for (int f = 0; f < written; f++) {
+        if (rc == TRD_OK && rename(tmp[f], final[f]) != 0) {
+            trd_diag_error(d, (trd_loc){trd_diag_intern(d, final[f]), 0, 0}, "cannot rename: %s",
+                           strerror(errno));
+            rc = TRD_ERR_IO;
+        }
+        if (rc != TRD_OK)
+            unlink(tmp[f]);
+    }
+    for (int f = 0; f < NF; f++)
+        free(files[f].text);
+    free(banner.s);
+    free(tab.s);
+    free(algs.s);
+    return rc;
+}

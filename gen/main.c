@@ -1,0 +1,261 @@
+/* treeduce-gen: topology in, planned allreduce routines out. */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "emit.h"
+#include "plan.h"
+#include "readers.h"
+#include "report.h"
+#include "sha256.h"
+#include "topo.h"
+
+#ifndef TRD_VERSION
+#define TRD_VERSION "0.0.0"
+#endif
+
+static const char usage[] =
+    "usage: treeduce-gen [options] TOPOLOGY\n"
+    "\n"
+    "Plan allreduce for the machine described by TOPOLOGY and emit C routines.\n"
+    "\n"
+    "TOPOLOGY is one of\n"
+    "  FILE.topo        the treeduce topology language\n"
+    "  FILE.xml         a treeduce XML topology, or an hwloc XML dump (lstopo --of xml) of one node\n"
+    "  FILE.conf        a Slurm topology.conf (node type and link from --nodetype, --latency, --bandwidth)\n"
+    "  local            this machine, one node, read with hwloc\n"
+    "\n"
+    "options:\n"
+    "  -o, --output DIR     write trd_NAME.h, trd_NAME.c and trd_NAME_mpi.c into DIR\n"
+    "  -n, --name NAME      name for files and symbols (default: the machine's name)\n"
+    "  -f, --format FMT     dsl, xml, slurm or hwloc (default: from the file)\n"
+    "      --explain        print the plan: ring order, NAP groups, thresholds, predictions\n"
+    "      --dot FILE       write the switch tree with the ring as Graphviz ('-': stdout)\n"
+    "      --nodetype SPEC  node type where the input gives none, as an hwloc synthetic\n"
+    "                       description (default \"package:1 core:1\")\n"
+    "      --latency TIME   link latency where the input gives none (default 2us)\n"
+    "      --bandwidth BW   link bandwidth where the input gives none (default 10GB/s)\n"
+    "  -h, --help           this text\n"
+    "  -V, --version        the version\n";
+
+enum { OPT_EXPLAIN = 256, OPT_DOT, OPT_NODETYPE, OPT_LATENCY, OPT_BANDWIDTH };
+
+static int has_suffix(const char *s, const char *suf)
+{
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && strcmp(s + a - b, suf) == 0;
+}
+
+/* Read a whole file; NULL on error (errno set). */
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 65536, n = 0;
+    char *buf = malloc(cap);
+    size_t r;
+    while (buf && (r = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += r;
+        if (n == cap) {
+            char *nb = realloc(buf, cap *= 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+            }
+            buf = nb;
+        }
+    }
+    fclose(f);
+    if (buf)
+        *len = n;
+    return buf;
+}
+
+/* Machine name turned into a C identifier. */
+static void sanitize(const char *in, char *out, size_t len)
+{
+    size_t o = 0;
+    if (!isalpha((unsigned char)in[0]) && in[0] != '_' && o + 1 < len)
+        out[o++] = 'm';
+    for (; *in && o + 1 < len && o < 64; in++)
+        out[o++] = isalnum((unsigned char)*in) ? *in : '_';
+    out[o] = '\0';
+}
+
+static void append_quoted(char *cmd, size_t len, const char *arg)
+{
+    size_t n = strlen(cmd);
+    int plain = *arg != '\0';
+    for (const char *p = arg; *p; p++)
+        if (!(isalnum((unsigned char)*p) || strchr("-_./=:,+@%", *p)))
+            plain = 0;
+    snprintf(cmd + n, len - n, plain ? " %s" : " '%s'", arg);
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'},     {"name", required_argument, NULL, 'n'},
+        {"format", required_argument, NULL, 'f'},     {"explain", no_argument, NULL, OPT_EXPLAIN},
+        {"dot", required_argument, NULL, OPT_DOT},    {"nodetype", required_argument, NULL, OPT_NODETYPE},
+        {"latency", required_argument, NULL, OPT_LATENCY},
+        {"bandwidth", required_argument, NULL, OPT_BANDWIDTH},
+        {"help", no_argument, NULL, 'h'},             {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0}};
+    const char *outdir = NULL, *name = NULL, *format = NULL, *dot = NULL;
+    const char *nodetype = "package:1 core:1", *latency = "2us", *bandwidth = "10GB/s";
+    int explain = 0, c;
+    /* the command line for the banner, before getopt reorders argv */
+    char cmd[4096] = "treeduce-gen";
+    for (int i = 1; i < argc; i++)
+        append_quoted(cmd, sizeof cmd, argv[i]);
+    while ((c = getopt_long(argc, argv, "o:n:f:hV", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'o': outdir = optarg; break;
+        case 'n': name = optarg; break;
+        case 'f': format = optarg; break;
+        case OPT_EXPLAIN: explain = 1; break;
+        case OPT_DOT: dot = optarg; break;
+        case OPT_NODETYPE: nodetype = optarg; break;
+        case OPT_LATENCY: latency = optarg; break;
+        case OPT_BANDWIDTH: bandwidth = optarg; break;
+        case 'h': fputs(usage, stdout); return 0;
+        case 'V': printf("treeduce-gen %s\n", TRD_VERSION); return 0;
+        default: fputs(usage, stderr); return 2;
+        }
+    }
+    if (optind + 1 != argc) {
+        fprintf(stderr, "treeduce-gen: expected one TOPOLOGY argument\n\n%s", usage);
+        return 2;
+    }
+    if (!outdir && !explain && !dot) {
+        fprintf(stderr, "treeduce-gen: nothing to do: give -o DIR, --explain or --dot FILE\n");
+        return 2;
+    }
+    const char *input = argv[optind];
+    if (name && !trd_emit_valid_name(name)) {
+        fprintf(stderr, "treeduce-gen: --name '%s': expected a C identifier ([A-Za-z_][A-Za-z0-9_]*)\n", name);
+        return 2;
+    }
+
+    trd_diag *d = trd_diag_create();
+    trd_topo_t t = NULL;
+    if (!d || trd_topo_create(&t) != TRD_OK) {
+        fprintf(stderr, "treeduce-gen: out of memory\n");
+        return 1;
+    }
+    trd_loc cli = {"treeduce-gen", 0, 0};
+    /* defaults for inputs that carry no costs or node types (Slurm) */
+    trd_link_cost dl = {0, 0, 0};
+    if (trd_parse_time(latency, &dl.latency_s) != 0)
+        trd_diag_error(d, cli, "--latency '%s': expected a time such as 2us", latency);
+    if (trd_parse_bandwidth(bandwidth, &dl.bandwidth_Bps) != 0)
+        trd_diag_error(d, cli, "--bandwidth '%s': expected a bandwidth such as 10GB/s", bandwidth);
+    trd_topo_set_default_link(t, dl);
+    int npk, cores[TRD_MAX_PACKAGES];
+    char err[512];
+    if (trd_hwloc_node_shape("synthetic", nodetype, &npk, cores, NULL, err, sizeof err) != 0)
+        trd_diag_error(d, cli, "--nodetype: %s", err);
+    else {
+        char src[600];
+        snprintf(src, sizeof src, "--nodetype \"%s\"", nodetype);
+        trd_topo_set_default_nodetype(t, npk, cores, src);
+    }
+
+    if (!format) {
+        if (strcmp(input, "local") == 0)
+            format = "local";
+        else if (has_suffix(input, ".topo"))
+            format = "dsl";
+        else if (has_suffix(input, ".conf"))
+            format = "slurm";
+        else if (has_suffix(input, ".xml")) {
+            char root[64] = "";
+            if (trd_xml_root_name(input, root, sizeof root) == 0 && strcmp(root, "topology") == 0)
+                format = "hwloc";
+            else
+                format = "xml";
+        } else
+            format = "dsl";
+    }
+    size_t inlen = 0;
+    char *intext = NULL;
+    int rc = TRD_OK;
+    if (trd_diag_count(d) == 0) {
+        if (strcmp(format, "local") == 0)
+            rc = trd_read_hwloc_machine(t, d, "local", NULL);
+        else if (!(intext = slurp(input, &inlen)))
+            trd_diag_error(d, (trd_loc){input, 0, 0}, "cannot read: %s", strerror(errno));
+        else if (strcmp(format, "dsl") == 0)
+            rc = trd_read_dsl_string(t, d, input, intext, inlen);
+        else if (strcmp(format, "slurm") == 0)
+            rc = trd_read_slurm_string(t, d, input, intext, inlen);
+        else if (strcmp(format, "xml") == 0)
+            rc = trd_read_xml_string(t, d, input, intext, inlen);
+        else if (strcmp(format, "hwloc") == 0)
+            rc = trd_read_hwloc_machine(t, d, "xml", input);
+        else
+            trd_diag_error(d, cli, "--format '%s': expected dsl, xml, slurm or hwloc", format);
+    }
+    if (rc == TRD_OK && trd_diag_count(d) == 0)
+        rc = trd_topo_finalize(t, d);
+    if (rc != TRD_OK || trd_diag_count(d) > 0) {
+        trd_diag_print(d, stderr);
+        fprintf(stderr, "treeduce-gen: %d error%s; nothing written\n", trd_diag_count(d),
+                trd_diag_count(d) == 1 ? "" : "s");
+        free(intext);
+        trd_topo_destroy(t);
+        trd_diag_destroy(d);
+        return 1;
+    }
+
+    trd_plan plan;
+    trd_plan_build(t, &plan);
+    char machine_name[80];
+    sanitize(name ? name : trd_topo_name(t), machine_name, sizeof machine_name);
+    char hash[65];
+    if (intext)
+        trd_sha256_hex(intext, inlen, hash);
+    else
+        trd_sha256_hex(input, strlen(input), hash);
+
+    int status = 0;
+    if (outdir) {
+        trd_emit_opts eo = {machine_name, input, hash, cmd};
+        if (trd_emit(t, &plan, &eo, outdir, d) != TRD_OK) {
+            trd_diag_print(d, stderr);
+            status = 1;
+        }
+    }
+    if (!status && dot) {
+        if (strcmp(dot, "-") == 0) {
+            trd_dot(stdout, t);
+        } else {
+            char tmp[4200];
+            snprintf(tmp, sizeof tmp, "%s.tmp%ld", dot, (long)getpid());
+            FILE *f = fopen(tmp, "w");
+            if (f) {
+                trd_dot(f, t);
+                if (fclose(f) != 0 || rename(tmp, dot) != 0) {
+                    unlink(tmp);
+                    f = NULL;
+                }
+            }
+            if (!f) {
+                fprintf(stderr, "%s: error: cannot write: %s\n", dot, strerror(errno));
+                status = 1;
+            }
+        }
+    }
+    if (!status && explain)
+        trd_explain(stdout, t, &plan, input);
+    free(intext);
+    trd_topo_destroy(t);
+    trd_diag_destroy(d);
+    return status;
+}

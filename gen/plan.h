@@ -1,0 +1,48 @@
+/* Planner: what the generator decides for a machine, and the alpha-beta-gamma
+ * cost model it decides with [MPICH §3, NAP Eq. 3-6, TREE §3.2]. */
+#ifndef TRD_PLAN_H
+#define TRD_PLAN_H
+
+#include <stddef.h>
+
+#include "topo.h"
+
+/* Seconds per byte for applying a reduction (gamma) when the topology gives
+ * none: about 4 GB/s of reduced data per core. */
+#define TRD_DEFAULT_GAMMA_S_PER_BYTE 0.25e-9
+
+/* The costs and choices for one machine. */
+typedef struct trd_plan {
+    int nnodes;
+    int ppn;                  /* cores of the smallest node */
+    trd_link_cost intra;      /* between two ranks of one node (worst of package/node links) */
+    trd_link_cost ring_inter; /* slowest link any ring neighbour pair crosses */
+    trd_link_cost far_inter;  /* the most expensive node-to-node path */
+    double gamma_s_per_byte;
+    int nap_lanes, nap_radix, nap_steps; /* NAP over the whole machine */
+    size_t nap_max_bytes;       /* NAP below, ring from (several nodes) */
+    size_t nap_max_bytes_1node; /* the same on one node */
+} trd_plan;
+
+/* Fill p for the finalized topology t.  Returns TRD_OK. */
+int trd_plan_build(trd_topo_t t, trd_plan *p);
+
+/* Predicted seconds for one allreduce of bytes bytes over nodes x ppn ranks
+ * (alpha-beta-gamma per level [MPICH §3]; NAP per [NAP Eq. 6]; ring per
+ * [TREE §3.2] with the slowest ring link). */
+double trd_model_ring(const trd_plan *p, int nodes, int ppn, double bytes);
+double trd_model_nap(const trd_plan *p, int nodes, int ppn, double bytes);
+double trd_model_rd(const trd_plan *p, int nodes, int ppn, double bytes);
+
+/* Smallest message size (bytes, >= 1) from which ring is predicted faster
+ * than NAP over nodes x ppn ranks; SIZE_MAX if never within 1 TiB. */
+size_t trd_model_crossover(const trd_plan *p, int nodes, int ppn);
+
+/* Check that the ring through nodes[0..n-1] (ring indices of t, in ring order,
+ * wrapping around; repeated consecutive nodes are one node) sends no two
+ * neighbour messages over the same directed link of the switch tree
+ * [TREE §2, Lemma 4].  Returns 0 if contention-free, else the number of
+ * directed links used more than once, with the first one described in why. */
+int trd_ring_contention(trd_topo_t t, const int *nodes, int n, char *why, size_t whylen);
+
+#endif

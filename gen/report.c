@@ -1,0 +1,185 @@
+/* --explain and --dot. */
+#include "report.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../runtime/trd_nap.h"
+
+static void print_size(FILE *f, size_t b)
+{
+    if (b == SIZE_MAX)
+        fprintf(f, "never");
+    else if (b >= 1 << 20 && b % (1 << 20) == 0)
+        fprintf(f, "%zu MiB", b >> 20);
+    else if (b >= 1024 && b % 1024 == 0)
+        fprintf(f, "%zu KiB", b >> 10);
+    else
+        fprintf(f, "%zu B", b);
+}
+
+static void print_link(FILE *f, trd_link_cost l)
+{
+    fprintf(f, "%.3g us, %.4g GB/s", l.latency_s * 1e6, l.bandwidth_Bps / 1e9);
+    if (l.injection_Bps > 0)
+        fprintf(f, ", injection %.4g GB/s", l.injection_Bps / 1e9);
+}
+
+/* Node names first..last (ring indices) as "a .. b" or "a". */
+static void print_span(FILE *f, trd_topo_t t, int first, int last)
+{
+    if (first == last)
+        fprintf(f, "%s", trd_topo_node_name(t, first));
+    else
+        fprintf(f, "%s..%s", trd_topo_node_name(t, first), trd_topo_node_name(t, last));
+}
+
+static void print_tree(FILE *f, trd_topo_t t, int sw, int depth)
+{
+    int n = trd_topo_nnodes(t), S = trd_topo_nswitches(t);
+    fprintf(f, "  %*s%s  [link %s: ", 2 * depth, "", trd_topo_switch_name(t, sw),
+            trd_topo_switch_link_name(t, sw));
+    print_link(f, trd_topo_switch_link(t, sw));
+    fprintf(f, "]");
+    int first = -1, count = 0;
+    for (int v = 0; v < n; v++) {
+        if (trd_topo_node_switch(t, v) != sw)
+            continue;
+        if (first < 0)
+            first = v;
+        count++;
+    }
+    if (count)
+        fprintf(f, "  %d node%s: ", count, count == 1 ? "" : "s"), print_span(f, t, first,
+                                                                           first + count - 1);
+    fprintf(f, "\n");
+    for (int c = 0; c < S; c++)
+        if (trd_topo_switch_parent(t, c) == sw)
+            print_tree(f, t, c, depth + 1);
+}
+
+void trd_explain(FILE *f, trd_topo_t t, const trd_plan *p, const char *input)
+{
+    int n = trd_topo_nnodes(t), S = trd_topo_nswitches(t);
+    fprintf(f, "machine %s (from %s): %d node%s, %d switch%s\n\n", trd_topo_name(t), input, n,
+            n == 1 ? "" : "s", S, S == 1 ? "" : "es");
+    fprintf(f, "node types:\n");
+    for (int ty = 0; ty < trd_topo_nnodetypes(t); ty++) {
+        int used = 0;
+        for (int v = 0; v < n; v++)
+            used += trd_topo_node_type(t, v) == ty;
+        fprintf(f, "  %-12s %d node%s, %d package%s (", trd_topo_nodetype_name(t, ty), used,
+                used == 1 ? "" : "s", trd_topo_nodetype_npackages(t, ty),
+                trd_topo_nodetype_npackages(t, ty) == 1 ? "" : "s");
+        for (int k = 0; k < trd_topo_nodetype_npackages(t, ty); k++)
+            fprintf(f, "%s%d", k ? "+" : "", trd_topo_nodetype_cores(t, ty, k));
+        fprintf(f, " cores) from %s\n", trd_topo_nodetype_source(t, ty));
+    }
+    fprintf(f, "\nswitch tree (DFS order):\n");
+    print_tree(f, t, 0, 0);
+
+    int *all = malloc((size_t)n * sizeof(int));
+    char why[256] = "";
+    int dups = -1;
+    if (all) {
+        for (int v = 0; v < n; v++)
+            all[v] = v;
+        dups = trd_ring_contention(t, all, n, why, sizeof why);
+        free(all);
+    }
+    fprintf(f, "\nring order [TREE §3.2, Lemma 4]: %s\n",
+            dups == 0 ? "contention-free" : dups < 0 ? "not checked" : why);
+    for (int v = 0; v < n; v++)
+        fprintf(f, "%s%s", v % 10 == 0 ? (v ? "\n  " : "  ") : " ", trd_topo_node_name(t, v));
+    fprintf(f, "\n\ncosts per level:\n  intra-node:     ");
+    print_link(f, p->intra);
+    fprintf(f, "\n  ring neighbour: ");
+    print_link(f, p->ring_inter);
+    fprintf(f, "\n  farthest pair:  ");
+    print_link(f, p->far_inter);
+    fprintf(f, "\n  reduction:      %.3g ns/byte (gamma)\n", p->gamma_s_per_byte * 1e9);
+
+    fprintf(f, "\nNAP over all %d nodes x %d ranks [NAP Alg. 1]: %d lane%s, radix %d, %d inter-node step%s\n",
+            n, p->ppn, p->nap_lanes, p->nap_lanes == 1 ? "" : "s", p->nap_radix, p->nap_steps,
+            p->nap_steps == 1 ? "" : "s");
+    for (int s = 0; s < p->nap_steps; s++) {
+        trd_nap_stepinfo info;
+        trd_nap_xfer rbuf[64], *sbuf = malloc((size_t)n * sizeof *sbuf);
+        int nr, ns;
+        if (!sbuf)
+            break;
+        trd_nap_step(n, p->nap_lanes, p->nap_radix, s, 0, 0, &info, rbuf, &nr, sbuf, &ns);
+        long long span = (long long)info.subsize * p->nap_radix;
+        int groups = (int)((n + span - 1) / span);
+        fprintf(f, "  step %d: subgroups of %d node%s, %d group%s of up to %d subgroups\n", s + 1,
+                info.subsize, info.subsize == 1 ? "" : "s", groups, groups == 1 ? "" : "s",
+                p->nap_radix);
+        for (int gi = 0; gi < groups && gi < 4; gi++) {
+            int base = (int)(gi * span), end = (int)(base + span < n ? base + span : n);
+            fprintf(f, "    group %d:", gi);
+            for (int sb = base, k = 0; sb < end && k < 8; sb += info.subsize, k++) {
+                int last = sb + info.subsize - 1 < end - 1 ? sb + info.subsize - 1 : end - 1;
+                fprintf(f, " [");
+                print_span(f, t, sb, last);
+                fprintf(f, "]");
+                if (k == 7 && sb + info.subsize < end)
+                    fprintf(f, " ...");
+            }
+            fprintf(f, "\n");
+        }
+        if (groups > 4)
+            fprintf(f, "    ... %d more groups\n", groups - 4);
+        /* the last node is the one most likely to face a short subgroup */
+        int v = n - 1;
+        trd_nap_step(n, p->nap_lanes, p->nap_radix, s, v, 0, &info, rbuf, &nr, sbuf, &ns);
+        fprintf(f, "    e.g. node %s (subgroup %d, position %d) lane 0 receives from", trd_topo_node_name(t, v),
+                info.sub, info.pos);
+        if (!nr)
+            fprintf(f, " nobody (its own subgroup)");
+        for (int i = 0; i < nr; i++)
+            fprintf(f, " %s lane %d", trd_topo_node_name(t, rbuf[i].node), rbuf[i].lane);
+        fprintf(f, "\n");
+        free(sbuf);
+    }
+
+    fprintf(f, "\nselection (alpha-beta-gamma model [MPICH §3, NAP Eq. 6]):\n");
+    fprintf(f, "  several nodes: NAP below ");
+    print_size(f, p->nap_max_bytes);
+    fprintf(f, ", ring from there; one node: NAP (intra-node recursive doubling) below ");
+    print_size(f, p->nap_max_bytes_1node);
+    fprintf(f, ", ring from there\n  non-commutative operations: recursive doubling in rank order\n");
+    fprintf(f, "\npredicted time over the whole machine (%d x %d ranks), microseconds:\n", n, p->ppn);
+    fprintf(f, "  %10s %12s %12s %12s  %s\n", "bytes", "nap", "ring", "rd", "chosen");
+    for (double b = 8; b <= 64.0 * 1024 * 1024; b *= 16) {
+        double tn = trd_model_nap(p, n, p->ppn, b), tr = trd_model_ring(p, n, p->ppn, b),
+               td = trd_model_rd(p, n, p->ppn, b);
+        fprintf(f, "  %10.0f %12.2f %12.2f %12.2f  %s\n", b, tn * 1e6, tr * 1e6, td * 1e6,
+                (size_t)b < p->nap_max_bytes ? "nap" : "ring");
+    }
+}
+
+void trd_dot(FILE *f, trd_topo_t t)
+{
+    int n = trd_topo_nnodes(t), S = trd_topo_nswitches(t);
+    fprintf(f, "digraph \"%s\" {\n", trd_topo_name(t));
+    fprintf(f, "  graph [rankdir=TB, label=\"%s: switch tree and DFS ring\"];\n", trd_topo_name(t));
+    fprintf(f, "  node [fontname=\"Helvetica\"];\n");
+    for (int s = 0; s < S; s++)
+        fprintf(f, "  \"sw:%s\" [shape=box, label=\"%s\"];\n", trd_topo_switch_name(t, s),
+                trd_topo_switch_name(t, s));
+    for (int v = 0; v < n; v++)
+        fprintf(f, "  \"node:%s\" [shape=ellipse, label=\"%s\\n#%d\"];\n", trd_topo_node_name(t, v),
+                trd_topo_node_name(t, v), v);
+    for (int s = 1; s < S; s++)
+        fprintf(f, "  \"sw:%s\" -> \"sw:%s\" [dir=none, label=\"%s\"];\n",
+                trd_topo_switch_name(t, trd_topo_switch_parent(t, s)), trd_topo_switch_name(t, s),
+                trd_topo_switch_link_name(t, s));
+    for (int v = 0; v < n; v++)
+        fprintf(f, "  \"sw:%s\" -> \"node:%s\" [dir=none];\n",
+                trd_topo_switch_name(t, trd_topo_node_switch(t, v)), trd_topo_node_name(t, v));
+    for (int v = 0; n > 1 && v < n; v++)
+        fprintf(f, "  \"node:%s\" -> \"node:%s\" [color=red, style=dashed, constraint=false];\n",
+                trd_topo_node_name(t, v), trd_topo_node_name(t, (v + 1) % n));
+    fprintf(f, "}\n");
+}

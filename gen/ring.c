@@ -1,0 +1,71 @@
+/* Contention check for rings on the switch tree [TREE §2, §3.2 Lemma 4].
+ *
+ * A message between two nodes climbs from the source to the lowest common
+ * switch and descends to the destination.  The ring is contention-free when
+ * no directed link (child->parent or parent->child) carries two of the ring's
+ * neighbour messages.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan.h"
+
+/* Directed link ids: vertex v's up-link is 2v, its down-link 2v+1, where
+ * switches are 0..S-1 and node i is S+i. */
+static int walk(trd_topo_t t, int a, int b, int *use, int *dup_link)
+{
+    int S = trd_topo_nswitches(t);
+    int sa = trd_topo_node_switch(t, a), sb = trd_topo_node_switch(t, b);
+    int dups = 0;
+#define USE(link)                                                                                  \
+    do {                                                                                           \
+        if (++use[link] == 2) {                                                                    \
+            if (*dup_link < 0)                                                                     \
+                *dup_link = (link);                                                                \
+            dups++;                                                                                \
+        }                                                                                          \
+    } while (0)
+    USE(2 * (S + a));     /* node a up to its switch */
+    USE(2 * (S + b) + 1); /* switch down to node b */
+    while (sa != sb) {
+        if (trd_topo_switch_depth(t, sa) >= trd_topo_switch_depth(t, sb)) {
+            USE(2 * sa);
+            sa = trd_topo_switch_parent(t, sa);
+        } else {
+            USE(2 * sb + 1);
+            sb = trd_topo_switch_parent(t, sb);
+        }
+    }
+#undef USE
+    return dups;
+}
+
+int trd_ring_contention(trd_topo_t t, const int *nodes, int n, char *why, size_t whylen)
+{
+    int S = trd_topo_nswitches(t), N = trd_topo_nnodes(t);
+    int *use = calloc(2 * ((size_t)S + (size_t)N), sizeof(int));
+    int *seq = malloc(((size_t)n + 1) * sizeof(int));
+    int m = 0, dups = 0, dup_link = -1;
+    if (!use || !seq) {
+        free(use);
+        free(seq);
+        snprintf(why, whylen, "out of memory");
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        if (m == 0 || seq[m - 1] != nodes[i])
+            seq[m++] = nodes[i];
+    while (m > 1 && seq[m - 1] == seq[0])
+        m--;
+    for (int i = 0; m > 1 && i < m; i++)
+        dups += walk(t, seq[i], seq[(i + 1) % m], use, &dup_link);
+    if (dups && why) {
+        int v = dup_link / 2, down = dup_link % 2;
+        const char *vn = v < S ? trd_topo_switch_name(t, v) : trd_topo_node_name(t, v - S);
+        snprintf(why, whylen, "the link %s '%s' is used twice", down ? "down to" : "up from", vn);
+    }
+    free(use);
+    free(seq);
+    return dups;
+}

@@ -1,0 +1,150 @@
+/* Ring contention on switch trees [TREE §2, §3.2 Lemma 4]: the DFS order, and
+ * every subsequence of it, uses no directed link twice, on many random trees;
+ * orders that interleave subtrees are caught. */
+#include <CUnit/Basic.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "plan.h"
+#include "topo.h"
+
+static unsigned long long rng_state = 88172645463325252ull;
+static unsigned rnd(unsigned n)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (unsigned)(rng_state % n);
+}
+
+/* A random tree: nsw switches, each attached to a random earlier switch
+ * (listed as a child in random order), nodes scattered over the switches. */
+static trd_topo_t random_tree(int nsw, int nnodes, trd_diag *d)
+{
+    trd_topo_t t;
+    trd_topo_create(&t);
+    trd_loc loc = {"random", 1, 1};
+    trd_link_cost eth = {1e-6, 1e9, 0};
+    int cores[1] = {1};
+    trd_topo_add_link(t, d, loc, "eth", eth);
+    trd_topo_add_nodetype(t, d, loc, "pc", 1, cores, NULL, NULL, "test");
+    int *ids = malloc((size_t)nsw * sizeof(int)), *parent = malloc((size_t)nsw * sizeof(int));
+    char name[32];
+    for (int s = 0; s < nsw; s++) {
+        snprintf(name, sizeof name, "s%d", s);
+        trd_topo_add_switch(t, d, loc, name, "eth", &ids[s]);
+        parent[s] = s ? (int)rnd((unsigned)s) : -1;
+    }
+    /* children are added in a shuffled order so DFS order != creation order */
+    int *order = malloc((size_t)nsw * sizeof(int));
+    for (int s = 0; s < nsw; s++)
+        order[s] = s;
+    for (int s = nsw - 1; s > 0; s--) {
+        int k = (int)rnd((unsigned)s + 1), tmp = order[s];
+        order[s] = order[k];
+        order[k] = tmp;
+    }
+    for (int i = 0; i < nsw; i++) {
+        int s = order[i];
+        if (parent[s] >= 0) {
+            snprintf(name, sizeof name, "s%d", s);
+            trd_topo_switch_add_child(t, d, loc, ids[parent[s]], name);
+        }
+    }
+    for (int v = 0; v < nnodes; v++) {
+        snprintf(name, sizeof name, "n%d", v);
+        trd_topo_switch_add_node(t, d, loc, ids[rnd((unsigned)nsw)], name, "pc");
+    }
+    free(ids);
+    free(parent);
+    free(order);
+    CU_ASSERT_EQUAL_FATAL(trd_topo_finalize(t, d), TRD_OK);
+    return t;
+}
+
+static void test_dfs_rings_are_contention_free(void)
+{
+    trd_diag *d = trd_diag_create();
+    char why[256];
+    int checked = 0;
+    for (int trial = 0; trial < 400; trial++) {
+        int nsw = 1 + (int)rnd(40), nnodes = 1 + (int)rnd(200);
+        trd_topo_t t = random_tree(nsw, nnodes, d);
+        int n = trd_topo_nnodes(t);
+        int *seq = malloc((size_t)n * sizeof(int));
+        for (int v = 0; v < n; v++)
+            seq[v] = v;
+        int dups = trd_ring_contention(t, seq, n, why, sizeof why);
+        if (dups)
+            fprintf(stderr, "trial %d (%d switches, %d nodes): %s\n", trial, nsw, n, why);
+        CU_ASSERT_EQUAL(dups, 0);
+        /* a job on a random subset keeps the DFS order: still contention-free */
+        for (int sub = 0; sub < 5; sub++) {
+            int m = 0;
+            for (int v = 0; v < n; v++)
+                if (rnd(3) == 0)
+                    seq[m++] = v;
+            CU_ASSERT_EQUAL(trd_ring_contention(t, seq, m, why, sizeof why), 0);
+            checked++;
+        }
+        /* several ranks per node: repeated consecutive nodes cost nothing */
+        int *smp = malloc((size_t)n * 3 * sizeof(int));
+        for (int v = 0; v < n; v++)
+            smp[3 * v] = smp[3 * v + 1] = smp[3 * v + 2] = v;
+        CU_ASSERT_EQUAL(trd_ring_contention(t, smp, 3 * n, why, sizeof why), 0);
+        free(smp);
+        free(seq);
+        trd_topo_destroy(t);
+        checked++;
+    }
+    CU_ASSERT_EQUAL(trd_diag_count(d), 0);
+    CU_ASSERT(checked >= 2400);
+    trd_diag_destroy(d);
+}
+
+/* Two switches of four nodes under a root: alternating between the switches
+ * sends two messages up each leaf switch's uplink. */
+static void test_interleaved_ring_contends(void)
+{
+    trd_diag *d = trd_diag_create();
+    trd_topo_t t;
+    trd_topo_create(&t);
+    trd_loc loc = {"two", 1, 1};
+    int cores[1] = {1}, root, a, b;
+    trd_topo_add_link(t, d, loc, "eth", (trd_link_cost){1e-6, 1e9, 0});
+    trd_topo_add_nodetype(t, d, loc, "pc", 1, cores, NULL, NULL, "test");
+    trd_topo_add_switch(t, d, loc, "root", "eth", &root);
+    trd_topo_add_switch(t, d, loc, "a", "eth", &a);
+    trd_topo_add_switch(t, d, loc, "b", "eth", &b);
+    trd_topo_switch_add_child(t, d, loc, root, "a");
+    trd_topo_switch_add_child(t, d, loc, root, "b");
+    const char *na[] = {"a0", "a1", "a2", "a3"}, *nb[] = {"b0", "b1", "b2", "b3"};
+    for (int i = 0; i < 4; i++) {
+        trd_topo_switch_add_node(t, d, loc, a, na[i], "pc");
+        trd_topo_switch_add_node(t, d, loc, b, nb[i], "pc");
+    }
+    CU_ASSERT_EQUAL_FATAL(trd_topo_finalize(t, d), TRD_OK);
+    /* ring indices: a0..a3 = 0..3, b0..b3 = 4..7 */
+    CU_ASSERT_STRING_EQUAL(trd_topo_node_name(t, 4), "b0");
+    int good[] = {0, 1, 2, 3, 4, 5, 6, 7}, bad[] = {0, 4, 1, 5, 2, 6, 3, 7};
+    char why[256];
+    CU_ASSERT_EQUAL(trd_ring_contention(t, good, 8, why, sizeof why), 0);
+    CU_ASSERT(trd_ring_contention(t, bad, 8, why, sizeof why) > 0);
+    CU_ASSERT_STRING_EQUAL(why, "the link up from 'a' is used twice");
+    trd_topo_destroy(t);
+    trd_diag_destroy(d);
+}
+
+int main(void)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 2;
+    CU_pSuite s = CU_add_suite("ring", NULL, NULL);
+    CU_add_test(s, "DFS rings on 400 random trees and subsets", test_dfs_rings_are_contention_free);
+    CU_add_test(s, "interleaved ring is caught", test_interleaved_ring_contends);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned fails = CU_get_number_of_failures();
+    CU_cleanup_registry();
+    return fails ? 1 : 0;
+}
