@@ -1,0 +1,88 @@
+/* Topology readers: each parses one input format into a trd_topo through the
+ * constructors of topo.h.  A reader does not finalize; the caller calls
+ * trd_topo_finalize() once every input has been read, and only when the
+ * readers reported no error (otherwise finalize adds follow-up errors).
+ */
+#ifndef TRD_READERS_H
+#define TRD_READERS_H
+
+#include <stddef.h>
+
+#include "diag.h"
+#include "topo.h"
+
+/* ---- XML machines (gen/read_xml.c, schema gen/treeduce-topology.xsd) ---- */
+
+/** Parse the XML topology file at path, validate it against the schema that
+ * is compiled into the binary, and add its links, node types, switches and
+ * nodes to t (not finalized).  Nothing is added when the file is not
+ * well-formed or does not match the schema.  Errors go to d as
+ * "path:line:col: error: ..."; the file text is registered with
+ * trd_diag_add_source().  Relative hwloc="..." paths start from the directory
+ * of path.
+ * \return TRD_OK; TRD_ERR_INPUT with every error in d; TRD_ERR_IO when the
+ *         file cannot be read (also reported in d, as line 0); TRD_ERR_NOMEM. */
+int trd_read_xml(trd_topo_t t, trd_diag *d, const char *path);
+
+/** Parse len bytes of XML text into t; filename is used for messages and for
+ * the directory of relative hwloc paths, and the text is registered with
+ * trd_diag_add_source().  Returns as trd_read_xml(), except TRD_ERR_IO. */
+int trd_read_xml_string(trd_topo_t t, trd_diag *d, const char *filename, const char *text,
+                        size_t len);
+
+/** Local name of the root element of the XML file at path into buf (len
+ * bytes): "machine" for a treeduce topology, "topology" for an
+ * `lstopo --of xml` dump.  Reports nothing.
+ * \return 0; -1 when the file cannot be read, is not XML, or the name does
+ *         not fit in buf. */
+int trd_xml_root_name(const char *path, char *buf, size_t len);
+
+/* ---- One node from hwloc (gen/read_xml.c) --------------------------------- */
+
+/** A machine of one node: switch "node-switch" with the default link
+ * (TRD_DEFAULT_NET_*), one node named after the HostName of the hwloc
+ * topology (else "localhost"), of node type "node" shaped by
+ * trd_hwloc_node_shape(kind, arg).  The machine is named after the node.
+ *   kind "xml":   arg is an `lstopo --of xml` file;
+ *   kind "local": arg is ignored, the machine this runs on.
+ * Errors are reported at "arg: ..." (xml) or "local machine: ...".
+ * \return TRD_OK; TRD_ERR_INPUT when hwloc cannot use the source (details in
+ *         d); TRD_ERR_IO when the XML file cannot be read; TRD_ERR_NOMEM. */
+int trd_read_hwloc_machine(trd_topo_t t, trd_diag *d, const char *kind, const char *arg);
+
+/* ---- Topology DSL, *.topo (grammar/topo.l, grammar/topo.y, gen/read_dsl.c)
+ * and Slurm topology.conf (gen/read_slurm.c) ------------------------------ */
+
+/** Parse the DSL file at path into t (not finalized).  The text is registered
+ * with trd_diag_add_source() so that messages quote the line; hwloc XML paths
+ * in the file are relative to its directory.
+ * \return TRD_OK; TRD_ERR_INPUT with every error in d; TRD_ERR_IO when the
+ *         file cannot be read (also reported in d, as line 0); TRD_ERR_NOMEM. */
+int trd_read_dsl(trd_topo_t t, trd_diag *d, const char *path);
+
+/** Parse len bytes of DSL text; filename is used for messages and for the
+ * directory of relative hwloc paths.  Returns as trd_read_dsl(). */
+int trd_read_dsl_string(trd_topo_t t, trd_diag *d, const char *filename, const char *text,
+                        size_t len);
+
+/** Parse a Slurm topology.conf at path into t (not finalized).  Nodes get the
+ * default node type and switches the default link (trd_topo_set_default_*);
+ * LinkSpeed is accepted and ignored, as Slurm itself does.
+ * \return as trd_read_dsl(). */
+int trd_read_slurm(trd_topo_t t, trd_diag *d, const char *path);
+
+/** Parse len bytes of topology.conf text; filename is used for messages. */
+int trd_read_slurm_string(trd_topo_t t, trd_diag *d, const char *filename, const char *text,
+                          size_t len);
+
+/* ---- Shared by the readers (gen/read_dsl.c) ------------------------------ */
+
+/** Read the whole file at path and pass its text to read_string (one of the
+ * *_string readers above).  A file that cannot be read is reported to d as
+ * "path: error: cannot read file: <reason>".
+ * \return what read_string returns, TRD_ERR_IO or TRD_ERR_NOMEM. */
+int trd__read_file(trd_topo_t t, trd_diag *d, const char *path,
+                   int (*read_string)(trd_topo_t t, trd_diag *d, const char *filename,
+                                      const char *text, size_t len));
+
+#endif

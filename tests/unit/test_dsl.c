@@ -1,0 +1,476 @@
+/* Topology DSL reader (grammar/topo.l, grammar/topo.y, gen/read_dsl.c): good
+ * files checked through the model after trd_topo_finalize (names, DFS ring
+ * order, switch parents, link costs, node shapes), bad files checked by the
+ * exact text of every message, several errors per file, names that only
+ * finalize can resolve, and every truncation of a good file (no crash, and
+ * an error is always reported). */
+#include <CUnit/Basic.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "readers.h"
+#include "topo.h"
+
+/* tests/data: $TRD_TEST_DATA, else $TRD_SOURCE_DIR/tests/data, else
+ * ../tests/data (CTest runs unit tests in tests/). */
+static const char *data_path(const char *rel)
+{
+    static char buf[4200];
+    const char *data = getenv("TRD_TEST_DATA"), *root = getenv("TRD_SOURCE_DIR");
+    if (data != NULL)
+        snprintf(buf, sizeof buf, "%s/%s", data, rel);
+    else
+        snprintf(buf, sizeof buf, "%s/tests/data/%s", root ? root : "..", rel);
+    return buf;
+}
+
+struct result {
+    trd_topo_t t;
+    trd_diag *d;
+    int rc;
+};
+
+/* Read text as file name, then finalize if the reader found no error. */
+static struct result read_as(const char *name, const char *text)
+{
+    struct result r = {NULL, NULL, 0};
+    CU_ASSERT_EQUAL(trd_topo_create(&r.t), TRD_OK);
+    r.d = trd_diag_create();
+    r.rc = trd_read_dsl_string(r.t, r.d, name, text, strlen(text));
+    if (r.rc == TRD_OK)
+        r.rc = trd_topo_finalize(r.t, r.d);
+    return r;
+}
+
+static void release(struct result *r)
+{
+    trd_topo_destroy(r->t);
+    trd_diag_destroy(r->d);
+}
+
+/* text read as "t.topo" must fail with exactly the messages in msgs (NULL
+ * terminated), in order. */
+static void expect_errors_at(int line, const char *text, const char *const *msgs)
+{
+    struct result r = read_as("t.topo", text);
+    int n = 0, same = 1;
+    while (msgs[n] != NULL)
+        n++;
+    CU_ASSERT_EQUAL(r.rc, TRD_ERR_INPUT);
+    if (trd_diag_count(r.d) != n)
+        same = 0;
+    for (int i = 0; i < n && same; i++)
+        same = trd_diag_message(r.d, i) && strcmp(trd_diag_message(r.d, i), msgs[i]) == 0;
+    if (!same) {
+        printf("\ntest_dsl.c:%d: expected %d message(s):\n", line, n);
+        for (int i = 0; i < n; i++)
+            printf("  %s\n", msgs[i]);
+        printf("got %d:\n", trd_diag_count(r.d));
+        for (int i = 0; i < trd_diag_count(r.d); i++)
+            printf("  %s\n", trd_diag_message(r.d, i));
+    }
+    CU_ASSERT(same);
+    release(&r);
+}
+
+#define EXPECT_ERRORS(text, ...)                                                                   \
+    expect_errors_at(__LINE__, text, (const char *const[]){__VA_ARGS__, NULL})
+
+/* ---- Good files --------------------------------------------------------- */
+
+static const char cluster[] =
+    "# the example from the README\n"
+    "machine mycluster;\n"
+    "link eth { latency 50us; bandwidth 125MB/s; injection 10GB/s; }\n"
+    "link shm { latency 0.3us; bandwidth 20GB/s; }\n"
+    "link qpi { latency 0.6 us; bandwidth 1.5 GB/s; }   # blanks before the unit\n"
+    "nodetype pc   { synthetic \"package:1 core:1\"; }\n"
+    "nodetype big  { synthetic \"package:2 core:4\"; package shm; node qpi; }\n"
+    "nodetype hand { packages 2; cores 8; }\n"
+    "nodetype odd  { cores 8 8 4; }\n"
+    "switch s0 { link eth; nodes n[0-3] : pc; nodes gpu[00-01],login : big; }\n"
+    "switch s1 { link shm; nodes x, y : hand; nodes z : odd; }\n"
+    "switch root { link eth; switches s0 s1; }\n";
+
+static void test_cluster(void)
+{
+    struct result r = read_as("cluster.topo", cluster);
+    trd_topo_t t = r.t;
+    CU_ASSERT_EQUAL_FATAL(r.rc, TRD_OK);
+    CU_ASSERT_EQUAL(trd_diag_count(r.d), 0);
+    CU_ASSERT_STRING_EQUAL(trd_topo_name(t), "mycluster");
+
+    /* Switches in DFS order with their parents and links. */
+    CU_ASSERT_EQUAL_FATAL(trd_topo_nswitches(t), 3);
+    CU_ASSERT_STRING_EQUAL(trd_topo_switch_name(t, 0), "root");
+    CU_ASSERT_STRING_EQUAL(trd_topo_switch_name(t, 1), "s0");
+    CU_ASSERT_STRING_EQUAL(trd_topo_switch_name(t, 2), "s1");
+    CU_ASSERT_EQUAL(trd_topo_switch_parent(t, 0), -1);
+    CU_ASSERT_EQUAL(trd_topo_switch_parent(t, 1), 0);
+    CU_ASSERT_EQUAL(trd_topo_switch_parent(t, 2), 0);
+    CU_ASSERT_STRING_EQUAL(trd_topo_switch_link_name(t, 1), "eth");
+    CU_ASSERT_STRING_EQUAL(trd_topo_switch_link_name(t, 2), "shm");
+    trd_link_cost eth = trd_topo_switch_link(t, 0);
+    CU_ASSERT_DOUBLE_EQUAL(eth.latency_s, 50e-6, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(eth.bandwidth_Bps, 125e6, 1e-3);
+    CU_ASSERT_DOUBLE_EQUAL(eth.injection_Bps, 10e9, 1e-3);
+    trd_link_cost shm = trd_topo_switch_link(t, 2);
+    CU_ASSERT_DOUBLE_EQUAL(shm.latency_s, 0.3e-6, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(shm.bandwidth_Bps, 20e9, 1e-3);
+    CU_ASSERT_DOUBLE_EQUAL(shm.injection_Bps, 0, 0);
+
+    /* Nodes in ring order: each switch's nodes in written order. */
+    static const char *const names[] = {"n0",    "n1",    "n2", "n3", "gpu00",
+                                        "gpu01", "login", "x",  "y",  "z"};
+    static const int sw[] = {1, 1, 1, 1, 1, 1, 1, 2, 2, 2};
+    CU_ASSERT_EQUAL_FATAL(trd_topo_nnodes(t), 10);
+    for (int i = 0; i < 10; i++) {
+        CU_ASSERT_STRING_EQUAL(trd_topo_node_name(t, i), names[i]);
+        CU_ASSERT_EQUAL(trd_topo_node_switch(t, i), sw[i]);
+    }
+    CU_ASSERT_EQUAL(trd_topo_find_node(t, "login"), 6);
+
+    /* Node types in definition order, with their shapes and links. */
+    CU_ASSERT_EQUAL_FATAL(trd_topo_nnodetypes(t), 4);
+    CU_ASSERT_STRING_EQUAL(trd_topo_nodetype_name(t, trd_topo_node_type(t, 0)), "pc");
+    CU_ASSERT_STRING_EQUAL(trd_topo_nodetype_name(t, trd_topo_node_type(t, 4)), "big");
+    CU_ASSERT_STRING_EQUAL(trd_topo_nodetype_name(t, trd_topo_node_type(t, 8)), "hand");
+    CU_ASSERT_STRING_EQUAL(trd_topo_nodetype_name(t, trd_topo_node_type(t, 9)), "odd");
+    CU_ASSERT_EQUAL(trd_topo_nodetype_npackages(t, 0), 1);
+    CU_ASSERT_EQUAL(trd_topo_nodetype_cores(t, 0, 0), 1);
+    CU_ASSERT_STRING_EQUAL(trd_topo_nodetype_source(t, 0), "synthetic \"package:1 core:1\"");
+    CU_ASSERT_EQUAL(trd_topo_nodetype_npackages(t, 1), 2);
+    CU_ASSERT_EQUAL(trd_topo_nodetype_cores(t, 1, 1), 4);
+    CU_ASSERT_EQUAL(trd_topo_nodetype_npackages(t, 2), 2);
+    CU_ASSERT_EQUAL(trd_topo_nodetype_cores(t, 2, 0), 8);
+    CU_ASSERT_EQUAL(trd_topo_nodetype_cores(t, 2, 1), 8);
+    CU_ASSERT_STRING_EQUAL(trd_topo_nodetype_source(t, 2), "packages 2 cores 8");
+    CU_ASSERT_EQUAL(trd_topo_nodetype_npackages(t, 3), 3);
+    CU_ASSERT_EQUAL(trd_topo_nodetype_cores(t, 3, 2), 4);
+    CU_ASSERT_EQUAL(trd_topo_nodetype_ncores(t, 3), 20);
+    CU_ASSERT_STRING_EQUAL(trd_topo_nodetype_source(t, 3), "cores 8 8 4");
+
+    trd_link_cost pkg = trd_topo_nodetype_package_link(t, 1);
+    trd_link_cost node = trd_topo_nodetype_node_link(t, 1);
+    CU_ASSERT_DOUBLE_EQUAL(pkg.latency_s, 0.3e-6, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(node.latency_s, 0.6e-6, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(node.bandwidth_Bps, 1.5e9, 1e-3);
+    pkg = trd_topo_nodetype_package_link(t, 0); /* none given: the defaults */
+    CU_ASSERT_DOUBLE_EQUAL(pkg.latency_s, TRD_DEFAULT_PACKAGE_LATENCY_S, 1e-15);
+
+    /* n0 -> z: up through s0 (eth) and root (eth), down through root and s1 (shm). */
+    trd_link_cost c = trd_topo_path_cost(t, 0, 9);
+    CU_ASSERT_DOUBLE_EQUAL(c.latency_s, 50e-6 + 50e-6 + 50e-6 + 0.3e-6, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(c.bandwidth_Bps, 125e6, 1e-3);
+    release(&r);
+}
+
+/* Layout freedom: comments anywhere, CRLF, no blanks, units with or without
+ * a blank, a deeper tree, a switch named before it is defined, and a node
+ * type of the local machine. */
+static void test_layout(void)
+{
+    struct result r =
+        read_as("layout.topo", "link l{latency 2e-6s;bandwidth 100 Gb/s;}# no blanks\r\n"
+                               "nodetype t{packages 2;cores 4 6;}\r\n"
+                               "switch top { switches mid; link l; }\r\n"
+                               "switch mid { switches leaf-a leaf.b; link l; }\r\n"
+                               "switch leaf-a { link l; nodes a[1-2]:t; }\n"
+                               "switch leaf.b {\n"
+                               "  # a comment inside a block\n"
+                               "  link l;\n"
+                               "  nodes b_1 : t;\n"
+                               "}\n"
+                               "nodetype here { local; }\n");
+    trd_topo_t t = r.t;
+    CU_ASSERT_EQUAL_FATAL(r.rc, TRD_OK);
+    CU_ASSERT_STRING_EQUAL(trd_topo_name(t), "top"); /* no machine: the root's name */
+    CU_ASSERT_EQUAL_FATAL(trd_topo_nswitches(t), 4);
+    CU_ASSERT_STRING_EQUAL(trd_topo_switch_name(t, 2), "leaf-a");
+    CU_ASSERT_STRING_EQUAL(trd_topo_switch_name(t, 3), "leaf.b");
+    CU_ASSERT_EQUAL(trd_topo_switch_parent(t, 3), 1);
+    CU_ASSERT_EQUAL(trd_topo_switch_depth(t, 3), 2);
+    CU_ASSERT_EQUAL_FATAL(trd_topo_nnodes(t), 3);
+    CU_ASSERT_STRING_EQUAL(trd_topo_node_name(t, 2), "b_1");
+    trd_link_cost l = trd_topo_switch_link(t, 0);
+    CU_ASSERT_DOUBLE_EQUAL(l.latency_s, 2e-6, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(l.bandwidth_Bps, 100e9 / 8, 1e-3);
+    CU_ASSERT_EQUAL(trd_topo_nodetype_cores(t, 0, 1), 6);
+    CU_ASSERT_EQUAL_FATAL(trd_topo_nnodetypes(t), 2); /* "here": unused, still defined */
+    CU_ASSERT_STRING_EQUAL(trd_topo_nodetype_source(t, 1), "local");
+    CU_ASSERT(trd_topo_nodetype_ncores(t, 1) >= 1);
+    release(&r);
+}
+
+/* Nodes without ": type" take the default node type, if one is set. */
+static void test_default_nodetype(void)
+{
+    static const char text[] = "link l { latency 1us; bandwidth 1GB/s; }\n"
+                               "switch s { link l; nodes n[1-3]; }\n";
+    trd_topo_t t;
+    trd_diag *d = trd_diag_create();
+    int cores[2] = {4, 4};
+    CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
+    CU_ASSERT_EQUAL(trd_topo_set_default_nodetype(t, 2, cores, "--nodetype"), TRD_OK);
+    CU_ASSERT_EQUAL(trd_read_dsl_string(t, d, "d.topo", text, strlen(text)), TRD_OK);
+    CU_ASSERT_EQUAL_FATAL(trd_topo_finalize(t, d), TRD_OK);
+    CU_ASSERT_EQUAL(trd_topo_nnodes(t), 3);
+    CU_ASSERT_EQUAL(trd_topo_nodetype_ncores(t, trd_topo_node_type(t, 2)), 8);
+    trd_topo_destroy(t);
+    trd_diag_destroy(d);
+}
+
+/* trd_read_dsl on files: hwloc XML paths relative to the .topo file, the
+ * text kept for quoting, and a file that cannot be read. */
+static void test_files(void)
+{
+    trd_topo_t t;
+    trd_diag *d = trd_diag_create();
+    CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
+    CU_ASSERT_EQUAL_FATAL(trd_read_dsl(t, d, data_path("two-level.topo")), TRD_OK);
+    CU_ASSERT_EQUAL_FATAL(trd_topo_finalize(t, d), TRD_OK);
+    CU_ASSERT_STRING_EQUAL(trd_topo_name(t), "tworack");
+    CU_ASSERT_EQUAL(trd_topo_nnodes(t), 8);
+    int big = trd_topo_node_type(t, trd_topo_find_node(t, "gpu01"));
+    CU_ASSERT_STRING_EQUAL(trd_topo_nodetype_name(t, big), "big");
+    CU_ASSERT_EQUAL(trd_topo_nodetype_npackages(t, big), 2);
+    CU_ASSERT_EQUAL(trd_topo_nodetype_cores(t, big, 1), 4);
+    CU_ASSERT_STRING_EQUAL(trd_topo_nodetype_source(t, big), "hwloc node-2x4.xml");
+    trd_topo_destroy(t);
+    trd_diag_destroy(d);
+
+    /* The same file read as text from elsewhere: the XML is not found. */
+    d = trd_diag_create();
+    CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
+    static const char text[] = "nodetype big { hwloc \"node-2x4.xml\"; }\n";
+    CU_ASSERT_EQUAL(trd_read_dsl_string(t, d, "/nonexistent/x.topo", text, strlen(text)),
+                    TRD_ERR_INPUT);
+    CU_ASSERT_EQUAL_FATAL(trd_diag_count(d), 1);
+    CU_ASSERT_STRING_EQUAL(trd_diag_message(d, 0),
+                           "/nonexistent/x.topo:1:22: error: cannot read hwloc XML "
+                           "'/nonexistent/node-2x4.xml': No such file or directory");
+    trd_topo_destroy(t);
+    trd_diag_destroy(d);
+
+    d = trd_diag_create();
+    CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
+    CU_ASSERT_EQUAL(trd_read_dsl(t, d, "/nonexistent/x.topo"), TRD_ERR_IO);
+    CU_ASSERT_EQUAL_FATAL(trd_diag_count(d), 1);
+    CU_ASSERT_STRING_EQUAL(trd_diag_message(d, 0),
+                           "/nonexistent/x.topo: error: cannot read file: No such file or "
+                           "directory");
+    trd_topo_destroy(t);
+    trd_diag_destroy(d);
+}
+
+/* ---- Bad files: exact messages ------------------------------------------ */
+
+#define ETH "link eth { latency 50us; bandwidth 125MB/s; }\n"
+#define PC "nodetype pc { cores 1; }\n"
+
+static void test_syntax(void)
+{
+    /* A missing ';' is reported where it belongs, and reading goes on. */
+    EXPECT_ERRORS("machine m;\n"
+                  "\n"
+                  "link eth { latency 50us; bandwidth 125MB/s }\n",
+                  "t.topo:3:43: error: expected ';' after bandwidth value");
+    EXPECT_ERRORS("link eth { latency 50us bandwidth 125MB/s; }\n",
+                  "t.topo:1:24: error: expected ';' after latency value");
+    EXPECT_ERRORS(ETH PC "switch s0 { link eth; nodes n[0-3] : pc }\n",
+                  "t.topo:3:40: error: expected ';' after node type");
+    EXPECT_ERRORS(ETH PC "switch s0 { link eth; nodes n[0-3] pc; }\n",
+                  "t.topo:3:35: error: expected ':' or ';' after host list");
+    EXPECT_ERRORS("switch s0 link eth; }\n", "t.topo:1:10: error: expected '{' after switch name");
+    EXPECT_ERRORS("nodetype x { local }\n", "t.topo:1:19: error: expected ';' after 'local'");
+
+    /* A missing '}' at the end of the file and before the next block. */
+    EXPECT_ERRORS(ETH PC "switch s0 { link eth; nodes n[0-7] : pc;\n",
+                  "t.topo:3:41: error: expected '}' to close switch 's0'");
+    EXPECT_ERRORS(ETH PC "switch s0 { link eth; nodes n[0-7] : pc;\n"
+                         "switch root { link eth; switches s0; }\n",
+                  "t.topo:4:1: error: expected '}' to close switch 's0'");
+
+    /* Anything else names what the grammar expected there. */
+    EXPECT_ERRORS("switch s0 { bogus; link eth; }\n",
+                  "t.topo:1:13: error: expected 'link', 'nodes', 'switches' or '}', got 'bogus'");
+    EXPECT_ERRORS("}\n", "t.topo:1:1: error: expected 'machine', 'link', 'nodetype', 'switch' "
+                         "or end of file, got '}'");
+    EXPECT_ERRORS("switch { link eth; }\n", "t.topo:1:8: error: expected a switch name, got '{'");
+    EXPECT_ERRORS("link eth { latency ; bandwidth 1GB/s; }\n",
+                  "t.topo:1:20: error: expected a time such as 50us, got ';'");
+    EXPECT_ERRORS("nodetype x { package; cores 1; }\n",
+                  "t.topo:1:21: error: expected a link name, got ';'");
+    EXPECT_ERRORS("switch s0 { nodes : pc; }\n",
+                  "t.topo:1:19: error: expected a host list such as n[0-7], got ':'");
+    EXPECT_ERRORS("machine", "t.topo:1:8: error: expected identifier, got end of file");
+}
+
+static void test_lexical(void)
+{
+    EXPECT_ERRORS("nodetype pc { synthetic \"package:1 core:1; }\n",
+                  "t.topo:1:25: error: unterminated string");
+    EXPECT_ERRORS("machine x@y;\n", "t.topo:1:10: error: unexpected character '@'");
+    EXPECT_ERRORS("machine x;\n# caf\xc3\xa9 is fine in a comment\nlink \xc3\xa9 { }\n",
+                  "t.topo:3:6: error: unexpected character '\xc3\xa9'");
+    EXPECT_ERRORS("machine m;\x01\n", "t.topo:1:11: error: unexpected character '\\x01'");
+    EXPECT_ERRORS("switch s0 {\tnodes n[0-3 : pc; }\n",
+                  "t.topo:1:20: error: expected ']' in host range");
+    EXPECT_ERRORS("switch s0 { nodes a, : pc; }\n",
+                  "t.topo:1:22: error: expected a host name after ','");
+
+    /* A file of garbage stops after 100 messages. */
+    char garbage[400];
+    memset(garbage, '@', 300);
+    garbage[300] = '\0';
+    struct result r = read_as("t.topo", garbage);
+    CU_ASSERT_EQUAL(r.rc, TRD_ERR_INPUT);
+    CU_ASSERT_EQUAL_FATAL(trd_diag_count(r.d), 100);
+    CU_ASSERT_STRING_EQUAL(trd_diag_message(r.d, 98),
+                           "t.topo:1:99: error: unexpected character '@'");
+    CU_ASSERT_STRING_EQUAL(
+        trd_diag_message(r.d, 99),
+        "t.topo:1:100: error: too many errors; the rest of the file is not read");
+    release(&r);
+}
+
+static void test_values(void)
+{
+    EXPECT_ERRORS("link eth { latency fast; bandwidth 125MB/s; }\n",
+                  "t.topo:1:20: error: expected a time such as 50us, got 'fast'");
+    EXPECT_ERRORS("link eth { latency 5xs; bandwidth 125MB/s; }\n",
+                  "t.topo:1:20: error: unknown unit 'xs' in time '5xs'");
+    EXPECT_ERRORS("link eth { latency 5us; bandwidth 12Mbps; }\n",
+                  "t.topo:1:35: error: unknown unit 'Mbps' in bandwidth '12Mbps'");
+    EXPECT_ERRORS("link eth { latency 5us; bandwidth 0GB/s; }\n",
+                  "t.topo:1:35: error: expected a bandwidth above 0, got '0GB/s'");
+    EXPECT_ERRORS("link eth { latency 5us; bandwidth 1GB/s; injection 5us; }\n",
+                  "t.topo:1:52: error: unknown unit 'us' in bandwidth '5us'");
+    EXPECT_ERRORS("nodetype x { packages 0; cores 1; }\n",
+                  "t.topo:1:23: error: expected a package count from 1 to 64, got '0'");
+    EXPECT_ERRORS("nodetype x { cores 4 many; }\n",
+                  "t.topo:1:22: error: expected a core count such as 8, got 'many'");
+    EXPECT_ERRORS("nodetype x { synthetic \"foo:2\"; }\n",
+                  "t.topo:1:24: error: hwloc cannot parse synthetic description 'foo:2'");
+}
+
+static void test_blocks(void)
+{
+    EXPECT_ERRORS("link eth { latency 50us; }\n",
+                  "t.topo:1:26: error: expected 'bandwidth' in link 'eth'");
+    EXPECT_ERRORS("link eth { bandwidth 1GB/s; latency 1us; bandwidth 2GB/s; }\n",
+                  "t.topo:1:42: error: duplicate 'bandwidth' in link 'eth'");
+    EXPECT_ERRORS("nodetype x { }\n",
+                  "t.topo:1:14: error: expected synthetic, hwloc, local or cores in nodetype 'x'");
+    EXPECT_ERRORS("nodetype x { packages 2; }\n",
+                  "t.topo:1:26: error: expected 'cores' with 'packages' in nodetype 'x'");
+    EXPECT_ERRORS("nodetype x { packages 2; cores 8 8 8; }\n",
+                  "t.topo:1:26: error: expected 1 or 2 core counts for 2 packages, got 3");
+    EXPECT_ERRORS("nodetype x { synthetic \"package:2 core:2\"; cores 4; }\n",
+                  "t.topo:1:44: error: expected only one shape (synthetic, hwloc, local or "
+                  "packages/cores) in nodetype 'x'");
+    EXPECT_ERRORS(ETH "switch s0 { link eth; link eth; }\n",
+                  "t.topo:2:23: error: duplicate 'link' in switch 's0'");
+    EXPECT_ERRORS("machine a;\nmachine b;\n", "t.topo:2:9: error: duplicate 'machine' statement");
+    /* Reported by the model, at the second definition. */
+    EXPECT_ERRORS(ETH ETH, "t.topo:2:6: error: link 'eth' is already defined");
+    EXPECT_ERRORS(ETH PC "switch s0 { link eth; nodes a,b : pc; }\n"
+                         "switch s1 { link eth; nodes b : pc; }\n",
+                  "t.topo:4:29: error: node 'b' is already attached to switch 's0'");
+}
+
+/* Every broken statement of one file, in file order; a block with an error
+ * is left out of the model, so it causes no follow-up error. */
+static void test_many_errors(void)
+{
+    EXPECT_ERRORS("machine m;\n"
+                  "link eth { latency 50 us; bandwidth 125MB/s }\n"
+                  "link shm { latency fast; bandwidth 20GB/s; }\n"
+                  "nodetype pc { synthetic \"package:1 core:1\" }\n"
+                  "switch s0 { link eth; nodes n[0-3] : pc; bogus; nodes m@ : pc; }\n"
+                  "switch s1 { link shm; nodes x[1-0] : pc; }\n"
+                  "switch root { link eth; switches s0 s1; }\n"
+                  "link eth {\n",
+                  "t.topo:2:44: error: expected ';' after bandwidth value",
+                  "t.topo:3:20: error: expected a time such as 50us, got 'fast'",
+                  "t.topo:4:43: error: expected ';' after synthetic description",
+                  "t.topo:5:42: error: expected 'link', 'nodes', 'switches' or '}', got 'bogus'",
+                  "t.topo:5:56: error: unexpected character '@'",
+                  "t.topo:6:31: error: host range goes downwards",
+                  "t.topo:8:11: error: expected '}' to close link 'eth'");
+}
+
+/* Names that only trd_topo_finalize can resolve: the reader succeeds. */
+static void test_finalize_errors(void)
+{
+    static const char text[] = ETH PC "switch s0 { link eth; nodes n[0-3] : pc; }\n"
+                                      "switch root { link eth; switches s0 s9; }\n";
+    trd_topo_t t;
+    trd_diag *d = trd_diag_create();
+    CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
+    CU_ASSERT_EQUAL(trd_read_dsl_string(t, d, "t.topo", text, strlen(text)), TRD_OK);
+    CU_ASSERT_EQUAL(trd_diag_count(d), 0);
+    CU_ASSERT_EQUAL(trd_topo_finalize(t, d), TRD_ERR_INPUT);
+    CU_ASSERT_EQUAL_FATAL(trd_diag_count(d), 1);
+    CU_ASSERT_STRING_EQUAL(trd_diag_message(d, 0), "t.topo:4:37: error: unknown switch 's9'");
+    trd_topo_destroy(t);
+    trd_diag_destroy(d);
+
+    EXPECT_ERRORS(ETH "switch s0 { link ethx; nodes a : pc; }\n",
+                  "t.topo:2:30: error: unknown node type 'pc'",
+                  "t.topo:2:8: error: unknown link 'ethx'");
+}
+
+/* Every prefix of a good file, and the file with any one byte replaced by
+ * '}', reads without a crash and either succeeds or reports an error. */
+static void test_robust(void)
+{
+    size_t len = strlen(cluster);
+    char *buf = malloc(len + 1);
+    int bad = 0;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+    for (size_t cut = 0; cut <= 2 * len; cut++) {
+        trd_topo_t t;
+        trd_diag *d = trd_diag_create();
+        size_t n = cut <= len ? cut : len;
+        memcpy(buf, cluster, len);
+        if (cut > len)
+            buf[cut - len - 1] = '}';
+        if (trd_topo_create(&t) != TRD_OK || !d)
+            break;
+        int rc = trd_read_dsl_string(t, d, "t.topo", buf, n);
+        if (rc != TRD_OK && rc != TRD_ERR_INPUT)
+            bad++;
+        if (rc == TRD_ERR_INPUT && trd_diag_count(d) == 0)
+            bad++;
+        trd_topo_destroy(t);
+        trd_diag_destroy(d);
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    free(buf);
+}
+
+int main(void)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 2;
+    CU_pSuite s = CU_add_suite("dsl", NULL, NULL);
+    CU_add_test(s, "example cluster through the model", test_cluster);
+    CU_add_test(s, "layout, units and a deeper tree", test_layout);
+    CU_add_test(s, "default node type", test_default_nodetype);
+    CU_add_test(s, "files and relative hwloc paths", test_files);
+    CU_add_test(s, "syntax errors", test_syntax);
+    CU_add_test(s, "lexical errors", test_lexical);
+    CU_add_test(s, "bad values", test_values);
+    CU_add_test(s, "incomplete and duplicate statements", test_blocks);
+    CU_add_test(s, "many errors in one file", test_many_errors);
+    CU_add_test(s, "names resolved at finalize", test_finalize_errors);
+    CU_add_test(s, "truncated and damaged files", test_robust);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned fails = CU_get_number_of_failures();
+    CU_cleanup_registry();
+    return fails ? 1 : 0;
+}

@@ -1,0 +1,294 @@
+/* Slurm topology.conf reader (gen/read_slurm.c): good files checked through
+ * the model after trd_topo_finalize (DFS ring order, switch parents, the
+ * default link and node type), bad files checked by the exact text of every
+ * message, several errors per file, and names only finalize can resolve. */
+#include <CUnit/Basic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "readers.h"
+#include "topo.h"
+
+/* tests/data: $TRD_TEST_DATA, else $TRD_SOURCE_DIR/tests/data, else
+ * ../tests/data (CTest runs unit tests in tests/). */
+static const char *data_path(const char *rel)
+{
+    static char buf[4200];
+    const char *data = getenv("TRD_TEST_DATA"), *root = getenv("TRD_SOURCE_DIR");
+    if (data != NULL)
+        snprintf(buf, sizeof buf, "%s/%s", data, rel);
+    else
+        snprintf(buf, sizeof buf, "%s/tests/data/%s", root ? root : "..", rel);
+    return buf;
+}
+
+static const trd_link_cost net = {1e-6, 12.5e9, 0};
+static const int cores[2] = {8, 8};
+
+struct result {
+    trd_topo_t t;
+    trd_diag *d;
+    int rc;
+};
+
+/* A topology with the defaults a Slurm file needs (as the CLI sets them). */
+static struct result fresh(void)
+{
+    struct result r = {NULL, NULL, 0};
+    CU_ASSERT_EQUAL(trd_topo_create(&r.t), TRD_OK);
+    r.d = trd_diag_create();
+    trd_topo_set_default_link(r.t, net);
+    trd_topo_set_default_nodetype(r.t, 2, cores, "--nodetype \"package:2 core:8\"");
+    return r;
+}
+
+/* Read text as file name, then finalize if the reader found no error. */
+static struct result read_as(const char *name, const char *text)
+{
+    struct result r = fresh();
+    r.rc = trd_read_slurm_string(r.t, r.d, name, text, strlen(text));
+    if (r.rc == TRD_OK)
+        r.rc = trd_topo_finalize(r.t, r.d);
+    return r;
+}
+
+static void release(struct result *r)
+{
+    trd_topo_destroy(r->t);
+    trd_diag_destroy(r->d);
+}
+
+/* text read as "topology.conf" must fail with exactly the messages in msgs
+ * (NULL terminated), in order. */
+static void expect_errors_at(int line, const char *text, const char *const *msgs)
+{
+    struct result r = read_as("topology.conf", text);
+    int n = 0, same = 1;
+    while (msgs[n] != NULL)
+        n++;
+    CU_ASSERT_EQUAL(r.rc, TRD_ERR_INPUT);
+    if (trd_diag_count(r.d) != n)
+        same = 0;
+    for (int i = 0; i < n && same; i++)
+        same = trd_diag_message(r.d, i) && strcmp(trd_diag_message(r.d, i), msgs[i]) == 0;
+    if (!same) {
+        printf("\ntest_slurm.c:%d: expected %d message(s):\n", line, n);
+        for (int i = 0; i < n; i++)
+            printf("  %s\n", msgs[i]);
+        printf("got %d:\n", trd_diag_count(r.d));
+        for (int i = 0; i < trd_diag_count(r.d); i++)
+            printf("  %s\n", trd_diag_message(r.d, i));
+    }
+    CU_ASSERT(same);
+    release(&r);
+}
+
+#define EXPECT_ERRORS(text, ...)                                                                   \
+    expect_errors_at(__LINE__, text, (const char *const[]){__VA_ARGS__, NULL})
+
+/* ---- Good files --------------------------------------------------------- */
+
+static void test_tree(void)
+{
+    /* s3 is listed in Switches= before its own line. */
+    struct result r = read_as("topology.conf", "# three leaves, two levels\n"
+                                               "SwitchName=s0 Nodes=tux[0-3] LinkSpeed=100\n"
+                                               "\n"
+                                               "   # an indented comment\n"
+                                               "SwitchName=s1 Nodes=tux[4-5]   # trailing comment\n"
+                                               "SwitchName=spine Switches=s[0-1],s3\n"
+                                               "SwitchName=s3 Nodes=gpu[00-01],login\n");
+    trd_topo_t t = r.t;
+    CU_ASSERT_EQUAL_FATAL(r.rc, TRD_OK);
+    CU_ASSERT_STRING_EQUAL(trd_topo_name(t), "spine"); /* the root's name */
+    CU_ASSERT_EQUAL_FATAL(trd_topo_nswitches(t), 4);
+    static const char *const sws[] = {"spine", "s0", "s1", "s3"};
+    for (int i = 0; i < 4; i++) {
+        CU_ASSERT_STRING_EQUAL(trd_topo_switch_name(t, i), sws[i]);
+        CU_ASSERT_EQUAL(trd_topo_switch_parent(t, i), i == 0 ? -1 : 0);
+        CU_ASSERT_STRING_EQUAL(trd_topo_switch_link_name(t, i), "default");
+    }
+    CU_ASSERT_DOUBLE_EQUAL(trd_topo_switch_link(t, 1).bandwidth_Bps, 12.5e9, 1e-3);
+
+    static const char *const nodes[] = {"tux0", "tux1",  "tux2",  "tux3", "tux4",
+                                        "tux5", "gpu00", "gpu01", "login"};
+    static const int sw[] = {1, 1, 1, 1, 2, 2, 3, 3, 3};
+    CU_ASSERT_EQUAL_FATAL(trd_topo_nnodes(t), 9);
+    for (int i = 0; i < 9; i++) {
+        CU_ASSERT_STRING_EQUAL(trd_topo_node_name(t, i), nodes[i]);
+        CU_ASSERT_EQUAL(trd_topo_node_switch(t, i), sw[i]);
+    }
+    int ty = trd_topo_node_type(t, 8);
+    CU_ASSERT_EQUAL(trd_topo_nodetype_npackages(t, ty), 2);
+    CU_ASSERT_EQUAL(trd_topo_nodetype_ncores(t, ty), 16);
+    CU_ASSERT_STRING_EQUAL(trd_topo_nodetype_source(t, ty), "--nodetype \"package:2 core:8\"");
+    release(&r);
+}
+
+/* Keys in any case and order, continued lines, CRLF, tabs, no final newline. */
+static void test_layout(void)
+{
+    struct result r = read_as("topology.conf", "switchname=leaf0\tNODES=a[1-2],\\\r\n"
+                                               "    a[3-4]\r\n"
+                                               "Nodes=b1 SWITCHNAME=leaf1 linkspeed=1\r\n"
+                                               "Switches=leaf[0-1] \\\n"
+                                               "  SwitchName=top");
+    trd_topo_t t = r.t;
+    CU_ASSERT_EQUAL_FATAL(r.rc, TRD_OK);
+    CU_ASSERT_EQUAL_FATAL(trd_topo_nnodes(t), 5);
+    CU_ASSERT_STRING_EQUAL(trd_topo_node_name(t, 3), "a4");
+    CU_ASSERT_STRING_EQUAL(trd_topo_node_name(t, 4), "b1");
+    CU_ASSERT_STRING_EQUAL(trd_topo_switch_name(t, 0), "top");
+    CU_ASSERT_EQUAL(trd_topo_switch_parent(t, 2), 0);
+    release(&r);
+}
+
+/* trd_read_slurm on files, and a file that cannot be read. */
+static void test_files(void)
+{
+    struct result r = fresh();
+    CU_ASSERT_EQUAL_FATAL(trd_read_slurm(r.t, r.d, data_path("slurm-two-level.conf")), TRD_OK);
+    CU_ASSERT_EQUAL_FATAL(trd_topo_finalize(r.t, r.d), TRD_OK);
+    CU_ASSERT_EQUAL(trd_topo_nnodes(r.t), 8);
+    CU_ASSERT_STRING_EQUAL(trd_topo_node_name(r.t, 7), "tux7");
+    CU_ASSERT_EQUAL(trd_topo_node_switch(r.t, 7), 2);
+    release(&r);
+
+    r = fresh();
+    CU_ASSERT_EQUAL(trd_read_slurm(r.t, r.d, "/nonexistent/topology.conf"), TRD_ERR_IO);
+    CU_ASSERT_EQUAL_FATAL(trd_diag_count(r.d), 1);
+    CU_ASSERT_STRING_EQUAL(trd_diag_message(r.d, 0),
+                           "/nonexistent/topology.conf: error: cannot read file: No such file "
+                           "or directory");
+    release(&r);
+}
+
+/* ---- Bad files: exact messages ------------------------------------------ */
+
+static void test_errors(void)
+{
+    EXPECT_ERRORS("SwitchName=s0 Nodes=a Foo=1\n",
+                  "topology.conf:1:23: error: unknown key 'Foo', expected SwitchName, Switches, "
+                  "Nodes or LinkSpeed");
+    EXPECT_ERRORS("SwitchName=s0 Nodes\n",
+                  "topology.conf:1:15: error: expected Key=Value, got 'Nodes'");
+    EXPECT_ERRORS("SwitchName=s0 Nodes= Switches=s1\n",
+                  "topology.conf:1:21: error: expected a value after 'Nodes='");
+    EXPECT_ERRORS("SwitchName=s0 Nodes=a nodes=b\n",
+                  "topology.conf:1:23: error: duplicate key 'nodes'");
+    EXPECT_ERRORS("Nodes=a[0-3]\n", "topology.conf:1:1: error: expected SwitchName on the line");
+    EXPECT_ERRORS("SwitchName=s[0-1] Nodes=a\n",
+                  "topology.conf:1:12: error: expected one switch name, got 's[0-1]'");
+    EXPECT_ERRORS("SwitchName=s0 Nodes=a[0-3\n",
+                  "topology.conf:1:22: error: expected ']' in host range");
+    EXPECT_ERRORS("SwitchName=s0 Nodes=a[0-1],\\\n  b[3-x]\n",
+                  "topology.conf:2:7: error: expected a number after '-' in host range");
+    /* Reported by the model. */
+    EXPECT_ERRORS("SwitchName=s0 Nodes=a\nSwitchName=s0 Nodes=b\n",
+                  "topology.conf:2:12: error: switch 's0' is already defined at line 1");
+    EXPECT_ERRORS("SwitchName=s0 Nodes=a,b\nSwitchName=s1 Nodes=b,c\n",
+                  "topology.conf:2:21: error: node 'b' is already attached to switch 's0'");
+}
+
+/* Every bad line of one file, in order; a bad line adds nothing. */
+static void test_many_errors(void)
+{
+    EXPECT_ERRORS("# leaves\n"
+                  "SwitchName=s0 Nodes=tux[0-3] Bandwidth=10\n"
+                  "SwitchName=s1 Nodes=tux[4-2]\n"
+                  "SwitchName=s2 Nodes=tux[8-9]\n"
+                  "Switches=s[0-2]\n"
+                  "SwitchName=top Switches=s[0-2] junk\n",
+                  "topology.conf:2:30: error: unknown key 'Bandwidth', expected SwitchName, "
+                  "Switches, Nodes or LinkSpeed",
+                  "topology.conf:3:25: error: host range goes downwards",
+                  "topology.conf:5:1: error: expected SwitchName on the line",
+                  "topology.conf:6:32: error: expected Key=Value, got 'junk'");
+}
+
+/* A file of garbage stops after 100 messages. */
+static void test_too_many(void)
+{
+    char text[1000];
+    for (int i = 0; i < 300; i++)
+        memcpy(text + 3 * i, "x\n\n", 3);
+    text[900] = '\0';
+    struct result r = read_as("topology.conf", text);
+    CU_ASSERT_EQUAL(r.rc, TRD_ERR_INPUT);
+    CU_ASSERT_EQUAL_FATAL(trd_diag_count(r.d), 101);
+    CU_ASSERT_STRING_EQUAL(trd_diag_message(r.d, 99),
+                           "topology.conf:199:1: error: expected Key=Value, got 'x'");
+    CU_ASSERT_STRING_EQUAL(trd_diag_message(r.d, 100),
+                           "topology.conf:200:1: error: too many errors; the rest of the file is "
+                           "not read");
+    release(&r);
+}
+
+/* A switch named in Switches= but never defined: finalize reports it. */
+static void test_finalize_errors(void)
+{
+    static const char text[] = "SwitchName=s0 Nodes=a\nSwitchName=top Switches=s0,s9\n";
+    struct result r = fresh();
+    CU_ASSERT_EQUAL(trd_read_slurm_string(r.t, r.d, "topology.conf", text, strlen(text)), TRD_OK);
+    CU_ASSERT_EQUAL(trd_diag_count(r.d), 0);
+    CU_ASSERT_EQUAL(trd_topo_finalize(r.t, r.d), TRD_ERR_INPUT);
+    CU_ASSERT_EQUAL_FATAL(trd_diag_count(r.d), 1);
+    CU_ASSERT_STRING_EQUAL(trd_diag_message(r.d, 0),
+                           "topology.conf:2:25: error: unknown switch 's9'");
+    release(&r);
+
+    /* Without the defaults the CLI sets, nodes and switches lack their types. */
+    CU_ASSERT_EQUAL(trd_topo_create(&r.t), TRD_OK);
+    r.d = trd_diag_create();
+    static const char one[] = "SwitchName=s0 Nodes=a\n";
+    CU_ASSERT_EQUAL(trd_read_slurm_string(r.t, r.d, "topology.conf", one, strlen(one)), TRD_OK);
+    CU_ASSERT_EQUAL(trd_topo_finalize(r.t, r.d), TRD_ERR_INPUT);
+    CU_ASSERT_EQUAL(trd_diag_count(r.d), 2);
+    release(&r);
+}
+
+/* Every prefix of a good file, and the file with any one byte replaced by
+ * '\\', '=' or '#', reads without a crash and either succeeds or reports. */
+static void test_robust(void)
+{
+    static const char good[] = "SwitchName=s0 Nodes=tux[0-3],\\\n  tux[4-5] LinkSpeed=1\n"
+                               "SwitchName=top Switches=s0 # spine\n";
+    static const char subst[] = "\\=#";
+    size_t len = strlen(good);
+    char buf[sizeof good];
+    int bad = 0;
+    for (size_t k = 0; k <= 4 * len; k++) {
+        size_t n = k <= len ? k : len;
+        memcpy(buf, good, len);
+        if (k > len)
+            buf[(k - len - 1) / 3] = subst[(k - len - 1) % 3];
+        struct result r = fresh();
+        int rc = trd_read_slurm_string(r.t, r.d, "topology.conf", buf, n);
+        if ((rc != TRD_OK && rc != TRD_ERR_INPUT) ||
+            (rc == TRD_ERR_INPUT) != (trd_diag_count(r.d) > 0))
+            bad++;
+        release(&r);
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
+int main(void)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 2;
+    CU_pSuite s = CU_add_suite("slurm", NULL, NULL);
+    CU_add_test(s, "two-level tree through the model", test_tree);
+    CU_add_test(s, "case, order, continuation, CRLF", test_layout);
+    CU_add_test(s, "files", test_files);
+    CU_add_test(s, "bad lines", test_errors);
+    CU_add_test(s, "many errors in one file", test_many_errors);
+    CU_add_test(s, "too many errors", test_too_many);
+    CU_add_test(s, "names resolved at finalize", test_finalize_errors);
+    CU_add_test(s, "truncated and damaged files", test_robust);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned fails = CU_get_number_of_failures();
+    CU_cleanup_registry();
+    return fails ? 1 : 0;
+}
