@@ -1,0 +1,569 @@
+/* Reduction kernels against MPI_Reduce_local, for every predefined type x op.
+ *
+ * For each pair: if MPI_Reduce_local accepts it, trd_kernel_lookup must give a
+ * kernel (C and C++ types; Fortran types may use the fallback), and on random
+ * data with special values (NaN with payloads, signed zeros, infinities,
+ * denormals, ties for MINLOC/MAXLOC, random padding bytes) the kernel, and
+ * trd_reduce through trd_reducer_init, must leave exactly the bytes
+ * MPI_Reduce_local leaves, for counts 0, 1, 7 and 1000.  If MPI_Reduce_local
+ * rejects it, there must be no kernel.  Then the reducer's fallback: a
+ * non-commutative user op on MPI_INT (operand order), non-predefined types
+ * (MPI_ERR_TYPE) and a rejected pair (the error is passed on).
+ *
+ * Run with one rank: mpiexec -n 1 test_kernels.  The last line reads
+ * "N passed, M failed" (N counts checked pairs and reducer checks); the exit
+ * status is non-zero if any check failed.
+ */
+#include "treeduce_rt.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_COUNT 1000
+#define MAX_EXTENT 32
+
+/* MINLOC/MAXLOC layouts as documented in mpi.h. */
+struct float_int { float v; int loc; };
+struct double_int { double v; int loc; };
+struct long_int { long v; int loc; };
+struct two_int { int v; int loc; };
+struct short_int { short v; int loc; };
+struct long_double_int { long double v; int loc; };
+
+/* How to fill one element with test data. */
+enum gen {
+    GEN_BYTES,   /* integers: random bytes, zeros, small values */
+    GEN_BOOL,    /* 0 or 1 */
+    GEN_FLOAT,   /* floating, complex: each component a float, double, ... */
+    GEN_DOUBLE,
+    GEN_LDOUBLE,
+    GEN_PAIR,    /* value (by value_gen) at 0, int loc at loc_offset */
+};
+
+/* Kernels are required for C and C++ types; Fortran types and extensions may
+ * leave every pair to MPI_Reduce_local.  UNSIGNED: required as well, except
+ * MIN/MAX where MPI_Reduce_local compares as signed (see minmax_is_signed). */
+enum scope { REQUIRED, UNSIGNED, OPTIONAL };
+
+struct type_case {
+    MPI_Datatype type;
+    const char *name;
+    enum gen gen;
+    enum gen value_gen; /* GEN_PAIR: generator of the value member */
+    size_t value_size;  /* GEN_PAIR: size of the value member */
+    size_t loc_offset;  /* GEN_PAIR: offset of the loc member */
+    enum scope scope;
+};
+
+#define T(type, gen) {type, #type, gen, GEN_BYTES, 0, 0, REQUIRED}
+#define T_UNS(type) {type, #type, GEN_BYTES, GEN_BYTES, 0, 0, UNSIGNED}
+#define T_OPT(type) {type, #type, GEN_BYTES, GEN_BYTES, 0, 0, OPTIONAL}
+#define T_PAIR(type, s, gen)                                                   \
+    {type, #type, GEN_PAIR, gen, sizeof(((struct s *)0)->v), offsetof(struct s, loc), REQUIRED}
+
+static const struct type_case types[] = {
+    /* C integer */
+    T(MPI_CHAR, GEN_BYTES),
+    T(MPI_SIGNED_CHAR, GEN_BYTES),
+    T_UNS(MPI_UNSIGNED_CHAR),
+    T(MPI_SHORT, GEN_BYTES),
+    T_UNS(MPI_UNSIGNED_SHORT),
+    T(MPI_INT, GEN_BYTES),
+    T_UNS(MPI_UNSIGNED),
+    T(MPI_LONG, GEN_BYTES),
+    T_UNS(MPI_UNSIGNED_LONG),
+    T(MPI_LONG_LONG_INT, GEN_BYTES),
+    T_UNS(MPI_UNSIGNED_LONG_LONG),
+    T(MPI_INT8_T, GEN_BYTES),
+    T(MPI_INT16_T, GEN_BYTES),
+    T(MPI_INT32_T, GEN_BYTES),
+    T(MPI_INT64_T, GEN_BYTES),
+    T_UNS(MPI_UINT8_T),
+    T_UNS(MPI_UINT16_T),
+    T_UNS(MPI_UINT32_T),
+    T_UNS(MPI_UINT64_T),
+    T(MPI_WCHAR, GEN_BYTES),
+    T(MPI_AINT, GEN_BYTES),
+    T(MPI_OFFSET, GEN_BYTES),
+    T(MPI_COUNT, GEN_BYTES),
+    /* floating, complex */
+    T(MPI_FLOAT, GEN_FLOAT),
+    T(MPI_DOUBLE, GEN_DOUBLE),
+    T(MPI_LONG_DOUBLE, GEN_LDOUBLE),
+    T(MPI_C_FLOAT_COMPLEX, GEN_FLOAT),
+    T(MPI_C_DOUBLE_COMPLEX, GEN_DOUBLE),
+    T(MPI_C_LONG_DOUBLE_COMPLEX, GEN_LDOUBLE),
+    T(MPI_CXX_FLOAT_COMPLEX, GEN_FLOAT),
+    T(MPI_CXX_DOUBLE_COMPLEX, GEN_DOUBLE),
+    T(MPI_CXX_LONG_DOUBLE_COMPLEX, GEN_LDOUBLE),
+    /* logical, byte, others */
+    T(MPI_C_BOOL, GEN_BOOL),
+    T(MPI_CXX_BOOL, GEN_BOOL),
+    T(MPI_BYTE, GEN_BYTES),
+    T(MPI_PACKED, GEN_BYTES),
+    /* MINLOC/MAXLOC pairs */
+    T_PAIR(MPI_FLOAT_INT, float_int, GEN_FLOAT),
+    T_PAIR(MPI_DOUBLE_INT, double_int, GEN_DOUBLE),
+    T_PAIR(MPI_LONG_INT, long_int, GEN_BYTES),
+    T_PAIR(MPI_2INT, two_int, GEN_BYTES),
+    T_PAIR(MPI_SHORT_INT, short_int, GEN_BYTES),
+    T_PAIR(MPI_LONG_DOUBLE_INT, long_double_int, GEN_LDOUBLE),
+    /* Fortran */
+    T_OPT(MPI_CHARACTER),
+    T_OPT(MPI_INTEGER),
+    T_OPT(MPI_REAL),
+    T_OPT(MPI_DOUBLE_PRECISION),
+    T_OPT(MPI_COMPLEX),
+    T_OPT(MPI_DOUBLE_COMPLEX),
+    T_OPT(MPI_LOGICAL),
+    T_OPT(MPI_2INTEGER),
+    T_OPT(MPI_2REAL),
+    T_OPT(MPI_2DOUBLE_PRECISION),
+    T_OPT(MPI_INTEGER1),
+    T_OPT(MPI_INTEGER2),
+    T_OPT(MPI_INTEGER4),
+    T_OPT(MPI_INTEGER8),
+    T_OPT(MPI_REAL4),
+    T_OPT(MPI_REAL8),
+    T_OPT(MPI_REAL16),
+    T_OPT(MPI_COMPLEX8),
+    T_OPT(MPI_COMPLEX16),
+    T_OPT(MPI_COMPLEX32),
+#ifdef MPIX_C_FLOAT16
+    T_OPT(MPIX_C_FLOAT16),
+#endif
+};
+
+#define OP(op) {op, #op}
+static const struct op_case {
+    MPI_Op op;
+    const char *name;
+} ops[] = {
+    OP(MPI_MAX),  OP(MPI_MIN),  OP(MPI_SUM),  OP(MPI_PROD),   OP(MPI_LAND),   OP(MPI_BAND),
+    OP(MPI_LOR),  OP(MPI_BOR),  OP(MPI_LXOR), OP(MPI_BXOR),   OP(MPI_MINLOC), OP(MPI_MAXLOC),
+    OP(MPI_REPLACE), OP(MPI_NO_OP),
+};
+
+#define NTYPES (sizeof types / sizeof types[0])
+#define NOPS (sizeof ops / sizeof ops[0])
+
+static int passed, failed;
+static int signed_minmax; /* unsigned MIN/MAX pairs this MPI computes as signed */
+
+static void check(int ok, const char *type, const char *op, const char *what)
+{
+    if (ok) {
+        passed++;
+    } else {
+        failed++;
+        printf("FAIL %s %s: %s\n", type, op, what);
+    }
+}
+
+/* MPICH 4.0.2 accepts these pairs in its argument check and then aborts inside
+ * the op (MPIR_Assert(0) in opland.c, oplor.c, and for MPIX_C_FLOAT16), so
+ * MPI_Reduce_local cannot be asked; the only consistent answer is no kernel. */
+static int reduce_local_aborts(MPI_Datatype type, MPI_Op op)
+{
+#if defined(MPICH_NUMVERSION)
+    if ((type == MPI_FLOAT || type == MPI_DOUBLE || type == MPI_LONG_DOUBLE) &&
+        (op == MPI_LAND || op == MPI_LOR))
+        return 1;
+#ifdef MPIX_C_FLOAT16
+    if (type == MPIX_C_FLOAT16 && (op == MPI_MAX || op == MPI_MIN || op == MPI_SUM ||
+                                   op == MPI_PROD || op == MPI_LAND || op == MPI_LOR ||
+                                   op == MPI_LXOR))
+        return 1;
+#endif
+#else
+    (void)type;
+    (void)op;
+#endif
+    return 0;
+}
+
+/* MPICH 4.0.x does MIN and MAX on unsigned types as signed (MPICH bug
+ * pmodels/mpich#6083): MAX(0, all ones) gives 0.  A kernel cannot match that and be
+ * right, so there the pair must stay on MPI_Reduce_local. */
+static int minmax_is_signed(MPI_Datatype type, MPI_Op op)
+{
+    unsigned char ones[8], result[8] = {0};
+    memset(ones, 0xff, sizeof ones);
+    if (op != MPI_MAX && op != MPI_MIN)
+        return 0;
+    MPI_Reduce_local(ones, result, 1, type, MPI_MAX);
+    return result[0] == 0;
+}
+
+/* ---- Test data ------------------------------------------------------------ */
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(void)
+{
+    /* xorshift64* */
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 0x2545f4914f6cdd1dull;
+}
+
+static void random_bytes(unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = (unsigned char)rnd();
+}
+
+/* Zeros, +-1 and 2 often enough to hit ties and logical cases. */
+static void gen_integer(unsigned char *p, size_t n)
+{
+    switch (rnd() % 8) {
+    case 0:
+        memset(p, 0, n);
+        break;
+    case 1:
+        memset(p, 0xff, n); /* -1 / all ones */
+        break;
+    case 2:
+    case 3:
+        memset(p, 0, n);
+        p[0] = (unsigned char)(1 + rnd() % 2); /* little-endian 1 or 2 */
+        break;
+    default:
+        random_bytes(p, n);
+    }
+}
+
+static const uint32_t float_specials[] = {
+    0x00000000, 0x80000000, 0x7f800000, 0xff800000, /* +-0, +-inf */
+    0x7fc00000, 0xffc00000, 0x7fa00000, 0x7fc12345, 0xffa54321, /* NaNs */
+    0x00000001, 0x807fffff, 0x00800000, 0x7f7fffff, /* denormals, min, max */
+    0x3f800000, 0xbf800000, 0x40000000,             /* 1, -1, 2 */
+};
+
+static const uint64_t double_specials[] = {
+    0x0000000000000000ull, 0x8000000000000000ull, 0x7ff0000000000000ull,
+    0xfff0000000000000ull, 0x7ff8000000000000ull, 0xfff8000000000000ull,
+    0x7ff4000000000000ull, 0x7ff8000000012345ull, 0xfff4000000054321ull,
+    0x0000000000000001ull, 0x800fffffffffffffull, 0x0010000000000000ull,
+    0x7fefffffffffffffull, 0x3ff0000000000000ull, 0xbff0000000000000ull,
+    0x4000000000000000ull,
+};
+
+/* x87 extended: 64-bit significand with explicit integer bit, then sign and
+ * exponent. */
+static const struct {
+    uint64_t mant;
+    uint16_t sexp;
+} ldouble_specials[] = {
+    {0, 0x0000}, {0, 0x8000},                                         /* +-0 */
+    {0x8000000000000000ull, 0x7fff}, {0x8000000000000000ull, 0xffff}, /* +-inf */
+    {0xc000000000000000ull, 0x7fff}, {0xc000000000000000ull, 0xffff}, /* qNaN */
+    {0xa000000000000000ull, 0x7fff}, {0xc000000000012345ull, 0x7fff}, /* sNaN, payload */
+    {1, 0x0000}, {0x7fffffffffffffffull, 0x8000},                     /* denormals */
+    {0x8000000000000000ull, 0x0001}, {0xffffffffffffffffull, 0x7ffe}, /* min, max */
+    {0x8000000000000000ull, 0x3fff}, {0x8000000000000000ull, 0xbfff}, /* 1, -1 */
+    {0x8000000000000000ull, 0x4000},                                  /* 2 */
+};
+
+#define NSPECIAL(a) (sizeof a / sizeof a[0])
+
+/* One floating component at p: a special value, random bits (a random normal
+ * number for long double) or a small integer, which makes ties likely.  The
+ * padding of a long double keeps whatever random bytes were there. */
+static void gen_floating(unsigned char *p, enum gen g)
+{
+    unsigned pick = (unsigned)(rnd() % 3);
+    long k = (long)(rnd() % 5) - 2;
+    if (g == GEN_FLOAT) {
+        uint32_t bits = pick == 0   ? float_specials[rnd() % NSPECIAL(float_specials)]
+                        : pick == 1 ? (uint32_t)rnd()
+                                    : 0;
+        float f = (float)k;
+        if (pick == 2)
+            memcpy(&bits, &f, sizeof bits);
+        memcpy(p, &bits, sizeof bits);
+    } else if (g == GEN_DOUBLE) {
+        uint64_t bits = pick == 0   ? double_specials[rnd() % NSPECIAL(double_specials)]
+                        : pick == 1 ? rnd()
+                                    : 0;
+        double d = (double)k;
+        if (pick == 2)
+            memcpy(&bits, &d, sizeof bits);
+        memcpy(p, &bits, sizeof bits);
+    } else {
+        uint64_t mant;
+        uint16_t sexp;
+        if (pick == 0) {
+            size_t i = rnd() % NSPECIAL(ldouble_specials);
+            mant = ldouble_specials[i].mant;
+            sexp = ldouble_specials[i].sexp;
+        } else if (pick == 1) { /* random normal number */
+            mant = rnd() | 0x8000000000000000ull;
+            sexp = (uint16_t)(1 + rnd() % 0x7ffe) | (uint16_t)(rnd() & 0x8000);
+        } else {
+            long double x = (long double)k;
+            memcpy(&mant, &x, sizeof mant);
+            memcpy(&sexp, (unsigned char *)&x + 8, sizeof sexp);
+        }
+        memcpy(p, &mant, sizeof mant);
+        memcpy(p + 8, &sexp, sizeof sexp);
+    }
+}
+
+static size_t component_size(enum gen g)
+{
+    return g == GEN_FLOAT ? sizeof(float) : g == GEN_DOUBLE ? sizeof(double) : sizeof(long double);
+}
+
+static void gen_element(const struct type_case *tc, unsigned char *p, size_t extent)
+{
+    random_bytes(p, extent); /* padding stays random */
+    switch (tc->gen) {
+    case GEN_BYTES:
+        gen_integer(p, extent);
+        break;
+    case GEN_BOOL:
+        memset(p, 0, extent);
+        p[0] = (unsigned char)(rnd() & 1);
+        break;
+    case GEN_FLOAT:
+    case GEN_DOUBLE:
+    case GEN_LDOUBLE:
+        /* real: one component; complex: two */
+        for (size_t off = 0; off < extent; off += component_size(tc->gen))
+            gen_floating(p + off, tc->gen);
+        break;
+    case GEN_PAIR: {
+        if (tc->value_gen == GEN_BYTES)
+            gen_integer(p, tc->value_size);
+        else
+            gen_floating(p, tc->value_gen);
+        int loc = rnd() % 4 ? (int)(rnd() % 7) - 3 : (int)rnd();
+        memcpy(p + tc->loc_offset, &loc, sizeof loc);
+        break;
+    }
+    }
+}
+
+/* ---- The pair check --------------------------------------------------------- */
+
+_Alignas(64) static unsigned char in_buf[MAX_COUNT * MAX_EXTENT];
+_Alignas(64) static unsigned char in_copy[MAX_COUNT * MAX_EXTENT];
+_Alignas(64) static unsigned char ref_buf[MAX_COUNT * MAX_EXTENT];
+_Alignas(64) static unsigned char kernel_buf[MAX_COUNT * MAX_EXTENT];
+_Alignas(64) static unsigned char reducer_buf[MAX_COUNT * MAX_EXTENT];
+
+static void describe_difference(const char *type, const char *op, const char *path,
+                                const unsigned char *got, size_t count, size_t extent)
+{
+    for (size_t i = 0; i < count; i++) {
+        if (memcmp(got + i * extent, ref_buf + i * extent, extent) == 0)
+            continue;
+        printf("  %s %s via %s, count %zu, element %zu\n    in     ", type, op, path, count,
+               i);
+        for (size_t b = 0; b < extent; b++)
+            printf("%02x", in_buf[i * extent + b]);
+        printf("\n    mpich  ");
+        for (size_t b = 0; b < extent; b++)
+            printf("%02x", ref_buf[i * extent + b]);
+        printf("\n    got    ");
+        for (size_t b = 0; b < extent; b++)
+            printf("%02x", got[i * extent + b]);
+        printf("\n");
+        return;
+    }
+}
+
+/* Returns 1 if the kernel and the reducer agree with MPI_Reduce_local on every
+ * count and round. */
+static int compare_with_mpich(const struct type_case *tc, const struct op_case *oc,
+                              trd_kernel_fn fn, size_t extent)
+{
+    static const size_t counts[] = {0, 1, 7, MAX_COUNT};
+    trd_reducer r;
+    int rc = trd_reducer_init(&r, tc->type, oc->op);
+    if (rc != MPI_SUCCESS || r.fn != fn || r.extent != extent || !r.commutative) {
+        printf("  %s %s: trd_reducer_init rc %d, fn %s, extent %zu, commutative %d\n", tc->name,
+               oc->name, rc, r.fn == fn ? "ok" : "differs", r.extent, r.commutative);
+        return 0;
+    }
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+        for (int round = 0; round < 3; round++) {
+            size_t count = counts[c], bytes = count * extent;
+            for (size_t i = 0; i < count; i++) {
+                gen_element(tc, in_buf + i * extent, extent);
+                gen_element(tc, ref_buf + i * extent, extent);
+            }
+            memcpy(in_copy, in_buf, bytes);
+            memcpy(kernel_buf, ref_buf, bytes);
+            memcpy(reducer_buf, ref_buf, bytes);
+
+            rc = MPI_Reduce_local(in_buf, ref_buf, (int)count, tc->type, oc->op);
+            if (rc != MPI_SUCCESS) {
+                printf("  %s %s: MPI_Reduce_local failed on count %zu\n", tc->name, oc->name,
+                       count);
+                return 0;
+            }
+            if (fn)
+                fn(in_buf, kernel_buf, count);
+            else
+                memcpy(kernel_buf, ref_buf, bytes);
+            rc = trd_reduce(&r, in_copy, reducer_buf, count);
+
+            if (memcmp(kernel_buf, ref_buf, bytes) != 0) {
+                describe_difference(tc->name, oc->name, "kernel", kernel_buf, count, extent);
+                return 0;
+            }
+            if (rc != MPI_SUCCESS || memcmp(reducer_buf, ref_buf, bytes) != 0) {
+                describe_difference(tc->name, oc->name, "trd_reduce", reducer_buf, count,
+                                    extent);
+                return 0;
+            }
+            if (memcmp(in_buf, in_copy, bytes) != 0) {
+                printf("  %s %s: kernel wrote to in\n", tc->name, oc->name);
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+static void check_pair(const struct type_case *tc, const struct op_case *oc, int *kernels)
+{
+    trd_kernel_fn fn = trd_kernel_lookup(tc->type, oc->op);
+    MPI_Aint lb, extent;
+    unsigned char scratch_in[MAX_EXTENT] = {0}, scratch_inout[MAX_EXTENT] = {0};
+
+    if (fn)
+        ++*kernels;
+    if (reduce_local_aborts(tc->type, oc->op)) {
+        check(fn == NULL, tc->name, oc->name, "kernel for a pair MPI_Reduce_local aborts on");
+        return;
+    }
+    int accepted =
+        MPI_Reduce_local(scratch_in, scratch_inout, 1, tc->type, oc->op) == MPI_SUCCESS;
+    if (!accepted) {
+        check(fn == NULL, tc->name, oc->name, "kernel for a pair MPI_Reduce_local rejects");
+        return;
+    }
+    if (!fn && tc->scope == UNSIGNED && minmax_is_signed(tc->type, oc->op))
+        signed_minmax++;
+    else if (!fn && tc->scope != OPTIONAL) {
+        check(0, tc->name, oc->name, "no kernel for a pair MPI_Reduce_local accepts");
+        return;
+    }
+    MPI_Type_get_extent(tc->type, &lb, &extent);
+    if (extent <= 0 || extent > MAX_EXTENT) {
+        check(0, tc->name, oc->name, "unexpected extent");
+        return;
+    }
+    check(compare_with_mpich(tc, oc, fn, (size_t)extent), tc->name, oc->name,
+          "result differs from MPI_Reduce_local");
+}
+
+/* ---- Reducer checks ------------------------------------------------------- */
+
+/* inout = 2 * in + inout: operand order is visible in the result. */
+static void twice_plus(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    const int *a = in;
+    int *b = inout;
+    (void)type;
+    for (int i = 0; i < *len; i++)
+        b[i] = 2 * a[i] + b[i];
+}
+
+static void check_user_op(void)
+{
+    enum { N = 100 };
+    int in[N], inout[N], ok = 1;
+    MPI_Op op;
+    trd_reducer r;
+
+    MPI_Op_create(twice_plus, 0, &op);
+    int rc = trd_reducer_init(&r, MPI_INT, op);
+    ok = rc == MPI_SUCCESS && r.fn == NULL && !r.commutative && r.extent == sizeof(int) &&
+         trd_kernel_lookup(MPI_INT, op) == NULL;
+    for (int i = 0; i < N; i++) {
+        in[i] = i;
+        inout[i] = 1000 + 3 * i;
+    }
+    ok = ok && trd_reduce(&r, in, inout, 0) == MPI_SUCCESS && inout[1] == 1003;
+    ok = ok && trd_reduce(&r, in, inout, N) == MPI_SUCCESS;
+    for (int i = 0; i < N; i++)
+        ok = ok && inout[i] == 2 * i + 1000 + 3 * i;
+    check(ok, "MPI_INT", "user op 2*in+inout", "fallback result or operand order wrong");
+    MPI_Op_free(&op);
+}
+
+static void check_not_predefined(void)
+{
+    MPI_Datatype pair, dup;
+    trd_reducer r;
+
+    MPI_Type_contiguous(2, MPI_INT, &pair);
+    MPI_Type_commit(&pair);
+    check(trd_reducer_init(&r, pair, MPI_SUM) == MPI_ERR_TYPE, "contiguous(2, MPI_INT)", "MPI_SUM",
+          "trd_reducer_init must return MPI_ERR_TYPE");
+    check(trd_kernel_lookup(pair, MPI_SUM) == NULL, "contiguous(2, MPI_INT)", "MPI_SUM",
+          "kernel for a derived type");
+    MPI_Type_free(&pair);
+
+    MPI_Type_dup(MPI_INT, &dup);
+    check(trd_reducer_init(&r, dup, MPI_SUM) == MPI_ERR_TYPE, "dup(MPI_INT)", "MPI_SUM",
+          "trd_reducer_init must return MPI_ERR_TYPE");
+    MPI_Type_free(&dup);
+
+    check(trd_reducer_init(&r, MPI_DATATYPE_NULL, MPI_SUM) == MPI_ERR_TYPE, "MPI_DATATYPE_NULL",
+          "MPI_SUM", "trd_reducer_init must return MPI_ERR_TYPE");
+    check(trd_kernel_lookup(MPI_DATATYPE_NULL, MPI_SUM) == NULL &&
+              trd_kernel_lookup(MPI_INT, MPI_OP_NULL) == NULL,
+          "MPI_DATATYPE_NULL", "MPI_OP_NULL", "kernel for a null handle");
+}
+
+/* A pair MPI_Reduce_local rejects: the reducer falls back and passes the error
+ * on, for count 0 too, and leaves inout alone. */
+static void check_rejected_pair(void)
+{
+    trd_reducer r;
+    double in = 1.0, inout = 2.0;
+
+    int ok = trd_reducer_init(&r, MPI_DOUBLE, MPI_BAND) == MPI_SUCCESS && r.fn == NULL;
+    ok = ok && trd_reduce(&r, &in, &inout, 0) != MPI_SUCCESS;
+    ok = ok && trd_reduce(&r, &in, &inout, 1) != MPI_SUCCESS && inout == 2.0;
+    check(ok, "MPI_DOUBLE", "MPI_BAND", "trd_reduce must return MPI_Reduce_local's error");
+}
+
+int main(int argc, char **argv)
+{
+    int kernels = 0, npairs = 0;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+
+    for (size_t t = 0; t < NTYPES; t++) {
+        if (types[t].type == MPI_DATATYPE_NULL) /* e.g. a Fortran type not built */
+            continue;
+        for (size_t o = 0; o < NOPS; o++) {
+            check_pair(&types[t], &ops[o], &kernels);
+            npairs++;
+        }
+    }
+    printf("%d (type, op) pairs, %d with kernels\n", npairs, kernels);
+    if (signed_minmax)
+        printf("%d unsigned MIN/MAX pairs are signed in this MPI (pmodels/mpich#6083), "
+               "left to MPI_Reduce_local\n",
+               signed_minmax);
+    check_user_op();
+    check_not_predefined();
+    check_rejected_pair();
+
+    printf("%d passed, %d failed\n", passed, failed);
+    MPI_Finalize();
+    return failed ? 1 : 0;
+}
