@@ -1,5 +1,5 @@
 # Turn text files into C string constants (run with cmake -P).
-#   -DOUT=file.c -DKIND=templates -DFILES="a;b"  -> const char *trd_template(const char *name)
+#   -DOUT=file.c -DKIND=templates -DFILES="a|b"  -> const char *trd_template(const char *name)
 #   -DOUT=file.c -DKIND=xsd -DFILES=schema.xsd  -> trd_topology_xsd[], trd_topology_xsd_len
 function(c_literal path var)
   file(READ "${path}" text)
@@ -10,6 +10,7 @@ function(c_literal path var)
   set(${var} "\"${text}\"" PARENT_SCOPE)
 endfunction()
 
+string(REPLACE "|" ";" FILES "${FILES}")
 set(out "/* Made by cmake/Embed.cmake from the files below -- do not edit. */\n#include <stddef.h>\n#include <string.h>\n\n")
 if(KIND STREQUAL "xsd")
   c_literal("${FILES}" lit)

@@ -1,4 +1,5 @@
 /* Emitter: machine tables + algorithm templates -> generated C. */
+#define _GNU_SOURCE /* asprintf */
 #include "emit.h"
 
 #include <ctype.h>
@@ -222,6 +223,10 @@ static int tables(trd_topo_t t, const trd_plan *p, const char *name, sbuf *b)
 static int mkdirs(const char *dir)
 {
     char path[4096];
+    if (strlen(dir) >= sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
     snprintf(path, sizeof path, "%s", dir);
     for (char *q = path + 1; *q; q++) {
         if (*q != '/')
@@ -313,22 +318,23 @@ int trd_emit(trd_topo_t t, const trd_plan *p, const trd_emit_opts *o, const char
     }
     if (rc == TRD_OK && (banner.oom || tab.oom || algs.oom))
         rc = TRD_ERR_NOMEM;
-    if (rc == TRD_OK && strlen(outdir) > 4000) {
-        trd_diag_error(d, here, "output directory path too long");
-        rc = TRD_ERR_IO;
-    }
     if (rc == TRD_OK && mkdirs(outdir) != 0) {
         trd_diag_error(d, here, "cannot create directory: %s", strerror(errno));
         rc = TRD_ERR_IO;
     }
-    char tmp[NF][4300], final[NF][4200];
+    char *tmp[NF] = {NULL}, *final[NF] = {NULL};
     int written = 0;
     for (int f = 0; f < NF && rc == TRD_OK; f++) {
-        snprintf(final[f], sizeof final[f], "%s/trd_%s%s", outdir, o->name, files[f].suffix);
-        snprintf(tmp[f], sizeof tmp[f], "%s.tmp%ld", final[f], (long)getpid());
+        if (asprintf(&final[f], "%s/trd_%s%s", outdir, o->name, files[f].suffix) < 0 ||
+            asprintf(&tmp[f], "%s.tmp%ld", final[f], (long)getpid()) < 0) {
+            tmp[f] = NULL;
+            rc = TRD_ERR_NOMEM;
+            break;
+        }
         if (write_file(tmp[f], files[f].text, files[f].len) != 0) {
             trd_diag_error(d, (trd_loc){trd_diag_intern(d, final[f]), 0, 0}, "cannot write: %s",
                            strerror(errno));
+            unlink(tmp[f]);
             rc = TRD_ERR_IO;
             break;
         }
@@ -342,6 +348,10 @@ int trd_emit(trd_topo_t t, const trd_plan *p, const trd_emit_opts *o, const char
         }
         if (rc != TRD_OK)
             unlink(tmp[f]);
+    }
+    for (int f = 0; f < NF; f++) {
+        free(tmp[f]);
+        free(final[f]);
     }
     for (int f = 0; f < NF; f++)
         free(files[f].text);

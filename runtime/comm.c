@@ -160,13 +160,17 @@ static int plan_nap(trd_comm *c)
     int nrecvtot = 0;
     for (int s = 0; s < S; s++) {
         int nr = 0, ns = 0;
-        trd_nap_stepinfo info = {1, 1, 0, 0};
-        if (c->local < c->nap_lanes &&
-            trd_nap_step(c->nnodes, c->nap_lanes, c->nap_radix, s, c->node, c->local, &info, recv,
-                         &nr, send, &ns) != 0) {
+        trd_nap_stepinfo info;
+        /* the step's shape depends on the node only: ranks beyond the lanes
+         * need it too, to wait for the lanes' result */
+        int lane = c->local < c->nap_lanes ? c->local : 0;
+        if (trd_nap_step(c->nnodes, c->nap_lanes, c->nap_radix, s, c->node, lane, &info, recv, &nr,
+                         send, &ns) != 0) {
             rc = MPI_ERR_INTERN;
             goto out;
         }
+        if (c->local >= c->nap_lanes)
+            nr = ns = 0;
         c->nap_nsub[s] = info.nsub;
         c->nap_sub[s] = info.sub;
         for (int i = 0; i < nr; i++) {
