@@ -1,5 +1,6 @@
 /* Located error messages with a quoted source line and a caret (see diag.h). */
 #include "diag.h"
+#include "util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -23,21 +24,6 @@ struct trd_diag {
     struct trd_source *srcs;
     int nsrcs, capsrcs;
 };
-
-static int grow(void **p, int *cap, int need, size_t elt)
-{
-    if (need <= *cap)
-        return 0;
-    int ncap = *cap ? *cap * 2 : 8;
-    while (ncap < need)
-        ncap *= 2;
-    void *np = realloc(*p, (size_t)ncap * elt);
-    if (!np)
-        return -1;
-    *p = np;
-    *cap = ncap;
-    return 0;
-}
 
 trd_diag *trd_diag_create(void)
 {
@@ -68,7 +54,7 @@ const char *trd_diag_intern(trd_diag *d, const char *file)
         if (strcmp(d->names[i], file) == 0)
             return d->names[i];
     char *c = strdup(file);
-    if (!c || grow((void **)&d->names, &d->capnames, d->nnames + 1, sizeof(char *))) {
+    if (!c || trd__grow((void **)&d->names, &d->capnames, d->nnames + 1, sizeof(char *))) {
         free(c);
         return "<oom>";
     }
@@ -78,7 +64,7 @@ const char *trd_diag_intern(trd_diag *d, const char *file)
 
 void trd_diag_add_source(trd_diag *d, const char *file, const char *text, size_t len)
 {
-    if (grow((void **)&d->srcs, &d->capsrcs, d->nsrcs + 1, sizeof(struct trd_source)))
+    if (trd__grow((void **)&d->srcs, &d->capsrcs, d->nsrcs + 1, sizeof(struct trd_source)))
         return;
     struct trd_source *s = &d->srcs[d->nsrcs];
     s->file = strdup(file);
@@ -106,7 +92,7 @@ void trd_diag_verror(trd_diag *d, trd_loc loc, const char *fmt, va_list ap)
     else
         snprintf(head, sizeof head, "%s: error: %s", file, body);
     char *m = strdup(head);
-    if (!m || grow((void **)&d->msgs, &d->capmsgs, d->nmsgs + 1, sizeof(struct trd_msg))) {
+    if (!m || trd__grow((void **)&d->msgs, &d->capmsgs, d->nmsgs + 1, sizeof(struct trd_msg))) {
         free(m);
         return;
     }

@@ -9,6 +9,7 @@
  * productions find them slightly out of order.
  */
 #include "readers.h"
+#include "util.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -20,21 +21,6 @@
 #include "topo.tab.h"
 
 /* ---- small utilities ----------------------------------------------------- */
-
-static int grow(void **p, int *cap, int need, size_t elt)
-{
-    if (need <= *cap)
-        return 0;
-    int ncap = *cap ? *cap * 2 : 16;
-    while (ncap < need)
-        ncap *= 2;
-    void *np = realloc(*p, (size_t)ncap * elt);
-    if (!np)
-        return -1;
-    *p = np;
-    *cap = ncap;
-    return 0;
-}
 
 char *trd__dsl_strndup(trd_dsl_ctx *ctx, const char *s, size_t len)
 {
@@ -72,7 +58,7 @@ static void record(trd_dsl_ctx *ctx, trd_loc loc, const char *text)
     if (++ctx->nrecorded == TRD_DSL_MAX_ERRORS)
         text = "too many errors; the rest of the file is not read";
     char *c = dup_or_null(ctx, text);
-    if (!c || grow((void **)&ctx->msgs, &ctx->capmsgs, ctx->nmsgs + 1, sizeof(trd_dsl_msg))) {
+    if (!c || trd__grow((void **)&ctx->msgs, &ctx->capmsgs, ctx->nmsgs + 1, sizeof(trd_dsl_msg))) {
         free(c);
         ctx->nomem = 1;
         return;
@@ -626,7 +612,7 @@ static void add_items(trd_dsl_ctx *ctx, const char *hosts, const TRD_YYLTYPE *lo
     int n;
     if (!hosts || expand(ctx, hosts, loc, &names, &n) != 0)
         return;
-    if (grow((void **)&ctx->items, &ctx->capitems, ctx->nitems + n, sizeof(trd_dsl_item))) {
+    if (trd__grow((void **)&ctx->items, &ctx->capitems, ctx->nitems + n, sizeof(trd_dsl_item))) {
         ctx->nomem = 1;
         trd_hostlist_free(names, n);
         return;
@@ -725,28 +711,28 @@ int trd_read_dsl_string(trd_topo_t t, trd_diag *d, const char *filename, const c
     return rc;
 }
 
-int trd__read_file(trd_topo_t t, trd_diag *d, const char *path,
-                   int (*read_string)(trd_topo_t, trd_diag *, const char *, const char *, size_t))
+char *trd_read_text(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     char *text = NULL;
-    size_t len = 0, cap = 0;
+    size_t n = 0, cap = 0;
     if (!f)
-        goto io_error;
+        return NULL;
     for (;;) {
-        if (len == cap) {
+        if (n == cap) {
             size_t ncap = cap ? 2 * cap : 65536;
             char *nt = realloc(text, ncap);
             if (!nt) {
                 free(text);
                 fclose(f);
-                return TRD_ERR_NOMEM;
+                errno = ENOMEM;
+                return NULL;
             }
             text = nt;
             cap = ncap;
         }
-        size_t got = fread(text + len, 1, cap - len, f);
-        len += got;
+        size_t got = fread(text + n, 1, cap - n, f);
+        n += got;
         if (got == 0)
             break;
     }
@@ -755,18 +741,29 @@ int trd__read_file(trd_topo_t t, trd_diag *d, const char *path,
         free(text);
         fclose(f);
         errno = saved ? saved : EIO;
-        goto io_error;
+        return NULL;
     }
     fclose(f);
+    *len = n;
+    return text;
+}
+
+int trd__read_file(trd_topo_t t, trd_diag *d, const char *path,
+                   int (*read_string)(trd_topo_t, trd_diag *, const char *, const char *, size_t))
+{
+    size_t len = 0;
+    char *text = trd_read_text(path, &len);
+    if (!text) {
+        int err = errno;
+        if (err == ENOMEM)
+            return TRD_ERR_NOMEM;
+        trd_diag_error(d, (trd_loc){trd_diag_intern(d, path), 0, 0}, "cannot read file: %s",
+                       strerror(err));
+        return TRD_ERR_IO;
+    }
     int rc = read_string(t, d, path, text, len);
     free(text);
     return rc;
-
-io_error:;
-    int err = errno;
-    trd_diag_error(d, (trd_loc){trd_diag_intern(d, path), 0, 0}, "cannot read file: %s",
-                   strerror(err));
-    return TRD_ERR_IO;
 }
 
 int trd_read_dsl(trd_topo_t t, trd_diag *d, const char *path)

@@ -1,6 +1,7 @@
 /* The topology model: constructors used by every reader, name resolution,
  * tree checks and DFS ring numbering [TREE §3.2, Lemma 4]. */
 #include "topo.h"
+#include "util.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -75,21 +76,6 @@ struct trd_topo {
 };
 
 /* ---- small utilities ----------------------------------------------------- */
-
-static int grow(void **p, int *cap, int need, size_t elt)
-{
-    if (need <= *cap)
-        return 0;
-    int ncap = *cap ? *cap * 2 : 8;
-    while (ncap < need)
-        ncap *= 2;
-    void *np = realloc(*p, (size_t)ncap * elt);
-    if (!np)
-        return -1;
-    *p = np;
-    *cap = ncap;
-    return 0;
-}
 
 static uint64_t hash_str(const char *s)
 {
@@ -269,7 +255,7 @@ int trd_topo_add_link(trd_topo_t t, trd_diag *d, trd_loc loc, const char *name, 
     snprintf(what, sizeof what, "link '%s'", name);
     if (check_cost(d, loc, what, cost))
         return TRD_ERR_INPUT;
-    if (grow((void **)&t->links, &t->caplinks, t->nlinks + 1, sizeof(struct link)))
+    if (trd__grow((void **)&t->links, &t->caplinks, t->nlinks + 1, sizeof(struct link)))
         return TRD_ERR_NOMEM;
     struct link *l = &t->links[t->nlinks];
     if (!(l->name = strdup(name)))
@@ -307,7 +293,7 @@ int trd_topo_add_nodetype(trd_topo_t t, trd_diag *d, trd_loc loc, const char *na
     }
     if (check_shape(d, loc, name, npackages, cores_per_package))
         return TRD_ERR_INPUT;
-    if (grow((void **)&t->types, &t->captypes, t->ntypes + 1, sizeof(struct nodetype)))
+    if (trd__grow((void **)&t->types, &t->captypes, t->ntypes + 1, sizeof(struct nodetype)))
         return TRD_ERR_NOMEM;
     struct nodetype *ty = &t->types[t->ntypes];
     memset(ty, 0, sizeof *ty);
@@ -360,7 +346,7 @@ int trd_topo_add_switch(trd_topo_t t, trd_diag *d, trd_loc loc, const char *name
                        t->sws[prev].loc.line);
         return TRD_ERR_INPUT;
     }
-    if (grow((void **)&t->sws, &t->capsws, t->nsws + 1, sizeof(struct sw)))
+    if (trd__grow((void **)&t->sws, &t->capsws, t->nsws + 1, sizeof(struct sw)))
         return TRD_ERR_NOMEM;
     struct sw *s = &t->sws[t->nsws];
     memset(s, 0, sizeof *s);
@@ -393,8 +379,8 @@ int trd_topo_switch_add_node(trd_topo_t t, trd_diag *d, trd_loc loc, int swid, c
         return TRD_ERR_INPUT;
     }
     struct sw *s = &t->sws[swid];
-    if (grow((void **)&t->nodes, &t->capnodes, t->nnodes + 1, sizeof(struct node)) ||
-        grow((void **)&s->nodes, &s->capnodes, s->nnodes + 1, sizeof(int)))
+    if (trd__grow((void **)&t->nodes, &t->capnodes, t->nnodes + 1, sizeof(struct node)) ||
+        trd__grow((void **)&s->nodes, &s->capnodes, s->nnodes + 1, sizeof(int)))
         return TRD_ERR_NOMEM;
     struct node *n = &t->nodes[t->nnodes];
     memset(n, 0, sizeof *n);
@@ -416,7 +402,7 @@ int trd_topo_switch_add_child(trd_topo_t t, trd_diag *d, trd_loc loc, int swid, 
     if (swid < 0 || swid >= t->nsws)
         return TRD_ERR_STATE;
     struct sw *s = &t->sws[swid];
-    if (grow((void **)&s->children, &s->capchildren, s->nchildren + 1, sizeof(struct ref)))
+    if (trd__grow((void **)&s->children, &s->capchildren, s->nchildren + 1, sizeof(struct ref)))
         return TRD_ERR_NOMEM;
     if (set_ref(&s->children[s->nchildren], child, loc))
         return TRD_ERR_NOMEM;

@@ -1,0 +1,25 @@
+/* Small helpers shared by the generator's modules. */
+#ifndef TRD_UTIL_H
+#define TRD_UTIL_H
+
+#include <stdlib.h>
+
+/* Make the array *p (of *cap elements of elt bytes) hold at least need
+ * elements, doubling its capacity.  Returns 0, or -1 on out-of-memory with *p
+ * unchanged. */
+static inline int trd__grow(void **p, int *cap, int need, size_t elt)
+{
+    if (need <= *cap)
+        return 0;
+    int ncap = *cap ? *cap * 2 : 16;
+    while (ncap < need)
+        ncap *= 2;
+    void *np = realloc(*p, (size_t)ncap * elt);
+    if (!np)
+        return -1;
+    *p = np;
+    *cap = ncap;
+    return 0;
+}
+
+#endif
