@@ -50,32 +50,6 @@ static int has_suffix(const char *s, const char *suf)
     return a >= b && strcmp(s + a - b, suf) == 0;
 }
 
-/* Read a whole file; NULL on error (errno set). */
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 65536, n = 0;
-    char *buf = malloc(cap);
-    size_t r;
-    while (buf && (r = fread(buf + n, 1, cap - n, f)) > 0) {
-        n += r;
-        if (n == cap) {
-            char *nb = realloc(buf, cap *= 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-            }
-            buf = nb;
-        }
-    }
-    fclose(f);
-    if (buf)
-        *len = n;
-    return buf;
-}
-
 /* Machine name turned into a C identifier. */
 static void sanitize(const char *in, char *out, size_t len)
 {
@@ -189,8 +163,8 @@ int main(int argc, char **argv)
     if (trd_diag_count(d) == 0) {
         if (strcmp(format, "local") == 0)
             rc = trd_read_hwloc_machine(t, d, "local", NULL);
-        else if (!(intext = slurp(input, &inlen)))
-            trd_diag_error(d, (trd_loc){input, 0, 0}, "cannot read: %s", strerror(errno));
+        else if (!(intext = trd_read_text(input, &inlen)))
+            trd_diag_error(d, (trd_loc){input, 0, 0}, "cannot read file: %s", strerror(errno));
         else if (strcmp(format, "dsl") == 0)
             rc = trd_read_dsl_string(t, d, input, intext, inlen);
         else if (strcmp(format, "slurm") == 0)

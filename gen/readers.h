@@ -77,6 +77,11 @@ int trd_read_slurm_string(trd_topo_t t, trd_diag *d, const char *filename, const
 
 /* ---- Shared by the readers (gen/read_dsl.c) ------------------------------ */
 
+/** Read the whole file at path.
+ * \return a malloc'd buffer (not NUL-terminated) with its length in *len, or
+ * NULL with errno set. */
+char *trd_read_text(const char *path, size_t *len);
+
 /** Read the whole file at path and pass its text to read_string (one of the
  * *_string readers above).  A file that cannot be read is reported to d as
  * "path: error: cannot read file: <reason>".
