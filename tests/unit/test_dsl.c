@@ -11,72 +11,19 @@
 #include <string.h>
 
 #include "readers.h"
+#include "test_util.h"
 #include "topo.h"
 
-/* tests/data: $TRD_TEST_DATA, else $TRD_SOURCE_DIR/tests/data, else
- * ../tests/data (CTest runs unit tests in tests/). */
-static const char *data_path(const char *rel)
-{
-    static char buf[4200];
-    const char *data = getenv("TRD_TEST_DATA"), *root = getenv("TRD_SOURCE_DIR");
-    if (data != NULL)
-        snprintf(buf, sizeof buf, "%s/%s", data, rel);
-    else
-        snprintf(buf, sizeof buf, "%s/tests/data/%s", root ? root : "..", rel);
-    return buf;
-}
-
-struct result {
-    trd_topo_t t;
-    trd_diag *d;
-    int rc;
-};
+static const trd_test_format dsl = {trd_read_dsl_string, NULL, "t.topo"};
 
 /* Read text as file name, then finalize if the reader found no error. */
-static struct result read_as(const char *name, const char *text)
+static trd_test_result read_as(const char *name, const char *text)
 {
-    struct result r = {NULL, NULL, 0};
-    CU_ASSERT_EQUAL(trd_topo_create(&r.t), TRD_OK);
-    r.d = trd_diag_create();
-    r.rc = trd_read_dsl_string(r.t, r.d, name, text, strlen(text));
-    if (r.rc == TRD_OK)
-        r.rc = trd_topo_finalize(r.t, r.d);
-    return r;
+    return trd_test_read_as(&dsl, name, text);
 }
 
-static void release(struct result *r)
-{
-    trd_topo_destroy(r->t);
-    trd_diag_destroy(r->d);
-}
-
-/* text read as "t.topo" must fail with exactly the messages in msgs (NULL
- * terminated), in order. */
-static void expect_errors_at(int line, const char *text, const char *const *msgs)
-{
-    struct result r = read_as("t.topo", text);
-    int n = 0, same = 1;
-    while (msgs[n] != NULL)
-        n++;
-    CU_ASSERT_EQUAL(r.rc, TRD_ERR_INPUT);
-    if (trd_diag_count(r.d) != n)
-        same = 0;
-    for (int i = 0; i < n && same; i++)
-        same = trd_diag_message(r.d, i) && strcmp(trd_diag_message(r.d, i), msgs[i]) == 0;
-    if (!same) {
-        printf("\ntest_dsl.c:%d: expected %d message(s):\n", line, n);
-        for (int i = 0; i < n; i++)
-            printf("  %s\n", msgs[i]);
-        printf("got %d:\n", trd_diag_count(r.d));
-        for (int i = 0; i < trd_diag_count(r.d); i++)
-            printf("  %s\n", trd_diag_message(r.d, i));
-    }
-    CU_ASSERT(same);
-    release(&r);
-}
-
-#define EXPECT_ERRORS(text, ...)                                                                   \
-    expect_errors_at(__LINE__, text, (const char *const[]){__VA_ARGS__, NULL})
+/* text read as "t.topo" must fail with exactly the given messages, in order. */
+#define EXPECT_ERRORS(text, ...) TRD_EXPECT_ERRORS(&dsl, text, __VA_ARGS__)
 
 /* ---- Good files --------------------------------------------------------- */
 
@@ -96,7 +43,7 @@ static const char cluster[] =
 
 static void test_cluster(void)
 {
-    struct result r = read_as("cluster.topo", cluster);
+    trd_test_result r = read_as("cluster.topo", cluster);
     trd_topo_t t = r.t;
     CU_ASSERT_EQUAL_FATAL(r.rc, TRD_OK);
     CU_ASSERT_EQUAL(trd_diag_count(r.d), 0);
@@ -164,7 +111,7 @@ static void test_cluster(void)
     trd_link_cost c = trd_topo_path_cost(t, 0, 9);
     CU_ASSERT_DOUBLE_EQUAL(c.latency_s, 50e-6 + 50e-6 + 50e-6 + 0.3e-6, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(c.bandwidth_Bps, 125e6, 1e-3);
-    release(&r);
+    trd_test_release(&r);
 }
 
 /* Layout freedom: comments anywhere, CRLF, no blanks, units with or without
@@ -172,7 +119,7 @@ static void test_cluster(void)
  * type of the local machine. */
 static void test_layout(void)
 {
-    struct result r =
+    trd_test_result r =
         read_as("layout.topo", "link l{latency 2e-6s;bandwidth 100 Gb/s;}# no blanks\r\n"
                                "nodetype t{packages 2;cores 4 6;}\r\n"
                                "switch top { switches mid; link l; }\r\n"
@@ -201,7 +148,7 @@ static void test_layout(void)
     CU_ASSERT_EQUAL_FATAL(trd_topo_nnodetypes(t), 2); /* "here": unused, still defined */
     CU_ASSERT_STRING_EQUAL(trd_topo_nodetype_source(t, 1), "local");
     CU_ASSERT(trd_topo_nodetype_ncores(t, 1) >= 1);
-    release(&r);
+    trd_test_release(&r);
 }
 
 /* Nodes without ": type" take the default node type, if one is set. */
@@ -229,7 +176,7 @@ static void test_files(void)
     trd_topo_t t;
     trd_diag *d = trd_diag_create();
     CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
-    CU_ASSERT_EQUAL_FATAL(trd_read_dsl(t, d, data_path("two-level.topo")), TRD_OK);
+    CU_ASSERT_EQUAL_FATAL(trd_read_dsl(t, d, trd_test_path("tests/data/two-level.topo")), TRD_OK);
     CU_ASSERT_EQUAL_FATAL(trd_topo_finalize(t, d), TRD_OK);
     CU_ASSERT_STRING_EQUAL(trd_topo_name(t), "tworack");
     CU_ASSERT_EQUAL(trd_topo_nnodes(t), 8);
@@ -325,7 +272,7 @@ static void test_lexical(void)
     char garbage[400];
     memset(garbage, '@', 300);
     garbage[300] = '\0';
-    struct result r = read_as("t.topo", garbage);
+    trd_test_result r = read_as("t.topo", garbage);
     CU_ASSERT_EQUAL(r.rc, TRD_ERR_INPUT);
     CU_ASSERT_EQUAL_FATAL(trd_diag_count(r.d), 100);
     CU_ASSERT_STRING_EQUAL(trd_diag_message(r.d, 98),
@@ -333,7 +280,7 @@ static void test_lexical(void)
     CU_ASSERT_STRING_EQUAL(
         trd_diag_message(r.d, 99),
         "t.topo:1:100: error: too many errors; the rest of the file is not read");
-    release(&r);
+    trd_test_release(&r);
 }
 
 static void test_values(void)
@@ -454,23 +401,18 @@ static void test_robust(void)
 
 int main(void)
 {
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    CU_pSuite s = CU_add_suite("dsl", NULL, NULL);
-    CU_add_test(s, "example cluster through the model", test_cluster);
-    CU_add_test(s, "layout, units and a deeper tree", test_layout);
-    CU_add_test(s, "default node type", test_default_nodetype);
-    CU_add_test(s, "files and relative hwloc paths", test_files);
-    CU_add_test(s, "syntax errors", test_syntax);
-    CU_add_test(s, "lexical errors", test_lexical);
-    CU_add_test(s, "bad values", test_values);
-    CU_add_test(s, "incomplete and duplicate statements", test_blocks);
-    CU_add_test(s, "many errors in one file", test_many_errors);
-    CU_add_test(s, "names resolved at finalize", test_finalize_errors);
-    CU_add_test(s, "truncated and damaged files", test_robust);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned fails = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return fails ? 1 : 0;
+    static const trd_test_case tests[] = {
+        {"example cluster through the model", test_cluster},
+        {"layout, units and a deeper tree", test_layout},
+        {"default node type", test_default_nodetype},
+        {"files and relative hwloc paths", test_files},
+        {"syntax errors", test_syntax},
+        {"lexical errors", test_lexical},
+        {"bad values", test_values},
+        {"incomplete and duplicate statements", test_blocks},
+        {"many errors in one file", test_many_errors},
+        {"names resolved at finalize", test_finalize_errors},
+        {"truncated and damaged files", test_robust},
+    };
+    return trd_test_main("dsl", tests, TRD_NTESTS(tests));
 }

@@ -9,6 +9,7 @@
 
 #include "emit.h"
 #include "plan.h"
+#include "test_util.h"
 #include "topo.h"
 
 static trd_topo_t two_level(trd_diag *d)
@@ -148,16 +149,11 @@ static void test_templates_are_embedded(void)
 
 int main(void)
 {
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    CU_pSuite s = CU_add_suite("emit", NULL, NULL);
-    CU_add_test(s, "same input, same bytes", test_deterministic);
-    CU_add_test(s, "bad name: error, nothing written", test_bad_name_writes_nothing);
-    CU_add_test(s, "template expansion", test_expand);
-    CU_add_test(s, "templates embedded", test_templates_are_embedded);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned fails = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return fails ? 1 : 0;
+    static const trd_test_case tests[] = {
+        {"same input, same bytes", test_deterministic},
+        {"bad name: error, nothing written", test_bad_name_writes_nothing},
+        {"template expansion", test_expand},
+        {"templates embedded", test_templates_are_embedded},
+    };
+    return trd_test_main("emit", tests, TRD_NTESTS(tests));
 }

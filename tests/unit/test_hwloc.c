@@ -9,32 +9,8 @@
 #include <unistd.h>
 
 #include "readers.h"
+#include "test_util.h"
 #include "topo.h"
-
-/* Root of the source tree, for topologies/: $TRD_SOURCE_DIR, else two levels
- * above $TRD_TEST_DATA (tests/data), else the parent of the working
- * directory (CTest runs unit tests in tests/). */
-static const char *source_root(void)
-{
-    static char buf[4096];
-    const char *root = getenv("TRD_SOURCE_DIR"), *data = getenv("TRD_TEST_DATA");
-
-    if (root != NULL)
-        return root;
-    if (data != NULL) {
-        snprintf(buf, sizeof buf, "%s/../..", data);
-        return buf;
-    }
-    return "..";
-}
-
-static char path_buf[4200];
-
-static const char *source_path(const char *rel)
-{
-    snprintf(path_buf, sizeof path_buf, "%s/%s", source_root(), rel);
-    return path_buf;
-}
 
 struct shape {
     int rc;
@@ -112,12 +88,12 @@ static void test_xml(void)
 {
     static const int epyc[] = {64, 64}, grace[] = {72}, build[] = {2};
 
-    expect_shape("xml", source_path("topologies/epyc-2s.xml"), 2, epyc);
-    expect_shape("xml", source_path("topologies/grace-hopper.xml"), 1, grace);
-    expect_shape("xml", source_path("topologies/buildhost.xml"), 1, build);
+    expect_shape("xml", trd_test_path("topologies/epyc-2s.xml"), 2, epyc);
+    expect_shape("xml", trd_test_path("topologies/grace-hopper.xml"), 1, grace);
+    expect_shape("xml", trd_test_path("topologies/buildhost.xml"), 1, build);
 
     /* A real lstopo dump names its host. */
-    struct shape s = read_shape("xml", source_path("topologies/buildhost.xml"));
+    struct shape s = read_shape("xml", trd_test_path("topologies/buildhost.xml"));
     CU_ASSERT_EQUAL(s.rc, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s.host);
     CU_ASSERT_STRING_EQUAL(s.host, "vm");
@@ -169,8 +145,8 @@ static void test_machine_xml(void)
 {
     trd_topo_t t;
     trd_diag *d = trd_diag_create();
-    const char *path = source_path("topologies/epyc-2s.xml");
-    char source[4200];
+    const char *path = trd_test_path("topologies/epyc-2s.xml");
+    char source[sizeof "hwloc " + TRD_TEST_PATH_MAX];
 
     CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
     CU_ASSERT_EQUAL_FATAL(trd_read_hwloc_machine(t, d, "xml", path), TRD_OK);
@@ -196,7 +172,7 @@ static void test_machine_xml(void)
     d = trd_diag_create();
     CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
     CU_ASSERT_EQUAL_FATAL(
-        trd_read_hwloc_machine(t, d, "xml", source_path("topologies/buildhost.xml")), TRD_OK);
+        trd_read_hwloc_machine(t, d, "xml", trd_test_path("topologies/buildhost.xml")), TRD_OK);
     CU_ASSERT_EQUAL_FATAL(trd_topo_finalize(t, d), TRD_OK);
     CU_ASSERT_STRING_EQUAL(trd_topo_node_name(t, 0), "vm");
     CU_ASSERT_STRING_EQUAL(trd_topo_name(t), "vm");
@@ -250,20 +226,15 @@ static void test_machine_errors(void)
 
 int main(void)
 {
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    CU_pSuite s = CU_add_suite("hwloc", NULL, NULL);
-    CU_add_test(s, "synthetic shapes", test_synthetic);
-    CU_add_test(s, "synthetic errors", test_synthetic_errors);
-    CU_add_test(s, "lstopo XML shapes", test_xml);
-    CU_add_test(s, "lstopo XML errors", test_xml_errors);
-    CU_add_test(s, "local machine", test_local);
-    CU_add_test(s, "machine from lstopo XML", test_machine_xml);
-    CU_add_test(s, "machine from the local host", test_machine_local);
-    CU_add_test(s, "machine errors", test_machine_errors);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned fails = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return fails ? 1 : 0;
+    static const trd_test_case tests[] = {
+        {"synthetic shapes", test_synthetic},
+        {"synthetic errors", test_synthetic_errors},
+        {"lstopo XML shapes", test_xml},
+        {"lstopo XML errors", test_xml_errors},
+        {"local machine", test_local},
+        {"machine from lstopo XML", test_machine_xml},
+        {"machine from the local host", test_machine_local},
+        {"machine errors", test_machine_errors},
+    };
+    return trd_test_main("hwloc", tests, TRD_NTESTS(tests));
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "test_util.h"
 #include "trd_nap.h"
 
 #define MAXN 300
@@ -197,14 +198,9 @@ static void test_paper_examples(void)
 
 int main(void)
 {
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    CU_pSuite s = CU_add_suite("nap", NULL, NULL);
-    CU_add_test(s, "paper examples (Figs. 6-7)", test_paper_examples);
-    CU_add_test(s, "every (nodes 1..300, ppn 1..20) shape", test_every_shape);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned fails = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return fails ? 1 : 0;
+    static const trd_test_case tests[] = {
+        {"paper examples (Figs. 6-7)", test_paper_examples},
+        {"every (nodes 1..300, ppn 1..20) shape", test_every_shape},
+    };
+    return trd_test_main("nap", tests, TRD_NTESTS(tests));
 }

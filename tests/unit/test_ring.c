@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "plan.h"
+#include "test_util.h"
 #include "topo.h"
 
 static unsigned long long rng_state = 88172645463325252ull;
@@ -137,14 +138,9 @@ static void test_interleaved_ring_contends(void)
 
 int main(void)
 {
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    CU_pSuite s = CU_add_suite("ring", NULL, NULL);
-    CU_add_test(s, "DFS rings on 400 random trees and subsets", test_dfs_rings_are_contention_free);
-    CU_add_test(s, "interleaved ring is caught", test_interleaved_ring_contends);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned fails = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return fails ? 1 : 0;
+    static const trd_test_case tests[] = {
+        {"DFS rings on 400 random trees and subsets", test_dfs_rings_are_contention_free},
+        {"interleaved ring is caught", test_interleaved_ring_contends},
+    };
+    return trd_test_main("ring", tests, TRD_NTESTS(tests));
 }

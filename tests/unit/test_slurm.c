@@ -8,97 +8,50 @@
 #include <string.h>
 
 #include "readers.h"
+#include "test_util.h"
 #include "topo.h"
-
-/* tests/data: $TRD_TEST_DATA, else $TRD_SOURCE_DIR/tests/data, else
- * ../tests/data (CTest runs unit tests in tests/). */
-static const char *data_path(const char *rel)
-{
-    static char buf[4200];
-    const char *data = getenv("TRD_TEST_DATA"), *root = getenv("TRD_SOURCE_DIR");
-    if (data != NULL)
-        snprintf(buf, sizeof buf, "%s/%s", data, rel);
-    else
-        snprintf(buf, sizeof buf, "%s/tests/data/%s", root ? root : "..", rel);
-    return buf;
-}
 
 static const trd_link_cost net = {1e-6, 12.5e9, 0};
 static const int cores[2] = {8, 8};
 
-struct result {
-    trd_topo_t t;
-    trd_diag *d;
-    int rc;
-};
-
-/* A topology with the defaults a Slurm file needs (as the CLI sets them). */
-static struct result fresh(void)
+/* The defaults a Slurm file needs (as the CLI sets them). */
+static void slurm_defaults(trd_topo_t t)
 {
-    struct result r = {NULL, NULL, 0};
-    CU_ASSERT_EQUAL(trd_topo_create(&r.t), TRD_OK);
-    r.d = trd_diag_create();
-    trd_topo_set_default_link(r.t, net);
-    trd_topo_set_default_nodetype(r.t, 2, cores, "--nodetype \"package:2 core:8\"");
-    return r;
+    trd_topo_set_default_link(t, net);
+    trd_topo_set_default_nodetype(t, 2, cores, "--nodetype \"package:2 core:8\"");
+}
+
+static const trd_test_format slurm = {trd_read_slurm_string, slurm_defaults, "topology.conf"};
+
+/* A topology with the defaults a Slurm file needs. */
+static trd_test_result fresh(void)
+{
+    return trd_test_fresh(&slurm);
 }
 
 /* Read text as file name, then finalize if the reader found no error. */
-static struct result read_as(const char *name, const char *text)
+static trd_test_result read_as(const char *name, const char *text)
 {
-    struct result r = fresh();
-    r.rc = trd_read_slurm_string(r.t, r.d, name, text, strlen(text));
-    if (r.rc == TRD_OK)
-        r.rc = trd_topo_finalize(r.t, r.d);
-    return r;
+    return trd_test_read_as(&slurm, name, text);
 }
 
-static void release(struct result *r)
-{
-    trd_topo_destroy(r->t);
-    trd_diag_destroy(r->d);
-}
-
-/* text read as "topology.conf" must fail with exactly the messages in msgs
- * (NULL terminated), in order. */
-static void expect_errors_at(int line, const char *text, const char *const *msgs)
-{
-    struct result r = read_as("topology.conf", text);
-    int n = 0, same = 1;
-    while (msgs[n] != NULL)
-        n++;
-    CU_ASSERT_EQUAL(r.rc, TRD_ERR_INPUT);
-    if (trd_diag_count(r.d) != n)
-        same = 0;
-    for (int i = 0; i < n && same; i++)
-        same = trd_diag_message(r.d, i) && strcmp(trd_diag_message(r.d, i), msgs[i]) == 0;
-    if (!same) {
-        printf("\ntest_slurm.c:%d: expected %d message(s):\n", line, n);
-        for (int i = 0; i < n; i++)
-            printf("  %s\n", msgs[i]);
-        printf("got %d:\n", trd_diag_count(r.d));
-        for (int i = 0; i < trd_diag_count(r.d); i++)
-            printf("  %s\n", trd_diag_message(r.d, i));
-    }
-    CU_ASSERT(same);
-    release(&r);
-}
-
-#define EXPECT_ERRORS(text, ...)                                                                   \
-    expect_errors_at(__LINE__, text, (const char *const[]){__VA_ARGS__, NULL})
+/* text read as "topology.conf" must fail with exactly the given messages, in
+ * order. */
+#define EXPECT_ERRORS(text, ...) TRD_EXPECT_ERRORS(&slurm, text, __VA_ARGS__)
 
 /* ---- Good files --------------------------------------------------------- */
 
 static void test_tree(void)
 {
     /* s3 is listed in Switches= before its own line. */
-    struct result r = read_as("topology.conf", "# three leaves, two levels\n"
-                                               "SwitchName=s0 Nodes=tux[0-3] LinkSpeed=100\n"
-                                               "\n"
-                                               "   # an indented comment\n"
-                                               "SwitchName=s1 Nodes=tux[4-5]   # trailing comment\n"
-                                               "SwitchName=spine Switches=s[0-1],s3\n"
-                                               "SwitchName=s3 Nodes=gpu[00-01],login\n");
+    trd_test_result r =
+        read_as("topology.conf", "# three leaves, two levels\n"
+                                 "SwitchName=s0 Nodes=tux[0-3] LinkSpeed=100\n"
+                                 "\n"
+                                 "   # an indented comment\n"
+                                 "SwitchName=s1 Nodes=tux[4-5]   # trailing comment\n"
+                                 "SwitchName=spine Switches=s[0-1],s3\n"
+                                 "SwitchName=s3 Nodes=gpu[00-01],login\n");
     trd_topo_t t = r.t;
     CU_ASSERT_EQUAL_FATAL(r.rc, TRD_OK);
     CU_ASSERT_STRING_EQUAL(trd_topo_name(t), "spine"); /* the root's name */
@@ -123,17 +76,17 @@ static void test_tree(void)
     CU_ASSERT_EQUAL(trd_topo_nodetype_npackages(t, ty), 2);
     CU_ASSERT_EQUAL(trd_topo_nodetype_ncores(t, ty), 16);
     CU_ASSERT_STRING_EQUAL(trd_topo_nodetype_source(t, ty), "--nodetype \"package:2 core:8\"");
-    release(&r);
+    trd_test_release(&r);
 }
 
 /* Keys in any case and order, continued lines, CRLF, tabs, no final newline. */
 static void test_layout(void)
 {
-    struct result r = read_as("topology.conf", "switchname=leaf0\tNODES=a[1-2],\\\r\n"
-                                               "    a[3-4]\r\n"
-                                               "Nodes=b1 SWITCHNAME=leaf1 linkspeed=1\r\n"
-                                               "Switches=leaf[0-1] \\\n"
-                                               "  SwitchName=top");
+    trd_test_result r = read_as("topology.conf", "switchname=leaf0\tNODES=a[1-2],\\\r\n"
+                                                 "    a[3-4]\r\n"
+                                                 "Nodes=b1 SWITCHNAME=leaf1 linkspeed=1\r\n"
+                                                 "Switches=leaf[0-1] \\\n"
+                                                 "  SwitchName=top");
     trd_topo_t t = r.t;
     CU_ASSERT_EQUAL_FATAL(r.rc, TRD_OK);
     CU_ASSERT_EQUAL_FATAL(trd_topo_nnodes(t), 5);
@@ -141,19 +94,20 @@ static void test_layout(void)
     CU_ASSERT_STRING_EQUAL(trd_topo_node_name(t, 4), "b1");
     CU_ASSERT_STRING_EQUAL(trd_topo_switch_name(t, 0), "top");
     CU_ASSERT_EQUAL(trd_topo_switch_parent(t, 2), 0);
-    release(&r);
+    trd_test_release(&r);
 }
 
 /* trd_read_slurm on files, and a file that cannot be read. */
 static void test_files(void)
 {
-    struct result r = fresh();
-    CU_ASSERT_EQUAL_FATAL(trd_read_slurm(r.t, r.d, data_path("slurm-two-level.conf")), TRD_OK);
+    trd_test_result r = fresh();
+    CU_ASSERT_EQUAL_FATAL(
+        trd_read_slurm(r.t, r.d, trd_test_path("tests/data/slurm-two-level.conf")), TRD_OK);
     CU_ASSERT_EQUAL_FATAL(trd_topo_finalize(r.t, r.d), TRD_OK);
     CU_ASSERT_EQUAL(trd_topo_nnodes(r.t), 8);
     CU_ASSERT_STRING_EQUAL(trd_topo_node_name(r.t, 7), "tux7");
     CU_ASSERT_EQUAL(trd_topo_node_switch(r.t, 7), 2);
-    release(&r);
+    trd_test_release(&r);
 
     r = fresh();
     CU_ASSERT_EQUAL(trd_read_slurm(r.t, r.d, "/nonexistent/topology.conf"), TRD_ERR_IO);
@@ -161,7 +115,7 @@ static void test_files(void)
     CU_ASSERT_STRING_EQUAL(trd_diag_message(r.d, 0),
                            "/nonexistent/topology.conf: error: cannot read file: No such file "
                            "or directory");
-    release(&r);
+    trd_test_release(&r);
 }
 
 /* ---- Bad files: exact messages ------------------------------------------ */
@@ -214,7 +168,7 @@ static void test_too_many(void)
     for (int i = 0; i < 300; i++)
         memcpy(text + 3 * i, "x\n\n", 3);
     text[900] = '\0';
-    struct result r = read_as("topology.conf", text);
+    trd_test_result r = read_as("topology.conf", text);
     CU_ASSERT_EQUAL(r.rc, TRD_ERR_INPUT);
     CU_ASSERT_EQUAL_FATAL(trd_diag_count(r.d), 101);
     CU_ASSERT_STRING_EQUAL(trd_diag_message(r.d, 99),
@@ -222,21 +176,21 @@ static void test_too_many(void)
     CU_ASSERT_STRING_EQUAL(trd_diag_message(r.d, 100),
                            "topology.conf:200:1: error: too many errors; the rest of the file is "
                            "not read");
-    release(&r);
+    trd_test_release(&r);
 }
 
 /* A switch named in Switches= but never defined: finalize reports it. */
 static void test_finalize_errors(void)
 {
     static const char text[] = "SwitchName=s0 Nodes=a\nSwitchName=top Switches=s0,s9\n";
-    struct result r = fresh();
+    trd_test_result r = fresh();
     CU_ASSERT_EQUAL(trd_read_slurm_string(r.t, r.d, "topology.conf", text, strlen(text)), TRD_OK);
     CU_ASSERT_EQUAL(trd_diag_count(r.d), 0);
     CU_ASSERT_EQUAL(trd_topo_finalize(r.t, r.d), TRD_ERR_INPUT);
     CU_ASSERT_EQUAL_FATAL(trd_diag_count(r.d), 1);
     CU_ASSERT_STRING_EQUAL(trd_diag_message(r.d, 0),
                            "topology.conf:2:25: error: unknown switch 's9'");
-    release(&r);
+    trd_test_release(&r);
 
     /* Without the defaults the CLI sets, nodes and switches lack their types. */
     CU_ASSERT_EQUAL(trd_topo_create(&r.t), TRD_OK);
@@ -245,7 +199,7 @@ static void test_finalize_errors(void)
     CU_ASSERT_EQUAL(trd_read_slurm_string(r.t, r.d, "topology.conf", one, strlen(one)), TRD_OK);
     CU_ASSERT_EQUAL(trd_topo_finalize(r.t, r.d), TRD_ERR_INPUT);
     CU_ASSERT_EQUAL(trd_diag_count(r.d), 2);
-    release(&r);
+    trd_test_release(&r);
 }
 
 /* Every prefix of a good file, and the file with any one byte replaced by
@@ -263,32 +217,27 @@ static void test_robust(void)
         memcpy(buf, good, len);
         if (k > len)
             buf[(k - len - 1) / 3] = subst[(k - len - 1) % 3];
-        struct result r = fresh();
+        trd_test_result r = fresh();
         int rc = trd_read_slurm_string(r.t, r.d, "topology.conf", buf, n);
         if ((rc != TRD_OK && rc != TRD_ERR_INPUT) ||
             (rc == TRD_ERR_INPUT) != (trd_diag_count(r.d) > 0))
             bad++;
-        release(&r);
+        trd_test_release(&r);
     }
     CU_ASSERT_EQUAL(bad, 0);
 }
 
 int main(void)
 {
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    CU_pSuite s = CU_add_suite("slurm", NULL, NULL);
-    CU_add_test(s, "two-level tree through the model", test_tree);
-    CU_add_test(s, "case, order, continuation, CRLF", test_layout);
-    CU_add_test(s, "files", test_files);
-    CU_add_test(s, "bad lines", test_errors);
-    CU_add_test(s, "many errors in one file", test_many_errors);
-    CU_add_test(s, "too many errors", test_too_many);
-    CU_add_test(s, "names resolved at finalize", test_finalize_errors);
-    CU_add_test(s, "truncated and damaged files", test_robust);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned fails = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return fails ? 1 : 0;
+    static const trd_test_case tests[] = {
+        {"two-level tree through the model", test_tree},
+        {"case, order, continuation, CRLF", test_layout},
+        {"files", test_files},
+        {"bad lines", test_errors},
+        {"many errors in one file", test_many_errors},
+        {"too many errors", test_too_many},
+        {"names resolved at finalize", test_finalize_errors},
+        {"truncated and damaged files", test_robust},
+    };
+    return trd_test_main("slurm", tests, TRD_NTESTS(tests));
 }

@@ -9,93 +9,24 @@
 #include <unistd.h>
 
 #include "readers.h"
+#include "test_util.h"
 #include "topo.h"
-
-/* Root of the source tree, for topologies/: $TRD_SOURCE_DIR, else two levels
- * above $TRD_TEST_DATA (tests/data), else the parent of the working
- * directory (CTest runs unit tests in tests/). */
-static const char *source_root(void)
-{
-    static char buf[4096];
-    const char *root = getenv("TRD_SOURCE_DIR"), *data = getenv("TRD_TEST_DATA");
-
-    if (root != NULL)
-        return root;
-    if (data != NULL) {
-        snprintf(buf, sizeof buf, "%s/../..", data);
-        return buf;
-    }
-    return "..";
-}
-
-static char path_buf[4200];
-
-static const char *source_path(const char *rel)
-{
-    snprintf(path_buf, sizeof path_buf, "%s/%s", source_root(), rel);
-    return path_buf;
-}
 
 #define HEAD "<?xml version=\"1.0\"?>\n<machine name=\"m\" xmlns=\"urn:treeduce:topology:1\">\n"
 #define LINK "  <link name=\"eth\" latency=\"1us\" bandwidth=\"1GB/s\"/>\n"
 #define TYPE "  <nodetype name=\"pc\" cores=\"4\"/>\n"
 #define TAIL "</machine>\n"
 
-struct result {
-    trd_topo_t t;
-    trd_diag *d;
-    int rc;
-};
+static const trd_test_format xml = {trd_read_xml_string, NULL, "m.xml"};
 
 /* Read text as file name, then finalize if the reader found no error. */
-static struct result read_as(const char *name, const char *text)
+static trd_test_result read_as(const char *name, const char *text)
 {
-    struct result r = {NULL, NULL, 0};
-    CU_ASSERT_EQUAL(trd_topo_create(&r.t), TRD_OK);
-    r.d = trd_diag_create();
-    r.rc = trd_read_xml_string(r.t, r.d, name, text, strlen(text));
-    if (r.rc == TRD_OK)
-        r.rc = trd_topo_finalize(r.t, r.d);
-    return r;
+    return trd_test_read_as(&xml, name, text);
 }
 
-static void release(struct result *r)
-{
-    trd_topo_destroy(r->t);
-    trd_diag_destroy(r->d);
-}
-
-/* text read as "m.xml" must fail with exactly the messages in msgs (NULL
- * terminated), in order. */
-static void expect_errors_at(int line, const char *text, const char *const *msgs)
-{
-    struct result r = read_as("m.xml", text);
-    int n = 0, same = 1;
-
-    while (msgs[n] != NULL)
-        n++;
-    CU_ASSERT_EQUAL(r.rc, TRD_ERR_INPUT);
-    if (trd_diag_count(r.d) != n)
-        same = 0;
-    for (int i = 0; i < n && same; i++)
-        if (strcmp(trd_diag_message(r.d, i), msgs[i]) != 0)
-            same = 0;
-    CU_ASSERT(same);
-    if (!same) {
-        fprintf(stderr, "\n  case at test_xml.c:%d\n", line);
-        for (int i = 0; i < trd_diag_count(r.d); i++)
-            fprintf(stderr, "  got:      %s\n", trd_diag_message(r.d, i));
-        for (int i = 0; i < n; i++)
-            fprintf(stderr, "  expected: %s\n", msgs[i]);
-    }
-    release(&r);
-}
-
-#define EXPECT_ERRORS(text, ...)                                                                   \
-    do {                                                                                           \
-        static const char *const msgs_[] = {__VA_ARGS__, NULL};                                    \
-        expect_errors_at(__LINE__, text, msgs_);                                                   \
-    } while (0)
+/* text read as "m.xml" must fail with exactly the given messages, in order. */
+#define EXPECT_ERRORS(text, ...) TRD_EXPECT_ERRORS(&xml, text, __VA_ARGS__)
 
 /* ---- Good files ---------------------------------------------------------- */
 
@@ -130,7 +61,7 @@ static void test_fattree(void)
 {
     static const char *const nodes[] = {"n0", "n1", "n2", "n3", "n4", "n5", "big0", "odd1"};
     static const int node_sw[] = {1, 1, 1, 1, 2, 2, 2, 2};
-    struct result r = read_as("fattree.xml", fattree);
+    trd_test_result r = read_as("fattree.xml", fattree);
     trd_topo_t t = r.t;
 
     CU_ASSERT_EQUAL_FATAL(r.rc, TRD_OK);
@@ -192,7 +123,7 @@ static void test_fattree(void)
     CU_ASSERT_DOUBLE_EQUAL(c.latency_s, 104e-6, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(c.bandwidth_Bps, 125e6, 1e-3);
     CU_ASSERT_DOUBLE_EQUAL(trd_topo_path_cost(t, 0, 1).latency_s, 100e-6, 1e-12);
-    release(&r);
+    trd_test_release(&r);
 }
 
 /* Children in document order; a switch's nodes are numbered when the DFS
@@ -217,7 +148,7 @@ static void test_dfs_order(void)
     static const char *const sws[] = {"top", "x", "y", "z"};
     static const int depth[] = {0, 1, 2, 1}, parent[] = {-1, 0, 1, 0};
     static const char *const nodes[] = {"a", "d", "c", "b", "e"};
-    struct result r = read_as("order.xml", text);
+    trd_test_result r = read_as("order.xml", text);
 
     CU_ASSERT_EQUAL_FATAL(r.rc, TRD_OK);
     CU_ASSERT_EQUAL_FATAL(trd_topo_nswitches(r.t), 4);
@@ -229,7 +160,7 @@ static void test_dfs_order(void)
     CU_ASSERT_EQUAL_FATAL(trd_topo_nnodes(r.t), 5);
     for (int i = 0; i < 5; i++)
         CU_ASSERT_STRING_EQUAL(trd_topo_node_name(r.t, i), nodes[i]);
-    release(&r);
+    trd_test_release(&r);
 }
 
 /* hwloc="..." is relative to the topology file; local="true" is this host. */
@@ -250,7 +181,7 @@ static void test_hwloc_nodetypes(void)
         "</machine>\n";
     int np = 0, cores[TRD_MAX_PACKAGES];
     char err[256];
-    struct result r = read_as(source_path("topologies/inline.xml"), text);
+    trd_test_result r = read_as(trd_test_path("topologies/inline.xml"), text);
     if (r.rc != TRD_OK)
         for (int i = 0; i < trd_diag_count(r.d); i++)
             fprintf(stderr, "\n  %s\n", trd_diag_message(r.d, i));
@@ -270,7 +201,7 @@ static void test_hwloc_nodetypes(void)
     CU_ASSERT_EQUAL(trd_topo_nodetype_npackages(r.t, here), np);
     CU_ASSERT_EQUAL(trd_topo_nodetype_cores(r.t, here, 0), cores[0]);
     CU_ASSERT_STRING_EQUAL(trd_topo_nodetype_source(r.t, here), "local");
-    release(&r);
+    trd_test_release(&r);
 }
 
 /* trd_read_xml on real files, the I/O error, and root-name sniffing. */
@@ -298,7 +229,8 @@ static void test_files(void)
 
     CU_ASSERT_EQUAL(trd_xml_root_name(path, buf, sizeof buf), 0);
     CU_ASSERT_STRING_EQUAL(buf, "machine");
-    CU_ASSERT_EQUAL(trd_xml_root_name(source_path("topologies/buildhost.xml"), buf, sizeof buf), 0);
+    CU_ASSERT_EQUAL(
+        trd_xml_root_name(trd_test_path("topologies/buildhost.xml"), buf, sizeof buf), 0);
     CU_ASSERT_STRING_EQUAL(buf, "topology");
     CU_ASSERT_EQUAL(trd_xml_root_name(path, buf, 4), -1); /* "machine" does not fit */
 
@@ -507,21 +439,16 @@ static void test_names(void)
 
 int main(void)
 {
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    CU_pSuite s = CU_add_suite("xml", NULL, NULL);
-    CU_add_test(s, "fat tree: names, order, costs, shapes", test_fattree);
-    CU_add_test(s, "DFS order follows the document", test_dfs_order);
-    CU_add_test(s, "hwloc and local node types", test_hwloc_nodetypes);
-    CU_add_test(s, "files, I/O errors, root names", test_files);
-    CU_add_test(s, "malformed XML", test_malformed);
-    CU_add_test(s, "schema violations", test_schema);
-    CU_add_test(s, "no half result", test_no_half_result);
-    CU_add_test(s, "values and node shapes", test_values);
-    CU_add_test(s, "names resolved at finalize", test_names);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned fails = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return fails ? 1 : 0;
+    static const trd_test_case tests[] = {
+        {"fat tree: names, order, costs, shapes", test_fattree},
+        {"DFS order follows the document", test_dfs_order},
+        {"hwloc and local node types", test_hwloc_nodetypes},
+        {"files, I/O errors, root names", test_files},
+        {"malformed XML", test_malformed},
+        {"schema violations", test_schema},
+        {"no half result", test_no_half_result},
+        {"values and node shapes", test_values},
+        {"names resolved at finalize", test_names},
+    };
+    return trd_test_main("xml", tests, TRD_NTESTS(tests));
 }
