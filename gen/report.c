@@ -146,9 +146,11 @@ void trd_explain(FILE *f, trd_topo_t t, const trd_plan *p, const char *input)
     fprintf(f, "\nselection (alpha-beta-gamma model [MPICH §3, NAP Eq. 6]):\n");
     fprintf(f, "  several nodes: NAP below ");
     print_size(f, p->nap_max_bytes);
-    fprintf(f, ", ring from there; one node: NAP (intra-node recursive doubling) below ");
+    fprintf(f, ", ring from there; NAP's intra-node steps in shared memory\n");
+    fprintf(f, "  one node: reduce_scatter + allgather in shared memory, every size and operation;\n"
+               "    without shared memory NAP (recursive doubling) below ");
     print_size(f, p->nap_max_bytes_1node);
-    fprintf(f, ", ring from there\n  non-commutative operations: recursive doubling in rank order\n");
+    fprintf(f, ", ring from there\n  non-commutative operations across nodes: recursive doubling in rank order\n");
     fprintf(f, "\npredicted time over the whole machine (%d x %d ranks), microseconds:\n", n, p->ppn);
     fprintf(f, "  %10s %12s %12s %12s  %s\n", "bytes", "nap", "ring", "rd", "chosen");
     for (double b = 8; b <= 64.0 * 1024 * 1024; b *= 16) {

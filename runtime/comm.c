@@ -36,6 +36,7 @@ static void comm_free(trd_comm *c)
 {
     if (!c)
         return;
+    trd_shm_free(c);
     if (c->comm != MPI_COMM_NULL)
         PMPI_Comm_free(&c->comm);
     free(c->ring);
@@ -206,6 +207,14 @@ static int comm_build(MPI_Comm comm, const trd_machine *m, trd_comm **out)
         return rc;
     c->machine = m;
     c->comm = MPI_COMM_NULL;
+    int inter = 0;
+    PMPI_Comm_test_inter(comm, &inter);
+    if (inter) {
+        c->fallback = 1;
+        snprintf(c->why, sizeof c->why, "intercommunicator");
+        *out = c;
+        return MPI_SUCCESS;
+    }
     PMPI_Comm_size(comm, &c->size);
     PMPI_Comm_rank(comm, &c->rank);
 
@@ -269,6 +278,8 @@ static int comm_build(MPI_Comm comm, const trd_machine *m, trd_comm **out)
     if ((rc = plan_nap(c)) != MPI_SUCCESS)
         goto fail;
     if ((rc = PMPI_Comm_dup(comm, &c->comm)) != MPI_SUCCESS)
+        goto fail;
+    if ((rc = trd_shm_create(c)) != MPI_SUCCESS)
         goto fail;
 done:
     free(nodes);

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const alg_names[TRD_ALG_MAX] = {"auto", "ring", "nap", "rd"};
+static const char *const alg_names[TRD_ALG_MAX] = {"auto", "ring", "nap", "rd", "shm"};
 
 const char *trd_algorithm_name(int alg)
 {
@@ -35,7 +35,8 @@ int trd_env_algorithm(void)
         }
         if (!found)
             fprintf(stderr,
-                    "treeduce: TREEDUCE_ALGORITHM='%s' is not one of auto, ring, nap, rd; using auto\n",
+                    "treeduce: TREEDUCE_ALGORITHM='%s' is not one of auto, ring, nap, rd, shm; "
+                    "using auto\n",
                     v);
     }
     return alg;

@@ -472,10 +472,17 @@ trd_kernel_fn trd_kernel_lookup(MPI_Datatype type, MPI_Op op)
 
 int trd_reducer_init(trd_reducer *r, MPI_Datatype type, MPI_Op op)
 {
+    /* The last predefined (type, op) pair resolved on this thread: handles of
+     * predefined objects never change, and most programs repeat one pair. */
+    static _Thread_local trd_reducer last;
     int rc = MPI_SUCCESS;
     int nints, naddrs, ntypes, combiner, commutative;
     MPI_Aint lb, extent;
 
+    if (last.extent && last.type == type && last.op == op) {
+        *r = last;
+        return MPI_SUCCESS;
+    }
     r->fn = NULL;
     r->op = op;
     r->type = type;
@@ -502,6 +509,8 @@ int trd_reducer_init(trd_reducer *r, MPI_Datatype type, MPI_Op op)
     r->extent = (size_t)extent;
     r->commutative = commutative;
     r->fn = trd_kernel_lookup(type, op);
+    if (trd_op_is_predefined(op))
+        last = *r;
 
 fn_exit:
     return rc;

@@ -79,10 +79,11 @@ enum trd_algorithm {
     TRD_ALG_RING,     /* ring reduce_scatter + ring allgather [TREE §3.2] */
     TRD_ALG_NAP,      /* node-aware parallel [NAP Alg. 1] */
     TRD_ALG_RD,       /* recursive doubling with non-power-of-two fold [MPICH §4] */
+    TRD_ALG_SHM,      /* one node: reduce_scatter + allgather in shared memory [FLEX §2.1] */
     TRD_ALG_MAX
 };
 
-/* Name of an algorithm ("ring", "nap", "rd", "auto"). */
+/* Name of an algorithm ("auto", "ring", "nap", "rd", "shm"). */
 const char *trd_algorithm_name(int alg);
 
 /* TREEDUCE_ALGORITHM, parsed once: TRD_ALG_AUTO when unset or empty.  An
@@ -132,6 +133,8 @@ typedef struct trd_comm {
     /* scratch memory reused across calls */
     void *scratch;
     size_t scratch_bytes;
+    /* shared memory among the ranks of this rank's node, or NULL */
+    struct trd_shm *shm;
 } trd_comm;
 
 /* The cached description of comm for machine m, building it on first use
@@ -159,6 +162,36 @@ static inline int trd_node_rank(const trd_comm *c, int node, int local)
 int trd_waitall(int n, MPI_Request *reqs);
 
 #define TRD_TAG 0x7e1d
+
+/* ---- Shared memory among the ranks of a node (runtime/shm.c) ------------ */
+
+/* Bytes of one data slot per rank; messages stream through it in chunks. */
+#define TRD_SHM_SLOT_BYTES (256 * 1024)
+
+/* Create the node segment for c (collective over c->comm; called once by
+ * trd_comm_get).  One window per node from MPI_Win_allocate_shared, so MPI
+ * releases it even when a job aborts.  Leaves c->shm NULL, and returns
+ * MPI_SUCCESS, where the ranks of one node cannot share memory (virtual
+ * placement across real hosts) or TREEDUCE_SHM=0. */
+int trd_shm_create(trd_comm *c);
+
+/* Release c->shm (collective over the node). */
+void trd_shm_free(trd_comm *c);
+
+/* Allreduce among the ranks of this node through the segment [FLEX §2.1,
+ * one step of radix ppn]: ranks 0..ncontrib-1 of the node (local order)
+ * contribute count elements from sendbuf (MPI_IN_PLACE: recvbuf), every rank
+ * of the node gets the reduction in recvbuf.  Messages stream through the
+ * segment in chunks with double buffering; each chunk is reduce-scattered
+ * (every rank reduces 1/ppn of it) and then gathered, or, for small chunks,
+ * reduced whole by every rank.  The reduction runs in local rank order
+ * (x_0 op x_1 op ...), so non-commutative ops are correct when local order is
+ * rank order, and every rank gets the same bits.  Synchronisation is by
+ * per-rank epoch counters (release/acquire), no barrier calls.
+ * Cost = 3 alpha_shm + (2 + 1/ppn) m beta_mem + (ncontrib-1)/ppn m gamma
+ * Returns MPI_SUCCESS or MPI_ERR_NO_MEM. */
+int trd_shm_allreduce(trd_comm *c, const void *sendbuf, void *recvbuf, int count,
+                      const trd_reducer *red, int ncontrib);
 
 #ifdef __cplusplus
 }

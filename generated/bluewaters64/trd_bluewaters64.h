@@ -20,14 +20,15 @@ extern "C" {
  * rank.  Returns an MPI error code.  Anything the plan does not cover (derived
  * datatypes, intercommunicators, ranks on hosts that are not nodes of this
  * machine, TREEDUCE_DISABLE=1) is passed to PMPI_Allreduce; TREEDUCE_VERBOSE=1
- * says why, once.  Algorithms: NAP [NAP Alg. 1] below the planned message size,
- * ring reduce_scatter + allgather over the DFS order [TREE §3.2] from it,
- * recursive doubling [MPICH §4] for non-commutative ops; TREEDUCE_ALGORITHM=
- * ring|nap|rd forces one. */
+ * says why, once.  Algorithms: on one node, reduce_scatter + allgather in
+ * shared memory [FLEX §2.1]; across nodes, NAP [NAP Alg. 1] below the planned
+ * message size and ring reduce_scatter + allgather over the DFS order
+ * [TREE §3.2] from it, recursive doubling [MPICH §4] for non-commutative ops;
+ * TREEDUCE_ALGORITHM=ring|nap|rd|shm forces one. */
 int trd_bluewaters64_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                          MPI_Op op, MPI_Comm comm);
 
-/* The same with the algorithm given (0 auto, 1 ring, 2 nap, 3 rd: enum
+/* The same with the algorithm given (0 auto, 1 ring, 2 nap, 3 rd, 4 shm: enum
  * trd_algorithm); an algorithm that cannot run the call falls back to
  * PMPI_Allreduce. */
 int trd_bluewaters64_allreduce_alg(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,

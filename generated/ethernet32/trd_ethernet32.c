@@ -212,7 +212,8 @@ static int ring_allreduce(trd_comm *c, void *buf, int count, const trd_reducer *
 }
 
 /* Algorithm: NAP, node-aware parallel allreduce [NAP Alg. 1, §III-A].  An
- * intra-node allreduce gives every rank of a node the node's partial result;
+ * intra-node allreduce (in shared memory where the node has it, else
+ * recursive doubling) gives every rank of a node the node's partial result;
  * then ceil(log_k n) inter-node steps (k = max(2, lanes), lanes = the smallest
  * ranks-per-node) in which lane r of a node receives the data of subgroup r of
  * its group, each followed by an intra-node allreduce over the lanes that hold
@@ -235,7 +236,10 @@ static int nap_allreduce(trd_comm *c, void *buf, int count, const trd_reducer *r
     int lanes = c->nap_lanes, rc;
     MPI_Request reqs[64];
 
-    rc = rd_allreduce(c, local, c->ppn, c->local, buf, tmp, count, red);
+    if (c->shm)
+        rc = trd_shm_allreduce(c, MPI_IN_PLACE, buf, count, red, c->ppn);
+    else
+        rc = rd_allreduce(c, local, c->ppn, c->local, buf, tmp, count, red);
     for (int s = 0; rc == MPI_SUCCESS && s < c->nap_steps; s++) {
         int g = c->nap_nsub[s], j = c->nap_sub[s];
         if (g <= 1)
@@ -276,7 +280,9 @@ static int nap_allreduce(trd_comm *c, void *buf, int count, const trd_reducer *r
         if (rc != MPI_SUCCESS)
             break;
         /* allreduce over the lanes with a part, then hand the result on */
-        if (c->local < cnt) {
+        if (c->shm) {
+            rc = trd_shm_allreduce(c, MPI_IN_PLACE, buf, count, red, cnt);
+        } else if (c->local < cnt) {
             rc = rd_allreduce(c, local, cnt, c->local, buf, tmp, count, red);
             for (int l = c->local + cnt; rc == MPI_SUCCESS && l < c->ppn; l += cnt)
                 rc = PMPI_Send(buf, count, red->type, local[l], TRD_TAG, c->comm);
@@ -296,7 +302,7 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
     const char *why = NULL;
     trd_reducer red;
     trd_comm *c = NULL;
-    int rc, inter = 0;
+    int rc;
 
     if (trd_env_disabled()) {
         why = "TREEDUCE_DISABLE is set";
@@ -304,10 +310,6 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
     }
     if (count < 0 || comm == MPI_COMM_NULL) {
         why = "invalid arguments";
-        goto fallback;
-    }
-    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) {
-        why = "intercommunicator";
         goto fallback;
     }
     if (trd_reducer_init(&red, datatype, op) != MPI_SUCCESS) {
@@ -324,6 +326,7 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
     }
     if (count == 0)
         return MPI_SUCCESS;
+    /* also decides, once per communicator, that an intercommunicator is not ours */
     if ((rc = trd_comm_get(comm, &machine, &c)) != MPI_SUCCESS)
         return rc;
     if (c->fallback) {
@@ -331,18 +334,28 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
         goto fallback;
     }
     size_t bytes = (size_t)count * red.extent;
-    if (sendbuf != MPI_IN_PLACE)
-        memcpy(recvbuf, sendbuf, bytes);
-    if (c->size == 1)
-        return MPI_SUCCESS;
-
+    int one_node_shm = c->nnodes == 1 && c->shm;
     if (alg == TRD_ALG_AUTO) {
         size_t nap_max = c->nnodes > 1 ? machine.nap_max_bytes : machine.nap_max_bytes_1node;
-        if (!red.commutative)
+        if (one_node_shm)
+            alg = TRD_ALG_SHM; /* local order is rank order: any op */
+        else if (!red.commutative)
             alg = TRD_ALG_RD;
         else
             alg = bytes < nap_max ? TRD_ALG_NAP : TRD_ALG_RING;
     }
+    if (alg == TRD_ALG_SHM && c->size > 1) {
+        if (!one_node_shm) {
+            why = "shm needs a communicator on one node with shared memory";
+            goto fallback;
+        }
+        trd_choice_note(&machine, "MPI_Allreduce", alg);
+        return trd_shm_allreduce(c, sendbuf, recvbuf, count, &red, c->ppn);
+    }
+    if (sendbuf != MPI_IN_PLACE)
+        memcpy(recvbuf, sendbuf, bytes);
+    if (c->size == 1)
+        return MPI_SUCCESS;
     if (alg != TRD_ALG_RD && !red.commutative) {
         why = "ring and nap need a commutative operation";
         goto fallback_copied;
