@@ -276,7 +276,7 @@ int trd_emit(trd_topo_t t, const trd_plan *p, const trd_emit_opts *o, const char
               TRD_VERSION, o->input, o->input_sha256, o->command);
     int rc = tables(t, p, o->name, &tab);
     static const char *const alg_files[] = {"allreduce_rd.c.in", "allreduce_ring.c.in",
-                                            "allreduce_nap.c.in"};
+                                            "allreduce_nap.c.in", "pieces_p2p.c.in"};
     for (size_t a = 0; a < sizeof alg_files / sizeof alg_files[0]; a++) {
         const char *txt = trd_template(alg_files[a]);
         if (!txt) {

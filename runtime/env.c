@@ -82,12 +82,12 @@ void trd_fallback_note(const trd_machine *m, const char *routine, const char *wh
                 why);
 }
 
-void trd_choice_note(const trd_machine *m, const char *routine, int alg)
+void trd_choice_note(const trd_machine *m, const char *routine, const char *alg)
 {
-    char key[64];
+    char key[96];
     if (trd_env_verbose() < 2)
         return;
-    snprintf(key, sizeof key, "%s runs %s", routine, trd_algorithm_name(alg));
+    snprintf(key, sizeof key, "%s runs %s", routine, alg);
     if (first_time(key))
         fprintf(stderr, "treeduce[%s]: %s\n", m->name, key);
 }
@@ -101,4 +101,15 @@ int trd_op_is_predefined(MPI_Op op)
         if (op == ops[i])
             return 1;
     return 0;
+}
+
+int trd_type_extent(MPI_Datatype type, size_t *extent)
+{
+    int ni, na, nt, combiner;
+    MPI_Aint lb, ext;
+    if (type == MPI_DATATYPE_NULL || PMPI_Type_get_envelope(type, &ni, &na, &nt, &combiner) != MPI_SUCCESS ||
+        combiner != MPI_COMBINER_NAMED || PMPI_Type_get_extent(type, &lb, &ext) != MPI_SUCCESS || ext <= 0)
+        return MPI_ERR_TYPE;
+    *extent = (size_t)ext;
+    return MPI_SUCCESS;
 }

@@ -87,19 +87,35 @@ static void publish(struct trd_shm *s, int which, uint64_t e)
     atomic_store_explicit(counter(s, s->me, which), e, memory_order_release);
 }
 
-/* Wait until ranks 0..nranks-1 have published at least e: spin, then yield. */
+/* Wait until rank r has published at least e: spin, then yield. */
+static void wait_one(const struct trd_shm *s, int which, int r, uint64_t e)
+{
+    _Atomic uint64_t *f = counter(s, r, which);
+    unsigned spins = 0;
+    while (atomic_load_explicit(f, memory_order_acquire) < e) {
+        if (++spins < TRD_SHM_SPINS)
+            cpu_relax();
+        else
+            sched_yield();
+    }
+}
+
+/* Wait until ranks 0..nranks-1 have published at least e. */
 static void wait_all(const struct trd_shm *s, int which, int nranks, uint64_t e)
 {
-    for (int r = 0; r < nranks; r++) {
-        _Atomic uint64_t *f = counter(s, r, which);
-        unsigned spins = 0;
-        while (atomic_load_explicit(f, memory_order_acquire) < e) {
-            if (++spins < TRD_SHM_SPINS)
-                cpu_relax();
-            else
-                sched_yield();
-        }
-    }
+    for (int r = 0; r < nranks; r++)
+        wait_one(s, which, r, e);
+}
+
+/* Start the next chunk: its epoch, with slot b = epoch & 1 free for reuse
+ * (every rank has finished the chunk that last used it, epoch - 2). */
+static uint64_t next_epoch(struct trd_shm *s, int *b)
+{
+    uint64_t e = ++s->epoch;
+    *b = (int)(e & 1);
+    if (e > 2)
+        wait_all(s, CTR_DONE, s->n, e - 2);
+    return e;
 }
 
 int trd_shm_create(trd_comm *c)
@@ -206,45 +222,141 @@ static int fold(const struct trd_shm *s, int b, int inl, int k, size_t off, size
     return rc;
 }
 
-int trd_shm_allreduce(trd_comm *c, const void *sendbuf, void *recvbuf, int count,
-                      const trd_reducer *red, int ncontrib)
+/* The reduction of ranks 0..ncontrib-1's contributions, chunk by chunk, to
+ * every rank (root < 0) or to local rank root only. */
+static int shm_reduce(trd_comm *c, const void *sendbuf, void *recvbuf, int count,
+                      const trd_reducer *red, int ncontrib, int root)
 {
     struct trd_shm *s = c->shm;
     const char *src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     char *dst = recvbuf;
     size_t ext = red->extent, per = s->slot / ext;
-    int rc = MPI_SUCCESS;
+    int rc = MPI_SUCCESS, gets = root < 0 || root == s->me;
     if (per == 0)
         return MPI_ERR_TYPE;
     for (size_t first = 0; first < (size_t)count && rc == MPI_SUCCESS; first += per) {
         size_t cnt = (size_t)count - first < per ? (size_t)count - first : per;
         size_t bytes = cnt * ext;
-        uint64_t e = ++s->epoch;
-        int b = (int)(e & 1);
-        /* slot b was last used by epoch e-2: everyone must be done with it */
-        int inl = bytes <= TRD_SHM_INLINE_BYTES;
-        if (e > 2)
-            wait_all(s, CTR_DONE, s->n, e - 2);
+        int b, inl = bytes <= TRD_SHM_INLINE_BYTES;
+        uint64_t e = next_epoch(s, &b);
         if (s->me < ncontrib)
             memcpy(contribution(s, s->me, b, inl), src + first * ext, bytes);
         publish(s, CTR_IN, e);
-        wait_all(s, CTR_IN, ncontrib, e);
         if (bytes <= TRD_SHM_WHOLE_BYTES || s->n == 1) {
-            rc = fold(s, b, inl, ncontrib, 0, cnt, dst + first * ext, red);
+            if (gets) {
+                wait_all(s, CTR_IN, ncontrib, e);
+                rc = fold(s, b, inl, ncontrib, 0, cnt, dst + first * ext, red);
+            }
         } else {
             size_t lo, hi;
+            wait_all(s, CTR_IN, ncontrib, e);
             block_range(cnt, ext, s->n, s->me, &lo, &hi);
             if (hi > lo)
                 rc = fold(s, b, 0, ncontrib, lo * ext, hi - lo, slot_out(s, s->me, b) + lo * ext,
                           red);
             publish(s, CTR_RED, e);
-            wait_all(s, CTR_RED, s->n, e);
-            for (int r = 0; r < s->n; r++) {
-                block_range(cnt, ext, s->n, r, &lo, &hi);
-                memcpy(dst + (first + lo) * ext, slot_out(s, r, b) + lo * ext, (hi - lo) * ext);
+            if (gets) {
+                wait_all(s, CTR_RED, s->n, e);
+                for (int r = 0; r < s->n; r++) {
+                    block_range(cnt, ext, s->n, r, &lo, &hi);
+                    memcpy(dst + (first + lo) * ext, slot_out(s, r, b) + lo * ext, (hi - lo) * ext);
+                }
             }
         }
         publish(s, CTR_DONE, e);
     }
     return rc;
+}
+
+int trd_shm_allreduce(trd_comm *c, const void *sendbuf, void *recvbuf, int count,
+                      const trd_reducer *red, int ncontrib)
+{
+    return shm_reduce(c, sendbuf, recvbuf, count, red, ncontrib, -1);
+}
+
+int trd_shm_reduce(trd_comm *c, const void *sendbuf, void *recvbuf, int count,
+                   const trd_reducer *red, int root)
+{
+    return shm_reduce(c, sendbuf, recvbuf, count, red, c->shm->n, root);
+}
+
+int trd_shm_reduce_scatter_block(trd_comm *c, const void *sendbuf, void *recvbuf, int recvcount,
+                                 const trd_reducer *red)
+{
+    struct trd_shm *s = c->shm;
+    const char *src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    char *dst = recvbuf;
+    size_t ext = red->extent, n = (size_t)s->n, per = s->slot / (ext * n);
+    int rc = MPI_SUCCESS;
+    if (per == 0)
+        return MPI_ERR_TYPE;
+    /* chunk k holds elements [first, first+cnt) of every rank's block */
+    for (size_t first = 0; first < (size_t)recvcount && rc == MPI_SUCCESS; first += per) {
+        size_t cnt = (size_t)recvcount - first < per ? (size_t)recvcount - first : per;
+        int b;
+        uint64_t e = next_epoch(s, &b);
+        char *slot = slot_in(s, s->me, b);
+        for (size_t j = 0; j < n; j++)
+            memcpy(slot + j * cnt * ext, src + (j * (size_t)recvcount + first) * ext, cnt * ext);
+        publish(s, CTR_IN, e);
+        wait_all(s, CTR_IN, s->n, e);
+        rc = fold(s, b, 0, s->n, (size_t)s->me * cnt * ext, cnt, dst + first * ext, red);
+        publish(s, CTR_DONE, e);
+    }
+    return rc;
+}
+
+int trd_shm_allgather(trd_comm *c, const void *sendbuf, void *recvbuf, int count, size_t extent)
+{
+    struct trd_shm *s = c->shm;
+    char *dst = recvbuf;
+    const char *src = sendbuf == MPI_IN_PLACE ? dst + (size_t)s->me * (size_t)count * extent
+                                              : (const char *)sendbuf;
+    size_t per = s->slot / extent;
+    if (per == 0)
+        return MPI_ERR_TYPE;
+    for (size_t first = 0; first < (size_t)count; first += per) {
+        size_t cnt = (size_t)count - first < per ? (size_t)count - first : per;
+        size_t bytes = cnt * extent;
+        int b, inl = bytes <= TRD_SHM_INLINE_BYTES;
+        uint64_t e = next_epoch(s, &b);
+        memcpy(contribution(s, s->me, b, inl), src + first * extent, bytes);
+        publish(s, CTR_IN, e);
+        for (int r = 0; r < s->n; r++) {
+            char *to = dst + ((size_t)r * (size_t)count + first) * extent;
+            if (r == s->me) {
+                if (sendbuf != MPI_IN_PLACE)
+                    memcpy(to, src + first * extent, bytes);
+                continue;
+            }
+            wait_one(s, CTR_IN, r, e);
+            memcpy(to, contribution(s, r, b, inl), bytes);
+        }
+        publish(s, CTR_DONE, e);
+    }
+    return MPI_SUCCESS;
+}
+
+int trd_shm_bcast(trd_comm *c, void *buf, int count, size_t extent, int root)
+{
+    struct trd_shm *s = c->shm;
+    char *data = buf;
+    size_t per = s->slot / extent;
+    if (per == 0)
+        return MPI_ERR_TYPE;
+    for (size_t first = 0; first < (size_t)count; first += per) {
+        size_t cnt = (size_t)count - first < per ? (size_t)count - first : per;
+        size_t bytes = cnt * extent;
+        int b, inl = bytes <= TRD_SHM_INLINE_BYTES;
+        uint64_t e = next_epoch(s, &b);
+        if (s->me == root) {
+            memcpy(contribution(s, root, b, inl), data + first * extent, bytes);
+            publish(s, CTR_IN, e);
+        } else {
+            wait_one(s, CTR_IN, root, e);
+            memcpy(data + first * extent, contribution(s, root, b, inl), bytes);
+        }
+        publish(s, CTR_DONE, e);
+    }
+    return MPI_SUCCESS;
 }

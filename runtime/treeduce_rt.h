@@ -48,6 +48,10 @@ typedef struct trd_reducer {
  * a predefined datatype (the caller then falls back to the PMPI routine). */
 int trd_reducer_init(trd_reducer *r, MPI_Datatype type, MPI_Op op);
 
+/* Extent in bytes of a predefined (named) datatype: MPI_SUCCESS, or
+ * MPI_ERR_TYPE for a derived type. */
+int trd_type_extent(MPI_Datatype type, size_t *extent);
+
 /* Nonzero if op is one of MPI's predefined operations. */
 int trd_op_is_predefined(MPI_Op op);
 
@@ -101,8 +105,8 @@ int trd_env_verbose(void);
 void trd_fallback_note(const trd_machine *m, const char *routine, const char *why);
 
 /* With TREEDUCE_VERBOSE=2, print "treeduce[<machine>]: <routine> runs <alg>"
- * the first time routine runs algorithm alg in this process. */
-void trd_choice_note(const trd_machine *m, const char *routine, int alg);
+ * the first time routine runs algorithm alg (a name) in this process. */
+void trd_choice_note(const trd_machine *m, const char *routine, const char *alg);
 
 /* ---- Communicator cache (runtime/comm.c) ------------------------------ */
 
@@ -192,6 +196,29 @@ void trd_shm_free(trd_comm *c);
  * Returns MPI_SUCCESS or MPI_ERR_NO_MEM. */
 int trd_shm_allreduce(trd_comm *c, const void *sendbuf, void *recvbuf, int count,
                       const trd_reducer *red, int ncontrib);
+
+/* The pieces on one node, through the same segment and counters; ranks and
+ * roots are local ranks (on a one-node communicator: comm ranks).  Reductions
+ * run in local rank order, so non-commutative ops are right.  Each returns
+ * MPI_SUCCESS or MPI_ERR_TYPE (an element larger than a slot).
+ *
+ * Reduce to root: count elements from sendbuf (MPI_IN_PLACE at root:
+ * recvbuf); recvbuf significant at root only.  [FLEX §2.3, reduce half of
+ * the recursive exchange]  Cost = 3 alpha_shm + 2 m beta_mem + (p-1)/p m gamma */
+int trd_shm_reduce(trd_comm *c, const void *sendbuf, void *recvbuf, int count,
+                   const trd_reducer *red, int root);
+/* Reduce_scatter_block: rank i gets block i (recvcount elements) of the
+ * reduction of the p*recvcount elements of sendbuf (MPI_IN_PLACE: recvbuf).
+ * Cost = 2 alpha_shm + 2 m beta_mem + (p-1)/p m gamma, m = p*recvcount*extent */
+int trd_shm_reduce_scatter_block(trd_comm *c, const void *sendbuf, void *recvbuf, int recvcount,
+                                 const trd_reducer *red);
+/* Allgather of count elements (extent bytes) per rank into recvbuf in rank
+ * order; MPI_IN_PLACE: this rank's block is already in recvbuf.
+ * Cost = 2 alpha_shm + (1 + p) (m/p) beta_mem, m = p*count*extent */
+int trd_shm_allgather(trd_comm *c, const void *sendbuf, void *recvbuf, int count, size_t extent);
+/* Bcast of count elements (extent bytes) from root.
+ * Cost = 2 alpha_shm + 2 m beta_mem */
+int trd_shm_bcast(trd_comm *c, void *buf, int count, size_t extent, int root);
 
 #ifdef __cplusplus
 }

@@ -4,6 +4,7 @@
  * sha256:  41d8c2a42b59b18e9e3ec9bf72f97ed40249eb5a398787b1f331bee61100d3c3
  * command: treeduce-gen topologies/bluewaters64.topo -o generated/bluewaters64
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "treeduce_rt.h"
@@ -332,6 +333,607 @@ static int nap_allreduce(trd_comm *c, void *buf, int count, const trd_reducer *r
     return rc;
 }
 
+/* Algorithm: MPI_Reduce_scatter_block, MPI_Allgather, MPI_Bcast and MPI_Reduce
+ * on point-to-point messages, each picked by message size, power-of-two size
+ * and commutativity with MPICH's switch points [MPICH §4]:
+ *   reduce_scatter_block  recursive halving (commutative, < 512 KB), recursive
+ *                         doubling (non-commutative, < 512 B), pairwise
+ *                         exchange in rank order (the rest)       [MPICH §4.3]
+ *   allgather             recursive doubling (p = 2^k, < 512 KB), Bruck
+ *                         (< 80 KB), ring                          [MPICH §4.1]
+ *   bcast                 binomial tree (< 12 KB or p < 8), van de Geijn
+ *                         scatter + allgather (rec. doubling for p = 2^k and
+ *                         < 512 KB, ring otherwise)                [MPICH §4.2]
+ *   reduce                Rabenseifner reduce-scatter + gather (commutative,
+ *                         > 2 KB), binomial tree in rank order     [MPICH §4.4]
+ * Cost = per algorithm below, m = bytes of the whole vector (p blocks for
+ * reduce_scatter_block and allgather).
+ * Every entry point takes any p, count 0 and any root; non-commutative ops
+ * are combined in rank order, x_0 op x_1 op ... op x_{p-1}.  One message's
+ * element count must fit in an int: the long-message choices send at most
+ * one block at a time.
+ */
+
+#define TRD_P2P_REDSCAT_LONG_BYTES (512 * 1024)   /* commutative: halving below */
+#define TRD_P2P_REDSCAT_NONCOMM_BYTES 512         /* non-commutative: doubling below */
+#define TRD_P2P_ALLGATHER_LONG_BYTES (512 * 1024) /* p = 2^k: doubling below */
+#define TRD_P2P_ALLGATHER_SHORT_BYTES (80 * 1024) /* Bruck below */
+#define TRD_P2P_BCAST_SHORT_BYTES (12 * 1024)     /* binomial below */
+#define TRD_P2P_BCAST_MIN_PROCS 8                 /* binomial below (gain needs lg p > 2) */
+#define TRD_P2P_BCAST_LONG_BYTES (512 * 1024)     /* p = 2^k: doubling allgather below */
+#define TRD_P2P_REDUCE_SHORT_BYTES 2048           /* binomial up to */
+
+/* ---- Helpers ------------------------------------------------------------ */
+
+static void *p2p_at(void *buf, size_t extent, size_t i)
+{
+    return (char *)buf + i * extent;
+}
+
+static const void *p2p_cat(const void *buf, size_t extent, size_t i)
+{
+    return (const char *)buf + i * extent;
+}
+
+/* Offset and length of block i when n elements are split into p blocks whose
+ * sizes differ by at most one (the first n % p are larger); size_t so that a
+ * whole allgather vector may exceed INT_MAX elements. */
+static size_t p2p_blk_off(size_t n, int p, int i)
+{
+    size_t base = n / (size_t)p, extra = n % (size_t)p;
+    return (size_t)i * base + ((size_t)i < extra ? (size_t)i : extra);
+}
+
+static int p2p_blk_count(size_t n, int p, int i)
+{
+    return (int)(p2p_blk_off(n, p, i + 1) - p2p_blk_off(n, p, i));
+}
+
+static int p2p_pof2_floor(int p)
+{
+    int q = 1;
+    while (q * 2 <= p)
+        q *= 2;
+    return q;
+}
+
+/* bytes of c's scratch in *out, never NULL (so that empty copies stay
+ * defined).  One call per algorithm: a second call may move the memory the
+ * first returned. */
+static int p2p_scratch(trd_comm *c, size_t bytes, char **out)
+{
+    *out = trd_comm_scratch(c, bytes ? bytes : 1);
+    return *out ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+}
+
+/* ---- Non-power-of-two fold [MPICH §4.3] -------------------------------- */
+
+/* The first 2*rem ranks pair up as (2i, 2i+1) and one rank of each pair hands
+ * its vector to the other, which leaves q = p - rem = 2^k survivors.  New
+ * rank i stands for ranks p2p_fold_first(i) .. p2p_fold_first(i+1)-1, so new
+ * rank order is rank order. */
+static int p2p_fold_first(int i, int rem)
+{
+    return i < rem ? 2 * i : i + rem;
+}
+
+/* Comm rank of new rank i: the odd rank of a pair, or keep (a root, or -1)
+ * when keep is in the pair. */
+static int p2p_fold_rank(int i, int rem, int keep)
+{
+    if (i >= rem)
+        return i + rem;
+    return keep >= 0 && keep / 2 == i ? keep : 2 * i + 1;
+}
+
+/* Nonzero if this rank survives the fold and receives from the rank below:
+ * it then needs n elements of tmp in p2p_fold. */
+static int p2p_fold_recv_below(int r, int rem, int keep)
+{
+    return r < 2 * rem && p2p_fold_rank(r / 2, rem, keep) == r && (r ^ 1) < r;
+}
+
+/* Fold sendbuf[0:n): survivors get work[0:n) = the pair's vector combined in
+ * rank order and *newrank, the others send theirs and get *newrank = -1. */
+static int p2p_fold(trd_comm *c, int rem, int keep, const void *sendbuf, void *work, void *tmp,
+                    int n, const trd_reducer *red, int *newrank)
+{
+    int r = c->rank, peer = c->rank ^ 1, rc;
+    *newrank = -1;
+    if (r >= 2 * rem) {
+        memcpy(work, sendbuf, (size_t)n * red->extent);
+        *newrank = r - rem;
+        return MPI_SUCCESS;
+    }
+    if (p2p_fold_rank(r / 2, rem, keep) != r)
+        return PMPI_Send(sendbuf, n, red->type, peer, TRD_TAG, c->comm);
+    *newrank = r / 2;
+    if (peer < r) {
+        memcpy(work, sendbuf, (size_t)n * red->extent);
+        rc = PMPI_Recv(tmp, n, red->type, peer, TRD_TAG, c->comm, MPI_STATUS_IGNORE);
+        return rc != MPI_SUCCESS ? rc : trd_reduce(red, tmp, work, (size_t)n);
+    }
+    rc = PMPI_Recv(work, n, red->type, peer, TRD_TAG, c->comm, MPI_STATUS_IGNORE);
+    return rc != MPI_SUCCESS ? rc : trd_reduce(red, sendbuf, work, (size_t)n);
+}
+
+/* Element offset of new block i of q after the fold, n elements in nb blocks:
+ * nb = p gives new rank i the blocks of the ranks it stands for
+ * (reduce_scatter), nb = q splits evenly (Rabenseifner's reduce). */
+static size_t p2p_new_off(size_t n, int nb, int q, int i)
+{
+    return p2p_blk_off(n, nb, p2p_fold_first(i, nb - q));
+}
+
+/* Recursive halving among the q = 2^k survivors [MPICH §4.3, Fig. 5]: new
+ * rank me starts with work[0:n) and ends with new block me reduced over all
+ * ranks.  At distance q/2, q/4, ..., 1 it sends the half of its range the
+ * partner keeps and reduces the half it keeps.  Commutative ops only.  tmp
+ * holds p2p_new_off(n, nb, q, q/2) elements (the larger half). */
+static int p2p_halving(trd_comm *c, int q, int me, int rem, int keep, int nb, void *work, void *tmp,
+                       int n, const trd_reducer *red)
+{
+    int lo = 0, hi = q, rc = MPI_SUCCESS;
+    for (int mask = q / 2; mask > 0; mask >>= 1) {
+        int k = me ^ mask, mid = lo + mask;
+        int klo = me < k ? lo : mid, khi = me < k ? mid : hi;
+        int slo = me < k ? mid : lo, shi = me < k ? hi : mid;
+        size_t ko = p2p_new_off((size_t)n, nb, q, klo), so = p2p_new_off((size_t)n, nb, q, slo);
+        int kn = (int)(p2p_new_off((size_t)n, nb, q, khi) - ko);
+        int sn = (int)(p2p_new_off((size_t)n, nb, q, shi) - so);
+        int peer = p2p_fold_rank(k, rem, keep);
+        rc = PMPI_Sendrecv(p2p_at(work, red->extent, so), sn, red->type, peer, TRD_TAG, tmp, kn,
+                           red->type, peer, TRD_TAG, c->comm, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        if ((rc = trd_reduce(red, tmp, p2p_at(work, red->extent, ko), (size_t)kn)) != MPI_SUCCESS)
+            return rc;
+        lo = klo;
+        hi = khi;
+    }
+    return rc;
+}
+
+/* ---- Reduce_scatter_block [MPICH §4.3] --------------------------------- */
+
+/* After the fold: the survivor of pair i returns block 2i to rank 2i, and
+ * every rank puts its block of work (or of the message) into recvbuf. */
+static int p2p_rsb_unfold(trd_comm *c, int rem, void *work, void *recvbuf, int recvcount,
+                          const trd_reducer *red)
+{
+    int r = c->rank, rc = MPI_SUCCESS;
+    size_t ext = red->extent;
+    if (r < 2 * rem && r % 2 == 0)
+        return PMPI_Recv(recvbuf, recvcount, red->type, r + 1, TRD_TAG, c->comm, MPI_STATUS_IGNORE);
+    if (r < 2 * rem)
+        rc = PMPI_Send(p2p_at(work, ext, (size_t)(r - 1) * (size_t)recvcount), recvcount, red->type,
+                       r - 1, TRD_TAG, c->comm);
+    memcpy(recvbuf, p2p_at(work, ext, (size_t)r * (size_t)recvcount), (size_t)recvcount * ext);
+    return rc;
+}
+
+/* Algorithm: recursive halving with the non-power-of-two fold [MPICH §4.3].
+ * Commutative ops only.
+ * Cost = lg p alpha + (p-1)/p m (beta + gamma)                  (p = 2^k)
+ * Cost = (floor(lg p) + 2) alpha + 2 m beta + (1 + (p-1)/p) m gamma  (otherwise)
+ */
+static int p2p_rsb_halving(trd_comm *c, const void *sendbuf, void *recvbuf, int recvcount,
+                           const trd_reducer *red)
+{
+    int p = c->size, r = c->rank, q = p2p_pof2_floor(p), rem = p - q, me, rc;
+    int n = p * recvcount;
+    size_t ext = red->extent, work_n = 0, tmp_n = 0;
+    if (r >= 2 * rem || r % 2) {
+        work_n = (size_t)n;
+        tmp_n = p2p_fold_recv_below(r, rem, -1) ? (size_t)n : p2p_new_off((size_t)n, p, q, q / 2);
+    }
+    char *s;
+    if ((rc = p2p_scratch(c, (work_n + tmp_n) * ext, &s)) != MPI_SUCCESS)
+        return rc;
+    void *work = s, *tmp = s + work_n * ext;
+    if ((rc = p2p_fold(c, rem, -1, sendbuf, work, tmp, n, red, &me)) != MPI_SUCCESS)
+        return rc;
+    if (me >= 0 && (rc = p2p_halving(c, q, me, rem, -1, p, work, tmp, n, red)) != MPI_SUCCESS)
+        return rc;
+    return p2p_rsb_unfold(c, rem, work, recvbuf, recvcount, red);
+}
+
+/* Element ranges [off, off+len) of work, in message order, that one
+ * recursive-doubling step sends (to new rank k) or receives (for new rank me):
+ * the blocks outside the combined group [lo, lo+2 mask) and the one block the
+ * other side keeps. */
+struct p2p_span {
+    size_t off, len;
+};
+
+static size_t p2p_rd_spans(size_t n, int nb, int q, int me, int mask, int blk,
+                           struct p2p_span sp[3])
+{
+    int lo = me & ~(2 * mask - 1), hi = lo + 2 * mask;
+    sp[0].off = 0;
+    sp[0].len = p2p_new_off(n, nb, q, lo);
+    sp[1].off = p2p_new_off(n, nb, q, hi);
+    sp[1].len = n - sp[1].off;
+    sp[2].off = p2p_new_off(n, nb, q, blk);
+    sp[2].len = p2p_new_off(n, nb, q, blk + 1) - sp[2].off;
+    return sp[0].len + sp[1].len + sp[2].len;
+}
+
+/* Algorithm: recursive doubling reduce-scatter with the non-power-of-two fold
+ * [MPICH §4.3].  At distance 1, 2, 4, ... a rank holds its group's partial
+ * result and sends the partner only what the partner still needs: the blocks
+ * outside their combined group and the partner's own block.  Groups are rank
+ * intervals and the lower one is always the left operand, so any op works.
+ * Cost = lg p alpha + ((1 + 1/p) lg p - 2(p-1)/p) m (beta + gamma)  (p = 2^k;
+ * otherwise the same for q = 2^floor(lg p), plus 2 alpha + (1 + 1/p) m beta
+ * + m gamma for the fold)
+ */
+static int p2p_rsb_doubling(trd_comm *c, const void *sendbuf, void *recvbuf, int recvcount,
+                            const trd_reducer *red)
+{
+    int p = c->size, r = c->rank, q = p2p_pof2_floor(p), rem = p - q, me = -1, rc;
+    int n = p * recvcount;
+    size_t ext = red->extent, work_n = 0, tmp_n = 0, send_max = 0, recv_max = 0;
+    struct p2p_span ss[3], rs[3];
+    if (r >= 2 * rem || r % 2) {
+        me = r < 2 * rem ? r / 2 : r - rem;
+        for (int mask = 1; mask < q; mask <<= 1) {
+            size_t ns = p2p_rd_spans((size_t)n, p, q, me, mask, me ^ mask, ss);
+            size_t nr = p2p_rd_spans((size_t)n, p, q, me, mask, me, rs);
+            send_max = ns > send_max ? ns : send_max;
+            recv_max = nr > recv_max ? nr : recv_max;
+        }
+        work_n = (size_t)n;
+        tmp_n = send_max + recv_max;
+        if (p2p_fold_recv_below(r, rem, -1) && tmp_n < (size_t)n)
+            tmp_n = (size_t)n;
+    }
+    char *s;
+    if ((rc = p2p_scratch(c, (work_n + tmp_n) * ext, &s)) != MPI_SUCCESS)
+        return rc;
+    char *work = s, *spack = s + work_n * ext, *rpack = spack + send_max * ext;
+    if ((rc = p2p_fold(c, rem, -1, sendbuf, work, spack, n, red, &me)) != MPI_SUCCESS)
+        return rc;
+    for (int mask = 1; me >= 0 && mask < q; mask <<= 1) {
+        int k = me ^ mask, peer = p2p_fold_rank(k, rem, -1);
+        size_t ns = p2p_rd_spans((size_t)n, p, q, me, mask, k, ss), at = 0;
+        size_t nr = p2p_rd_spans((size_t)n, p, q, me, mask, me, rs);
+        for (int i = 0; i < 3; i++) {
+            memcpy(spack + at * ext, work + ss[i].off * ext, ss[i].len * ext);
+            at += ss[i].len;
+        }
+        rc = PMPI_Sendrecv(spack, (int)ns, red->type, peer, TRD_TAG, rpack, (int)nr, red->type,
+                           peer, TRD_TAG, c->comm, MPI_STATUS_IGNORE);
+        at = 0;
+        for (int i = 0; i < 3 && rc == MPI_SUCCESS; i++) {
+            char *w = work + rs[i].off * ext, *in = rpack + at * ext;
+            if (k < me) {
+                rc = trd_reduce(red, in, w, rs[i].len); /* w = partner's group op mine */
+            } else {
+                rc = trd_reduce(red, w, in, rs[i].len); /* in = my group op partner's */
+                memcpy(w, in, rs[i].len * ext);
+            }
+            at += rs[i].len;
+        }
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    return p2p_rsb_unfold(c, rem, work, recvbuf, recvcount, red);
+}
+
+/* Algorithm: pairwise exchange [MPICH §4.3]: at step i = 1 .. p-1 rank r
+ * sends block r+i to rank r+i and gets its own block from rank r-i (mod p).
+ * Contributions arrive from r-1 down to 0, then from p-1 down to r+1; each
+ * is put on the left of one of two partial results, L = x_0..x_r and
+ * R = x_{r+1}..x_{p-1}, so the result L op R is in rank order for any op.
+ * Cost = (p-1) alpha + (p-1)/p m beta + (p-1)/p m gamma
+ */
+static int p2p_rsb_pairwise(trd_comm *c, const void *sendbuf, void *recvbuf, int recvcount,
+                            const trd_reducer *red)
+{
+    int p = c->size, r = c->rank, rc;
+    size_t ext = red->extent, blk = (size_t)recvcount * ext;
+    char *s;
+    /* R lives in recvbuf where it exists, so L op R lands there */
+    if ((rc = p2p_scratch(c, (r < p - 1 ? 2 : 1) * blk, &s)) != MPI_SUCCESS)
+        return rc;
+    void *tmp = s, *left = r < p - 1 ? s + blk : recvbuf, *right = recvbuf;
+    memcpy(left, p2p_cat(sendbuf, ext, (size_t)r * (size_t)recvcount), blk);
+    for (int i = 1; i < p; i++) {
+        int dst = (r + i) % p, src = (r - i + p) % p;
+        void *into = src == p - 1 ? right : tmp;
+        rc = PMPI_Sendrecv(p2p_cat(sendbuf, ext, (size_t)dst * (size_t)recvcount), recvcount,
+                           red->type, dst, TRD_TAG, into, recvcount, red->type, src, TRD_TAG,
+                           c->comm, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        if (src < r)
+            rc = trd_reduce(red, tmp, left, (size_t)recvcount);
+        else if (src < p - 1)
+            rc = trd_reduce(red, tmp, right, (size_t)recvcount);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    return r < p - 1 ? trd_reduce(red, left, right, (size_t)recvcount) : MPI_SUCCESS;
+}
+
+/* MPI_Reduce_scatter_block: rank i gets block i (recvcount elements) of the
+ * reduction of the size*recvcount elements of sendbuf over all ranks. */
+static int p2p_reduce_scatter_block(trd_comm *c, const void *sendbuf, void *recvbuf, int recvcount,
+                                    const trd_reducer *red)
+{
+    if (recvcount == 0)
+        return MPI_SUCCESS;
+    if (c->size == 1) {
+        memcpy(recvbuf, sendbuf, (size_t)recvcount * red->extent);
+        return MPI_SUCCESS;
+    }
+    size_t bytes = (size_t)c->size * (size_t)recvcount * red->extent;
+    if (red->commutative && bytes < TRD_P2P_REDSCAT_LONG_BYTES)
+        return p2p_rsb_halving(c, sendbuf, recvbuf, recvcount, red);
+    if (!red->commutative && bytes < TRD_P2P_REDSCAT_NONCOMM_BYTES)
+        return p2p_rsb_doubling(c, sendbuf, recvbuf, recvcount, red);
+    return p2p_rsb_pairwise(c, sendbuf, recvbuf, recvcount, red);
+}
+
+/* ---- Allgather [MPICH §4.1] -------------------------------------------- */
+
+/* The allgathers below work in place on buf[0:n) cut into p blocks
+ * (p2p_blk_off): the rank at relative rank j = (rank - root) mod p starts
+ * with block j and all ranks end with every block. */
+
+/* Algorithm: recursive doubling allgather [MPICH §4.1, Fig. 1]; p = 2^k.
+ * Cost = lg p alpha + (p-1)/p m beta
+ */
+static int p2p_gather_doubling(trd_comm *c, void *buf, size_t n, MPI_Datatype type, size_t extent,
+                               int root)
+{
+    int p = c->size, rel = (c->rank - root + p) % p, rc = MPI_SUCCESS;
+    for (int mask = 1; mask < p && rc == MPI_SUCCESS; mask <<= 1) {
+        int krel = rel ^ mask, g = rel & ~(mask - 1), kg = krel & ~(mask - 1);
+        size_t so = p2p_blk_off(n, p, g), ro = p2p_blk_off(n, p, kg);
+        rc = PMPI_Sendrecv(p2p_at(buf, extent, so), (int)(p2p_blk_off(n, p, g + mask) - so), type,
+                           (krel + root) % p, TRD_TAG, p2p_at(buf, extent, ro),
+                           (int)(p2p_blk_off(n, p, kg + mask) - ro), type, (krel + root) % p,
+                           TRD_TAG, c->comm, MPI_STATUS_IGNORE);
+    }
+    return rc;
+}
+
+/* Algorithm: ring allgather [MPICH §4.1]: each block travels p-1 hops to the
+ * next relative rank.
+ * Cost = (p-1) alpha + (p-1)/p m beta
+ */
+static int p2p_gather_ring(trd_comm *c, void *buf, size_t n, MPI_Datatype type, size_t extent,
+                           int root)
+{
+    int p = c->size, rel = (c->rank - root + p) % p, rc = MPI_SUCCESS;
+    int next = (c->rank + 1) % p, prev = (c->rank - 1 + p) % p;
+    for (int s = 0; s < p - 1 && rc == MPI_SUCCESS; s++) {
+        int sb = (rel - s + p) % p, rb = (rel - s - 1 + p) % p;
+        rc =
+            PMPI_Sendrecv(p2p_at(buf, extent, p2p_blk_off(n, p, sb)), p2p_blk_count(n, p, sb), type,
+                          next, TRD_TAG, p2p_at(buf, extent, p2p_blk_off(n, p, rb)),
+                          p2p_blk_count(n, p, rb), type, prev, TRD_TAG, c->comm, MPI_STATUS_IGNORE);
+    }
+    return rc;
+}
+
+/* Algorithm: Bruck's allgather: at distance 1, 2, 4, ... rank r sends the
+ * blocks it has, r .. r+d-1, to r-d, and gets r+d .. r+2d-1 from r+d; one
+ * rotation at the end puts them in rank order.  Any p.
+ * Cost = ceil(lg p) alpha + (p-1)/p m beta
+ */
+static int p2p_allgather_bruck(trd_comm *c, const void *sendbuf, void *recvbuf, int count,
+                               MPI_Datatype type, size_t extent)
+{
+    int p = c->size, r = c->rank, rc;
+    size_t blk = (size_t)count * extent;
+    char *tmp;
+    if ((rc = p2p_scratch(c, (size_t)p * blk, &tmp)) != MPI_SUCCESS)
+        return rc;
+    memcpy(tmp, sendbuf, blk);
+    for (int d = 1; d < p; d *= 2) {
+        int nblk = d < p - d ? d : p - d;
+        rc = PMPI_Sendrecv(tmp, nblk * count, type, (r - d + p) % p, TRD_TAG, tmp + (size_t)d * blk,
+                           nblk * count, type, (r + d) % p, TRD_TAG, c->comm, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    /* tmp holds the blocks of ranks r, r+1, ..., r-1 */
+    memcpy((char *)recvbuf + (size_t)r * blk, tmp, (size_t)(p - r) * blk);
+    memcpy(recvbuf, tmp + (size_t)(p - r) * blk, (size_t)r * blk);
+    return MPI_SUCCESS;
+}
+
+/* MPI_Allgather: count elements of type (extent bytes each) from every rank,
+ * in rank order, into recvbuf (size*count elements). */
+static int p2p_allgather(trd_comm *c, const void *sendbuf, void *recvbuf, int count,
+                         MPI_Datatype type, size_t extent)
+{
+    int p = c->size;
+    size_t n = (size_t)p * (size_t)count, bytes = n * extent;
+    if (count == 0)
+        return MPI_SUCCESS;
+    int pof2 = (p & (p - 1)) == 0;
+    if (!pof2 && bytes < TRD_P2P_ALLGATHER_SHORT_BYTES)
+        return p2p_allgather_bruck(c, sendbuf, recvbuf, count, type, extent);
+    memcpy(p2p_at(recvbuf, extent, (size_t)c->rank * (size_t)count), sendbuf,
+           (size_t)count * extent);
+    if (pof2 && bytes < TRD_P2P_ALLGATHER_LONG_BYTES)
+        return p2p_gather_doubling(c, recvbuf, n, type, extent, 0);
+    return p2p_gather_ring(c, recvbuf, n, type, extent, 0);
+}
+
+/* ---- Bcast [MPICH §4.2] ------------------------------------------------ */
+
+/* Binomial tree from root over relative ranks: relative rank j gets its data
+ * from j minus its lowest set bit and passes it on to j + 2^i for the lower
+ * bits 2^i.  With scatter set, only the blocks of the receiver's subtree
+ * travel, so relative rank j ends with block j of buf[0:count). */
+static int p2p_bcast_tree(trd_comm *c, void *buf, int count, MPI_Datatype type, size_t extent,
+                          int root, int scatter)
+{
+    int p = c->size, rel = (c->rank - root + p) % p, mask = 1, rc = MPI_SUCCESS;
+    size_t n = (size_t)count;
+    while (mask < p && !(rel & mask))
+        mask <<= 1;
+    if (rel) {
+        size_t lo = scatter ? p2p_blk_off(n, p, rel) : 0;
+        size_t hi = scatter ? p2p_blk_off(n, p, rel + mask < p ? rel + mask : p) : n;
+        rc = PMPI_Recv(p2p_at(buf, extent, lo), (int)(hi - lo), type, (rel - mask + root) % p,
+                       TRD_TAG, c->comm, MPI_STATUS_IGNORE);
+    }
+    for (mask >>= 1; mask > 0 && rc == MPI_SUCCESS; mask >>= 1) {
+        int child = rel + mask;
+        if (child >= p)
+            continue;
+        size_t lo = scatter ? p2p_blk_off(n, p, child) : 0;
+        size_t hi = scatter ? p2p_blk_off(n, p, child + mask < p ? child + mask : p) : n;
+        rc = PMPI_Send(p2p_at(buf, extent, lo), (int)(hi - lo), type, (child + root) % p, TRD_TAG,
+                       c->comm);
+    }
+    return rc;
+}
+
+/* Algorithm: binomial tree broadcast [MPICH §4.2].
+ * Cost = ceil(lg p) (alpha + m beta)
+ *
+ * Algorithm: van de Geijn broadcast [MPICH §4.2]: binomial scatter of p
+ * blocks, then allgather (recursive doubling or ring).
+ * Cost = (lg p + p - 1) alpha + 2 (p-1)/p m beta  (ring allgather)
+ */
+static int p2p_bcast_scatter_allgather(trd_comm *c, void *buf, int count, MPI_Datatype type,
+                                       size_t extent, int root, int doubling)
+{
+    int rc = p2p_bcast_tree(c, buf, count, type, extent, root, 1);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (doubling)
+        return p2p_gather_doubling(c, buf, (size_t)count, type, extent, root);
+    return p2p_gather_ring(c, buf, (size_t)count, type, extent, root);
+}
+
+/* MPI_Bcast of count elements from root. */
+static int p2p_bcast(trd_comm *c, void *buf, int count, MPI_Datatype type, size_t extent, int root)
+{
+    int p = c->size;
+    size_t bytes = (size_t)count * extent;
+    if (count == 0 || p == 1)
+        return MPI_SUCCESS;
+    if (bytes < TRD_P2P_BCAST_SHORT_BYTES || p < TRD_P2P_BCAST_MIN_PROCS)
+        return p2p_bcast_tree(c, buf, count, type, extent, root, 0);
+    int doubling = (p & (p - 1)) == 0 && bytes < TRD_P2P_BCAST_LONG_BYTES;
+    return p2p_bcast_scatter_allgather(c, buf, count, type, extent, root, doubling);
+}
+
+/* ---- Reduce [MPICH §4.4] ----------------------------------------------- */
+
+/* Algorithm: binomial tree reduce [MPICH §4.4].  Relative rank j combines the
+ * results of j+1, j+2..j+3, j+4..j+7, ... on the right of its own, so it
+ * holds x_j..x_{j+2^i-1} in order.  For a non-commutative op the tree is
+ * rooted at rank 0 (relative order is then rank order) and rank 0 sends the
+ * result to root.
+ * Cost = ceil(lg p) (alpha + m beta + m gamma)  (+ alpha + m beta if moved)
+ */
+static int p2p_reduce_binomial(trd_comm *c, const void *sendbuf, void *recvbuf, int count,
+                               const trd_reducer *red, int root)
+{
+    int p = c->size, r = c->rank, top = red->commutative ? root : 0;
+    int rel = (r - top + p) % p, nchild = 0, rc;
+    size_t blk = (size_t)count * red->extent;
+    int mask = 1;
+    for (; mask < p && !(rel & mask); mask <<= 1)
+        nchild += rel + mask < p;
+    /* results alternate between two buffers; at root the last one is recvbuf */
+    int in_recvbuf = r == root && rel == 0;
+    size_t nbuf = (size_t)(in_recvbuf ? nchild >= 2 : (nchild < 2 ? nchild : 2));
+    char *s;
+    if ((rc = p2p_scratch(c, nbuf * blk, &s)) != MPI_SUCCESS)
+        return rc;
+    const void *acc = sendbuf;
+    for (int m = 1, k = 0; m < mask; m <<= 1) {
+        if (rel + m >= p)
+            continue;
+        void *into = in_recvbuf ? ((nchild - 1 - k) % 2 ? s : recvbuf) : s + (size_t)(k % 2) * blk;
+        rc = PMPI_Recv(into, count, red->type, (rel + m + top) % p, TRD_TAG, c->comm,
+                       MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS || (rc = trd_reduce(red, acc, into, (size_t)count)) != MPI_SUCCESS)
+            return rc;
+        acc = into;
+        k++;
+    }
+    if (rel)
+        rc = PMPI_Send(acc, count, red->type, (rel - mask + top) % p, TRD_TAG, c->comm);
+    else if (r != root)
+        rc = PMPI_Send(acc, count, red->type, root, TRD_TAG, c->comm);
+    else if (nchild == 0)
+        memcpy(recvbuf, sendbuf, blk);
+    if (rc == MPI_SUCCESS && r == root && rel)
+        rc = PMPI_Recv(recvbuf, count, red->type, top, TRD_TAG, c->comm, MPI_STATUS_IGNORE);
+    return rc;
+}
+
+/* Algorithm: Rabenseifner's reduce [MPICH §4.4]: recursive halving
+ * reduce-scatter of q = 2^floor(lg p) even blocks, then a binomial gather
+ * that retraces the halving to root.  The fold keeps root among the
+ * survivors, so no final move is needed.  Commutative ops only.
+ * Cost = 2 lg q alpha + 2 (q-1)/q m beta + (q-1)/q m gamma
+ *        + [p != 2^k] (alpha + m beta + m gamma)
+ */
+static int p2p_reduce_rabenseifner(trd_comm *c, const void *sendbuf, void *recvbuf, int count,
+                                   const trd_reducer *red, int root)
+{
+    int p = c->size, r = c->rank, q = p2p_pof2_floor(p), rem = p - q, me, rc;
+    size_t ext = red->extent, work_n = 0, tmp_n = 0;
+    if (r >= 2 * rem || p2p_fold_rank(r / 2, rem, root) == r) {
+        work_n = r == root ? 0 : (size_t)count;
+        tmp_n = p2p_fold_recv_below(r, rem, root) ? (size_t)count
+                                                  : p2p_new_off((size_t)count, q, q, q / 2);
+    }
+    char *s;
+    if ((rc = p2p_scratch(c, (work_n + tmp_n) * ext, &s)) != MPI_SUCCESS)
+        return rc;
+    void *work = r == root ? recvbuf : s, *tmp = s + work_n * ext;
+    if ((rc = p2p_fold(c, rem, root, sendbuf, work, tmp, count, red, &me)) != MPI_SUCCESS)
+        return rc;
+    if (me < 0)
+        return MPI_SUCCESS;
+    if ((rc = p2p_halving(c, q, me, rem, root, q, work, tmp, count, red)) != MPI_SUCCESS)
+        return rc;
+    int newroot = root < 2 * rem ? root / 2 : root - rem;
+    for (int mask = 1; mask < q; mask <<= 1) {
+        int k = me ^ mask, peer = p2p_fold_rank(k, rem, root);
+        int g = ((me ^ newroot) & mask) ? me & ~(mask - 1) : k & ~(mask - 1);
+        size_t lo = p2p_new_off((size_t)count, q, q, g);
+        int len = (int)(p2p_new_off((size_t)count, q, q, g + mask) - lo);
+        if ((me ^ newroot) & mask)
+            return PMPI_Send(p2p_at(work, ext, lo), len, red->type, peer, TRD_TAG, c->comm);
+        rc = PMPI_Recv(p2p_at(work, ext, lo), len, red->type, peer, TRD_TAG, c->comm,
+                       MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+/* MPI_Reduce to root: recvbuf significant at root only (may be NULL
+ * elsewhere). */
+static int p2p_reduce(trd_comm *c, const void *sendbuf, void *recvbuf, int count,
+                      const trd_reducer *red, int root)
+{
+    if (count == 0)
+        return MPI_SUCCESS;
+    if (c->size == 1) {
+        memcpy(recvbuf, sendbuf, (size_t)count * red->extent);
+        return MPI_SUCCESS;
+    }
+    size_t bytes = (size_t)count * red->extent;
+    if (red->commutative && bytes > TRD_P2P_REDUCE_SHORT_BYTES && count >= p2p_pof2_floor(c->size))
+        return p2p_reduce_rabenseifner(c, sendbuf, recvbuf, count, red, root);
+    return p2p_reduce_binomial(c, sendbuf, recvbuf, count, red, root);
+}
+
 /* ---- Selection and entry ------------------------------------------------ */
 
 static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
@@ -358,10 +960,10 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
         why = "operation not defined for this datatype";
         goto fallback;
     }
-    if (sendbuf == recvbuf && count > 0) {
-        why = "send and receive buffers alias";
-        goto fallback;
-    }
+    /* sendbuf == recvbuf is erroneous in MPI, but ranks must not disagree on
+     * the path: treat it as MPI_IN_PLACE */
+    if (sendbuf == recvbuf)
+        sendbuf = MPI_IN_PLACE;
     if (count == 0)
         return MPI_SUCCESS;
     /* also decides, once per communicator, that an intercommunicator is not ours */
@@ -387,7 +989,7 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
             why = "shm needs a communicator on one node with shared memory";
             goto fallback;
         }
-        trd_choice_note(&machine, "MPI_Allreduce", alg);
+        trd_choice_note(&machine, "MPI_Allreduce", trd_algorithm_name(alg));
         return trd_shm_allreduce(c, sendbuf, recvbuf, count, &red, c->ppn);
     }
     if (sendbuf != MPI_IN_PLACE)
@@ -398,7 +1000,7 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
         why = "ring and nap need a commutative operation";
         goto fallback_copied;
     }
-    trd_choice_note(&machine, "MPI_Allreduce", alg);
+    trd_choice_note(&machine, "MPI_Allreduce", trd_algorithm_name(alg));
     switch (alg) {
     case TRD_ALG_RING:
         return ring_allreduce(c, recvbuf, count, &red);
@@ -429,4 +1031,253 @@ int trd_bluewaters64_allreduce_alg(const void *sendbuf, void *recvbuf, int count
     if (algorithm < 0 || algorithm >= TRD_ALG_MAX)
         algorithm = TRD_ALG_AUTO;
     return allreduce(sendbuf, recvbuf, count, datatype, op, comm, algorithm);
+}
+
+/* ---- The pieces ------------------------------------------------------------ */
+
+/* The communicator's description, or why the call goes to the MPI library
+ * (*why set, MPI_SUCCESS returned). */
+static int piece_setup(MPI_Comm comm, trd_comm **c, const char **why)
+{
+    int rc;
+    if (trd_env_disabled()) {
+        *why = "TREEDUCE_DISABLE is set";
+        return MPI_SUCCESS;
+    }
+    if (comm == MPI_COMM_NULL) {
+        *why = "invalid arguments";
+        return MPI_SUCCESS;
+    }
+    if ((rc = trd_comm_get(comm, &machine, c)) != MPI_SUCCESS)
+        return rc;
+    if ((*c)->fallback)
+        *why = (*c)->why;
+    return MPI_SUCCESS;
+}
+
+/* Checks shared by the reductions: *why set if the call goes to the library. */
+static void reduction_checks(int count, MPI_Datatype datatype, MPI_Op op, trd_reducer *red,
+                             const char **why)
+{
+    if (count < 0)
+        *why = "invalid arguments";
+    else if (trd_reducer_init(red, datatype, op) != MPI_SUCCESS)
+        *why = "derived or unknown datatype";
+    else if (!red->fn && trd_op_is_predefined(op))
+        *why = "operation not defined for this datatype";
+}
+
+int trd_bluewaters64_reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    const char *why = NULL;
+    trd_comm *c = NULL;
+    trd_reducer red;
+    int rc;
+    reduction_checks(recvcount, datatype, op, &red, &why);
+    if (!why && recvcount == 0)
+        return MPI_SUCCESS;
+    if (!why && (rc = piece_setup(comm, &c, &why)) != MPI_SUCCESS)
+        return rc;
+    if (why) {
+        trd_fallback_note(&machine, "MPI_Reduce_scatter_block", why);
+        return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
+    }
+    if (sendbuf == recvbuf)
+        sendbuf = MPI_IN_PLACE;
+    if (c->nnodes == 1 && c->shm) {
+        trd_choice_note(&machine, "MPI_Reduce_scatter_block", "shm");
+        return trd_shm_reduce_scatter_block(c, sendbuf, recvbuf, recvcount, &red);
+    }
+    size_t bytes = (size_t)c->size * (size_t)recvcount * red.extent;
+    void *in = NULL;
+    if (sendbuf == MPI_IN_PLACE) { /* the input is in recvbuf, which the result overwrites */
+        if (!(in = malloc(bytes)))
+            return MPI_ERR_NO_MEM;
+        memcpy(in, recvbuf, bytes);
+    }
+    trd_choice_note(&machine, "MPI_Reduce_scatter_block", "p2p");
+    rc = p2p_reduce_scatter_block(c, in ? in : sendbuf, recvbuf, recvcount, &red);
+    free(in);
+    return rc;
+}
+
+/* PMPI_Reduce with MPI_IN_PLACE turned into a copy at the root: MPICH 4.0's
+ * in-place reduce crashes at roots other than 0 above a few KiB. */
+static int fallback_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                           MPI_Op op, int root, MPI_Comm comm)
+{
+    int rank, rc, size;
+    if (sendbuf != MPI_IN_PLACE || count <= 0 || comm == MPI_COMM_NULL ||
+        PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS || rank != root ||
+        PMPI_Pack_size(count, datatype, comm, &size) != MPI_SUCCESS)
+        return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+    MPI_Aint lb, ext, tlb, text;
+    PMPI_Type_get_extent(datatype, &lb, &ext);
+    PMPI_Type_get_true_extent(datatype, &tlb, &text);
+    size_t span = (size_t)(count - 1) * (size_t)ext + (size_t)text;
+    char *copy = malloc(span);
+    if (!copy)
+        return MPI_ERR_NO_MEM;
+    char *in = copy - tlb; /* the copy as a buffer of count elements of datatype */
+    rc = PMPI_Sendrecv((char *)recvbuf, count, datatype, 0, 0, in, count, datatype, 0, 0,
+                       MPI_COMM_SELF, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Reduce(in, recvbuf, count, datatype, op, root, comm);
+    free(copy);
+    return rc;
+}
+
+int trd_bluewaters64_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                      MPI_Op op, int root, MPI_Comm comm)
+{
+    const char *why = NULL;
+    trd_comm *c = NULL;
+    trd_reducer red;
+    int rc;
+    reduction_checks(count, datatype, op, &red, &why);
+    if (!why && (rc = piece_setup(comm, &c, &why)) != MPI_SUCCESS)
+        return rc;
+    if (!why && (root < 0 || root >= c->size))
+        why = "invalid root";
+    if (why) {
+        trd_fallback_note(&machine, "MPI_Reduce", why);
+        return fallback_reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+    }
+    if (count == 0)
+        return MPI_SUCCESS;
+    int at_root = c->rank == root;
+    if (at_root && sendbuf == recvbuf)
+        sendbuf = MPI_IN_PLACE;
+    if (c->nnodes == 1 && c->shm) {
+        trd_choice_note(&machine, "MPI_Reduce", "shm");
+        return trd_shm_reduce(c, sendbuf, recvbuf, count, &red, root);
+    }
+    void *in = NULL;
+    if (at_root && sendbuf == MPI_IN_PLACE) {
+        size_t bytes = (size_t)count * red.extent;
+        if (!(in = malloc(bytes)))
+            return MPI_ERR_NO_MEM;
+        memcpy(in, recvbuf, bytes);
+    }
+    trd_choice_note(&machine, "MPI_Reduce", "p2p");
+    rc = p2p_reduce(c, in ? in : sendbuf, recvbuf, count, &red, root);
+    free(in);
+    return rc;
+}
+
+/* Bytes of count elements of type packed, for the packed path of bcast and
+ * allgather (types whose signatures match pack to the same bytes). */
+static int packed_size(int count, MPI_Datatype type, MPI_Comm comm, int *size)
+{
+    return PMPI_Pack_size(count, type, comm, size);
+}
+
+int trd_bluewaters64_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    const char *why = NULL;
+    trd_comm *c = NULL;
+    size_t ext;
+    int rc;
+    if (count < 0)
+        why = "invalid arguments";
+    if (!why && (rc = piece_setup(comm, &c, &why)) != MPI_SUCCESS)
+        return rc;
+    if (!why && (root < 0 || root >= c->size))
+        why = "invalid root";
+    if (why) {
+        trd_fallback_note(&machine, "MPI_Bcast", why);
+        return PMPI_Bcast(buffer, count, datatype, root, comm);
+    }
+    if (trd_type_extent(datatype, &ext) == MPI_SUCCESS) {
+        if (count == 0)
+            return MPI_SUCCESS;
+        if (c->nnodes == 1 && c->shm) {
+            trd_choice_note(&machine, "MPI_Bcast", "shm");
+            return trd_shm_bcast(c, buffer, count, ext, root);
+        }
+        trd_choice_note(&machine, "MPI_Bcast", "p2p");
+        return p2p_bcast(c, buffer, count, datatype, ext, root);
+    }
+    /* a derived datatype: ranks may describe the same bytes differently, so
+     * every rank moves the packed bytes and the choice stays the same */
+    int size, pos = 0;
+    if ((rc = packed_size(count, datatype, comm, &size)) != MPI_SUCCESS)
+        return rc;
+    if (size == 0)
+        return MPI_SUCCESS;
+    char *packed = malloc((size_t)size);
+    if (!packed)
+        return MPI_ERR_NO_MEM;
+    if (c->rank == root)
+        rc = PMPI_Pack(buffer, count, datatype, packed, size, &pos, comm);
+    if (rc == MPI_SUCCESS)
+        rc = trd_bluewaters64_bcast(packed, size, MPI_BYTE, root, comm);
+    pos = 0;
+    if (rc == MPI_SUCCESS && c->rank != root)
+        rc = PMPI_Unpack(packed, size, &pos, buffer, count, datatype, comm);
+    free(packed);
+    return rc;
+}
+
+int trd_bluewaters64_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    const char *why = NULL;
+    trd_comm *c = NULL;
+    size_t ext;
+    int rc;
+    if (recvcount < 0 || (sendbuf != MPI_IN_PLACE && sendcount < 0))
+        why = "invalid arguments";
+    if (!why && (rc = piece_setup(comm, &c, &why)) != MPI_SUCCESS)
+        return rc;
+    if (why) {
+        trd_fallback_note(&machine, "MPI_Allgather", why);
+        return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    }
+    int same = sendbuf == MPI_IN_PLACE || (sendtype == recvtype && sendcount == recvcount);
+    if (same && trd_type_extent(recvtype, &ext) == MPI_SUCCESS) {
+        if (recvcount == 0)
+            return MPI_SUCCESS;
+        if (c->nnodes == 1 && c->shm) {
+            trd_choice_note(&machine, "MPI_Allgather", "shm");
+            return trd_shm_allgather(c, sendbuf, recvbuf, recvcount, ext);
+        }
+        void *own = NULL;
+        if (sendbuf == MPI_IN_PLACE) { /* this rank's block, out of the way of recvbuf */
+            size_t bytes = (size_t)recvcount * ext;
+            if (!(own = malloc(bytes)))
+                return MPI_ERR_NO_MEM;
+            memcpy(own, (char *)recvbuf + (size_t)c->rank * bytes, bytes);
+        }
+        trd_choice_note(&machine, "MPI_Allgather", "p2p");
+        rc = p2p_allgather(c, own ? own : sendbuf, recvbuf, recvcount, recvtype, ext);
+        free(own);
+        return rc;
+    }
+    /* derived or differing datatypes: gather the packed bytes */
+    MPI_Aint lb, rext;
+    int size, pos = 0;
+    if ((rc = PMPI_Type_get_extent(recvtype, &lb, &rext)) != MPI_SUCCESS ||
+        (rc = packed_size(recvcount, recvtype, comm, &size)) != MPI_SUCCESS)
+        return rc;
+    if (size == 0)
+        return MPI_SUCCESS;
+    char *packed = malloc((size_t)size * (size_t)(c->size + 1));
+    if (!packed)
+        return MPI_ERR_NO_MEM;
+    char *mine = packed + (size_t)size * (size_t)c->size;
+    if (sendbuf == MPI_IN_PLACE)
+        rc = PMPI_Pack((char *)recvbuf + (MPI_Aint)c->rank * recvcount * rext, recvcount, recvtype,
+                       mine, size, &pos, comm);
+    else
+        rc = PMPI_Pack(sendbuf, sendcount, sendtype, mine, size, &pos, comm);
+    if (rc == MPI_SUCCESS)
+        rc = trd_bluewaters64_allgather(mine, size, MPI_BYTE, packed, size, MPI_BYTE, comm);
+    pos = 0;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Unpack(packed, size * c->size, &pos, recvbuf, recvcount * c->size, recvtype,
+                         comm);
+    free(packed);
+    return rc;
 }

@@ -34,6 +34,23 @@ int trd_ethernet32_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_
 int trd_ethernet32_allreduce_alg(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                              MPI_Op op, MPI_Comm comm, int algorithm);
 
+/* The pieces of allreduce as routines of their own, same contracts as the MPI
+ * routines of the same name; anything not covered (intercommunicators, ranks
+ * on unknown hosts, derived datatypes in reductions, TREEDUCE_DISABLE=1) goes
+ * to the PMPI_ routine.  On one node they run in shared memory [FLEX §2];
+ * across nodes MPICH's algorithms [MPICH §4]: recursive halving, pairwise
+ * exchange or recursive doubling (non-commutative) reduce_scatter, recursive
+ * doubling, Bruck or ring allgather, binomial or van de Geijn bcast, binomial
+ * or Rabenseifner reduce.  Bcast and allgather move derived datatypes as
+ * packed bytes.  Return MPI error codes. */
+int trd_ethernet32_reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int trd_ethernet32_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int trd_ethernet32_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                      MPI_Op op, int root, MPI_Comm comm);
+int trd_ethernet32_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
+
 #ifdef __cplusplus
 }
 #endif
