@@ -11,11 +11,33 @@
  * rounding: |a - e| <= 2 p eps * sum_r |x_r|, and bitwise equal on every rank);
  * a mismatch aborts the run.
  *
+ * Memory bandwidth.  Then every rank at once copies a --copy-bytes buffer
+ * (256 MiB) with memcpy, COPY_REPS times after a barrier each, buffers touched
+ * beforehand.  A copy of b bytes moves 2b bytes (b read, b written; as STREAM
+ * counts, write-allocate traffic not counted); a rank's bandwidth is 2b over
+ * its time, best of the repetitions, and the sum is the largest over the
+ * repetitions of the ranks' bandwidths summed (the ranks ran together).
+ *
+ * Bound.  For messages of m >= BOUND_MIN_BYTES bytes per rank, bound_us is
+ * the time the bytes that any allreduce must move take at the summed
+ * bandwidth:  bound = 2 p m / B_sum.  Every byte of the p inputs must be read
+ * at least once and every byte of the p outputs written at least once, which
+ * one algorithm achieves: rank i reads block i of every input (m bytes in
+ * all), reduces it and writes it to block i of every output (m bytes).
+ * Algorithms in which a rank writes only its own buffers also read the
+ * others' reduced blocks, (3 - 1/p) m per rank, and copies through a shared
+ * segment add more: those are costs of an algorithm, not of the operation.
+ * The bound counts memory traffic only (no network, no arithmetic) and holds
+ * for data not already in cache: smaller messages may beat it.  tr/bound and
+ * mpi/bound are the measured times over the bound.
+ *
  * Usage: bench_allreduce [--min-bytes N] [--max-bytes N] [--iters N]
- *                        [--warmup N] [--csv FILE]
- * Sizes take a K, M or G suffix (powers of 1024).  --iters is the most
- * iterations per size; a size runs fewer when the warm-up shows they would
- * take over SECONDS_PER_SIZE, but at least MIN_ITERS.
+ *                        [--warmup N] [--csv FILE] [--copy-bytes N]
+ *                        [--check-only]
+ * Sizes take a K, M or G suffix (powers of 1024); --copy-bytes 0 skips the
+ * bandwidth measurement and the bound.  --iters is the most iterations per
+ * size; a size runs fewer when the warm-up shows they would take over
+ * SECONDS_PER_SIZE, but at least MIN_ITERS.
  */
 #include <ctype.h>
 #include <float.h>
@@ -28,13 +50,22 @@
 
 #define MIN_ITERS 20
 #define SECONDS_PER_SIZE 0.5 /* iterations shrink to fit; at least MIN_ITERS */
+#define COPY_REPS 5
+#define BOUND_MIN_BYTES (1u << 20) /* below, the caches hold the data */
 
 static struct {
     size_t min_bytes, max_bytes;
     int iters, warmup;
     const char *csv;
     int check_only;
-} opt = {8, 64u << 20, 1000, 5, NULL, 0};
+    size_t copy_bytes;
+} opt = {8, 64u << 20, 1000, 5, NULL, 0, 256u << 20};
+
+/* Copy bandwidth, read + write bytes per second: each rank's and the sum. */
+static struct {
+    double *rank_Bps; /* [nprocs], rank 0 only */
+    double sum_Bps;   /* 0: not measured */
+} bw;
 
 static int rank, nprocs;
 
@@ -103,6 +134,9 @@ static int parse_args(int argc, char **argv)
             opt.warmup = atoi(v);
         } else if (!strcmp(a, "--csv")) {
             opt.csv = v;
+        } else if (!strcmp(a, "--copy-bytes")) {
+            if (parse_size(v, &opt.copy_bytes))
+                return -1;
         } else {
             return -1;
         }
@@ -199,6 +233,50 @@ static void check(size_t count, int inplace)
     free(a);
     free(ab);
     free(s);
+}
+
+/* ---- Memory bandwidth ---------------------------------------------------------- */
+
+/* Called through a volatile pointer: the copies are never read, and must not
+ * be optimized away. */
+static void *(*volatile copy_fn)(void *, const void *, size_t) = memcpy;
+
+/* Measures bw (see the header) with buffers of bytes on every rank. */
+static void measure_copy_bw(size_t bytes)
+{
+    char *src = xmalloc(bytes), *dst = xmalloc(bytes);
+    double best = 0, sum;
+    int i;
+
+    memset(src, 1, bytes); /* first touch outside the timing */
+    memset(dst, 0, bytes);
+    for (i = 0; i < COPY_REPS; i++) {
+        double t;
+        PMPI_Barrier(MPI_COMM_WORLD);
+        t = MPI_Wtime();
+        copy_fn(dst, src, bytes);
+        t = MPI_Wtime() - t;
+        t = t > 0 ? 2.0 * (double)bytes / t : 0;
+        if (t > best)
+            best = t;
+        PMPI_Allreduce(&t, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        if (sum > bw.sum_Bps)
+            bw.sum_Bps = sum;
+    }
+    free(src);
+    free(dst);
+    if (rank == 0)
+        bw.rank_Bps = xmalloc((size_t)nprocs * sizeof *bw.rank_Bps);
+    PMPI_Gather(&best, 1, MPI_DOUBLE, bw.rank_Bps, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+}
+
+/* Seconds the bytes any allreduce of m bytes per rank must move take at the
+ * summed bandwidth (see the header); 0 when there is no bound. */
+static double bound_s(size_t m)
+{
+    if (bw.sum_Bps <= 0 || m < BOUND_MIN_BYTES)
+        return 0;
+    return 2.0 * nprocs * (double)m / bw.sum_Bps;
 }
 
 /* ---- Timing ------------------------------------------------------------------ */
@@ -312,8 +390,23 @@ static void print_header(void)
     printf("# MPI_DOUBLE, MPI_SUM, out of place; times: median over iterations of the slowest rank, in us\n");
     printf("# speed-up = MPI time / treeduce time (> 1: treeduce faster)\n");
     printf("# algbw = bytes / treeduce time; busbw = algbw * 2(p-1)/p; GB/s = 1e9 B/s\n");
-    printf("%10s %6s %13s %13s %9s %10s %10s\n", "size", "iters", "treeduce_us", "mpi_us", "speed-up", "algbw_GB/s",
-           "busbw_GB/s");
+    if (bw.sum_Bps > 0) {
+        char size[32];
+        int r;
+        human(size, sizeof size, opt.copy_bytes);
+        printf("# copy bandwidth (memcpy of %s, best of %d, all ranks at once; read + write bytes):\n", size,
+               COPY_REPS);
+        printf("#   per rank GB/s:");
+        for (r = 0; r < nprocs; r++)
+            printf(" %.2f", bw.rank_Bps[r] / 1e9);
+        printf("\n#   sum GB/s: %.2f\n", bw.sum_Bps / 1e9);
+        human(size, sizeof size, BOUND_MIN_BYTES);
+        printf("# bound_us (size >= %s) = 2 p m / (sum GB/s): each of the p ranks' m-byte input read once and\n"
+               "#   output written once; tr/bound, mpi/bound = treeduce, MPI time / bound_us\n",
+               size);
+    }
+    printf("%10s %6s %13s %13s %9s %10s %10s %10s %9s %9s\n", "size", "iters", "treeduce_us", "mpi_us", "speed-up",
+           "algbw_GB/s", "busbw_GB/s", "bound_us", "tr/bound", "mpi/bound");
     fflush(stdout);
 }
 
@@ -332,7 +425,9 @@ int main(int argc, char **argv)
     if (parse_args(argc, argv) != 0) {
         if (rank == 0)
             fprintf(stderr, "usage: bench_allreduce [--min-bytes N] [--max-bytes N] [--iters N] [--warmup N] "
-                            "[--csv FILE] [--check-only]\n  sizes in bytes, with an optional K, M or G suffix (1024-based)\n");
+                            "[--csv FILE] [--copy-bytes N] [--check-only]\n"
+                            "  sizes in bytes, with an optional K, M or G suffix (1024-based);\n"
+                            "  --copy-bytes 0 skips the memory bandwidth measurement and the bound\n");
         MPI_Finalize();
         return 2;
     }
@@ -351,6 +446,8 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 0;
     }
+    if (opt.copy_bytes > 0)
+        measure_copy_bw(opt.copy_bytes);
 
     if (rank == 0) {
         print_header();
@@ -358,7 +455,8 @@ int main(int argc, char **argv)
             perror(opt.csv);
         if (csv)
             fprintf(csv, "ranks,algorithm,bytes,count,iters,treeduce_us,mpi_us,speedup,treeduce_algbw_GBps,"
-                         "mpi_algbw_GBps,treeduce_busbw_GBps\n");
+                         "mpi_algbw_GBps,treeduce_busbw_GBps,copy_sum_GBps,bound_us,treeduce_over_bound,"
+                         "mpi_over_bound\n");
     }
 
     x = xmalloc(opt.max_bytes);
@@ -371,16 +469,27 @@ int main(int argc, char **argv)
         double t_lib, t_mpi;
         int iters = measure(x, y, bytes, &t_lib, &t_mpi);
         if (rank == 0) {
-            char size[32];
+            char size[32], bound[3][32] = {"-", "-", "-"}, copy[32] = "";
             double algbw = (double)bytes / t_lib / 1e9, busbw = algbw * 2.0 * (nprocs - 1) / nprocs;
+            double b = bound_s(bytes);
             human(size, sizeof size, bytes);
-            printf("%10s %6d %13.2f %13.2f %9.3f %10.3f %10.3f\n", size, iters, t_lib * 1e6, t_mpi * 1e6,
-                   t_mpi / t_lib, algbw, busbw);
+            if (b > 0) {
+                snprintf(bound[0], sizeof bound[0], "%.2f", b * 1e6);
+                snprintf(bound[1], sizeof bound[1], "%.3f", t_lib / b);
+                snprintf(bound[2], sizeof bound[2], "%.3f", t_mpi / b);
+            }
+            printf("%10s %6d %13.2f %13.2f %9.3f %10.3f %10.3f %10s %9s %9s\n", size, iters, t_lib * 1e6,
+                   t_mpi * 1e6, t_mpi / t_lib, algbw, busbw, bound[0], bound[1], bound[2]);
             fflush(stdout);
+            if (b <= 0) /* empty fields in the CSV */
+                bound[0][0] = bound[1][0] = bound[2][0] = '\0';
+            if (bw.sum_Bps > 0)
+                snprintf(copy, sizeof copy, "%.4f", bw.sum_Bps / 1e9);
             if (csv)
-                fprintf(csv, "%d,%s,%zu,%zu,%d,%.3f,%.3f,%.4f,%.4f,%.4f,%.4f\n", nprocs, alg && *alg ? alg : "",
-                        bytes, bytes / sizeof(double), iters, t_lib * 1e6, t_mpi * 1e6, t_mpi / t_lib, algbw,
-                        (double)bytes / t_mpi / 1e9, busbw);
+                fprintf(csv, "%d,%s,%zu,%zu,%d,%.3f,%.3f,%.4f,%.4f,%.4f,%.4f,%s,%s,%s,%s\n", nprocs,
+                        alg && *alg ? alg : "", bytes, bytes / sizeof(double), iters, t_lib * 1e6, t_mpi * 1e6,
+                        t_mpi / t_lib, algbw, (double)bytes / t_mpi / 1e9, busbw, copy, bound[0], bound[1],
+                        bound[2]);
         }
         if (bytes > opt.max_bytes / 2)
             break;
@@ -393,6 +502,7 @@ int main(int argc, char **argv)
     }
     free(x);
     free(y);
+    free(bw.rank_Bps);
     MPI_Finalize();
     return 0;
 }
