@@ -1,7 +1,8 @@
 #!/bin/sh
 # The main job: show the plan for this machine, then run its generated
-# allreduce against the MPI library's own in one run (2 ranks), correctness
-# check first, and keep the table as CSV under bench/results/.
+# allreduce (and the pieces) against the MPI library's own in one run
+# (2 ranks), correctness check first, and keep the tables as CSV under
+# bench/results/.
 #   bench/run.sh [BUILD_DIR] [extra bench options]
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -16,4 +17,8 @@ echo
 echo "== generated allreduce vs the MPI library's, 2 ranks, same run"
 "$mpiexec" -n 2 "$build/bench_allreduce_local" --csv "$csv" "$@"
 echo
-echo "CSV: $csv"
+pcsv="$top/bench/results/pieces-$(hostname -s).csv"
+echo "== reduce_scatter_block, allgather, reduce, bcast vs the MPI library's, 2 ranks, same run"
+"$mpiexec" -n 2 "$build/bench_pieces_local" --csv "$pcsv"
+echo
+echo "CSV: $csv $pcsv"
