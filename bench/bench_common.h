@@ -1,0 +1,384 @@
+/* bench_common.h - what bench_allreduce.c and bench_pieces.c have in common.
+ *
+ * Both time a routine of treeduce (MPI_X) against the MPI library's own
+ * (PMPI_X) in one job, interleaved call by call, after comparing their
+ * results.  This header holds:
+ *   - the options both take (--min-bytes, --max-bytes, --iters, --warmup,
+ *     --csv, --check-only) and their parsing, sizes with K, M or G suffixes;
+ *   - die() and xmalloc();
+ *   - the data: random doubles (fill), hashes of results compared across
+ *     ranks (same_on_all_ranks);
+ *   - the timing: a call after a barrier (bench_timed), warm-up, iterations
+ *     fitted to SECONDS_PER_SIZE and medians of the slowest rank's times
+ *     for interleaved calls (bench_measure);
+ *   - the table's common header lines, the CSV file and the sweep over sizes.
+ *
+ * Header-only: everything is static, each benchmark is built from its one .c.
+ * A benchmark defines BENCH_PROG (its name, for messages) before including it.
+ */
+#ifndef BENCH_COMMON_H
+#define BENCH_COMMON_H
+
+#ifndef BENCH_PROG
+#error "define BENCH_PROG (the program's name) before including bench_common.h"
+#endif
+
+#include <ctype.h>
+#include <float.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MIN_ITERS 20
+#define SECONDS_PER_SIZE 0.5 /* iterations shrink to fit; at least MIN_ITERS */
+
+/* The options every benchmark takes (see bench_parse_args). */
+static struct {
+    size_t min_bytes, max_bytes;
+    int iters, warmup;
+    const char *csv;
+    int check_only;
+} opt = {8, 64u << 20, 1000, 5, NULL, 0};
+
+static int rank, nprocs;
+
+/* Reports msg (printf-style) with the program's name and rank, and aborts the job. */
+static inline __attribute__((format(printf, 1, 2))) void die(const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, BENCH_PROG ": rank %d: %s\n", rank, msg);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+static inline void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        die("out of memory");
+    return p;
+}
+
+/* ---- Options -------------------------------------------------------------- */
+
+/* A size in bytes with an optional K, M or G suffix (1024-based; "KiB" and
+ * "KB" read as "K"), at most 1 TiB. */
+static inline int parse_size(const char *s, size_t *out)
+{
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    int shift = 0;
+
+    if (end == s)
+        return -1;
+    switch (toupper((unsigned char)*end)) {
+    case 'K':
+        shift = 10;
+        end++;
+        break;
+    case 'M':
+        shift = 20;
+        end++;
+        break;
+    case 'G':
+        shift = 30;
+        end++;
+        break;
+    default:
+        break;
+    }
+    if (*end == 'i' || *end == 'I')
+        end++;
+    if (*end == 'B' || *end == 'b')
+        end++;
+    if (*end || v > (1ULL << 40) >> shift)
+        return -1;
+    *out = (size_t)(v << shift);
+    return 0;
+}
+
+/* Parses the command line into opt: --check-only and the options with a
+ * value shared by every benchmark here, any other option with a value
+ * through extra (NULL: none), which gets the option and its value and
+ * returns 1 if it took them, 0 if it does not know the option, -1 if the
+ * value is invalid.  Returns 0, or -1 for a bad command line. */
+static inline int bench_parse_args(int argc, char **argv,
+                                   int (*extra)(const char *a, const char *v))
+{
+    int i;
+
+    for (i = 1; i < argc; i += 2) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--check-only")) {
+            opt.check_only = 1;
+            i--;
+            continue;
+        }
+        if (!v)
+            return -1;
+        if (!strcmp(a, "--min-bytes")) {
+            if (parse_size(v, &opt.min_bytes))
+                return -1;
+        } else if (!strcmp(a, "--max-bytes")) {
+            if (parse_size(v, &opt.max_bytes))
+                return -1;
+        } else if (!strcmp(a, "--iters")) {
+            opt.iters = atoi(v);
+        } else if (!strcmp(a, "--warmup")) {
+            opt.warmup = atoi(v);
+        } else if (!strcmp(a, "--csv")) {
+            opt.csv = v;
+        } else if (!extra || extra(a, v) <= 0) {
+            return -1;
+        }
+    }
+    /* Whole doubles only. */
+    opt.min_bytes = (opt.min_bytes + 7) / 8 * 8;
+    if (opt.min_bytes == 0)
+        opt.min_bytes = 8;
+    if (opt.iters < 1 || opt.warmup < 0 || opt.max_bytes < opt.min_bytes ||
+        opt.max_bytes > ((size_t)INT32_MAX) * 8)
+        return -1;
+    return 0;
+}
+
+/* ---- Data ------------------------------------------------------------------ */
+
+static inline uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* Values in [-1, 1] scaled by 2^-8 .. 2^8, so that sums round. */
+static inline void fill(double *x, size_t n, uint64_t seed)
+{
+    uint64_t s = seed;
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        uint64_t r = rng_next(&s);
+        double u = (double)(r >> 11) * 0x1.0p-53 * 2 - 1;
+        x[i] = ldexp(u, (int)(r & 15) - 8);
+    }
+}
+
+/* The input of this rank for a correctness check of count. */
+static inline void fill_check(double *x, size_t n, size_t count)
+{
+    fill(x, n, 0x5eed0000u + (uint64_t)rank * 7919 + count);
+}
+
+static inline uint64_t hash(const double *x, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)x;
+    uint64_t h = 0xcbf29ce484222325ULL;
+    size_t k;
+
+    for (k = 0; k < n * sizeof *x; k++)
+        h = (h ^ p[k]) * 0x100000001b3ULL;
+    return h;
+}
+
+/* Whether the n doubles of a are bitwise the same on every rank (max(h) ==
+ * min(h), with min(h) = ~max(~h): one MAX reduction).  A collective. */
+static inline int same_on_all_ranks(const double *a, size_t n)
+{
+    uint64_t h[2];
+
+    h[0] = hash(a, n);
+    h[1] = ~h[0];
+    PMPI_Allreduce(MPI_IN_PLACE, h, 2, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+    return h[0] == ~h[1];
+}
+
+/* The buffers of the sweep, bytes each: x random (different on each rank),
+ * y zeroed. */
+static inline void sweep_buffers(size_t bytes, double **x, double **y)
+{
+    *x = xmalloc(bytes);
+    *y = xmalloc(bytes);
+    fill(*x, bytes / sizeof **x, 0xbe4c0000u + (uint64_t)rank);
+    memset(*y, 0, bytes);
+}
+
+/* ---- Timing ------------------------------------------------------------------ */
+
+/* One call of the routine under test, treeduce's (mine) or the MPI library's,
+ * with the arguments in ctx; returns its error code. */
+typedef int (*bench_call_fn)(int mine, void *ctx);
+
+static inline int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static inline double median(double *t, int n)
+{
+    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+}
+
+/* Iterations that fit SECONDS_PER_SIZE, given the seconds one (library, MPI)
+ * pair took in the warm-up on the slowest rank. */
+static inline int iters_for(double pair_s)
+{
+    double fit = pair_s > 0 ? SECONDS_PER_SIZE / pair_s : opt.iters;
+    int n = fit < opt.iters ? (int)fit : opt.iters;
+    if (n < MIN_ITERS)
+        n = MIN_ITERS < opt.iters ? MIN_ITERS : opt.iters;
+    return n;
+}
+
+/* Seconds one call takes on this rank, after a barrier; an error aborts the
+ * job with name, the routine's. */
+static inline double bench_timed(bench_call_fn call, void *ctx, int mine, const char *name)
+{
+    double t0;
+    int rc;
+
+    PMPI_Barrier(MPI_COMM_WORLD);
+    t0 = MPI_Wtime();
+    rc = call(mine, ctx);
+    t0 = MPI_Wtime() - t0;
+    if (rc != MPI_SUCCESS)
+        die("%s returned an error", name);
+    return t0;
+}
+
+/* Times call interleaved, library then MPI, after --warmup pairs; medians
+ * (seconds) of the slowest rank's time, library and MPI; returns the number
+ * of iterations. */
+static inline int bench_measure(bench_call_fn call, void *ctx, const char *name, double *t_lib,
+                                double *t_mpi)
+{
+    int i, iters, warm = opt.warmup > 0 ? opt.warmup : 1;
+    double pair_s, *t = xmalloc((size_t)warm * sizeof *t);
+
+    for (i = 0; i < warm; i++) {
+        t[i] = bench_timed(call, ctx, 1, name);
+        t[i] += bench_timed(call, ctx, 0, name);
+    }
+    /* The median pair, as the first may pay for first touch; every rank must
+     * run the same number of iterations. */
+    pair_s = median(t, warm);
+    free(t);
+    PMPI_Allreduce(MPI_IN_PLACE, &pair_s, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    iters = iters_for(pair_s);
+    t = xmalloc(2 * (size_t)iters * sizeof *t);
+    for (i = 0; i < iters; i++) {
+        t[i] = bench_timed(call, ctx, 1, name);
+        t[iters + i] = bench_timed(call, ctx, 0, name);
+    }
+    PMPI_Allreduce(MPI_IN_PLACE, t, 2 * iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    *t_lib = median(t, iters);
+    *t_mpi = median(t + iters, iters);
+    free(t);
+    return iters;
+}
+
+/* ---- Start, output and end ----------------------------------------------------- */
+
+static inline void bench_init(int *argc, char ***argv)
+{
+    MPI_Init(argc, argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+}
+
+/* For a bad command line: usage on rank 0's stderr, MPI finalized; returns
+ * the exit status. */
+static inline int bench_usage(const char *usage)
+{
+    if (rank == 0)
+        fputs(usage, stderr);
+    MPI_Finalize();
+    return 2;
+}
+
+/* For --check-only: the correctness checks' tally on rank 0, MPI finalized;
+ * returns the exit status. */
+static inline int bench_check_only(int nchecks)
+{
+    if (rank == 0)
+        printf("correctness check: %d passed, 0 failed\n", nchecks);
+    MPI_Finalize();
+    return 0;
+}
+
+/* TREEDUCE_ALGORITHM, or "" when unset. */
+static inline const char *bench_algorithm(void)
+{
+    const char *alg = getenv("TREEDUCE_ALGORITHM");
+    return alg && *alg ? alg : "";
+}
+
+/* The header lines on the run's environment: the MPI library (one line,
+ * blanks squeezed), the ranks, TREEDUCE_ALGORITHM and TREEDUCE_HOSTS. */
+static inline void bench_print_env(void)
+{
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING], *p;
+    const char *alg = bench_algorithm(), *hosts = getenv("TREEDUCE_HOSTS");
+    int len, k = 0;
+
+    MPI_Get_library_version(lib, &len);
+    lib[strcspn(lib, "\n")] = '\0';
+    for (p = lib; *p; p++) /* tabs and runs of blanks to one space */
+        if (!((*p == ' ' || *p == '\t') && k > 0 && lib[k - 1] == ' '))
+            lib[k++] = *p == '\t' ? ' ' : *p;
+    lib[k] = '\0';
+
+    printf("# MPI library: %s\n", lib);
+    printf("# ranks: %d\n", nprocs);
+    printf("# TREEDUCE_ALGORITHM: %s\n", *alg ? alg : "(unset)");
+    if (hosts && *hosts)
+        printf("# TREEDUCE_HOSTS: %s\n", hosts);
+}
+
+/* The --csv file with its line of column names, or NULL (no --csv, or it
+ * cannot be opened: reported).  Rank 0 only. */
+static inline FILE *bench_csv_open(const char *columns)
+{
+    FILE *csv = NULL;
+
+    if (opt.csv && !(csv = fopen(opt.csv, "w")))
+        perror(opt.csv);
+    if (csv)
+        fprintf(csv, "%s\n", columns);
+    return csv;
+}
+
+/* The next size of the sweep, twice *bytes; 0 when it would pass --max-bytes. */
+static inline int bench_next_size(size_t *bytes)
+{
+    if (*bytes > opt.max_bytes / 2)
+        return 0;
+    *bytes *= 2;
+    return 1;
+}
+
+/* After a sweep that started at MPI_Wtime() t0: its time and the CSV file
+ * closed, on rank 0. */
+static inline void bench_sweep_end(double t0, FILE *csv)
+{
+    double wall = MPI_Wtime() - t0;
+
+    if (rank == 0) {
+        printf("# sweep took %.1f s\n", wall);
+        if (csv && fclose(csv) != 0)
+            perror(opt.csv);
+    }
+}
+
+#endif /* BENCH_COMMON_H */
