@@ -43,17 +43,19 @@ static const trd_machine machine = {
 
 /* ---- Helpers shared by the algorithms ----------------------------------- */
 
-/* Element offset of block i when count elements are split into p blocks
- * whose sizes differ by at most one (the first count % p are larger). */
-static size_t block_offset(int count, int p, int i)
+/* Element offset of block i when n elements are split into p blocks whose
+ * sizes differ by at most one (the first n % p are larger); size_t so that a
+ * whole allgather vector may exceed INT_MAX elements. */
+static size_t block_offset(size_t n, int p, int i)
 {
-    int base = count / p, extra = count % p;
-    return (size_t)i * (size_t)base + (size_t)(i < extra ? i : extra);
+    size_t base = n / (size_t)p, extra = n % (size_t)p;
+    return (size_t)i * base + ((size_t)i < extra ? (size_t)i : extra);
 }
 
-static int block_count(int count, int p, int i)
+/* Elements in block i (a block never exceeds the int count of one message). */
+static int block_count(size_t n, int p, int i)
 {
-    return count / p + (i < count % p);
+    return (int)(block_offset(n, p, i + 1) - block_offset(n, p, i));
 }
 
 static void *elem(void *buf, const trd_reducer *red, size_t i)
@@ -302,20 +304,6 @@ static const void *p2p_cat(const void *buf, size_t extent, size_t i)
     return (const char *)buf + i * extent;
 }
 
-/* Offset and length of block i when n elements are split into p blocks whose
- * sizes differ by at most one (the first n % p are larger); size_t so that a
- * whole allgather vector may exceed INT_MAX elements. */
-static size_t p2p_blk_off(size_t n, int p, int i)
-{
-    size_t base = n / (size_t)p, extra = n % (size_t)p;
-    return (size_t)i * base + ((size_t)i < extra ? (size_t)i : extra);
-}
-
-static int p2p_blk_count(size_t n, int p, int i)
-{
-    return (int)(p2p_blk_off(n, p, i + 1) - p2p_blk_off(n, p, i));
-}
-
 static int p2p_pof2_floor(int p)
 {
     int q = 1;
@@ -389,7 +377,7 @@ static int p2p_fold(trd_comm *c, int rem, int keep, const void *sendbuf, void *w
  * (reduce_scatter), nb = q splits evenly (Rabenseifner's reduce). */
 static size_t p2p_new_off(size_t n, int nb, int q, int i)
 {
-    return p2p_blk_off(n, nb, p2p_fold_first(i, nb - q));
+    return block_offset(n, nb, p2p_fold_first(i, nb - q));
 }
 
 /* Recursive halving among the q = 2^k survivors [MPICH §4.3, Fig. 5]: new
@@ -606,7 +594,7 @@ static int p2p_reduce_scatter_block(trd_comm *c, const void *sendbuf, void *recv
 /* ---- Allgather [MPICH §4.1] -------------------------------------------- */
 
 /* The allgathers below work in place on buf[0:n) cut into p blocks
- * (p2p_blk_off): the rank at relative rank j = (rank - root) mod p starts
+ * (block_offset): the rank at relative rank j = (rank - root) mod p starts
  * with block j and all ranks end with every block. */
 
 /* Algorithm: recursive doubling allgather [MPICH §4.1, Fig. 1]; p = 2^k.
@@ -618,10 +606,10 @@ static int p2p_gather_doubling(trd_comm *c, void *buf, size_t n, MPI_Datatype ty
     int p = c->size, rel = (c->rank - root + p) % p, rc = MPI_SUCCESS;
     for (int mask = 1; mask < p && rc == MPI_SUCCESS; mask <<= 1) {
         int krel = rel ^ mask, g = rel & ~(mask - 1), kg = krel & ~(mask - 1);
-        size_t so = p2p_blk_off(n, p, g), ro = p2p_blk_off(n, p, kg);
-        rc = PMPI_Sendrecv(p2p_at(buf, extent, so), (int)(p2p_blk_off(n, p, g + mask) - so), type,
+        size_t so = block_offset(n, p, g), ro = block_offset(n, p, kg);
+        rc = PMPI_Sendrecv(p2p_at(buf, extent, so), (int)(block_offset(n, p, g + mask) - so), type,
                            (krel + root) % p, TRD_TAG, p2p_at(buf, extent, ro),
-                           (int)(p2p_blk_off(n, p, kg + mask) - ro), type, (krel + root) % p,
+                           (int)(block_offset(n, p, kg + mask) - ro), type, (krel + root) % p,
                            TRD_TAG, c->comm, MPI_STATUS_IGNORE);
     }
     return rc;
@@ -639,9 +627,9 @@ static int p2p_gather_ring(trd_comm *c, void *buf, size_t n, MPI_Datatype type, 
     for (int s = 0; s < p - 1 && rc == MPI_SUCCESS; s++) {
         int sb = (rel - s + p) % p, rb = (rel - s - 1 + p) % p;
         rc =
-            PMPI_Sendrecv(p2p_at(buf, extent, p2p_blk_off(n, p, sb)), p2p_blk_count(n, p, sb), type,
-                          next, TRD_TAG, p2p_at(buf, extent, p2p_blk_off(n, p, rb)),
-                          p2p_blk_count(n, p, rb), type, prev, TRD_TAG, c->comm, MPI_STATUS_IGNORE);
+            PMPI_Sendrecv(p2p_at(buf, extent, block_offset(n, p, sb)), block_count(n, p, sb), type,
+                          next, TRD_TAG, p2p_at(buf, extent, block_offset(n, p, rb)),
+                          block_count(n, p, rb), type, prev, TRD_TAG, c->comm, MPI_STATUS_IGNORE);
     }
     return rc;
 }
@@ -706,8 +694,8 @@ static int p2p_bcast_tree(trd_comm *c, void *buf, int count, MPI_Datatype type, 
     while (mask < p && !(rel & mask))
         mask <<= 1;
     if (rel) {
-        size_t lo = scatter ? p2p_blk_off(n, p, rel) : 0;
-        size_t hi = scatter ? p2p_blk_off(n, p, rel + mask < p ? rel + mask : p) : n;
+        size_t lo = scatter ? block_offset(n, p, rel) : 0;
+        size_t hi = scatter ? block_offset(n, p, rel + mask < p ? rel + mask : p) : n;
         rc = PMPI_Recv(p2p_at(buf, extent, lo), (int)(hi - lo), type, (rel - mask + root) % p,
                        TRD_TAG, c->comm, MPI_STATUS_IGNORE);
     }
@@ -715,8 +703,8 @@ static int p2p_bcast_tree(trd_comm *c, void *buf, int count, MPI_Datatype type, 
         int child = rel + mask;
         if (child >= p)
             continue;
-        size_t lo = scatter ? p2p_blk_off(n, p, child) : 0;
-        size_t hi = scatter ? p2p_blk_off(n, p, child + mask < p ? child + mask : p) : n;
+        size_t lo = scatter ? block_offset(n, p, child) : 0;
+        size_t hi = scatter ? block_offset(n, p, child + mask < p ? child + mask : p) : n;
         rc = PMPI_Send(p2p_at(buf, extent, lo), (int)(hi - lo), type, (child + root) % p, TRD_TAG,
                        c->comm);
     }
