@@ -173,9 +173,11 @@ static int tables(trd_topo_t t, const trd_plan *p, const char *name, sbuf *b)
 {
     int n = trd_topo_nnodes(t);
     int *order = malloc((size_t)n * sizeof(int)), *cores = malloc((size_t)n * sizeof(int));
-    if (!order || !cores) {
+    int *packages = malloc((size_t)n * sizeof(int));
+    if (!order || !cores || !packages) {
         free(order);
         free(cores);
+        free(packages);
         return TRD_ERR_NOMEM;
     }
     sb_printf(b, "/* Nodes in DFS ring order [TREE §3.2, Lemma 4], with their switch. */\n");
@@ -186,6 +188,7 @@ static int tables(trd_topo_t t, const trd_plan *p, const char *name, sbuf *b)
         sb_printf(b, ", /* %d: %s */\n", i, trd_topo_switch_name(t, trd_topo_node_switch(t, i)));
         order[i] = i;
         cores[i] = trd_topo_nodetype_ncores(t, trd_topo_node_type(t, i));
+        packages[i] = trd_topo_nodetype_npackages(t, trd_topo_node_type(t, i));
     }
     sb_add(b, "};\n\n", 4);
     sort_topo = &t;
@@ -194,6 +197,8 @@ static int tables(trd_topo_t t, const trd_plan *p, const char *name, sbuf *b)
     int_table(b, "static const int name_order", order, n);
     sb_printf(b, "\n/* Cores per node. */\n");
     int_table(b, "static const int node_cores", cores, n);
+    sb_printf(b, "\n/* Packages (sockets) per node. */\n");
+    int_table(b, "static const int node_packages", packages, n);
     sb_printf(b,
               "\n/* Message-size switch from the alpha-beta-gamma model [MPICH §3, NAP Eq. 6]:\n"
               " * NAP (%d lanes, radix %d, %d inter-node step%s over all %d nodes) below,\n"
@@ -207,7 +212,7 @@ static int tables(trd_topo_t t, const trd_plan *p, const char *name, sbuf *b)
     c_string(b, name);
     sb_printf(b, ",\n    .nnodes = %d,\n", n);
     sb_printf(b, "    .node_names = node_names,\n    .name_order = name_order,\n"
-                 "    .node_cores = node_cores,\n");
+                 "    .node_cores = node_cores,\n    .node_packages = node_packages,\n");
     sb_printf(b, "    .nap_max_bytes = ");
     size_value(b, p->nap_max_bytes);
     sb_printf(b, ",\n    .nap_max_bytes_1node = ");
@@ -215,6 +220,7 @@ static int tables(trd_topo_t t, const trd_plan *p, const char *name, sbuf *b)
     sb_printf(b, ",\n};");
     free(order);
     free(cores);
+    free(packages);
     return b->oom ? TRD_ERR_NOMEM : TRD_OK;
 }
 
@@ -275,8 +281,9 @@ int trd_emit(trd_topo_t t, const trd_plan *p, const trd_emit_opts *o, const char
               " */",
               TRD_VERSION, o->input, o->input_sha256, o->command);
     int rc = tables(t, p, o->name, &tab);
-    static const char *const alg_files[] = {"allreduce_rd.c.in", "allreduce_ring.c.in",
-                                            "allreduce_nap.c.in", "pieces_p2p.c.in"};
+    static const char *const alg_files[] = {"allreduce_rd.c.in",   "allreduce_ring.c.in",
+                                            "allreduce_nap.c.in",  "allreduce_rm.c.in",
+                                            "allreduce_hier.c.in", "pieces_p2p.c.in"};
     for (size_t a = 0; a < sizeof alg_files / sizeof alg_files[0]; a++) {
         const char *txt = trd_template(alg_files[a]);
         if (!txt) {

@@ -41,6 +41,7 @@ static void comm_free(trd_comm *c)
         PMPI_Comm_free(&c->comm);
     free(c->ring);
     free(c->node_first);
+    free(c->package_first);
     free(c->nap_nsub);
     free(c->nap_sub);
     free(c->nap_recv_off);
@@ -275,6 +276,15 @@ static int comm_build(MPI_Comm comm, const trd_machine *m, trd_comm **out)
     }
     c->local = c->pos - c->node_first[c->node];
     c->ppn = c->node_first[c->node + 1] - c->node_first[c->node];
+    /* local ranks spread over the packages in order, socket-major */
+    c->npackages = m->node_packages[mynode] < c->ppn ? m->node_packages[mynode] : c->ppn;
+    if (!(c->package_first = malloc(((size_t)c->npackages + 1) * sizeof(int))))
+        goto fail;
+    for (int q = 0; q <= c->npackages; q++)
+        c->package_first[q] = (int)((long)q * c->ppn / c->npackages);
+    for (int q = 0; q < c->npackages; q++)
+        if (c->local >= c->package_first[q])
+            c->package = q;
     if ((rc = plan_nap(c)) != MPI_SUCCESS)
         goto fail;
     if ((rc = PMPI_Comm_dup(comm, &c->comm)) != MPI_SUCCESS)

@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const alg_names[TRD_ALG_MAX] = {"auto", "ring", "nap", "rd", "shm"};
+static const char *const alg_names[TRD_ALG_MAX] = {"auto", "ring", "nap",  "rd",   "shm",
+                                                   "rm",   "rabenseifner", "smp", "flex", "hring"};
 
 const char *trd_algorithm_name(int alg)
 {
@@ -18,28 +19,50 @@ static int env_flag(const char *name)
     return v && *v && strcmp(v, "0") != 0 && strcmp(v, "no") != 0;
 }
 
+int trd_algorithm_parse(const char *spec, const char **params)
+{
+    const char *colon = strchr(spec, ':');
+    size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
+    *params = colon ? colon + 1 : "";
+    for (int a = 0; a < TRD_ALG_MAX; a++)
+        if (strlen(alg_names[a]) == len && strncmp(spec, alg_names[a], len) == 0)
+            return a;
+    return -1;
+}
+
+static int env_alg = -1;
+static const char *env_params = "";
+
+static void env_algorithm_read(void)
+{
+    const char *v = getenv("TREEDUCE_ALGORITHM");
+    env_alg = TRD_ALG_AUTO;
+    if (v && *v) {
+        int a = trd_algorithm_parse(v, &env_params);
+        if (a >= 0) {
+            env_alg = a;
+        } else {
+            env_params = "";
+            fprintf(stderr,
+                    "treeduce: TREEDUCE_ALGORITHM='%s' is not one of auto, ring, nap, rd, shm, rm, "
+                    "rabenseifner, smp, flex, hring (optionally followed by :PARAMS); using auto\n",
+                    v);
+        }
+    }
+}
+
 int trd_env_algorithm(void)
 {
-    static int alg = -1;
-    if (alg >= 0)
-        return alg;
-    const char *v = getenv("TREEDUCE_ALGORITHM");
-    alg = TRD_ALG_AUTO;
-    if (v && *v) {
-        int found = 0;
-        for (int a = 0; a < TRD_ALG_MAX; a++) {
-            if (strcmp(v, alg_names[a]) == 0) {
-                alg = a;
-                found = 1;
-            }
-        }
-        if (!found)
-            fprintf(stderr,
-                    "treeduce: TREEDUCE_ALGORITHM='%s' is not one of auto, ring, nap, rd, shm; "
-                    "using auto\n",
-                    v);
-    }
-    return alg;
+    if (env_alg < 0)
+        env_algorithm_read();
+    return env_alg;
+}
+
+const char *trd_env_algorithm_params(void)
+{
+    if (env_alg < 0)
+        env_algorithm_read();
+    return env_params;
 }
 
 int trd_env_disabled(void)

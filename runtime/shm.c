@@ -13,110 +13,10 @@
  * chunk e-1 (the counter-integrated barrier of [FLEX §3.1]).
  * Cost per chunk of b bytes = 3 alpha_shm + (2 + 1/ppn) b beta_mem + (ncontrib-1)/ppn b gamma
  */
-#define _GNU_SOURCE
-#include "treeduce_rt.h"
+#include "shm_impl.h"
 
-#include <sched.h>
-#include <stdatomic.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define TRD_CACHE_LINE 64
-/* chunks at most this large are reduced whole by every rank */
-#define TRD_SHM_WHOLE_BYTES 8192
-/* spins before a wait starts yielding the core (ranks may outnumber cores) */
-#define TRD_SHM_SPINS 2000
-
-/* The head of every rank's segment: one cache line per counter, each written
- * only by its owner. */
-#define TRD_SHM_INLINE_BYTES 24
-struct trd_shm_ctrl {
-    _Alignas(TRD_CACHE_LINE) _Atomic uint64_t in; /* slot of this epoch is filled */
-    /* payloads of at most TRD_SHM_INLINE_BYTES travel in the line of the
-     * counter that announces them: one cache miss instead of two */
-    unsigned char inline_data[2][TRD_SHM_INLINE_BYTES];
-    _Alignas(TRD_CACHE_LINE) _Atomic uint64_t red; /* block of this epoch is reduced */
-    _Alignas(TRD_CACHE_LINE) _Atomic uint64_t done; /* finished reading others' epoch */
-};
-
-struct trd_shm {
-    MPI_Comm comm; /* the ranks of this node, local order */
-    MPI_Win win;
-    int n, me;
-    char **seg; /* [n] each rank's segment */
-    size_t slot;
-    uint64_t epoch;
-};
-
-static struct trd_shm_ctrl *ctrl(const struct trd_shm *s, int r)
-{
-    return (struct trd_shm_ctrl *)s->seg[r];
-}
-
-/* slot b (0 or 1) of rank r: input area, then output area */
-static char *slot_in(const struct trd_shm *s, int r, int b)
-{
-    return s->seg[r] + sizeof(struct trd_shm_ctrl) + (size_t)b * 2 * s->slot;
-}
-
-static char *slot_out(const struct trd_shm *s, int r, int b)
-{
-    return slot_in(s, r, b) + s->slot;
-}
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ volatile("yield");
-#endif
-}
-
-enum { CTR_IN, CTR_RED, CTR_DONE };
-
-static _Atomic uint64_t *counter(const struct trd_shm *s, int r, int which)
-{
-    struct trd_shm_ctrl *c = ctrl(s, r);
-    return which == CTR_IN ? &c->in : which == CTR_RED ? &c->red : &c->done;
-}
-
-static void publish(struct trd_shm *s, int which, uint64_t e)
-{
-    atomic_store_explicit(counter(s, s->me, which), e, memory_order_release);
-}
-
-/* Wait until rank r has published at least e: spin, then yield. */
-static void wait_one(const struct trd_shm *s, int which, int r, uint64_t e)
-{
-    _Atomic uint64_t *f = counter(s, r, which);
-    unsigned spins = 0;
-    while (atomic_load_explicit(f, memory_order_acquire) < e) {
-        if (++spins < TRD_SHM_SPINS)
-            cpu_relax();
-        else
-            sched_yield();
-    }
-}
-
-/* Wait until ranks 0..nranks-1 have published at least e. */
-static void wait_all(const struct trd_shm *s, int which, int nranks, uint64_t e)
-{
-    for (int r = 0; r < nranks; r++)
-        wait_one(s, which, r, e);
-}
-
-/* Start the next chunk: its epoch, with slot b = epoch & 1 free for reuse
- * (every rank has finished the chunk that last used it, epoch - 2). */
-static uint64_t next_epoch(struct trd_shm *s, int *b)
-{
-    uint64_t e = ++s->epoch;
-    *b = (int)(e & 1);
-    if (e > 2)
-        wait_all(s, CTR_DONE, s->n, e - 2);
-    return e;
-}
 
 int trd_shm_create(trd_comm *c)
 {
@@ -192,34 +92,13 @@ void trd_shm_free(trd_comm *c)
     c->shm = NULL;
 }
 
-/* Block i of n of a chunk of cnt elements, in whole cache lines where the
- * element size allows: [*lo, *hi). */
-static void block_range(size_t cnt, size_t extent, int n, int i, size_t *lo, size_t *hi)
+void trd_block_range(size_t count, size_t extent, int n, int i, size_t *lo, size_t *hi)
 {
     size_t unit = extent < TRD_CACHE_LINE ? TRD_CACHE_LINE / extent : 1;
-    size_t units = (cnt + unit - 1) / unit;
+    size_t units = (count + unit - 1) / unit;
     size_t a = units * (size_t)i / (size_t)n, b = units * (size_t)(i + 1) / (size_t)n;
-    *lo = a * unit < cnt ? a * unit : cnt;
-    *hi = b * unit < cnt ? b * unit : cnt;
-}
-
-/* Where rank r put its contribution for buffer b. */
-static char *contribution(const struct trd_shm *s, int r, int b, int inl)
-{
-    return inl ? (char *)ctrl(s, r)->inline_data[b] : slot_in(s, r, b);
-}
-
-/* dst = x_0 op x_1 op ... op x_{k-1}, x_j = contribution(j) + off, len
- * elements, folded right to left so that "in op inout" keeps operand order. */
-static int fold(const struct trd_shm *s, int b, int inl, int k, size_t off, size_t len, void *dst,
-                const trd_reducer *red)
-{
-    size_t bytes = len * red->extent;
-    int rc = MPI_SUCCESS;
-    memcpy(dst, contribution(s, k - 1, b, inl) + off, bytes);
-    for (int j = k - 2; j >= 0 && rc == MPI_SUCCESS; j--)
-        rc = trd_reduce(red, contribution(s, j, b, inl) + off, dst, len);
-    return rc;
+    *lo = a * unit < count ? a * unit : count;
+    *hi = b * unit < count ? b * unit : count;
 }
 
 /* The reduction of ranks 0..ncontrib-1's contributions, chunk by chunk, to
@@ -250,7 +129,7 @@ static int shm_reduce(trd_comm *c, const void *sendbuf, void *recvbuf, int count
         } else {
             size_t lo, hi;
             wait_all(s, CTR_IN, ncontrib, e);
-            block_range(cnt, ext, s->n, s->me, &lo, &hi);
+            trd_block_range(cnt, ext, s->n, s->me, &lo, &hi);
             if (hi > lo)
                 rc = fold(s, b, 0, ncontrib, lo * ext, hi - lo, slot_out(s, s->me, b) + lo * ext,
                           red);
@@ -258,7 +137,7 @@ static int shm_reduce(trd_comm *c, const void *sendbuf, void *recvbuf, int count
             if (gets) {
                 wait_all(s, CTR_RED, s->n, e);
                 for (int r = 0; r < s->n; r++) {
-                    block_range(cnt, ext, s->n, r, &lo, &hi);
+                    trd_block_range(cnt, ext, s->n, r, &lo, &hi);
                     memcpy(dst + (first + lo) * ext, slot_out(s, r, b) + lo * ext, (hi - lo) * ext);
                 }
             }
@@ -355,6 +234,91 @@ int trd_shm_bcast(trd_comm *c, void *buf, int count, size_t extent, int root)
         } else {
             wait_one(s, CTR_IN, root, e);
             memcpy(data + first * extent, contribution(s, root, b, inl), bytes);
+        }
+        publish(s, CTR_DONE, e);
+    }
+    return MPI_SUCCESS;
+}
+
+/* Elements of lane l's block that round k moves when every round moves at
+ * most q elements of each block: [*lo, *hi) (empty once the block is done). */
+static void lane_piece(size_t count, size_t ext, int nlanes, int l, size_t k, size_t q, size_t *lo,
+                       size_t *hi)
+{
+    size_t blo, bhi;
+    trd_block_range(count, ext, nlanes, l, &blo, &bhi);
+    *lo = blo + k * q < bhi ? blo + k * q : bhi;
+    *hi = *lo + q < bhi ? *lo + q : bhi;
+}
+
+/* Rounds needed to move every lane's block q elements at a time. */
+static size_t lane_rounds(size_t count, size_t ext, int nlanes, size_t q)
+{
+    size_t most = 0, lo, hi;
+    for (int l = 0; l < nlanes; l++) {
+        trd_block_range(count, ext, nlanes, l, &lo, &hi);
+        most = hi - lo > most ? hi - lo : most;
+    }
+    return (most + q - 1) / q;
+}
+
+int trd_shm_reduce_scatter_lanes(trd_comm *c, void *buf, int count, const trd_reducer *red,
+                                 int nlanes)
+{
+    struct trd_shm *s = c->shm;
+    char *data = buf;
+    size_t ext = red->extent, q = s->slot / ext / (size_t)nlanes;
+    int rc = MPI_SUCCESS;
+    if (q == 0)
+        return MPI_ERR_TYPE;
+    /* round k: part l of every slot holds piece k of lane l's block */
+    size_t rounds = lane_rounds((size_t)count, ext, nlanes, q);
+    for (size_t k = 0; k < rounds && rc == MPI_SUCCESS; k++) {
+        int b;
+        size_t lo, hi;
+        uint64_t e = next_epoch(s, &b);
+        char *slot = slot_in(s, s->me, b);
+        for (int l = 0; l < nlanes; l++) {
+            lane_piece((size_t)count, ext, nlanes, l, k, q, &lo, &hi);
+            memcpy(slot + (size_t)l * q * ext, data + lo * ext, (hi - lo) * ext);
+        }
+        publish(s, CTR_IN, e);
+        if (s->me < nlanes) {
+            lane_piece((size_t)count, ext, nlanes, s->me, k, q, &lo, &hi);
+            wait_all(s, CTR_IN, s->n, e);
+            if (hi > lo)
+                rc = fold(s, b, 0, s->n, (size_t)s->me * q * ext, hi - lo, data + lo * ext, red);
+        }
+        publish(s, CTR_DONE, e);
+    }
+    return rc;
+}
+
+int trd_shm_allgather_lanes(trd_comm *c, void *buf, int count, size_t extent, int nlanes)
+{
+    struct trd_shm *s = c->shm;
+    char *data = buf;
+    size_t q = s->slot / extent;
+    if (q == 0)
+        return MPI_ERR_TYPE;
+    size_t rounds = lane_rounds((size_t)count, extent, nlanes, q);
+    for (size_t k = 0; k < rounds; k++) {
+        int b;
+        size_t lo, hi;
+        uint64_t e = next_epoch(s, &b);
+        if (s->me < nlanes) {
+            lane_piece((size_t)count, extent, nlanes, s->me, k, q, &lo, &hi);
+            memcpy(slot_in(s, s->me, b), data + lo * extent, (hi - lo) * extent);
+        }
+        publish(s, CTR_IN, e);
+        for (int l = 0; l < nlanes; l++) {
+            if (l == s->me)
+                continue;
+            lane_piece((size_t)count, extent, nlanes, l, k, q, &lo, &hi);
+            if (hi == lo)
+                continue;
+            wait_one(s, CTR_IN, l, e);
+            memcpy(data + lo * extent, slot_in(s, l, b), (hi - lo) * extent);
         }
         publish(s, CTR_DONE, e);
     }

@@ -69,6 +69,7 @@ typedef struct trd_machine {
     const char *const *node_names; /* [nnodes] node names in DFS ring order [TREE §3.2] */
     const int *name_order;         /* [nnodes] ring indices sorted by strcmp of names */
     const int *node_cores;         /* [nnodes] cores of each node */
+    const int *node_packages;      /* [nnodes] packages (sockets) of each node */
     size_t nap_max_bytes;          /* NAP below this many bytes, ring from it (>= 2 nodes) */
     size_t nap_max_bytes_1node;    /* the same switch for communicators on one node */
 } trd_machine;
@@ -79,20 +80,38 @@ int trd_machine_find_node(const trd_machine *m, const char *name);
 /* ---- Algorithms and environment (runtime/env.c) ----------------------- */
 
 enum trd_algorithm {
-    TRD_ALG_AUTO = 0, /* chosen by message size and communicator shape */
-    TRD_ALG_RING,     /* ring reduce_scatter + ring allgather [TREE §3.2] */
-    TRD_ALG_NAP,      /* node-aware parallel [NAP Alg. 1] */
-    TRD_ALG_RD,       /* recursive doubling with non-power-of-two fold [MPICH §4] */
-    TRD_ALG_SHM,      /* one node: reduce_scatter + allgather in shared memory [FLEX §2.1] */
+    TRD_ALG_AUTO = 0,     /* chosen by message size and communicator shape */
+    TRD_ALG_RING,         /* ring reduce_scatter + ring allgather [TREE §3.2] */
+    TRD_ALG_NAP,          /* node-aware parallel [NAP Alg. 1] */
+    TRD_ALG_RD,           /* recursive doubling with non-power-of-two fold [MPICH §4] */
+    TRD_ALG_SHM,          /* one node, shared memory; params pick the intra-node
+                           * algorithm [FLEX §2.1-2.3] */
+    TRD_ALG_RM,           /* recursive multiplying; params: schedule string [RM §4] */
+    TRD_ALG_RABENSEIFNER, /* recursive halving reduce_scatter + recursive doubling
+                           * allgather [MPICH §4, RM §2] */
+    TRD_ALG_SMP,          /* node reduce, node leaders allreduce, node bcast [NAP §II-A] */
+    TRD_ALG_FLEX,         /* node reduce_scatter, allreduce per lane across nodes,
+                           * node allgather; params: the lane algorithm [FLEX §2.1.2] */
+    TRD_ALG_HRING,        /* FLEX composite with the DFS ring across nodes [TREE §3.2] */
     TRD_ALG_MAX
 };
 
-/* Name of an algorithm ("auto", "ring", "nap", "rd", "shm"). */
+/* Name of an algorithm ("auto", "ring", "nap", "rd", "shm", "rm",
+ * "rabenseifner", "smp", "flex", "hring"). */
 const char *trd_algorithm_name(int alg);
 
+/* Parse an algorithm specification "NAME" or "NAME:PARAMS" (NAME as
+ * trd_algorithm_name gives it; PARAMS are the algorithm's own, e.g. "rm:a3,a2",
+ * "shm:tree:4", "flex:rd").  Returns the algorithm and sets *params to the text
+ * after the first ':' ("" when there is none), or returns -1 if NAME is not
+ * an algorithm. */
+int trd_algorithm_parse(const char *spec, const char **params);
+
 /* TREEDUCE_ALGORITHM, parsed once: TRD_ALG_AUTO when unset or empty.  An
- * unknown value is reported once on stderr and treated as auto. */
+ * unknown name is reported once on stderr and treated as auto. */
 int trd_env_algorithm(void);
+/* The PARAMS part of TREEDUCE_ALGORITHM ("" when none). */
+const char *trd_env_algorithm_params(void);
 /* TREEDUCE_DISABLE=1: every call goes to the PMPI routine. */
 int trd_env_disabled(void);
 /* TREEDUCE_VERBOSE: 0 quiet; 1 say why a call falls back, once per reason;
@@ -127,6 +146,12 @@ typedef struct trd_comm {
     int node;           /* this rank's node, 0..nnodes-1 (ring order) */
     int local, ppn;     /* this rank's index on its node, ranks on its node */
     int ppn_min, ppn_max;
+    /* packages of this rank's node that hold ranks of the communicator: local
+     * ranks are spread over the node's packages in order (socket-major, as the
+     * DFS ring numbers cores [TREE Lemma 5]); package q holds local ranks
+     * package_first[q] .. package_first[q+1]-1 */
+    int npackages, package;
+    int *package_first; /* [npackages+1] */
     /* NAP plan of this rank [NAP Alg. 1]; lanes = ppn_min */
     int nap_lanes, nap_radix, nap_steps;
     int *nap_nsub, *nap_sub;  /* [nap_steps] subgroups in the group, own subgroup */
@@ -219,6 +244,42 @@ int trd_shm_allgather(trd_comm *c, const void *sendbuf, void *recvbuf, int count
 /* Bcast of count elements (extent bytes) from root.
  * Cost = 2 alpha_shm + 2 m beta_mem */
 int trd_shm_bcast(trd_comm *c, void *buf, int count, size_t extent, int root);
+
+/* Block i of n when count elements of extent bytes are split for n ranks:
+ * elements [*lo, *hi).  Blocks are whole cache lines (64 bytes) where the
+ * element size allows, so no two ranks write one line and no piece is smaller
+ * than a line [FLEX §2.1.3]; with few elements the last blocks are empty. */
+void trd_block_range(size_t count, size_t extent, int n, int i, size_t *lo, size_t *hi);
+
+/* The node phases of the composite allreduces [FLEX §2.1.2]: lanes are local
+ * ranks 0..nlanes-1 (1 <= nlanes <= ppn), lane l owns block l of
+ * trd_block_range(count, extent, nlanes, l).
+ *
+ * Reduce_scatter to the lanes: every rank of the node contributes buf[0:count);
+ * afterwards lane l holds, in buf at block l's offsets, block l of the
+ * reduction over the node's ranks in local order (the rest of buf is
+ * unspecified); ranks that are not lanes keep their buf.
+ * Cost = 2 alpha_shm + (1 + 1/nlanes) m beta_mem + (ppn-1)/nlanes m gamma */
+int trd_shm_reduce_scatter_lanes(trd_comm *c, void *buf, int count, const trd_reducer *red,
+                                 int nlanes);
+/* Allgather from the lanes: lane l holds block l in buf; afterwards every rank
+ * of the node holds buf[0:count).  Cost = 2 alpha_shm + 2 m beta_mem */
+int trd_shm_allgather_lanes(trd_comm *c, void *buf, int count, size_t extent, int nlanes);
+
+/* Allreduce on one node with the intra-node algorithm params names
+ * (runtime/shm_intra.c) [FLEX §2.1-2.3]:
+ *   "rx:F1,F2,..."  multi-radix recursive exchange, factor Fi in step i
+ *                   (product = ppn), reduce_scatter then allgather;
+ *   "tree:K"        radix-K tree reduce to local rank 0, then tree bcast;
+ *   "cyclic"        cyclic shift reduce_scatter + allgather (commutative ops);
+ *   "socket"        package-local steps first, then one cross-package step
+ *                   on the package's pieces.
+ * Same contract as trd_shm_allreduce with ncontrib = ppn.  Parameters that do
+ * not fit (unknown text, factors whose product is not ppn, a non-commutative op
+ * for cyclic) set *why and return MPI_SUCCESS before anything is touched, so
+ * the caller can fall back. */
+int trd_shm_allreduce_params(trd_comm *c, const void *sendbuf, void *recvbuf, int count,
+                             const trd_reducer *red, const char *params, const char **why);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,2 @@
+/* Recursive multiplying schedules [RM §4]. */
+#include "trd_rm.h"
