@@ -12,11 +12,59 @@
  * read chunk e; before it reuses a slot it waits until every rank has finished
  * chunk e-1 (the counter-integrated barrier of [FLEX §3.1]).
  * Cost per chunk of b bytes = 3 alpha_shm + (2 + 1/ppn) b beta_mem + (ncontrib-1)/ppn b gamma
+ *
+ * Single-copy path: from a few KiB up (cma_min, per routine, measured on a
+ * 2-rank node: allreduce 32 KiB, reduce_scatter_block and allgather 16 KiB,
+ * bcast 8 KiB), where the kernel allows it, ranks read each other's user
+ * buffers directly with process_vm_readv (Linux cross-memory attach): one
+ * copy per byte instead of two, and no chunking.  The segment then carries
+ * only the counters and the buffer addresses.  TREEDUCE_CMA=0 turns it off;
+ * TREEDUCE_CMA_BYTES=N sets every routine's threshold (for tuning).
  */
 #include "shm_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+/* Read bytes from address remote of local rank r's process into local:
+ * MPI_SUCCESS, or MPI_ERR_OTHER if the kernel refuses. */
+static int cma_read(const struct trd_shm *s, int r, uint64_t remote, void *local, size_t bytes)
+{
+    pid_t pid = (pid_t)ctrl(s, r)->pid;
+    while (bytes > 0) {
+        struct iovec l = {local, bytes}, rv = {(void *)(uintptr_t)remote, bytes};
+        ssize_t got = process_vm_readv(pid, &l, 1, &rv, 1, 0);
+        if (got <= 0)
+            return MPI_ERR_OTHER;
+        bytes -= (size_t)got;
+        remote += (uint64_t)got;
+        local = (char *)local + got;
+    }
+    return MPI_SUCCESS;
+}
+
+/* Whether every rank of the node can read the next one's memory (a kernel
+ * may refuse cross-memory attach: Yama ptrace_scope, seccomp, containers).
+ * Collective over the node. */
+static int cma_probe(struct trd_shm *s)
+{
+    static const uint64_t word = 0x7e1dc0de;
+    const char *env = getenv("TREEDUCE_CMA");
+    int ok = s->n > 1 && s->tmp && !(env && strcmp(env, "0") == 0), all = 0;
+    struct trd_shm_ctrl *me = ctrl(s, s->me);
+    me->pid = (int64_t)getpid();
+    me->src = (uint64_t)(uintptr_t)&word;
+    PMPI_Barrier(s->comm);
+    if (ok) {
+        uint64_t got = 0;
+        ok = cma_read(s, (s->me + 1) % s->n, ctrl(s, (s->me + 1) % s->n)->src, &got,
+                      sizeof got) == MPI_SUCCESS && got == word;
+    }
+    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, s->comm);
+    return all;
+}
 
 int trd_shm_create(trd_comm *c)
 {
@@ -71,6 +119,12 @@ int trd_shm_create(trd_comm *c)
      * ordered by the counters */
     PMPI_Win_lock_all(MPI_MODE_NOCHECK, s->win);
     PMPI_Barrier(node);
+    s->tmp = malloc(2 * TRD_SHM_CMA_PIECE);
+    s->cma = cma_probe(s);
+    const size_t cma_min[TRD_SHM_NCMA] = TRD_SHM_CMA_DEFAULTS;
+    const char *cma_env = getenv("TREEDUCE_CMA_BYTES");
+    for (int i = 0; i < TRD_SHM_NCMA; i++)
+        s->cma_min[i] = cma_env && *cma_env ? strtoull(cma_env, NULL, 10) : cma_min[i];
     c->shm = s;
     return MPI_SUCCESS;
 fail:
@@ -87,6 +141,7 @@ void trd_shm_free(trd_comm *c)
     PMPI_Win_unlock_all(s->win);
     PMPI_Win_free(&s->win);
     PMPI_Comm_free(&s->comm);
+    free(s->tmp);
     free(s->seg);
     free(s);
     c->shm = NULL;
@@ -101,6 +156,98 @@ void trd_block_range(size_t count, size_t extent, int n, int i, size_t *lo, size
     *hi = b * unit < count ? b * unit : count;
 }
 
+/* ---- The single-copy path ------------------------------------------------- */
+
+/* Start a single-copy step: publish this rank's buffers with "in". */
+static uint64_t cma_begin(struct trd_shm *s, const void *src, void *dst)
+{
+    int b;
+    uint64_t e = next_epoch(s, &b);
+    ctrl(s, s->me)->src = (uint64_t)(uintptr_t)src;
+    ctrl(s, s->me)->dst = (uint64_t)(uintptr_t)dst;
+    publish(s, CTR_IN, e);
+    return e;
+}
+
+/* End it: nobody reads this rank's buffers once every rank is done. */
+static void cma_end(struct trd_shm *s, uint64_t e)
+{
+    publish(s, CTR_DONE, e);
+    wait_all(s, CTR_DONE, s->n, e);
+}
+
+/* out[0:len) = x_0 op x_1 op ... op x_{n-1} over elements [a, a+len) of the
+ * ranks' inputs (this rank's at src, the others' read from their memory).
+ * Commutative ops fold into out directly in a staggered order; others fold
+ * right to left so that the left operand is always the lower rank. */
+static int cma_fold(struct trd_shm *s, const char *src, char *out, size_t a, size_t len,
+                    const trd_reducer *red)
+{
+    size_t ext = red->extent, off = a * ext, bytes = len * ext;
+    char *stage = s->tmp, *acc = s->tmp + TRD_SHM_CMA_PIECE;
+    int n = s->n, me = s->me, rc = MPI_SUCCESS;
+    if (red->commutative) {
+        if (src + off != out)
+            memcpy(out, src + off, bytes);
+        for (int k = 1; k < n && rc == MPI_SUCCESS; k++) {
+            int j = (me + k) % n;
+            if ((rc = cma_read(s, j, ctrl(s, j)->src + off, stage, bytes)) == MPI_SUCCESS)
+                rc = trd_reduce(red, stage, out, len);
+        }
+        return rc;
+    }
+    /* the last rank's part first; this rank's input stays intact until the
+     * end even when it is out (in place) */
+    if (me == n - 1) {
+        if (src + off != out)
+            memcpy(out, src + off, bytes);
+        acc = out;
+    } else {
+        rc = cma_read(s, n - 1, ctrl(s, n - 1)->src + off, acc, bytes);
+    }
+    for (int j = n - 2; j >= 0 && rc == MPI_SUCCESS; j--) {
+        if (j == me)
+            rc = trd_reduce(red, src + off, acc, len);
+        else if ((rc = cma_read(s, j, ctrl(s, j)->src + off, stage, bytes)) == MPI_SUCCESS)
+            rc = trd_reduce(red, stage, acc, len);
+    }
+    if (rc == MPI_SUCCESS && acc != out)
+        memcpy(out, acc, bytes);
+    return rc;
+}
+
+/* Allreduce over all ranks of the node without copies into the segment:
+ * rank i reads block i of every other rank's input straight from that rank's
+ * memory (Linux cross-memory attach) and folds it into block i of its output,
+ * then reads the other blocks from their owners' outputs -- the one-step
+ * radix-ppn reduce_scatter + allgather of [FLEX §2.1] with one copy per byte
+ * instead of two.  In place is safe: during the reduce_scatter a rank writes
+ * only its own block, and it overwrites block r only after rank r has
+ * finished reading its inputs.
+ * Cost = 3 alpha_shm + 2 (p-1) alpha_cma + 2 (p-1)/p m beta_cma + (p-1)/p m gamma */
+static int cma_allreduce(trd_comm *c, const char *src, char *dst, int count,
+                         const trd_reducer *red)
+{
+    struct trd_shm *s = c->shm;
+    size_t ext = red->extent, per = TRD_SHM_CMA_PIECE / ext, lo, hi;
+    int rc = MPI_SUCCESS;
+    uint64_t e = cma_begin(s, src, dst);
+    wait_all(s, CTR_IN, s->n, e);
+    trd_block_range((size_t)count, ext, s->n, s->me, &lo, &hi);
+    for (size_t a = lo; a < hi && rc == MPI_SUCCESS; a += per)
+        rc = cma_fold(s, src, dst + a * ext, a, hi - a < per ? hi - a : per, red);
+    publish(s, CTR_RED, e);
+    for (int k = 1; k < s->n; k++) {
+        int r = (s->me + k) % s->n;
+        trd_block_range((size_t)count, ext, s->n, r, &lo, &hi);
+        wait_one(s, CTR_RED, r, e);
+        if (rc == MPI_SUCCESS && hi > lo)
+            rc = cma_read(s, r, ctrl(s, r)->dst + lo * ext, dst + lo * ext, (hi - lo) * ext);
+    }
+    cma_end(s, e);
+    return rc;
+}
+
 /* The reduction of ranks 0..ncontrib-1's contributions, chunk by chunk, to
  * every rank (root < 0) or to local rank root only. */
 static int shm_reduce(trd_comm *c, const void *sendbuf, void *recvbuf, int count,
@@ -113,6 +260,8 @@ static int shm_reduce(trd_comm *c, const void *sendbuf, void *recvbuf, int count
     int rc = MPI_SUCCESS, gets = root < 0 || root == s->me;
     if (per == 0)
         return MPI_ERR_TYPE;
+    if (s->cma && root < 0 && ncontrib == s->n && (size_t)count * ext >= s->cma_min[TRD_CMA_ALLREDUCE])
+        return cma_allreduce(c, src, dst, count, red);
     for (size_t first = 0; first < (size_t)count && rc == MPI_SUCCESS; first += per) {
         size_t cnt = (size_t)count - first < per ? (size_t)count - first : per;
         size_t bytes = cnt * ext;
@@ -169,6 +318,21 @@ int trd_shm_reduce_scatter_block(trd_comm *c, const void *sendbuf, void *recvbuf
     int rc = MPI_SUCCESS;
     if (per == 0)
         return MPI_ERR_TYPE;
+    if (s->cma && sendbuf != MPI_IN_PLACE &&
+        (size_t)recvcount * ext * n >= s->cma_min[TRD_CMA_RSB]) {
+        /* single copy: rank i folds block i of every rank's input, read from
+         * its memory, into recvbuf (not in place: rank i's result would
+         * overwrite block 0 while rank 0 reads it).
+         * Cost = 2 alpha_shm + (p-1) alpha_cma + (p-1)/p m beta_cma + (p-1)/p m gamma */
+        size_t first = (size_t)s->me * (size_t)recvcount, step = TRD_SHM_CMA_PIECE / ext;
+        uint64_t e = cma_begin(s, src, dst);
+        wait_all(s, CTR_IN, s->n, e);
+        for (size_t a = 0; a < (size_t)recvcount && rc == MPI_SUCCESS; a += step)
+            rc = cma_fold(s, src, dst + a * ext, first + a,
+                          (size_t)recvcount - a < step ? (size_t)recvcount - a : step, red);
+        cma_end(s, e);
+        return rc;
+    }
     /* chunk k holds elements [first, first+cnt) of every rank's block */
     for (size_t first = 0; first < (size_t)recvcount && rc == MPI_SUCCESS; first += per) {
         size_t cnt = (size_t)recvcount - first < per ? (size_t)recvcount - first : per;
@@ -194,6 +358,23 @@ int trd_shm_allgather(trd_comm *c, const void *sendbuf, void *recvbuf, int count
     size_t per = s->slot / extent;
     if (per == 0)
         return MPI_ERR_TYPE;
+    if (s->cma && (size_t)count * extent * (size_t)s->n >= s->cma_min[TRD_CMA_ALLGATHER]) {
+        /* single copy: every rank reads the others' blocks from their memory;
+         * Cost = 2 alpha_shm + (p-1) alpha_cma + (p-1)/p m beta_cma */
+        size_t bytes = (size_t)count * extent;
+        int rc = MPI_SUCCESS;
+        uint64_t e = cma_begin(s, src, NULL);
+        if (sendbuf != MPI_IN_PLACE)
+            memcpy(dst + (size_t)s->me * bytes, src, bytes);
+        for (int k = 1; k < s->n; k++) {
+            int r = (s->me + k) % s->n;
+            wait_one(s, CTR_IN, r, e);
+            if (rc == MPI_SUCCESS)
+                rc = cma_read(s, r, ctrl(s, r)->src, dst + (size_t)r * bytes, bytes);
+        }
+        cma_end(s, e);
+        return rc;
+    }
     for (size_t first = 0; first < (size_t)count; first += per) {
         size_t cnt = (size_t)count - first < per ? (size_t)count - first : per;
         size_t bytes = cnt * extent;
@@ -223,6 +404,18 @@ int trd_shm_bcast(trd_comm *c, void *buf, int count, size_t extent, int root)
     size_t per = s->slot / extent;
     if (per == 0)
         return MPI_ERR_TYPE;
+    if (s->cma && (size_t)count * extent >= s->cma_min[TRD_CMA_BCAST]) {
+        /* single copy: every rank reads the root's buffer from its memory;
+         * Cost = 2 alpha_shm + alpha_cma + m beta_cma */
+        int rc = MPI_SUCCESS;
+        uint64_t e = cma_begin(s, data, NULL);
+        if (s->me != root) {
+            wait_one(s, CTR_IN, root, e);
+            rc = cma_read(s, root, ctrl(s, root)->src, data, (size_t)count * extent);
+        }
+        cma_end(s, e);
+        return rc;
+    }
     for (size_t first = 0; first < (size_t)count; first += per) {
         size_t cnt = (size_t)count - first < per ? (size_t)count - first : per;
         size_t bytes = cnt * extent;

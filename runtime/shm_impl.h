@@ -24,7 +24,7 @@
 
 #define TRD_CACHE_LINE 64
 /* chunks at most this large are reduced whole by every rank */
-#define TRD_SHM_WHOLE_BYTES 8192
+#define TRD_SHM_WHOLE_BYTES 4096
 /* spins before a wait starts yielding the core (ranks may outnumber cores) */
 #define TRD_SHM_SPINS 2000
 
@@ -38,7 +38,16 @@ struct trd_shm_ctrl {
     unsigned char inline_data[2][TRD_SHM_INLINE_BYTES];
     _Alignas(TRD_CACHE_LINE) _Atomic uint64_t red; /* block of this epoch is reduced */
     _Alignas(TRD_CACHE_LINE) _Atomic uint64_t done; /* finished reading others' epoch */
+    /* single-copy path: the process and the user buffers of this rank's
+     * current call, published with "in" */
+    _Alignas(TRD_CACHE_LINE) int64_t pid;
+    uint64_t src, dst;
 };
+
+/* Routines with a single-copy path, and the message size (bytes of the
+ * whole vector) from which they take it unless TREEDUCE_CMA_BYTES says. */
+enum { TRD_CMA_ALLREDUCE, TRD_CMA_RSB, TRD_CMA_ALLGATHER, TRD_CMA_BCAST, TRD_SHM_NCMA };
+#define TRD_SHM_CMA_DEFAULTS {32 * 1024, 16 * 1024, 16 * 1024, 8 * 1024}
 
 struct trd_shm {
     MPI_Comm comm; /* the ranks of this node, local order */
@@ -47,7 +56,15 @@ struct trd_shm {
     char **seg; /* [n] each rank's segment */
     size_t slot;
     uint64_t epoch;
+    int cma;      /* process_vm_readv works between the ranks of this node */
+    size_t cma_min[TRD_SHM_NCMA]; /* bytes from which each routine reads directly */
+    char *tmp;    /* [2 * TRD_SHM_CMA_PIECE] staging for the single-copy path */
 };
+
+/* The single-copy path (shm.c): messages of at least cma_min bytes are read
+ * straight from the other ranks' user buffers with Linux cross-memory attach
+ * (process_vm_readv), in pieces of TRD_SHM_CMA_PIECE bytes. */
+#define TRD_SHM_CMA_PIECE (128 * 1024)
 
 static inline struct trd_shm_ctrl *ctrl(const struct trd_shm *s, int r)
 {
