@@ -200,24 +200,35 @@ static int tables(trd_topo_t t, const trd_plan *p, const char *name, sbuf *b)
     sb_printf(b, "\n/* Packages (sockets) per node. */\n");
     int_table(b, "static const int node_packages", packages, n);
     sb_printf(b,
-              "\n/* Message-size switch from the alpha-beta-gamma model [MPICH §3, NAP Eq. 6]:\n"
-              " * NAP (%d lanes, radix %d, %d inter-node step%s over all %d nodes) below,\n"
-              " * ring at and above.  Intra-node link %.3g us, %.3g GB/s; ring link %.3g us,\n"
-              " * %.3g GB/s. */\n",
-              p->nap_lanes, p->nap_radix, p->nap_steps, p->nap_steps == 1 ? "" : "s", n,
+              "\n/* Selection for communicators over several nodes (commutative ops) from\n"
+              " * the alpha-beta-gamma model [MPICH §3, NAP Eq. 3-6, TREE §3.2, RM Eq. 4]:\n"
+              " * intra-node link %.3g us, %.3g GB/s; ring link %.3g us, %.3g GB/s;\n"
+              " * NAP over all %d nodes: %d lanes, radix %d, %d inter-node step%s. */\n",
               p->intra.latency_s * 1e6, p->intra.bandwidth_Bps / 1e9,
-              p->ring_inter.latency_s * 1e6, p->ring_inter.bandwidth_Bps / 1e9);
+              p->ring_inter.latency_s * 1e6, p->ring_inter.bandwidth_Bps / 1e9, n, p->nap_lanes,
+              p->nap_radix, p->nap_steps, p->nap_steps == 1 ? "" : "s");
+    sb_printf(b, "static const trd_size_choice choices[%d] = {\n", p->nchoices);
+    for (int i = 0; i < p->nchoices; i++) {
+        char uname[32];
+        const char *nm = trd_model_name(p->choice[i].alg);
+        size_t k = 0;
+        for (; nm[k] && k + 1 < sizeof uname; k++)
+            uname[k] = (char)toupper((unsigned char)nm[k]);
+        uname[k] = '\0';
+        sb_printf(b, "    {");
+        size_value(b, p->choice[i].below);
+        sb_printf(b, ", TRD_ALG_%s},\n", uname);
+    }
+    sb_printf(b, "};\n\n");
     sb_printf(b, "static const trd_machine machine = {\n");
     sb_printf(b, "    .name = ");
     c_string(b, name);
     sb_printf(b, ",\n    .nnodes = %d,\n", n);
     sb_printf(b, "    .node_names = node_names,\n    .name_order = name_order,\n"
                  "    .node_cores = node_cores,\n    .node_packages = node_packages,\n");
-    sb_printf(b, "    .nap_max_bytes = ");
-    size_value(b, p->nap_max_bytes);
-    sb_printf(b, ",\n    .nap_max_bytes_1node = ");
+    sb_printf(b, "    .nap_max_bytes_1node = ");
     size_value(b, p->nap_max_bytes_1node);
-    sb_printf(b, ",\n};");
+    sb_printf(b, ",\n    .choices = choices,\n    .nchoices = %d,\n};", p->nchoices);
     free(order);
     free(cores);
     free(packages);

@@ -11,6 +11,8 @@
  * none: about 4 GB/s of reduced data per core. */
 #define TRD_DEFAULT_GAMMA_S_PER_BYTE 0.25e-9
 
+#define TRD_MAX_CHOICES 16
+
 /* The costs and choices for one machine. */
 typedef struct trd_plan {
     int nnodes;
@@ -20,9 +22,30 @@ typedef struct trd_plan {
     trd_link_cost far_inter;  /* the most expensive node-to-node path */
     double gamma_s_per_byte;
     int nap_lanes, nap_radix, nap_steps; /* NAP over the whole machine */
-    size_t nap_max_bytes;       /* NAP below, ring from (several nodes) */
-    size_t nap_max_bytes_1node; /* the same on one node */
+    size_t nap_max_bytes;       /* NAP below, ring from (several nodes, NAP vs ring only) */
+    size_t nap_max_bytes_1node; /* the same on one node without shared memory */
+    /* The choice for communicators over several nodes and commutative ops,
+     * by message size: range i is [choice[i-1].below, choice[i].below), the
+     * last one ends at SIZE_MAX. */
+    int nchoices;
+    struct trd_choice {
+        size_t below;
+        int alg;       /* index into trd_model_names() */
+        size_t typical; /* a size inside the range (geometric middle) */
+        int runner_up;  /* the second best at that size */
+    } choice[TRD_MAX_CHOICES];
 } trd_plan;
+
+/* The algorithms the planner weighs for several nodes, by index: their
+ * runtime names ("nap", "ring", "rd", "rabenseifner", "smp", "hring", "flex",
+ * "rm") and a one-line description of the levels (intra-node phase,
+ * inter-node phase). */
+enum { TRD_NMODELS = 8 };
+const char *trd_model_name(int alg);
+const char *trd_model_levels(int alg);
+
+/* Predicted seconds of candidate alg for bytes bytes over nodes x ppn. */
+double trd_model_time(const trd_plan *p, int alg, int nodes, int ppn, double bytes);
 
 /* Fill p for the finalized topology t.  Returns TRD_OK. */
 int trd_plan_build(trd_topo_t t, trd_plan *p);

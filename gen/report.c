@@ -143,21 +143,48 @@ void trd_explain(FILE *f, trd_topo_t t, const trd_plan *p, const char *input)
         free(sbuf);
     }
 
-    fprintf(f, "\nselection (alpha-beta-gamma model [MPICH §3, NAP Eq. 6]):\n");
-    fprintf(f, "  several nodes: NAP below ");
-    print_size(f, p->nap_max_bytes);
-    fprintf(f, ", ring from there; NAP's intra-node steps in shared memory\n");
-    fprintf(f, "  one node: reduce_scatter + allgather in shared memory, every size and operation;\n"
-               "    without shared memory NAP (recursive doubling) below ");
+    fprintf(f, "\nselection (alpha-beta-gamma model [MPICH §3, NAP Eq. 3-6, TREE §3.2, RM Eq. 4]):\n");
+    if (n > 1) {
+        fprintf(f, "  several nodes, commutative operations (predicted for all %d x %d ranks):\n", n,
+                p->ppn);
+        fprintf(f, "    %-26s %-13s %10s %-13s %10s  %s\n", "message size", "chosen", "us at",
+                "runner-up", "us at", "levels (node; across nodes)");
+        size_t lo = 0;
+        for (int i = 0; i < p->nchoices; i++) {
+            const struct trd_choice *ch = &p->choice[i];
+            char range[64];
+            double at = (double)ch->typical;
+            if (ch->below == SIZE_MAX)
+                snprintf(range, sizeof range, "%zu B and up", lo);
+            else
+                snprintf(range, sizeof range, "%zu B .. %zu B", lo, ch->below - 1);
+            fprintf(f, "    %-26s %-13s %10.2f %-13s %10.2f  %s\n", range,
+                    trd_model_name(ch->alg), trd_model_time(p, ch->alg, n, p->ppn, at) * 1e6,
+                    ch->runner_up >= 0 ? trd_model_name(ch->runner_up) : "-",
+                    ch->runner_up >= 0 ? trd_model_time(p, ch->runner_up, n, p->ppn, at) * 1e6 : 0,
+                    trd_model_levels(ch->alg));
+            lo = ch->below;
+        }
+        fprintf(f, "    (\"us at\": predicted microseconds at a size in the middle of the range)\n");
+    }
+    fprintf(f, "  one node: shared memory, every size and operation: one-step reduce_scatter +\n"
+               "    allgather through the segment, read directly from the other ranks' buffers\n"
+               "    (process_vm_readv) from 32 KiB; without shared memory NAP (recursive\n"
+               "    doubling) below ");
     print_size(f, p->nap_max_bytes_1node);
     fprintf(f, ", ring from there\n  non-commutative operations across nodes: recursive doubling in rank order\n");
-    fprintf(f, "\npredicted time over the whole machine (%d x %d ranks), microseconds:\n", n, p->ppn);
-    fprintf(f, "  %10s %12s %12s %12s  %s\n", "bytes", "nap", "ring", "rd", "chosen");
-    for (double b = 8; b <= 64.0 * 1024 * 1024; b *= 16) {
-        double tn = trd_model_nap(p, n, p->ppn, b), tr = trd_model_ring(p, n, p->ppn, b),
-               td = trd_model_rd(p, n, p->ppn, b);
-        fprintf(f, "  %10.0f %12.2f %12.2f %12.2f  %s\n", b, tn * 1e6, tr * 1e6, td * 1e6,
-                (size_t)b < p->nap_max_bytes ? "nap" : "ring");
+    if (n > 1) {
+        fprintf(f, "\npredicted time over the whole machine (%d x %d ranks), microseconds:\n  %10s",
+                n, p->ppn, "bytes");
+        for (int a2 = 0; a2 < TRD_NMODELS; a2++)
+            fprintf(f, " %12s", trd_model_name(a2));
+        fprintf(f, "\n");
+        for (double sz = 8; sz <= 64.0 * 1024 * 1024; sz *= 16) {
+            fprintf(f, "  %10.0f", sz);
+            for (int a2 = 0; a2 < TRD_NMODELS; a2++)
+                fprintf(f, " %12.2f", trd_model_time(p, a2, n, p->ppn, sz) * 1e6);
+            fprintf(f, "\n");
+        }
     }
 }
 

@@ -76,6 +76,163 @@ size_t trd_model_crossover(const trd_plan *p, int nodes, int ppn)
     return (size_t)hi;
 }
 
+/* Seconds per byte when `concurrent` ranks of a node send over link l at
+ * once: the link's own rate or the node's share of injection, whichever is
+ * slower (max-rate [NAP Eq. 3]). */
+static double beta_eff(trd_link_cost l, int concurrent)
+{
+    double b = 1.0 / l.bandwidth_Bps;
+    if (l.injection_Bps > 0)
+        b = fmax(b, concurrent / l.injection_Bps);
+    return b;
+}
+
+/* recursive halving + doubling over nodes x ppn in ring order: the first
+ * log2(ppn) distances stay on a node [MPICH §4] */
+static double model_rabenseifner(const trd_plan *p, int nodes, int ppn, double m)
+{
+    int np = nodes * ppn, steps = (int)log2_ceil(np), in = (int)log2_ceil(ppn);
+    double t = 0, part = m;
+    for (int k = 0; k < steps; k++) {
+        part /= 2;
+        trd_link_cost l = k < in ? p->intra : p->far_inter;
+        double beta = k < in ? 1.0 / l.bandwidth_Bps : beta_eff(l, ppn);
+        t += 2 * (l.latency_s + part * beta) + part * p->gamma_s_per_byte;
+    }
+    if (np & (np - 1)) /* the fold of the non-power-of-two ranks */
+        t += 2 * msg(p->intra, m) + m * p->gamma_s_per_byte;
+    return t;
+}
+
+/* the node phases of the composites in shared memory: one step each way */
+static double node_phases(const trd_plan *p, int ppn, double m)
+{
+    return ppn > 1 ? 2 * msg(p->intra, m) + m * p->gamma_s_per_byte : 0;
+}
+
+/* node reduce + bcast, recursive doubling among the leaders [NAP §II-A] */
+static double model_smp(const trd_plan *p, int nodes, int ppn, double m)
+{
+    return node_phases(p, ppn, m) +
+           log2_ceil(nodes) * (msg(p->far_inter, m) + m * p->gamma_s_per_byte);
+}
+
+/* node reduce_scatter to ppn lanes, a ring over the nodes per lane, node
+ * allgather [FLEX §2.1.2, TREE §3.2] */
+static double model_hring(const trd_plan *p, int nodes, int ppn, double m)
+{
+    double lane = m / ppn, block = lane / nodes;
+    return node_phases(p, ppn, m) +
+           2.0 * (nodes - 1) * (p->ring_inter.latency_s + block * beta_eff(p->ring_inter, ppn)) +
+           (nodes - 1) * block * p->gamma_s_per_byte;
+}
+
+/* the same with recursive doubling per lane */
+static double model_flex(const trd_plan *p, int nodes, int ppn, double m)
+{
+    double lane = m / ppn;
+    return node_phases(p, ppn, m) +
+           log2_ceil(nodes) * (p->far_inter.latency_s + lane * beta_eff(p->far_inter, ppn) +
+                               lane * p->gamma_s_per_byte);
+}
+
+/* recursive multiplying: one stage of base ppn on the node, then base 2
+ * stages across nodes [RM §4, Eq. 4] */
+static double model_rm(const trd_plan *p, int nodes, int ppn, double m)
+{
+    double t = ppn > 1 ? p->intra.latency_s + (ppn - 1) * (m / p->intra.bandwidth_Bps +
+                                                           m * p->gamma_s_per_byte)
+                       : 0;
+    return t + log2_ceil(nodes) * (p->far_inter.latency_s + m * beta_eff(p->far_inter, ppn) +
+                                   m * p->gamma_s_per_byte);
+}
+
+static const struct {
+    const char *name, *levels;
+    double (*time)(const trd_plan *, int, int, double);
+} models[TRD_NMODELS] = {
+    {"nap", "node allreduce in shared memory; log_k(nodes) exchanges, every lane active", trd_model_nap},
+    {"ring", "one ring through every rank in DFS order", trd_model_ring},
+    {"rd", "recursive doubling through every rank", trd_model_rd},
+    {"rabenseifner", "recursive halving + doubling through every rank", model_rabenseifner},
+    {"smp", "node reduce/bcast in shared memory; recursive doubling among leaders", model_smp},
+    {"hring", "node reduce_scatter/allgather in shared memory; DFS ring per lane", model_hring},
+    {"flex", "node reduce_scatter/allgather in shared memory; recursive doubling per lane",
+     model_flex},
+    {"rm", "base-ppn stage on the node; base-2 stages across nodes", model_rm},
+};
+
+const char *trd_model_name(int alg)
+{
+    return alg >= 0 && alg < TRD_NMODELS ? models[alg].name : "?";
+}
+
+const char *trd_model_levels(int alg)
+{
+    return alg >= 0 && alg < TRD_NMODELS ? models[alg].levels : "?";
+}
+
+double trd_model_time(const trd_plan *p, int alg, int nodes, int ppn, double bytes)
+{
+    return models[alg].time(p, nodes, ppn, bytes);
+}
+
+/* The best and second best candidates for bytes. */
+static int best(const trd_plan *p, double bytes, int *second)
+{
+    int b = 0, s = -1;
+    double tb = INFINITY, ts = INFINITY;
+    for (int a = 0; a < TRD_NMODELS; a++) {
+        double t = trd_model_time(p, a, p->nnodes, p->ppn, bytes);
+        if (t < tb) {
+            s = b, ts = tb;
+            b = a, tb = t;
+        } else if (t < ts) {
+            s = a, ts = t;
+        }
+    }
+    *second = s;
+    return b;
+}
+
+/* Size ranges of the best candidate: scan powers of two up to 1 TiB, bisect
+ * each change of winner to the byte. */
+static void select_ranges(trd_plan *p)
+{
+    int second, cur = best(p, 1, &second);
+    double lo = 1;
+    p->nchoices = 0;
+    for (double b = 2; b <= 1099511627776.0 && p->nchoices < TRD_MAX_CHOICES - 1; b *= 2) {
+        int s2, w = best(p, b, &s2);
+        if (w == cur) {
+            lo = b;
+            continue;
+        }
+        double l = lo, h = b;
+        while (h - l > 1) {
+            double mid = floor((l + h) / 2);
+            int s3;
+            if (best(p, mid, &s3) == cur)
+                l = mid;
+            else
+                h = mid;
+        }
+        p->choice[p->nchoices++] = (struct trd_choice){.below = (size_t)h, .alg = cur};
+        cur = best(p, h, &second);
+        lo = b;
+    }
+    p->choice[p->nchoices++] = (struct trd_choice){.below = SIZE_MAX, .alg = cur};
+    size_t from = 0;
+    for (int i = 0; i < p->nchoices; i++) {
+        struct trd_choice *ch = &p->choice[i];
+        double a = from < 8 ? 8 : (double)from;
+        double z = ch->below == SIZE_MAX ? 16 * a : (double)ch->below - 1;
+        ch->typical = (size_t)floor(sqrt(a * fmax(a, z)));
+        (void)best(p, (double)ch->typical, &ch->runner_up);
+        from = ch->below;
+    }
+}
+
 static trd_link_cost worse(trd_link_cost a, trd_link_cost b)
 {
     trd_link_cost w = a;
@@ -121,5 +278,6 @@ int trd_plan_build(trd_topo_t t, trd_plan *p)
     p->nap_steps = trd_nap_nsteps(n, p->nap_radix);
     p->nap_max_bytes = trd_model_crossover(p, n, p->ppn);
     p->nap_max_bytes_1node = trd_model_crossover(p, 1, p->ppn);
+    select_ranges(p);
     return TRD_OK;
 }

@@ -61,6 +61,12 @@ int trd_reduce(const trd_reducer *r, const void *in, void *inout, size_t count);
 
 /* ---- Machine tables (emitted by treeduce-gen) ------------------------- */
 
+/* One message-size range of the generated selection [MPICH §3]. */
+typedef struct trd_size_choice {
+    size_t below; /* the range ends before this many bytes; SIZE_MAX: no end */
+    int alg;      /* enum trd_algorithm */
+} trd_size_choice;
+
 /* What the generated code knows about its machine.  All arrays are static
  * tables of the generated file. */
 typedef struct trd_machine {
@@ -70,8 +76,11 @@ typedef struct trd_machine {
     const int *name_order;         /* [nnodes] ring indices sorted by strcmp of names */
     const int *node_cores;         /* [nnodes] cores of each node */
     const int *node_packages;      /* [nnodes] packages (sockets) of each node */
-    size_t nap_max_bytes;          /* NAP below this many bytes, ring from it (>= 2 nodes) */
-    size_t nap_max_bytes_1node;    /* the same switch for communicators on one node */
+    size_t nap_max_bytes_1node;    /* one node without shared memory: NAP below, ring from */
+    /* communicators over several nodes, commutative ops: the first range with
+     * bytes < below; from the alpha-beta-gamma model of the machine */
+    const trd_size_choice *choices;
+    int nchoices;
 } trd_machine;
 
 /* Ring index of the node called name, or -1 (binary search in name_order). */

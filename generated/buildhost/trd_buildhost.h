@@ -24,15 +24,19 @@ extern "C" {
  * shared memory [FLEX §2.1]; across nodes, NAP [NAP Alg. 1] below the planned
  * message size and ring reduce_scatter + allgather over the DFS order
  * [TREE §3.2] from it, recursive doubling [MPICH §4] for non-commutative ops;
- * TREEDUCE_ALGORITHM=ring|nap|rd|shm forces one. */
+ * TREEDUCE_ALGORITHM=NAME[:PARAMS] forces one. */
 int trd_buildhost_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                          MPI_Op op, MPI_Comm comm);
 
-/* The same with the algorithm given (0 auto, 1 ring, 2 nap, 3 rd, 4 shm: enum
- * trd_algorithm); an algorithm that cannot run the call falls back to
+/* The same with the algorithm given as TREEDUCE_ALGORITHM spells it, "NAME"
+ * or "NAME:PARAMS" (NULL or "auto": chosen as above), e.g. "ring", "rm:a3,a2",
+ * "shm:tree:4", "flex:rd"; see README for the names and their parameters.  An
+ * algorithm that cannot run the call (unknown name, parameters that do not
+ * fit the communicator, a non-commutative op it cannot order) falls back to
  * PMPI_Allreduce. */
-int trd_buildhost_allreduce_alg(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                             MPI_Op op, MPI_Comm comm, int algorithm);
+int trd_buildhost_allreduce_with(const void *sendbuf, void *recvbuf, int count,
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                              const char *algorithm);
 
 /* The pieces of allreduce as routines of their own, same contracts as the MPI
  * routines of the same name; anything not covered (intercommunicators, ranks

@@ -4,6 +4,8 @@
  * sha256:  f19588cd6d428948f5fba3d5e897d2b3c0d93414349acd83fae66c45084c123b
  * command: treeduce-gen topologies/ethernet32.topo -o generated/ethernet32
  */
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,18 +64,32 @@ static const int node_cores[32] = {
     1, 1, 1, 1, 1, 1, 1, 1
 };
 
-/* Message-size switch from the alpha-beta-gamma model [MPICH §3, NAP Eq. 6]:
- * NAP (1 lanes, radix 2, 5 inter-node steps over all 32 nodes) below,
- * ring at and above.  Intra-node link 0.3 us, 20 GB/s; ring link 200 us,
- * 0.125 GB/s. */
+/* Packages (sockets) per node. */
+static const int node_packages[32] = {
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1
+};
+
+/* Selection for communicators over several nodes (commutative ops) from
+ * the alpha-beta-gamma model [MPICH §3, NAP Eq. 3-6, TREE §3.2, RM Eq. 4]:
+ * intra-node link 0.3 us, 20 GB/s; ring link 200 us, 0.125 GB/s;
+ * NAP over all 32 nodes: 1 lanes, radix 2, 5 inter-node steps. */
+static const trd_size_choice choices[2] = {
+    {39204, TRD_ALG_RD},
+    {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+};
+
 static const trd_machine machine = {
     .name = "ethernet32",
     .nnodes = 32,
     .node_names = node_names,
     .name_order = name_order,
     .node_cores = node_cores,
-    .nap_max_bytes = 155788,
+    .node_packages = node_packages,
     .nap_max_bytes_1node = SIZE_MAX,
+    .choices = choices,
+    .nchoices = 2,
 };
 
 /* ---- Helpers shared by the algorithms ----------------------------------- */
@@ -295,6 +311,48 @@ static int nap_allreduce(trd_comm *c, void *buf, int count, const trd_reducer *r
         }
     }
     return rc;
+}
+
+/* Algorithm: recursive multiplying [RM §4]. */
+static int rm_allreduce_comm(trd_comm *c, void *buf, int count, const trd_reducer *red,
+                             const char *params, const char **why)
+{
+    (void)c, (void)buf, (void)count, (void)red, (void)params;
+    *why = "rm is not built yet";
+    return MPI_SUCCESS;
+}
+
+/* Algorithms: Rabenseifner, SMP, the FLEX composite and the hierarchical ring. */
+static int rabenseifner_allreduce_comm(trd_comm *c, void *buf, int count, const trd_reducer *red,
+                                       const char *params, const char **why)
+{
+    (void)c, (void)buf, (void)count, (void)red, (void)params;
+    *why = "rabenseifner is not built yet";
+    return MPI_SUCCESS;
+}
+
+static int smp_allreduce(trd_comm *c, void *buf, int count, const trd_reducer *red,
+                         const char *params, const char **why)
+{
+    (void)c, (void)buf, (void)count, (void)red, (void)params;
+    *why = "smp is not built yet";
+    return MPI_SUCCESS;
+}
+
+static int flex_allreduce(trd_comm *c, void *buf, int count, const trd_reducer *red,
+                          const char *params, const char **why)
+{
+    (void)c, (void)buf, (void)count, (void)red, (void)params;
+    *why = "flex is not built yet";
+    return MPI_SUCCESS;
+}
+
+static int hring_allreduce(trd_comm *c, void *buf, int count, const trd_reducer *red,
+                           const char *params, const char **why)
+{
+    (void)c, (void)buf, (void)count, (void)red, (void)params;
+    *why = "hring is not built yet";
+    return MPI_SUCCESS;
 }
 
 /* Algorithm: MPI_Reduce_scatter_block, MPI_Allgather, MPI_Bcast and MPI_Reduce
@@ -887,11 +945,12 @@ static int p2p_reduce(trd_comm *c, const void *sendbuf, void *recvbuf, int count
 /* ---- Selection and entry ------------------------------------------------ */
 
 static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                     MPI_Op op, MPI_Comm comm, int alg)
+                     MPI_Op op, MPI_Comm comm, int alg, const char *params)
 {
     const char *why = NULL;
     trd_reducer red;
     trd_comm *c = NULL;
+    char name[96];
     int rc;
 
     if (trd_env_disabled()) {
@@ -926,39 +985,78 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
     size_t bytes = (size_t)count * red.extent;
     int one_node_shm = c->nnodes == 1 && c->shm;
     if (alg == TRD_ALG_AUTO) {
-        size_t nap_max = c->nnodes > 1 ? machine.nap_max_bytes : machine.nap_max_bytes_1node;
-        if (one_node_shm)
+        params = "";
+        if (one_node_shm) {
             alg = TRD_ALG_SHM; /* local order is rank order: any op */
-        else if (!red.commutative)
+        } else if (!red.commutative) {
             alg = TRD_ALG_RD;
-        else
-            alg = bytes < nap_max ? TRD_ALG_NAP : TRD_ALG_RING;
+        } else if (c->nnodes == 1) {
+            alg = bytes < machine.nap_max_bytes_1node ? TRD_ALG_NAP : TRD_ALG_RING;
+        } else {
+            int i = 0;
+            while (i + 1 < machine.nchoices && bytes >= machine.choices[i].below)
+                i++;
+            alg = machine.choices[i].alg;
+        }
     }
+    if (!params)
+        params = "";
+    snprintf(name, sizeof name, "%s%s%.80s", trd_algorithm_name(alg), *params ? ":" : "", params);
     if (alg == TRD_ALG_SHM && c->size > 1) {
         if (!one_node_shm) {
             why = "shm needs a communicator on one node with shared memory";
             goto fallback;
         }
-        trd_choice_note(&machine, "MPI_Allreduce", trd_algorithm_name(alg));
-        return trd_shm_allreduce(c, sendbuf, recvbuf, count, &red, c->ppn);
+        if (*params)
+            rc = trd_shm_allreduce_params(c, sendbuf, recvbuf, count, &red, params, &why);
+        else
+            rc = trd_shm_allreduce(c, sendbuf, recvbuf, count, &red, c->ppn);
+        if (why)
+            goto fallback;
+        trd_choice_note(&machine, "MPI_Allreduce", name);
+        return rc;
     }
     if (sendbuf != MPI_IN_PLACE)
         memcpy(recvbuf, sendbuf, bytes);
     if (c->size == 1)
         return MPI_SUCCESS;
-    if (alg != TRD_ALG_RD && !red.commutative) {
-        why = "ring and nap need a commutative operation";
+    /* recursive doubling keeps rank order; rm says itself whether its
+     * schedule does */
+    if (alg != TRD_ALG_RD && alg != TRD_ALG_RM && !red.commutative) {
+        why = "this algorithm needs a commutative operation";
         goto fallback_copied;
     }
-    trd_choice_note(&machine, "MPI_Allreduce", trd_algorithm_name(alg));
     switch (alg) {
     case TRD_ALG_RING:
-        return ring_allreduce(c, recvbuf, count, &red);
+        rc = ring_allreduce(c, recvbuf, count, &red);
+        break;
     case TRD_ALG_NAP:
-        return nap_allreduce(c, recvbuf, count, &red);
+        rc = nap_allreduce(c, recvbuf, count, &red);
+        break;
+    case TRD_ALG_RM:
+        rc = rm_allreduce_comm(c, recvbuf, count, &red, params, &why);
+        break;
+    case TRD_ALG_RABENSEIFNER:
+        rc = rabenseifner_allreduce_comm(c, recvbuf, count, &red, params, &why);
+        break;
+    case TRD_ALG_SMP:
+        rc = smp_allreduce(c, recvbuf, count, &red, params, &why);
+        break;
+    case TRD_ALG_FLEX:
+        rc = flex_allreduce(c, recvbuf, count, &red, params, &why);
+        break;
+    case TRD_ALG_HRING:
+        rc = hring_allreduce(c, recvbuf, count, &red, params, &why);
+        break;
     default:
-        return rd_allreduce_comm(c, recvbuf, count, &red);
+        rc = rd_allreduce_comm(c, recvbuf, count, &red);
+        break;
     }
+    /* an algorithm sets why only before it has communicated */
+    if (why)
+        goto fallback_copied;
+    trd_choice_note(&machine, "MPI_Allreduce", name);
+    return rc;
 
 fallback_copied:
     /* recvbuf now holds this rank's contribution */
@@ -972,15 +1070,21 @@ fallback:
 int trd_ethernet32_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                          MPI_Op op, MPI_Comm comm)
 {
-    return allreduce(sendbuf, recvbuf, count, datatype, op, comm, trd_env_algorithm());
+    return allreduce(sendbuf, recvbuf, count, datatype, op, comm, trd_env_algorithm(),
+                     trd_env_algorithm_params());
 }
 
-int trd_ethernet32_allreduce_alg(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                             MPI_Op op, MPI_Comm comm, int algorithm)
+int trd_ethernet32_allreduce_with(const void *sendbuf, void *recvbuf, int count,
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                              const char *algorithm)
 {
-    if (algorithm < 0 || algorithm >= TRD_ALG_MAX)
-        algorithm = TRD_ALG_AUTO;
-    return allreduce(sendbuf, recvbuf, count, datatype, op, comm, algorithm);
+    const char *params = "";
+    int alg = algorithm ? trd_algorithm_parse(algorithm, &params) : TRD_ALG_AUTO;
+    if (alg < 0) {
+        trd_fallback_note(&machine, "MPI_Allreduce", "unknown algorithm name");
+        return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+    }
+    return allreduce(sendbuf, recvbuf, count, datatype, op, comm, alg, params);
 }
 
 /* ---- The pieces ------------------------------------------------------------ */
