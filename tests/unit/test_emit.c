@@ -1,6 +1,7 @@
 /* Emitter: deterministic output, banner, atomic writes, template errors. */
 #include <CUnit/Basic.h>
 #include <dirent.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,6 +148,47 @@ static void test_templates_are_embedded(void)
     CU_ASSERT_PTR_NULL(trd_template("nope.in"));
 }
 
+/* The selection table: contiguous increasing ranges ending at SIZE_MAX, a
+ * change of algorithm at every boundary, and at both ends and the middle of
+ * every range the chosen algorithm predicted no slower than any other. */
+static void check_selection(const char *rel)
+{
+    trd_diag *d = trd_diag_create();
+    trd_topo_t t = NULL;
+    CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
+    CU_ASSERT_EQUAL_FATAL(trd_read_dsl(t, d, trd_test_path(rel)), TRD_OK);
+    CU_ASSERT_EQUAL_FATAL(trd_topo_finalize(t, d), TRD_OK);
+    trd_plan p;
+    trd_plan_build(t, &p);
+    CU_ASSERT_FATAL(p.nchoices >= 1 && p.nchoices <= TRD_MAX_CHOICES);
+    CU_ASSERT_EQUAL(p.choice[p.nchoices - 1].below, SIZE_MAX);
+    size_t lo = 1;
+    for (int i = 0; i < p.nchoices; i++) {
+        const struct trd_choice *ch = &p.choice[i];
+        CU_ASSERT(ch->below > lo);
+        if (i > 0)
+            CU_ASSERT_NOT_EQUAL(ch->alg, p.choice[i - 1].alg);
+        CU_ASSERT(ch->runner_up >= 0 && ch->runner_up != ch->alg);
+        double sizes[3] = {(double)lo, (double)ch->typical,
+                           ch->below == SIZE_MAX ? 1e12 : (double)ch->below - 1};
+        for (int k = 0; k < 3; k++) {
+            double tc = trd_model_time(&p, ch->alg, p.nnodes, p.ppn, sizes[k]);
+            for (int a = 0; a < TRD_NMODELS; a++)
+                CU_ASSERT(tc <= trd_model_time(&p, a, p.nnodes, p.ppn, sizes[k]) * (1 + 1e-12));
+        }
+        lo = ch->below;
+    }
+    trd_topo_destroy(t);
+    trd_diag_destroy(d);
+}
+
+static void test_selection(void)
+{
+    check_selection("topologies/bluewaters64.topo");
+    check_selection("topologies/ethernet32.topo");
+    check_selection("tests/data/testbed.topo");
+}
+
 int main(void)
 {
     static const trd_test_case tests[] = {
@@ -154,6 +196,7 @@ int main(void)
         {"bad name: error, nothing written", test_bad_name_writes_nothing},
         {"template expansion", test_expand},
         {"templates embedded", test_templates_are_embedded},
+        {"selection by message size", test_selection},
     };
     return trd_test_main("emit", tests, TRD_NTESTS(tests));
 }
