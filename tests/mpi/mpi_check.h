@@ -847,6 +847,22 @@ static inline void vaffine_op(void *in, void *inout, int *len, MPI_Datatype *dt)
     }
 }
 
+/* MPI_UINT64_T elements as affine maps x -> a x + b mod 2^32 (a in the high
+ * half, b in the low half); inout = in o inout: associative, not commutative,
+ * on a predefined datatype -- so it runs through treeduce's own algorithms
+ * (the user ops on derived types above go to the MPI library). */
+static inline void affine64_op(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    const uint64_t *f = in;
+    uint64_t *g = inout;
+    (void)dt;
+    for (int i = 0; i < *len; i++) {
+        uint32_t fa = (uint32_t)(f[i] >> 32), fb = (uint32_t)f[i];
+        uint32_t ga = (uint32_t)(g[i] >> 32), gb = (uint32_t)g[i];
+        g[i] = (uint64_t)(fa * ga) << 32 | (uint32_t)(fa * gb + fb);
+    }
+}
+
 /* contig(4,MPI_INT) (committed by the caller as dt), for matmul_op. */
 static inline struct ttype contig4_ttype(MPI_Datatype dt)
 {

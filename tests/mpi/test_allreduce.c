@@ -92,9 +92,9 @@ static void run_case(MPI_Comm comm, const char *where, const struct ttype *t, MP
 /* ---- User ops and derived types ------------------------------------------ */
 
 static struct {
-    MPI_Op matmul, dsum, vsum, vaffine;
+    MPI_Op matmul, dsum, vsum, vaffine, affine64;
     struct ttype mat, dbl, vec_dbl, vec_int;
-    const struct ttype *t_int, *t_double, *t_double_int, *t_uint8, *t_cdouble;
+    const struct ttype *t_int, *t_double, *t_double_int, *t_uint8, *t_cdouble, *t_uint64;
 } extra;
 
 static void extra_init(void)
@@ -105,6 +105,7 @@ static void extra_init(void)
     MPI_Op_create(dsum_op, 1, &extra.dsum);
     MPI_Op_create(vsum_op, 1, &extra.vsum);
     MPI_Op_create(vaffine_op, 0, &extra.vaffine);
+    MPI_Op_create(affine64_op, 0, &extra.affine64);
     MPI_Type_contiguous(4, MPI_INT, &mat);
     MPI_Type_commit(&mat);
     vector_types_create(&extra.vec_dbl, &extra.vec_int);
@@ -116,6 +117,7 @@ static void extra_init(void)
     extra.t_double_int = find_type(MPI_DOUBLE_INT);
     extra.t_uint8 = find_type(MPI_UINT8_T);
     extra.t_cdouble = find_type(MPI_C_DOUBLE_COMPLEX);
+    extra.t_uint64 = find_type(MPI_UINT64_T);
 }
 
 static void extra_free(void)
@@ -124,6 +126,7 @@ static void extra_free(void)
     MPI_Op_free(&extra.dsum);
     MPI_Op_free(&extra.vsum);
     MPI_Op_free(&extra.vaffine);
+    MPI_Op_free(&extra.affine64);
     MPI_Type_free(&extra.mat.dt);
     MPI_Type_free(&extra.vec_dbl.dt);
     MPI_Type_free(&extra.vec_int.dt);
@@ -179,6 +182,8 @@ static void comm_suite(MPI_Comm comm, const char *where)
             filtered_case(comm, where, extra.t_double_int, MPI_MINLOC, "MPI_MINLOC", C_LOC, n, ip);
             filtered_case(comm, where, extra.t_uint8, MPI_BXOR, "MPI_BXOR", C_EXACT, n, ip);
             filtered_case(comm, where, &extra.mat, extra.matmul, "matmul(non-commutative)", C_EXACT, n, ip);
+            /* a user op always runs, whatever --types selects */
+            run_case(comm, where, extra.t_uint64, extra.affine64, "affine64(non-commutative)", C_EXACT, n, ip);
         }
     pend_flush(); /* before the caller frees comm */
 }
@@ -195,6 +200,9 @@ static void run_extras(void)
                           opt.counts[k], ip);
             filtered_case(MPI_COMM_WORLD, "world", &extra.dbl, extra.dsum, "dsum(commutative)", C_SUM,
                           opt.counts[k], ip);
+            if (name_matches(opt.ops, "affine64(non-commutative)"))
+                run_case(MPI_COMM_WORLD, "world", extra.t_uint64, extra.affine64, "affine64(non-commutative)",
+                         C_EXACT, opt.counts[k], ip);
         }
     /* A strided datatype, with user ops, and with predefined ops where the
      * library accepts them on derived types (the standard does not require it). */

@@ -388,23 +388,6 @@ static void data_case(enum piece piece, MPI_Comm comm, const char *where, const 
 
 /* ---- User ops and derived types ------------------------------------------ */
 
-/* An affine map x -> a x + b mod 2^32 packed in a long long, a in the high
- * and b in the low 32 bits; inout = in then inout (composition: associative,
- * not commutative, so the result shows the order of the ranks). */
-static void affine64_op(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-    const uint64_t *f = in;
-    uint64_t *g = inout;
-    int i;
-
-    (void)dt;
-    for (i = 0; i < *len; i++) {
-        uint32_t fa = (uint32_t)(f[i] >> 32), fb = (uint32_t)f[i];
-        uint32_t ga = (uint32_t)(g[i] >> 32), gb = (uint32_t)g[i];
-        g[i] = (uint64_t)(ga * fa) << 32 | (uint32_t)(ga * fb + gb);
-    }
-}
-
 static struct {
     MPI_Op affine64, matmul, dsum, vsum, vaffine;
     struct ttype ll, mat, dbl, vec_dbl, vec_int;
