@@ -356,46 +356,607 @@ static int nap_allreduce(trd_comm *c, void *buf, int count, const trd_reducer *r
     return rc;
 }
 
-/* Algorithm: recursive multiplying [RM §4]. */
+#include "trd_rm.h"
+/* Algorithm: recursive multiplying allreduce [RM §4].  A schedule string
+ * (runtime/trd_rm.h: aB stages, cTmB/eTmB collapse and expand, mRgGaB/nRgGaB
+ * merge) is planned per rank by trd_rm_plan_step(); each step posts its
+ * receives and its sends of the whole vector at once, so the B-1 messages of
+ * a stage overlap (the pipelined postal model [RM §3]), then folds the
+ * vectors in the plan's operand order.  Every rank of a group evaluates the
+ * same expression, so all ranks get the same bits; schedules without merge
+ * keep rank order and serve non-commutative ops.
+ * Cost, for m bytes, of each step (each term at the rank that pays most)
+ * [RM Eqs. 3-4]:
+ *   aB          alpha_p + (B-1) alpha_r + (B-1) m beta + (B-1) m gamma
+ *   cTmB        alpha_p + (B-1) alpha_r + (B-1) m beta + (B-1) m gamma
+ *   eTmB        alpha_p + (B-1) alpha_r + (B-1) m beta
+ *   mRgGaB      alpha_p + B alpha_r + B m beta + (B-1+R) m gamma
+ *   nRgGaB      alpha_p + (B-1+R) alpha_r + (B-1+R) m beta + (B-1) m gamma
+ * Cost = the sum over the steps; e.g. "a2,a3" on 6 ranks:
+ *   2 alpha_p + 3 alpha_r + 3 m beta + 3 m gamma, against 4 (alpha + m beta +
+ *   m gamma) for recursive doubling with MPICH's fold [RM Fig. 5, MPICH §4].
+ */
+
+/* Why a schedule does not fit: the parse message, the same on every rank. */
+static char rm_why[192];
+
+/* The schedule for c: params, or with params "" the default of
+ * trd_rm_default_first(size, ppn, 4): when every node holds the same number
+ * ppn (2..64) of ranks and ppn divides the size, the first stage is the
+ * allreduce within each node (consecutive in ring order) and the other
+ * bases are at most 4; otherwise all bases are at most 4, with a collapse
+ * where the size has a prime factor above 4.  Base 4: per factor of ranks
+ * covered a stage costs (alpha_p + (B-1) alpha_r) / ln B, nearly flat for
+ * B = 4..6 at an overlap ratio alpha_p / alpha_r of 4 [RM Eqs. 4-5, Fig. 4],
+ * while the (B-1) m beta term favours the smaller base.
+ * Returns 0, or -1 with *why set. */
+static int rm_schedule(const trd_comm *c, const char *params, trd_rm_schedule *s, const char **why)
+{
+    char err[128];
+    if (!*params) {
+        trd_rm_default_first(c->size, c->ppn_min == c->ppn_max ? c->ppn : 0, 4, s);
+        return 0;
+    }
+    if (trd_rm_parse(params, c->size, s, err, sizeof err) == 0)
+        return 0;
+    snprintf(rm_why, sizeof rm_why, "rm schedule does not fit this communicator of %d ranks: %s",
+             c->size, err);
+    *why = rm_why;
+    return -1;
+}
+
+/* buf = src(fold[0]) op ... op src(fold[nfold-1]), folded right to left; the
+ * last received source serves as the accumulator (its slot is not read
+ * again), otherwise acc does. */
+static int rm_fold(const trd_rm_step *st, void *buf, char *slots, char *acc, int count,
+                   const trd_reducer *red)
+{
+    size_t bytes = (size_t)count * red->extent;
+    int rc = MPI_SUCCESS, last = st->fold[st->nfold - 1];
+#define RM_SRC(f) ((f) == TRD_RM_SELF ? (const char *)buf : slots + (size_t)(f) * bytes)
+    if (st->nfold == 1 && last == TRD_RM_SELF)
+        return MPI_SUCCESS;
+    if (last == TRD_RM_SELF)
+        memcpy(acc, buf, bytes);
+    else
+        acc = slots + (size_t)last * bytes;
+    for (int i = st->nfold - 2; i >= 0 && rc == MPI_SUCCESS; i--)
+        rc = trd_reduce(red, RM_SRC(st->fold[i]), acc, (size_t)count);
+#undef RM_SRC
+    if (rc == MPI_SUCCESS)
+        memcpy(buf, acc, bytes);
+    return rc;
+}
+
+/* Recursive multiplying over the whole communicator, in ring order for
+ * commutative ops and in rank order otherwise; params is the schedule string
+ * ("" for the default).  A schedule that does not fit the communicator, or a
+ * merge with a non-commutative op, sets *why before any communication. */
 static int rm_allreduce_comm(trd_comm *c, void *buf, int count, const trd_reducer *red,
                              const char *params, const char **why)
 {
-    (void)c, (void)buf, (void)count, (void)red, (void)params;
-    *why = "rm is not built yet";
-    return MPI_SUCCESS;
+    trd_rm_schedule s;
+    trd_rm_step st;
+    MPI_Request reqs[2 * TRD_RM_MAX_PEERS];
+    int rc = MPI_SUCCESS;
+
+    if (rm_schedule(c, params, &s, why))
+        return MPI_SUCCESS;
+    if (!red->commutative && !trd_rm_keeps_order(&s)) {
+        *why = "rm schedule with merge needs a commutative operation";
+        return MPI_SUCCESS;
+    }
+    const int *list = red->commutative ? c->ring : NULL;
+    int me = red->commutative ? c->pos : c->rank;
+    size_t bytes = (size_t)count * red->extent;
+    int nslots = trd_rm_max_recv(&s);
+    char *slots = trd_comm_scratch(c, bytes * (size_t)(nslots + 1));
+    if (!slots)
+        return MPI_ERR_NO_MEM;
+    char *acc = slots + (size_t)nslots * bytes;
+#define RM_RANK(v) (list ? list[v] : (v))
+    for (int k = 0; k < trd_rm_nsteps(&s) && rc == MPI_SUCCESS; k++) {
+        int nreq = 0, tag = TRD_TAG + 32 + k;
+        trd_rm_plan_step(&s, me, k, &st);
+        if (st.nsend == 0 && st.nrecv == 0)
+            continue;
+        /* a lone received vector that replaces ours lands in buf directly */
+        int direct = st.nsend == 0 && st.nfold == 1 && st.fold[0] == 0 && st.nrecv == 1;
+        for (int i = 0; i < st.nrecv && rc == MPI_SUCCESS; i++)
+            rc = PMPI_Irecv(direct ? buf : slots + (size_t)i * bytes, count, red->type,
+                            RM_RANK(st.recv[i]), tag, c->comm, &reqs[nreq++]);
+        for (int i = 0; i < st.nsend && rc == MPI_SUCCESS; i++)
+            rc =
+                PMPI_Isend(buf, count, red->type, RM_RANK(st.send[i]), tag, c->comm, &reqs[nreq++]);
+        if (rc == MPI_SUCCESS)
+            rc = trd_waitall(nreq, reqs);
+        if (rc == MPI_SUCCESS && st.nfold > 0 && !direct)
+            rc = rm_fold(&st, buf, slots, acc, count, red);
+    }
+#undef RM_RANK
+    return rc;
 }
 
-/* Algorithms: Rabenseifner, SMP, the FLEX composite and the hierarchical ring. */
+/* Algorithms: Rabenseifner, SMP, the FLEX composite and the hierarchical ring.
+ *
+ * Rabenseifner and the ring run over a list of ranks, so the composites reuse
+ * them among node leaders or lanes.  All are for commutative ops (the dispatch
+ * sees to that); every block of the result is reduced by exactly one rank and
+ * then copied, so every rank ends with the same bits.  m = message bytes,
+ * n = nodes, p = ranks, L = lanes; alpha_shm / beta_mem are the node's costs
+ * where it has shared memory, alpha_l / beta_l its point-to-point costs
+ * otherwise.
+ */
+
+/* Tags of the phases here (rd_allreduce uses TRD_TAG itself): a rank pair
+ * that meets in two phases tells them apart by tag, not only by order. */
+#define HIER_TAG_RABENSEIFNER (TRD_TAG + 64)
+#define HIER_TAG_RING (TRD_TAG + 65)
+#define HIER_TAG_NODE_IN (TRD_TAG + 66)  /* node reduce, node reduce_scatter */
+#define HIER_TAG_NODE_OUT (TRD_TAG + 67) /* node bcast, node allgather */
+
+/* Bytes one latency is worth (alpha / beta of a network link): the scale of
+ * the lane algorithm choice in flex_choose. */
+#define HIER_ALPHA_BETA_BYTES 8192
+
+enum { HIER_AUTO, HIER_RD, HIER_RABENSEIFNER, HIER_RING };
+
+/* Element offset of block i of n (i = n: count) in trd_block_range's split. */
+static size_t hier_off(size_t count, size_t ext, int n, int i)
+{
+    size_t lo, hi;
+    trd_block_range(count, ext, n, i < n ? i : n - 1, &lo, &hi);
+    return i < n ? lo : hi;
+}
+
+/* Elements in the largest of the n blocks of trd_block_range's split. */
+static size_t hier_max_block(size_t count, size_t ext, int n)
+{
+    size_t most = 0, lo, hi;
+    for (int i = 0; i < n; i++) {
+        trd_block_range(count, ext, n, i, &lo, &hi);
+        most = hi - lo > most ? hi - lo : most;
+    }
+    return most;
+}
+
+/* bytes rounded up to whole cache lines, so carved pieces of one scratch
+ * buffer stay aligned for any element type */
+static size_t hier_align(size_t bytes)
+{
+    return (bytes + 63) & ~(size_t)63;
+}
+
+/* The inter-node algorithm a params string names, or -1. */
+static int hier_parse(const char *params)
+{
+    if (!*params)
+        return HIER_AUTO;
+    if (!strcmp(params, "rd"))
+        return HIER_RD;
+    if (!strcmp(params, "rabenseifner"))
+        return HIER_RABENSEIFNER;
+    if (!strcmp(params, "ring"))
+        return HIER_RING;
+    return -1;
+}
+
+/* ---- Rabenseifner over a rank list -------------------------------------- */
+
+/* Algorithm: Rabenseifner's allreduce = recursive halving reduce_scatter +
+ * recursive doubling allgather [MPICH §4.3, §4.1; RM §2].  The list is folded
+ * to q = 2^floor(lg n) as MPICH does [MPICH §4.3]: of the first 2r ranks
+ * (r = n - q) each even one hands its vector to the odd one above it and gets
+ * the result back at the end.  The halving runs at distances 1, 2, 4, ... in
+ * list order, so the largest exchanges stay between neighbours (on a node or
+ * under one switch in DFS order); the survivor with new rank i ends with the
+ * block whose index is i bit-reversed, and the allgather retraces the steps.
+ * Cost = 2 lg q alpha + 2 (q-1)/q m beta + (q-1)/q m gamma
+ *        + [n != q] (2 alpha + 2 m beta + m gamma)
+ */
+
+/* Allreduce of buf[0:count) over the n ranks ranks[0..n-1] of c->comm; me is
+ * this rank's index in the list, tmp has room for count elements.
+ * Commutative ops only. */
+static int rabenseifner_allreduce(trd_comm *c, const int *ranks, int n, int me, void *buf,
+                                  void *tmp, int count, const trd_reducer *red)
+{
+    int rc = MPI_SUCCESS, q = 1, newrank;
+    size_t ext = red->extent, cnt = (size_t)count;
+    char *b = buf;
+    if (n <= 1)
+        return MPI_SUCCESS;
+    while (q * 2 <= n)
+        q *= 2;
+    int rem = n - q;
+    if (me < 2 * rem) {
+        if (me % 2 == 0) {
+            rc = PMPI_Send(buf, count, red->type, ranks[me + 1], HIER_TAG_RABENSEIFNER, c->comm);
+            newrank = -1;
+        } else {
+            rc = PMPI_Recv(tmp, count, red->type, ranks[me - 1], HIER_TAG_RABENSEIFNER, c->comm,
+                           MPI_STATUS_IGNORE);
+            if (rc == MPI_SUCCESS)
+                rc = trd_reduce(red, tmp, buf, cnt);
+            newrank = me / 2;
+        }
+    } else {
+        newrank = me - rem;
+    }
+    if (rc != MPI_SUCCESS)
+        return rc;
+#define HIER_PEER(k) ranks[(k) < rem ? 2 * (k) + 1 : (k) + rem]
+#define HIER_OFF(i) hier_off(cnt, ext, q, (i))
+    if (newrank >= 0) {
+        int plo[32], phi[32], steps = 0, lo = 0, hi = q; /* blocks [lo, hi) are this rank's */
+        /* reduce_scatter: keep the half that bit `mask` of newrank selects */
+        for (int mask = 1; mask < q && rc == MPI_SUCCESS; mask <<= 1, steps++) {
+            int mid = lo + (hi - lo) / 2, upper = (newrank & mask) != 0;
+            int klo = upper ? mid : lo, khi = upper ? hi : mid;
+            int slo = upper ? lo : mid, shi = upper ? mid : hi;
+            size_t ko = HIER_OFF(klo), so = HIER_OFF(slo);
+            int kn = (int)(HIER_OFF(khi) - ko), sn = (int)(HIER_OFF(shi) - so);
+            int peer = HIER_PEER(newrank ^ mask);
+            plo[steps] = lo;
+            phi[steps] = hi;
+            rc = PMPI_Sendrecv(b + so * ext, sn, red->type, peer, HIER_TAG_RABENSEIFNER, tmp, kn,
+                               red->type, peer, HIER_TAG_RABENSEIFNER, c->comm, MPI_STATUS_IGNORE);
+            if (rc == MPI_SUCCESS)
+                rc = trd_reduce(red, tmp, b + ko * ext, (size_t)kn);
+            lo = klo;
+            hi = khi;
+        }
+        /* allgather: at the steps in reverse, swap halves of the step's range */
+        for (int s = steps - 1; s >= 0 && rc == MPI_SUCCESS; s--) {
+            int olo = lo == plo[s] ? hi : plo[s], ohi = lo == plo[s] ? phi[s] : lo;
+            size_t mo = HIER_OFF(lo), oo = HIER_OFF(olo);
+            int mn = (int)(HIER_OFF(hi) - mo), on = (int)(HIER_OFF(ohi) - oo);
+            int peer = HIER_PEER(newrank ^ (1 << s));
+            rc = PMPI_Sendrecv(b + mo * ext, mn, red->type, peer, HIER_TAG_RABENSEIFNER,
+                               b + oo * ext, on, red->type, peer, HIER_TAG_RABENSEIFNER, c->comm,
+                               MPI_STATUS_IGNORE);
+            lo = plo[s];
+            hi = phi[s];
+        }
+    }
+#undef HIER_OFF
+#undef HIER_PEER
+    if (rc == MPI_SUCCESS && me < 2 * rem) {
+        if (me % 2)
+            rc = PMPI_Send(buf, count, red->type, ranks[me - 1], HIER_TAG_RABENSEIFNER, c->comm);
+        else
+            rc = PMPI_Recv(buf, count, red->type, ranks[me + 1], HIER_TAG_RABENSEIFNER, c->comm,
+                           MPI_STATUS_IGNORE);
+    }
+    return rc;
+}
+
+/* Rabenseifner over the whole communicator in ring order: the halving's
+ * first, largest exchanges are between ring neighbours, mostly on one node. */
 static int rabenseifner_allreduce_comm(trd_comm *c, void *buf, int count, const trd_reducer *red,
                                        const char *params, const char **why)
 {
-    (void)c, (void)buf, (void)count, (void)red, (void)params;
-    *why = "rabenseifner is not built yet";
-    return MPI_SUCCESS;
+    if (*params) {
+        *why = "rabenseifner takes no parameters";
+        return MPI_SUCCESS;
+    }
+    void *tmp = trd_comm_scratch(c, (size_t)count * red->extent);
+    if (!tmp)
+        return MPI_ERR_NO_MEM;
+    return rabenseifner_allreduce(c, c->ring, c->size, c->pos, buf, tmp, count, red);
 }
 
+/* ---- Ring over a rank list ---------------------------------------------- */
+
+/* Algorithm: ring reduce_scatter + ring allgather over a list of ranks
+ * [TREE §3.2]: in step s rank i sends block i-s to i+1 and reduces block
+ * i-s-1 from i-1; after n-1 steps it holds block i+1 complete and passes
+ * complete blocks on for n-1 more.  Over nodes in DFS order (one rank per
+ * node) the ring is contention-free on the switch tree [TREE Lemma 4].
+ * Cost = 2(n-1) alpha + 2 (n-1)/n m beta + (n-1)/n m gamma
+ */
+
+/* Allreduce of buf[0:count) over ranks[0..n-1], me this rank's index; tmp
+ * has room for hier_max_block(count, extent, n) elements.  Commutative ops. */
+static int ring_allreduce_list(trd_comm *c, const int *ranks, int n, int me, void *buf, void *tmp,
+                               int count, const trd_reducer *red)
+{
+    int rc = MPI_SUCCESS, next = ranks[(me + 1) % n], prev = ranks[(me + n - 1) % n];
+    size_t ext = red->extent, cnt = (size_t)count;
+    char *b = buf;
+#define HIER_OFF(i) hier_off(cnt, ext, n, (i))
+#define HIER_LEN(i) (int)(HIER_OFF((i) + 1) - HIER_OFF(i))
+    for (int s = 0; s < n - 1 && rc == MPI_SUCCESS; s++) {
+        int sb = (me - s + n) % n, rb = (me - s - 1 + n) % n;
+        rc =
+            PMPI_Sendrecv(b + HIER_OFF(sb) * ext, HIER_LEN(sb), red->type, next, HIER_TAG_RING, tmp,
+                          HIER_LEN(rb), red->type, prev, HIER_TAG_RING, c->comm, MPI_STATUS_IGNORE);
+        if (rc == MPI_SUCCESS)
+            rc = trd_reduce(red, tmp, b + HIER_OFF(rb) * ext, (size_t)HIER_LEN(rb));
+    }
+    for (int s = 0; s < n - 1 && rc == MPI_SUCCESS; s++) {
+        int sb = (me + 1 - s + n) % n, rb = (me - s + n) % n;
+        rc = PMPI_Sendrecv(b + HIER_OFF(sb) * ext, HIER_LEN(sb), red->type, next, HIER_TAG_RING,
+                           b + HIER_OFF(rb) * ext, HIER_LEN(rb), red->type, prev, HIER_TAG_RING,
+                           c->comm, MPI_STATUS_IGNORE);
+    }
+#undef HIER_LEN
+#undef HIER_OFF
+    return rc;
+}
+
+/* The allreduce alg (HIER_RD, HIER_RABENSEIFNER or HIER_RING) over a rank
+ * list; tmp has room for count elements. */
+static int hier_list_allreduce(trd_comm *c, int alg, const int *ranks, int n, int me, void *buf,
+                               void *tmp, int count, const trd_reducer *red)
+{
+    if (n <= 1 || count == 0)
+        return MPI_SUCCESS;
+    if (alg == HIER_RING)
+        return ring_allreduce_list(c, ranks, n, me, buf, tmp, count, red);
+    if (alg == HIER_RABENSEIFNER)
+        return rabenseifner_allreduce(c, ranks, n, me, buf, tmp, count, red);
+    return rd_allreduce(c, ranks, n, me, buf, tmp, count, red);
+}
+
+/* ---- SMP ---------------------------------------------------------------- */
+
+/* Binomial reduce of buf[0:count) to local rank 0 over the node's ranks
+ * (point-to-point): local rank j folds in j+1, j+2, j+4, ... below its lowest
+ * set bit, then sends to j minus that bit [MPICH §4.4].  Buffers of ranks
+ * other than 0 end with partial results; tmp holds count elements.
+ * Cost = ceil(lg ppn) (alpha_l + m beta_l + m gamma) */
+static int node_reduce_p2p(trd_comm *c, void *buf, void *tmp, int count, const trd_reducer *red)
+{
+    const int *local = c->ring + c->node_first[c->node];
+    int j = c->local, rc = MPI_SUCCESS;
+    for (int mask = 1; mask < c->ppn && rc == MPI_SUCCESS; mask <<= 1) {
+        if (j & mask)
+            return PMPI_Send(buf, count, red->type, local[j - mask], HIER_TAG_NODE_IN, c->comm);
+        if (j + mask < c->ppn) {
+            rc = PMPI_Recv(tmp, count, red->type, local[j + mask], HIER_TAG_NODE_IN, c->comm,
+                           MPI_STATUS_IGNORE);
+            if (rc == MPI_SUCCESS)
+                rc = trd_reduce(red, tmp, buf, (size_t)count);
+        }
+    }
+    return rc;
+}
+
+/* Binomial bcast of buf[0:count) from local rank 0 over the node's ranks
+ * (point-to-point) [MPICH §4.2].  Cost = ceil(lg ppn) (alpha_l + m beta_l) */
+static int node_bcast_p2p(trd_comm *c, void *buf, int count, const trd_reducer *red)
+{
+    const int *local = c->ring + c->node_first[c->node];
+    int j = c->local, mask = 1, rc = MPI_SUCCESS;
+    while (mask < c->ppn && !(j & mask))
+        mask <<= 1;
+    if (j)
+        rc = PMPI_Recv(buf, count, red->type, local[j - mask], HIER_TAG_NODE_OUT, c->comm,
+                       MPI_STATUS_IGNORE);
+    for (mask >>= 1; mask > 0 && rc == MPI_SUCCESS; mask >>= 1) {
+        if (j + mask < c->ppn)
+            rc = PMPI_Send(buf, count, red->type, local[j + mask], HIER_TAG_NODE_OUT, c->comm);
+    }
+    return rc;
+}
+
+/* Algorithm: SMP allreduce [NAP §II-A, Fig. 4]: reduce to each node's leader
+ * (local rank 0; shared memory where the node has it, else a binomial tree),
+ * allreduce among the n leaders in DFS node order (params: "" or "rd"
+ * recursive doubling, "rabenseifner", "ring"), bcast on each node.  One rank
+ * per node talks to the network, so it gets the full link bandwidth, while
+ * the other ranks wait.
+ * Cost = 3 alpha_shm + 2 m beta_mem + (ppn-1)/ppn m gamma      (node reduce)
+ *        + ceil(lg n) (alpha + m beta + m gamma)                (rd; [NAP Eq. 5])
+ *        + 2 alpha_shm + 2 m beta_mem                           (node bcast)
+ * (without shared memory the node phases cost 2 ceil(lg ppn) (alpha_l + m beta_l)
+ * + ceil(lg ppn) m gamma; the leader phase is Rabenseifner's or the ring's
+ * cost above with n ranks when params name them).
+ */
 static int smp_allreduce(trd_comm *c, void *buf, int count, const trd_reducer *red,
                          const char *params, const char **why)
 {
-    (void)c, (void)buf, (void)count, (void)red, (void)params;
-    *why = "smp is not built yet";
-    return MPI_SUCCESS;
+    int alg = hier_parse(params), rc = MPI_SUCCESS;
+    if (alg < 0) {
+        *why = "smp: the leader algorithm must be rd, rabenseifner or ring";
+        return MPI_SUCCESS;
+    }
+    size_t ext = red->extent, ints = hier_align((size_t)c->nnodes * sizeof(int));
+    char *s = trd_comm_scratch(c, ints + (size_t)count * ext);
+    if (!s)
+        return MPI_ERR_NO_MEM;
+    int *leaders = (int *)(void *)s;
+    void *tmp = s + ints;
+    for (int v = 0; v < c->nnodes; v++)
+        leaders[v] = trd_node_rank(c, v, 0);
+
+    if (c->ppn > 1 && c->shm)
+        rc = trd_shm_reduce(c, c->local == 0 ? MPI_IN_PLACE : buf, buf, count, red, 0);
+    else if (c->ppn > 1)
+        rc = node_reduce_p2p(c, buf, tmp, count, red);
+    if (rc == MPI_SUCCESS && c->local == 0)
+        rc = hier_list_allreduce(c, alg == HIER_AUTO ? HIER_RD : alg, leaders, c->nnodes, c->node,
+                                 buf, tmp, count, red);
+    if (rc == MPI_SUCCESS && c->ppn > 1)
+        rc = c->shm ? trd_shm_bcast(c, buf, count, ext, 0) : node_bcast_p2p(c, buf, count, red);
+    return rc;
 }
 
+/* ---- The FLEX composite ------------------------------------------------- */
+
+/* Node reduce_scatter to the lanes on point-to-point messages: every rank
+ * sends block l to local rank l (l < nlanes), which folds the node's blocks
+ * right to left in local order, x_0 op (x_1 op (... op x_{ppn-1})), as the
+ * shared-memory version does.  Sends are nonblocking, so no order of receives
+ * can deadlock; reqs has room for nlanes requests, acc and in for a block.
+ * Cost = (ppn-1) alpha_l + (ppn-1)/L m (beta_l + gamma) at a lane */
+static int node_reduce_scatter_p2p(trd_comm *c, char *buf, int count, const trd_reducer *red,
+                                   int nlanes, MPI_Request *reqs, char *acc, char *in)
+{
+    const int *local = c->ring + c->node_first[c->node];
+    size_t ext = red->extent, lo, hi;
+    int nreq = 0, rc = MPI_SUCCESS;
+    for (int l = 0; l < nlanes && rc == MPI_SUCCESS; l++) {
+        trd_block_range((size_t)count, ext, nlanes, l, &lo, &hi);
+        if (l != c->local && hi > lo)
+            rc = PMPI_Isend(buf + lo * ext, (int)(hi - lo), red->type, local[l], HIER_TAG_NODE_IN,
+                            c->comm, &reqs[nreq++]);
+    }
+    if (c->local < nlanes) {
+        trd_block_range((size_t)count, ext, nlanes, c->local, &lo, &hi);
+        int len = (int)(hi - lo);
+        for (int j = c->ppn - 1; len > 0 && j >= 0 && rc == MPI_SUCCESS; j--) {
+            const char *x = buf + lo * ext;
+            if (j != c->local) {
+                char *into = j == c->ppn - 1 ? acc : in;
+                rc = PMPI_Recv(into, len, red->type, local[j], HIER_TAG_NODE_IN, c->comm,
+                               MPI_STATUS_IGNORE);
+                x = into;
+            }
+            if (rc != MPI_SUCCESS)
+                break;
+            if (j == c->ppn - 1) {
+                if (x != acc)
+                    memcpy(acc, x, (size_t)len * ext);
+            } else {
+                rc = trd_reduce(red, x, acc, (size_t)len);
+            }
+        }
+        if (rc == MPI_SUCCESS && len > 0)
+            memcpy(buf + lo * ext, acc, (size_t)len * ext);
+    }
+    int wrc = trd_waitall(nreq, reqs);
+    return rc != MPI_SUCCESS ? rc : wrc;
+}
+
+/* Node allgather from the lanes on point-to-point messages: lane l sends
+ * block l to every other rank of the node.  reqs has room for nlanes + ppn
+ * requests.  Cost = (ppn-1) alpha_l + (ppn-1)/L m beta_l at a lane */
+static int node_allgather_p2p(trd_comm *c, char *buf, int count, const trd_reducer *red, int nlanes,
+                              MPI_Request *reqs)
+{
+    const int *local = c->ring + c->node_first[c->node];
+    size_t ext = red->extent, lo, hi;
+    int nreq = 0, rc = MPI_SUCCESS;
+    for (int l = 0; l < nlanes && rc == MPI_SUCCESS; l++) {
+        trd_block_range((size_t)count, ext, nlanes, l, &lo, &hi);
+        if (l != c->local && hi > lo)
+            rc = PMPI_Irecv(buf + lo * ext, (int)(hi - lo), red->type, local[l], HIER_TAG_NODE_OUT,
+                            c->comm, &reqs[nreq++]);
+    }
+    if (c->local < nlanes) {
+        trd_block_range((size_t)count, ext, nlanes, c->local, &lo, &hi);
+        for (int j = 0; j < c->ppn && hi > lo && rc == MPI_SUCCESS; j++) {
+            if (j != c->local)
+                rc = PMPI_Isend(buf + lo * ext, (int)(hi - lo), red->type, local[j],
+                                HIER_TAG_NODE_OUT, c->comm, &reqs[nreq++]);
+        }
+    }
+    int wrc = trd_waitall(nreq, reqs);
+    return rc != MPI_SUCCESS ? rc : wrc;
+}
+
+/* The lane algorithm for a block of bytes bytes among n nodes when params
+ * leave it open.  Recursive doubling below HIER_ALPHA_BETA_BYTES: latency
+ * bound, lg n steps beat Rabenseifner's 2 lg n.  Above it Rabenseifner and
+ * the ring move the same 2 (n-1)/n m beta; Rabenseifner has 2 lg n latencies
+ * against the ring's 2(n-1), but for n not a power of two its fold adds about
+ * 2 alpha + 2 m beta.  So Rabenseifner for n a power of two, and otherwise
+ * while the ring's extra latencies cost more than the fold's extra bytes,
+ * (n - 2 - floor(lg n)) alpha > m beta; from there the ring, contention-free
+ * over the DFS node order [TREE Lemma 4]. */
+static int flex_choose(size_t bytes, int n)
+{
+    int lg = 0;
+    while ((2 << lg) <= n)
+        lg++;
+    if (bytes < HIER_ALPHA_BETA_BYTES)
+        return HIER_RD;
+    if ((n & (n - 1)) == 0 || bytes < (size_t)(n - 2 - lg) * HIER_ALPHA_BETA_BYTES)
+        return HIER_RABENSEIFNER;
+    return HIER_RING;
+}
+
+/* Algorithm: the FLEX composite allreduce [FLEX §2.1.2] with L = ppn_min
+ * lanes: (1) node reduce_scatter, lane l (local rank l) gets block l of
+ * trd_block_range's L-way split reduced over its node (shared memory, or
+ * point-to-point); (2) lane l of every node allreduces block l among the n
+ * nodes in DFS order, all L lanes at once on disjoint ranks, so a node
+ * injects on L ranks (the per-socket parallel inter-node phase of FLEX);
+ * (3) node allgather of the blocks from the lanes.  Ranks with local >= L
+ * take part in (1) and (3) only.  Lane algorithm from alg (flex_choose for
+ * HIER_AUTO).  Empty blocks (count small) skip (2).
+ * Cost = 2 alpha_shm + (1 + 1/L) m beta_mem + (ppn-1)/L m gamma     (1)
+ *        + T_lane(m/L, n)                                          (2)
+ *        + 2 alpha_shm + 2 m beta_mem                              (3)
+ * T_lane(ring) = 2(n-1) alpha + 2 (n-1)/n (m/L) beta + (n-1)/n (m/L) gamma, with L
+ * lanes of a node sharing its injection bandwidth [NAP Eq. 3].
+ */
+static int composite_allreduce(trd_comm *c, void *buf, int count, const trd_reducer *red, int alg)
+{
+    int nlanes = c->ppn_min, rc = MPI_SUCCESS;
+    size_t ext = red->extent, lo, hi;
+    size_t blk = hier_max_block((size_t)count, ext, nlanes) * ext;
+    size_t ints = hier_align((size_t)c->nnodes * sizeof(int));
+    size_t nreqs = hier_align((size_t)(c->ppn + nlanes) * sizeof(MPI_Request));
+    char *s = trd_comm_scratch(c, ints + nreqs + 2 * hier_align(blk ? blk : 1));
+    if (!s)
+        return MPI_ERR_NO_MEM;
+    int *lane = (int *)(void *)s;
+    MPI_Request *reqs = (MPI_Request *)(void *)(s + ints);
+    char *acc = s + ints + nreqs, *in = acc + hier_align(blk ? blk : 1);
+    char *b = buf;
+
+    if (c->ppn > 1 && c->shm)
+        rc = trd_shm_reduce_scatter_lanes(c, buf, count, red, nlanes);
+    else if (c->ppn > 1)
+        rc = node_reduce_scatter_p2p(c, buf, count, red, nlanes, reqs, acc, in);
+    if (rc == MPI_SUCCESS && c->local < nlanes && c->nnodes > 1) {
+        trd_block_range((size_t)count, ext, nlanes, c->local, &lo, &hi);
+        for (int v = 0; v < c->nnodes; v++)
+            lane[v] = trd_node_rank(c, v, c->local);
+        int lalg = alg == HIER_AUTO ? flex_choose((hi - lo) * ext, c->nnodes) : alg;
+        rc = hier_list_allreduce(c, lalg, lane, c->nnodes, c->node, b + lo * ext, acc,
+                                 (int)(hi - lo), red);
+    }
+    if (rc == MPI_SUCCESS && c->ppn > 1)
+        rc = c->shm ? trd_shm_allgather_lanes(c, buf, count, ext, nlanes)
+                    : node_allgather_p2p(c, buf, count, red, nlanes, reqs);
+    return rc;
+}
+
+/* FLEX composite; params name the lane algorithm: "" by block size
+ * (flex_choose), "rd", "rabenseifner" or "ring". */
 static int flex_allreduce(trd_comm *c, void *buf, int count, const trd_reducer *red,
                           const char *params, const char **why)
 {
-    (void)c, (void)buf, (void)count, (void)red, (void)params;
-    *why = "flex is not built yet";
-    return MPI_SUCCESS;
+    int alg = hier_parse(params);
+    if (alg < 0) {
+        *why = "flex: the lane algorithm must be rd, rabenseifner or ring";
+        return MPI_SUCCESS;
+    }
+    return composite_allreduce(c, buf, count, red, alg);
 }
 
+/* Algorithm: hierarchical ring [TREE §3.2, Lemmas 4-5; FLEX §2.1.2]: the
+ * ring allreduce with its intra-node part done as a node reduce_scatter and
+ * allgather, and the ring itself among the nodes in DFS order, one ring per
+ * lane.  Each lane's ring is contention-free on the switch tree [TREE Lemma 4].
+ * Against the flat ring over all p = n L ranks [TREE Lemma 5] a node's uplink
+ * carries about as much (2 (n-1)/n m against 2 (p-1)/p m), but in 2(n-1)
+ * steps instead of 2(p-1).
+ * Cost = flex's with T_lane = 2(n-1) alpha + 2 (n-1)/n (m/L) beta
+ *        + (n-1)/n (m/L) gamma
+ */
 static int hring_allreduce(trd_comm *c, void *buf, int count, const trd_reducer *red,
                            const char *params, const char **why)
 {
-    (void)c, (void)buf, (void)count, (void)red, (void)params;
-    *why = "hring is not built yet";
-    return MPI_SUCCESS;
+    if (*params) {
+        *why = "hring takes no parameters";
+        return MPI_SUCCESS;
+    }
+    return composite_allreduce(c, buf, count, red, HIER_RING);
 }
 
 /* Algorithm: MPI_Reduce_scatter_block, MPI_Allgather, MPI_Bcast and MPI_Reduce

@@ -21,10 +21,12 @@ extern "C" {
  * datatypes, intercommunicators, ranks on hosts that are not nodes of this
  * machine, TREEDUCE_DISABLE=1) is passed to PMPI_Allreduce; TREEDUCE_VERBOSE=1
  * says why, once.  Algorithms: on one node, reduce_scatter + allgather in
- * shared memory [FLEX §2.1]; across nodes, NAP [NAP Alg. 1] below the planned
- * message size and ring reduce_scatter + allgather over the DFS order
- * [TREE §3.2] from it, recursive doubling [MPICH §4] for non-commutative ops;
- * TREEDUCE_ALGORITHM=NAME[:PARAMS] forces one. */
+ * shared memory [FLEX §2.1]; across nodes, by message size the planned choice
+ * among NAP [NAP Alg. 1], the ring over the DFS order [TREE §3.2], recursive
+ * doubling and Rabenseifner [MPICH §4], recursive multiplying [RM §4], SMP
+ * [NAP §II-A] and the node-aware composites [FLEX §2.1.2] (treeduce-gen
+ * --explain prints the table); recursive doubling in rank order for
+ * non-commutative ops; TREEDUCE_ALGORITHM=NAME[:PARAMS] forces one. */
 int trd_ethernet32_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                          MPI_Op op, MPI_Comm comm);
 
