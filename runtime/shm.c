@@ -147,6 +147,16 @@ void trd_shm_free(trd_comm *c)
     c->shm = NULL;
 }
 
+size_t trd_block_max(size_t count, size_t extent, int n)
+{
+    size_t most = 0, lo, hi;
+    for (int i = 0; i < n; i++) {
+        trd_block_range(count, extent, n, i, &lo, &hi);
+        most = hi - lo > most ? hi - lo : most;
+    }
+    return most;
+}
+
 void trd_block_range(size_t count, size_t extent, int n, int i, size_t *lo, size_t *hi)
 {
     size_t unit = extent < TRD_CACHE_LINE ? TRD_CACHE_LINE / extent : 1;
@@ -444,17 +454,6 @@ static void lane_piece(size_t count, size_t ext, int nlanes, int l, size_t k, si
     *hi = *lo + q < bhi ? *lo + q : bhi;
 }
 
-/* Rounds needed to move every lane's block q elements at a time. */
-static size_t lane_rounds(size_t count, size_t ext, int nlanes, size_t q)
-{
-    size_t most = 0, lo, hi;
-    for (int l = 0; l < nlanes; l++) {
-        trd_block_range(count, ext, nlanes, l, &lo, &hi);
-        most = hi - lo > most ? hi - lo : most;
-    }
-    return (most + q - 1) / q;
-}
-
 int trd_shm_reduce_scatter_lanes(trd_comm *c, void *buf, int count, const trd_reducer *red,
                                  int nlanes)
 {
@@ -465,7 +464,7 @@ int trd_shm_reduce_scatter_lanes(trd_comm *c, void *buf, int count, const trd_re
     if (q == 0)
         return MPI_ERR_TYPE;
     /* round k: part l of every slot holds piece k of lane l's block */
-    size_t rounds = lane_rounds((size_t)count, ext, nlanes, q);
+    size_t rounds = (trd_block_max((size_t)count, ext, nlanes) + q - 1) / q;
     for (size_t k = 0; k < rounds && rc == MPI_SUCCESS; k++) {
         int b;
         size_t lo, hi;
@@ -494,7 +493,7 @@ int trd_shm_allgather_lanes(trd_comm *c, void *buf, int count, size_t extent, in
     size_t q = s->slot / extent;
     if (q == 0)
         return MPI_ERR_TYPE;
-    size_t rounds = lane_rounds((size_t)count, extent, nlanes, q);
+    size_t rounds = (trd_block_max((size_t)count, extent, nlanes) + q - 1) / q;
     for (size_t k = 0; k < rounds; k++) {
         int b;
         size_t lo, hi;

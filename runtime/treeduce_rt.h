@@ -259,6 +259,8 @@ int trd_shm_bcast(trd_comm *c, void *buf, int count, size_t extent, int root);
  * element size allows, so no two ranks write one line and no piece is smaller
  * than a line [FLEX §2.1.3]; with few elements the last blocks are empty. */
 void trd_block_range(size_t count, size_t extent, int n, int i, size_t *lo, size_t *hi);
+/* Elements in the largest of those n blocks. */
+size_t trd_block_max(size_t count, size_t extent, int n);
 
 /* The node phases of the composite allreduces [FLEX §2.1.2]: lanes are local
  * ranks 0..nlanes-1 (1 <= nlanes <= ppn), lane l owns block l of

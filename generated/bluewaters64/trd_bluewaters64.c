@@ -152,6 +152,14 @@ static int block_count(size_t n, int p, int i)
     return (int)(block_offset(n, p, i + 1) - block_offset(n, p, i));
 }
 
+/* Element offset of block i of n (i = n: count) in trd_block_range's split. */
+static size_t range_offset(size_t count, size_t ext, int n, int i)
+{
+    size_t lo, hi;
+    trd_block_range(count, ext, n, i < n ? i : n - 1, &lo, &hi);
+    return i < n ? lo : hi;
+}
+
 static void *elem(void *buf, const trd_reducer *red, size_t i)
 {
     return (char *)buf + i * red->extent;
@@ -232,45 +240,55 @@ static int rd_allreduce_comm(trd_comm *c, void *buf, int count, const trd_reduce
     return rd_allreduce(c, NULL, c->size, c->rank, buf, tmp, count, red);
 }
 
-/* Algorithm: ring allreduce = ring reduce_scatter + ring allgather over the
- * contention-free DFS ring of the switch tree [TREE §3.2, Lemmas 4-5]; the
- * ranks of a node are consecutive in the ring.  Each of the p blocks is
- * reduced along the ring once and then copied, so every rank gets the same
- * bits.  Commutative ops only.
- * Cost = 2(p-1) alpha + 2 (p-1)/p m beta + (p-1)/p m gamma
- * (m = message bytes; beta of the slowest link a ring neighbour pair crosses).
+#define RING_TAG (TRD_TAG + 65)
+
+/* Algorithm: ring reduce_scatter + ring allgather over a list of ranks
+ * [TREE §3.2]: in step s rank i sends block i-s to i+1 and reduces block
+ * i-s-1 from i-1; after n-1 steps it holds block i+1 complete and passes
+ * complete blocks on for n-1 more.  Over nodes in DFS order (one rank per
+ * node) the ring is contention-free on the switch tree [TREE Lemma 4].
+ * Cost = 2(n-1) alpha + 2 (n-1)/n m beta + (n-1)/n m gamma
  */
+
+/* Allreduce of buf[0:count) over ranks[0..n-1], me this rank's index; tmp
+ * has room for trd_block_max(count, extent, n) elements.  Commutative ops. */
+static int ring_allreduce_list(trd_comm *c, const int *ranks, int n, int me, void *buf, void *tmp,
+                               int count, const trd_reducer *red)
+{
+    int rc = MPI_SUCCESS, next = ranks[(me + 1) % n], prev = ranks[(me + n - 1) % n];
+    size_t ext = red->extent, cnt = (size_t)count;
+    char *b = buf;
+#define RING_OFF(i) range_offset(cnt, ext, n, (i))
+#define RING_LEN(i) (int)(RING_OFF((i) + 1) - RING_OFF(i))
+    for (int s = 0; s < n - 1 && rc == MPI_SUCCESS; s++) {
+        int sb = (me - s + n) % n, rb = (me - s - 1 + n) % n;
+        rc =
+            PMPI_Sendrecv(b + RING_OFF(sb) * ext, RING_LEN(sb), red->type, next, RING_TAG, tmp,
+                          RING_LEN(rb), red->type, prev, RING_TAG, c->comm, MPI_STATUS_IGNORE);
+        if (rc == MPI_SUCCESS)
+            rc = trd_reduce(red, tmp, b + RING_OFF(rb) * ext, (size_t)RING_LEN(rb));
+    }
+    for (int s = 0; s < n - 1 && rc == MPI_SUCCESS; s++) {
+        int sb = (me + 1 - s + n) % n, rb = (me - s + n) % n;
+        rc = PMPI_Sendrecv(b + RING_OFF(sb) * ext, RING_LEN(sb), red->type, next, RING_TAG,
+                           b + RING_OFF(rb) * ext, RING_LEN(rb), red->type, prev, RING_TAG,
+                           c->comm, MPI_STATUS_IGNORE);
+    }
+#undef RING_LEN
+#undef RING_OFF
+    return rc;
+}
+
+/* The ring over the whole communicator in DFS order (commutative ops).
+ * Cost = 2(p-1) alpha + 2 (p-1)/p m beta + (p-1)/p m gamma, beta of the
+ * slowest link a ring neighbour pair crosses [TREE §3.2, Lemmas 4-5]. */
 static int ring_allreduce(trd_comm *c, void *buf, int count, const trd_reducer *red)
 {
-    int p = c->size, pos = c->pos, rc = MPI_SUCCESS;
-    int next = trd_ring_rank(c, (pos + 1) % p), prev = trd_ring_rank(c, (pos + p - 1) % p);
-    void *tmp = trd_comm_scratch(c, (size_t)block_count(count, p, 0) * red->extent + 1);
+    size_t most = trd_block_max((size_t)count, red->extent, c->size);
+    void *tmp = trd_comm_scratch(c, most * red->extent + 1);
     if (!tmp)
         return MPI_ERR_NO_MEM;
-    /* reduce_scatter: after step s, block (pos - s - 1) holds s + 2 contributions */
-    for (int s = 0; s < p - 1; s++) {
-        int sb = (pos - s + p) % p, rb = (pos - s - 1 + p) % p;
-        rc = PMPI_Sendrecv(elem(buf, red, block_offset(count, p, sb)), block_count(count, p, sb),
-                           red->type, next, TRD_TAG, tmp, block_count(count, p, rb), red->type,
-                           prev, TRD_TAG, c->comm, MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS)
-            return rc;
-        rc = trd_reduce(red, tmp, elem(buf, red, block_offset(count, p, rb)),
-                        (size_t)block_count(count, p, rb));
-        if (rc != MPI_SUCCESS)
-            return rc;
-    }
-    /* allgather: block (pos + 1) is complete here; pass complete blocks on */
-    for (int s = 0; s < p - 1; s++) {
-        int sb = (pos + 1 - s + p) % p, rb = (pos - s + p) % p;
-        rc = PMPI_Sendrecv(elem(buf, red, block_offset(count, p, sb)), block_count(count, p, sb),
-                           red->type, next, TRD_TAG, elem(buf, red, block_offset(count, p, rb)),
-                           block_count(count, p, rb), red->type, prev, TRD_TAG, c->comm,
-                           MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS)
-            return rc;
-    }
-    return rc;
+    return ring_allreduce_list(c, c->ring, c->size, c->pos, buf, tmp, count, red);
 }
 
 /* Algorithm: NAP, node-aware parallel allreduce [NAP Alg. 1, §III-A].  An
@@ -479,8 +497,8 @@ static int rm_allreduce_comm(trd_comm *c, void *buf, int count, const trd_reduce
 
 /* Algorithms: Rabenseifner, SMP, the FLEX composite and the hierarchical ring.
  *
- * Rabenseifner and the ring run over a list of ranks, so the composites reuse
- * them among node leaders or lanes.  All are for commutative ops (the dispatch
+ * Rabenseifner (here) and the ring (allreduce_ring) run over a list of ranks,
+ * so the composites reuse them among node leaders or lanes.  All are for commutative ops (the dispatch
  * sees to that); every block of the result is reduced by exactly one rank and
  * then copied, so every rank ends with the same bits.  m = message bytes,
  * n = nodes, p = ranks, L = lanes; alpha_shm / beta_mem are the node's costs
@@ -491,7 +509,6 @@ static int rm_allreduce_comm(trd_comm *c, void *buf, int count, const trd_reduce
 /* Tags of the phases here (rd_allreduce uses TRD_TAG itself): a rank pair
  * that meets in two phases tells them apart by tag, not only by order. */
 #define HIER_TAG_RABENSEIFNER (TRD_TAG + 64)
-#define HIER_TAG_RING (TRD_TAG + 65)
 #define HIER_TAG_NODE_IN (TRD_TAG + 66)  /* node reduce, node reduce_scatter */
 #define HIER_TAG_NODE_OUT (TRD_TAG + 67) /* node bcast, node allgather */
 
@@ -500,25 +517,6 @@ static int rm_allreduce_comm(trd_comm *c, void *buf, int count, const trd_reduce
 #define HIER_ALPHA_BETA_BYTES 8192
 
 enum { HIER_AUTO, HIER_RD, HIER_RABENSEIFNER, HIER_RING };
-
-/* Element offset of block i of n (i = n: count) in trd_block_range's split. */
-static size_t hier_off(size_t count, size_t ext, int n, int i)
-{
-    size_t lo, hi;
-    trd_block_range(count, ext, n, i < n ? i : n - 1, &lo, &hi);
-    return i < n ? lo : hi;
-}
-
-/* Elements in the largest of the n blocks of trd_block_range's split. */
-static size_t hier_max_block(size_t count, size_t ext, int n)
-{
-    size_t most = 0, lo, hi;
-    for (int i = 0; i < n; i++) {
-        trd_block_range(count, ext, n, i, &lo, &hi);
-        most = hi - lo > most ? hi - lo : most;
-    }
-    return most;
-}
 
 /* bytes rounded up to whole cache lines, so carved pieces of one scratch
  * buffer stay aligned for any element type */
@@ -586,7 +584,7 @@ static int rabenseifner_allreduce(trd_comm *c, const int *ranks, int n, int me, 
     if (rc != MPI_SUCCESS)
         return rc;
 #define HIER_PEER(k) ranks[(k) < rem ? 2 * (k) + 1 : (k) + rem]
-#define HIER_OFF(i) hier_off(cnt, ext, q, (i))
+#define HIER_OFF(i) range_offset(cnt, ext, q, (i))
     if (newrank >= 0) {
         int plo[32], phi[32], steps = 0, lo = 0, hi = q; /* blocks [lo, hi) are this rank's */
         /* reduce_scatter: keep the half that bit `mask` of newrank selects */
@@ -644,45 +642,6 @@ static int rabenseifner_allreduce_comm(trd_comm *c, void *buf, int count, const 
     if (!tmp)
         return MPI_ERR_NO_MEM;
     return rabenseifner_allreduce(c, c->ring, c->size, c->pos, buf, tmp, count, red);
-}
-
-/* ---- Ring over a rank list ---------------------------------------------- */
-
-/* Algorithm: ring reduce_scatter + ring allgather over a list of ranks
- * [TREE §3.2]: in step s rank i sends block i-s to i+1 and reduces block
- * i-s-1 from i-1; after n-1 steps it holds block i+1 complete and passes
- * complete blocks on for n-1 more.  Over nodes in DFS order (one rank per
- * node) the ring is contention-free on the switch tree [TREE Lemma 4].
- * Cost = 2(n-1) alpha + 2 (n-1)/n m beta + (n-1)/n m gamma
- */
-
-/* Allreduce of buf[0:count) over ranks[0..n-1], me this rank's index; tmp
- * has room for hier_max_block(count, extent, n) elements.  Commutative ops. */
-static int ring_allreduce_list(trd_comm *c, const int *ranks, int n, int me, void *buf, void *tmp,
-                               int count, const trd_reducer *red)
-{
-    int rc = MPI_SUCCESS, next = ranks[(me + 1) % n], prev = ranks[(me + n - 1) % n];
-    size_t ext = red->extent, cnt = (size_t)count;
-    char *b = buf;
-#define HIER_OFF(i) hier_off(cnt, ext, n, (i))
-#define HIER_LEN(i) (int)(HIER_OFF((i) + 1) - HIER_OFF(i))
-    for (int s = 0; s < n - 1 && rc == MPI_SUCCESS; s++) {
-        int sb = (me - s + n) % n, rb = (me - s - 1 + n) % n;
-        rc =
-            PMPI_Sendrecv(b + HIER_OFF(sb) * ext, HIER_LEN(sb), red->type, next, HIER_TAG_RING, tmp,
-                          HIER_LEN(rb), red->type, prev, HIER_TAG_RING, c->comm, MPI_STATUS_IGNORE);
-        if (rc == MPI_SUCCESS)
-            rc = trd_reduce(red, tmp, b + HIER_OFF(rb) * ext, (size_t)HIER_LEN(rb));
-    }
-    for (int s = 0; s < n - 1 && rc == MPI_SUCCESS; s++) {
-        int sb = (me + 1 - s + n) % n, rb = (me - s + n) % n;
-        rc = PMPI_Sendrecv(b + HIER_OFF(sb) * ext, HIER_LEN(sb), red->type, next, HIER_TAG_RING,
-                           b + HIER_OFF(rb) * ext, HIER_LEN(rb), red->type, prev, HIER_TAG_RING,
-                           c->comm, MPI_STATUS_IGNORE);
-    }
-#undef HIER_LEN
-#undef HIER_OFF
-    return rc;
 }
 
 /* The allreduce alg (HIER_RD, HIER_RABENSEIFNER or HIER_RING) over a rank
@@ -897,7 +856,7 @@ static int composite_allreduce(trd_comm *c, void *buf, int count, const trd_redu
 {
     int nlanes = c->ppn_min, rc = MPI_SUCCESS;
     size_t ext = red->extent, lo, hi;
-    size_t blk = hier_max_block((size_t)count, ext, nlanes) * ext;
+    size_t blk = trd_block_max((size_t)count, ext, nlanes) * ext;
     size_t ints = hier_align((size_t)c->nnodes * sizeof(int));
     size_t nreqs = hier_align((size_t)(c->ppn + nlanes) * sizeof(MPI_Request));
     char *s = trd_comm_scratch(c, ints + nreqs + 2 * hier_align(blk ? blk : 1));
