@@ -105,12 +105,14 @@ void trd_fallback_note(const trd_machine *m, const char *routine, const char *wh
                 why);
 }
 
-void trd_choice_note(const trd_machine *m, const char *routine, const char *alg)
+void trd_choice_note(const trd_machine *m, const char *routine, const char *alg,
+                     const char *params)
 {
-    char key[96];
+    char key[160];
     if (trd_env_verbose() < 2)
         return;
-    snprintf(key, sizeof key, "%s runs %s", routine, alg);
+    snprintf(key, sizeof key, "%s runs %s%s%.80s", routine, alg, params && *params ? ":" : "",
+             params ? params : "");
     if (first_time(key))
         fprintf(stderr, "treeduce[%s]: %s\n", m->name, key);
 }

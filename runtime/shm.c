@@ -197,13 +197,20 @@ static int cma_fold(struct trd_shm *s, const char *src, char *out, size_t a, siz
     char *stage = s->tmp, *acc = s->tmp + TRD_SHM_CMA_PIECE;
     int n = s->n, me = s->me, rc = MPI_SUCCESS;
     if (red->commutative) {
-        if (src + off != out)
+        /* Out of place, the first other rank's part is read straight into
+         * out and this rank's input is folded in last: no copy of it. */
+        int k0 = 1, last = src + off != out;
+        if (last && n == 1)
             memcpy(out, src + off, bytes);
-        for (int k = 1; k < n && rc == MPI_SUCCESS; k++) {
+        else if (last)
+            rc = cma_read(s, (me + k0++) % n, ctrl(s, (me + 1) % n)->src + off, out, bytes);
+        for (int k = k0; k < n && rc == MPI_SUCCESS; k++) {
             int j = (me + k) % n;
             if ((rc = cma_read(s, j, ctrl(s, j)->src + off, stage, bytes)) == MPI_SUCCESS)
                 rc = trd_reduce(red, stage, out, len);
         }
+        if (rc == MPI_SUCCESS && last && n > 1)
+            rc = trd_reduce(red, src + off, out, len);
         return rc;
     }
     /* the last rank's part first; this rank's input stays intact until the
@@ -213,6 +220,8 @@ static int cma_fold(struct trd_shm *s, const char *src, char *out, size_t a, siz
             memcpy(out, src + off, bytes);
         acc = out;
     } else {
+        if (src + off != out)
+            acc = out; /* out of place: accumulate in out from the start */
         rc = cma_read(s, n - 1, ctrl(s, n - 1)->src + off, acc, bytes);
     }
     for (int j = n - 2; j >= 0 && rc == MPI_SUCCESS; j--) {

@@ -132,9 +132,12 @@ int trd_env_verbose(void);
  * MPI library's routine: <why>" on stderr, once per distinct why per process. */
 void trd_fallback_note(const trd_machine *m, const char *routine, const char *why);
 
-/* With TREEDUCE_VERBOSE=2, print "treeduce[<machine>]: <routine> runs <alg>"
- * the first time routine runs algorithm alg (a name) in this process. */
-void trd_choice_note(const trd_machine *m, const char *routine, const char *alg);
+/* With TREEDUCE_VERBOSE=2, print "treeduce[<machine>]: <routine> runs
+ * <alg>[:<params>]" the first time routine runs algorithm alg (a name) with
+ * params (NULL or "": none) in this process.  Formats nothing otherwise, so
+ * it costs one flag test on the hot path. */
+void trd_choice_note(const trd_machine *m, const char *routine, const char *alg,
+                     const char *params);
 
 /* ---- Communicator cache (runtime/comm.c) ------------------------------ */
 

@@ -1513,7 +1513,6 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
     const char *why = NULL;
     trd_reducer red;
     trd_comm *c = NULL;
-    char name[96];
     int rc;
 
     if (trd_env_disabled()) {
@@ -1564,7 +1563,6 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
     }
     if (!params)
         params = "";
-    snprintf(name, sizeof name, "%s%s%.80s", trd_algorithm_name(alg), *params ? ":" : "", params);
     if (alg == TRD_ALG_SHM && c->size > 1) {
         if (!one_node_shm) {
             why = "shm needs a communicator on one node with shared memory";
@@ -1576,7 +1574,7 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
             rc = trd_shm_allreduce(c, sendbuf, recvbuf, count, &red, c->ppn);
         if (why)
             goto fallback;
-        trd_choice_note(&machine, "MPI_Allreduce", name);
+        trd_choice_note(&machine, "MPI_Allreduce", trd_algorithm_name(alg), params);
         return rc;
     }
     if (sendbuf != MPI_IN_PLACE)
@@ -1618,7 +1616,7 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
     /* an algorithm sets why only before it has communicated */
     if (why)
         goto fallback_copied;
-    trd_choice_note(&machine, "MPI_Allreduce", name);
+    trd_choice_note(&machine, "MPI_Allreduce", trd_algorithm_name(alg), params);
     return rc;
 
 fallback_copied:
@@ -1703,7 +1701,7 @@ int trd_bluewaters64_reduce_scatter_block(const void *sendbuf, void *recvbuf, in
     if (sendbuf == recvbuf)
         sendbuf = MPI_IN_PLACE;
     if (c->nnodes == 1 && c->shm) {
-        trd_choice_note(&machine, "MPI_Reduce_scatter_block", "shm");
+        trd_choice_note(&machine, "MPI_Reduce_scatter_block", "shm", NULL);
         return trd_shm_reduce_scatter_block(c, sendbuf, recvbuf, recvcount, &red);
     }
     size_t bytes = (size_t)c->size * (size_t)recvcount * red.extent;
@@ -1713,7 +1711,7 @@ int trd_bluewaters64_reduce_scatter_block(const void *sendbuf, void *recvbuf, in
             return MPI_ERR_NO_MEM;
         memcpy(in, recvbuf, bytes);
     }
-    trd_choice_note(&machine, "MPI_Reduce_scatter_block", "p2p");
+    trd_choice_note(&machine, "MPI_Reduce_scatter_block", "p2p", NULL);
     rc = p2p_reduce_scatter_block(c, in ? in : sendbuf, recvbuf, recvcount, &red);
     free(in);
     return rc;
@@ -1767,7 +1765,7 @@ int trd_bluewaters64_reduce(const void *sendbuf, void *recvbuf, int count, MPI_D
     if (at_root && sendbuf == recvbuf)
         sendbuf = MPI_IN_PLACE;
     if (c->nnodes == 1 && c->shm) {
-        trd_choice_note(&machine, "MPI_Reduce", "shm");
+        trd_choice_note(&machine, "MPI_Reduce", "shm", NULL);
         return trd_shm_reduce(c, sendbuf, recvbuf, count, &red, root);
     }
     void *in = NULL;
@@ -1777,7 +1775,7 @@ int trd_bluewaters64_reduce(const void *sendbuf, void *recvbuf, int count, MPI_D
             return MPI_ERR_NO_MEM;
         memcpy(in, recvbuf, bytes);
     }
-    trd_choice_note(&machine, "MPI_Reduce", "p2p");
+    trd_choice_note(&machine, "MPI_Reduce", "p2p", NULL);
     rc = p2p_reduce(c, in ? in : sendbuf, recvbuf, count, &red, root);
     free(in);
     return rc;
@@ -1810,10 +1808,10 @@ int trd_bluewaters64_bcast(void *buffer, int count, MPI_Datatype datatype, int r
         if (count == 0)
             return MPI_SUCCESS;
         if (c->nnodes == 1 && c->shm) {
-            trd_choice_note(&machine, "MPI_Bcast", "shm");
+            trd_choice_note(&machine, "MPI_Bcast", "shm", NULL);
             return trd_shm_bcast(c, buffer, count, ext, root);
         }
-        trd_choice_note(&machine, "MPI_Bcast", "p2p");
+        trd_choice_note(&machine, "MPI_Bcast", "p2p", NULL);
         return p2p_bcast(c, buffer, count, datatype, ext, root);
     }
     /* a derived datatype: ranks may describe the same bytes differently, so
@@ -1857,7 +1855,7 @@ int trd_bluewaters64_allgather(const void *sendbuf, int sendcount, MPI_Datatype 
         if (recvcount == 0)
             return MPI_SUCCESS;
         if (c->nnodes == 1 && c->shm) {
-            trd_choice_note(&machine, "MPI_Allgather", "shm");
+            trd_choice_note(&machine, "MPI_Allgather", "shm", NULL);
             return trd_shm_allgather(c, sendbuf, recvbuf, recvcount, ext);
         }
         void *own = NULL;
@@ -1867,7 +1865,7 @@ int trd_bluewaters64_allgather(const void *sendbuf, int sendcount, MPI_Datatype 
                 return MPI_ERR_NO_MEM;
             memcpy(own, (char *)recvbuf + (size_t)c->rank * bytes, bytes);
         }
-        trd_choice_note(&machine, "MPI_Allgather", "p2p");
+        trd_choice_note(&machine, "MPI_Allgather", "p2p", NULL);
         rc = p2p_allgather(c, own ? own : sendbuf, recvbuf, recvcount, recvtype, ext);
         free(own);
         return rc;

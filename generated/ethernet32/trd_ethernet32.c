@@ -1470,7 +1470,6 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
     const char *why = NULL;
     trd_reducer red;
     trd_comm *c = NULL;
-    char name[96];
     int rc;
 
     if (trd_env_disabled()) {
@@ -1521,7 +1520,6 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
     }
     if (!params)
         params = "";
-    snprintf(name, sizeof name, "%s%s%.80s", trd_algorithm_name(alg), *params ? ":" : "", params);
     if (alg == TRD_ALG_SHM && c->size > 1) {
         if (!one_node_shm) {
             why = "shm needs a communicator on one node with shared memory";
@@ -1533,7 +1531,7 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
             rc = trd_shm_allreduce(c, sendbuf, recvbuf, count, &red, c->ppn);
         if (why)
             goto fallback;
-        trd_choice_note(&machine, "MPI_Allreduce", name);
+        trd_choice_note(&machine, "MPI_Allreduce", trd_algorithm_name(alg), params);
         return rc;
     }
     if (sendbuf != MPI_IN_PLACE)
@@ -1575,7 +1573,7 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
     /* an algorithm sets why only before it has communicated */
     if (why)
         goto fallback_copied;
-    trd_choice_note(&machine, "MPI_Allreduce", name);
+    trd_choice_note(&machine, "MPI_Allreduce", trd_algorithm_name(alg), params);
     return rc;
 
 fallback_copied:
@@ -1660,7 +1658,7 @@ int trd_ethernet32_reduce_scatter_block(const void *sendbuf, void *recvbuf, int 
     if (sendbuf == recvbuf)
         sendbuf = MPI_IN_PLACE;
     if (c->nnodes == 1 && c->shm) {
-        trd_choice_note(&machine, "MPI_Reduce_scatter_block", "shm");
+        trd_choice_note(&machine, "MPI_Reduce_scatter_block", "shm", NULL);
         return trd_shm_reduce_scatter_block(c, sendbuf, recvbuf, recvcount, &red);
     }
     size_t bytes = (size_t)c->size * (size_t)recvcount * red.extent;
@@ -1670,7 +1668,7 @@ int trd_ethernet32_reduce_scatter_block(const void *sendbuf, void *recvbuf, int 
             return MPI_ERR_NO_MEM;
         memcpy(in, recvbuf, bytes);
     }
-    trd_choice_note(&machine, "MPI_Reduce_scatter_block", "p2p");
+    trd_choice_note(&machine, "MPI_Reduce_scatter_block", "p2p", NULL);
     rc = p2p_reduce_scatter_block(c, in ? in : sendbuf, recvbuf, recvcount, &red);
     free(in);
     return rc;
@@ -1724,7 +1722,7 @@ int trd_ethernet32_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Dat
     if (at_root && sendbuf == recvbuf)
         sendbuf = MPI_IN_PLACE;
     if (c->nnodes == 1 && c->shm) {
-        trd_choice_note(&machine, "MPI_Reduce", "shm");
+        trd_choice_note(&machine, "MPI_Reduce", "shm", NULL);
         return trd_shm_reduce(c, sendbuf, recvbuf, count, &red, root);
     }
     void *in = NULL;
@@ -1734,7 +1732,7 @@ int trd_ethernet32_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Dat
             return MPI_ERR_NO_MEM;
         memcpy(in, recvbuf, bytes);
     }
-    trd_choice_note(&machine, "MPI_Reduce", "p2p");
+    trd_choice_note(&machine, "MPI_Reduce", "p2p", NULL);
     rc = p2p_reduce(c, in ? in : sendbuf, recvbuf, count, &red, root);
     free(in);
     return rc;
@@ -1767,10 +1765,10 @@ int trd_ethernet32_bcast(void *buffer, int count, MPI_Datatype datatype, int roo
         if (count == 0)
             return MPI_SUCCESS;
         if (c->nnodes == 1 && c->shm) {
-            trd_choice_note(&machine, "MPI_Bcast", "shm");
+            trd_choice_note(&machine, "MPI_Bcast", "shm", NULL);
             return trd_shm_bcast(c, buffer, count, ext, root);
         }
-        trd_choice_note(&machine, "MPI_Bcast", "p2p");
+        trd_choice_note(&machine, "MPI_Bcast", "p2p", NULL);
         return p2p_bcast(c, buffer, count, datatype, ext, root);
     }
     /* a derived datatype: ranks may describe the same bytes differently, so
@@ -1814,7 +1812,7 @@ int trd_ethernet32_allgather(const void *sendbuf, int sendcount, MPI_Datatype se
         if (recvcount == 0)
             return MPI_SUCCESS;
         if (c->nnodes == 1 && c->shm) {
-            trd_choice_note(&machine, "MPI_Allgather", "shm");
+            trd_choice_note(&machine, "MPI_Allgather", "shm", NULL);
             return trd_shm_allgather(c, sendbuf, recvbuf, recvcount, ext);
         }
         void *own = NULL;
@@ -1824,7 +1822,7 @@ int trd_ethernet32_allgather(const void *sendbuf, int sendcount, MPI_Datatype se
                 return MPI_ERR_NO_MEM;
             memcpy(own, (char *)recvbuf + (size_t)c->rank * bytes, bytes);
         }
-        trd_choice_note(&machine, "MPI_Allgather", "p2p");
+        trd_choice_note(&machine, "MPI_Allgather", "p2p", NULL);
         rc = p2p_allgather(c, own ? own : sendbuf, recvbuf, recvcount, recvtype, ext);
         free(own);
         return rc;
