@@ -200,25 +200,43 @@ static int tables(trd_topo_t t, const trd_plan *p, const char *name, sbuf *b)
     sb_printf(b, "\n/* Packages (sockets) per node. */\n");
     int_table(b, "static const int node_packages", packages, n);
     sb_printf(b,
-              "\n/* Selection for communicators over several nodes (commutative ops) from\n"
-              " * the alpha-beta-gamma model [MPICH §3, NAP Eq. 3-6, TREE §3.2, RM Eq. 4]:\n"
+              "\n/* Selection for communicators over several nodes (commutative ops), per\n"
+              " * planned shape (nodes x ranks per node), from the alpha-beta-gamma\n"
+              " * model [MPICH §3, NAP Eq. 3-6, TREE §3.2, RM Eq. 4]:\n"
               " * intra-node link %.3g us, %.3g GB/s; ring link %.3g us, %.3g GB/s;\n"
               " * NAP over all %d nodes: %d lanes, radix %d, %d inter-node step%s. */\n",
               p->intra.latency_s * 1e6, p->intra.bandwidth_Bps / 1e9,
               p->ring_inter.latency_s * 1e6, p->ring_inter.bandwidth_Bps / 1e9, n, p->nap_lanes,
               p->nap_radix, p->nap_steps, p->nap_steps == 1 ? "" : "s");
-    sb_printf(b, "static const trd_size_choice choices[%d] = {\n", p->nchoices);
-    for (int i = 0; i < p->nchoices; i++) {
-        char uname[32];
-        const char *nm = trd_model_name(p->choice[i].alg);
-        size_t k = 0;
-        for (; nm[k] && k + 1 < sizeof uname; k++)
-            uname[k] = (char)toupper((unsigned char)nm[k]);
-        uname[k] = '\0';
-        sb_printf(b, "    {");
-        size_value(b, p->choice[i].below);
-        sb_printf(b, ", TRD_ALG_%s},\n", uname);
+    int nsh = p->nshapes;
+    if (nsh == 0) { /* one node: the table is never consulted */
+        sb_printf(b, "static const trd_size_choice choices_0[1] = {{");
+        size_value(b, SIZE_MAX);
+        sb_printf(b, ", TRD_ALG_RING}};\n");
     }
+    for (int s = 0; s < nsh; s++) {
+        const struct trd_shape_plan *sp = &p->shape[s];
+        sb_printf(b, "static const trd_size_choice choices_%d[%d] = { /* %d nodes x %d */\n", s,
+                  sp->nchoices, sp->nnodes, sp->ppn);
+        for (int i = 0; i < sp->nchoices; i++) {
+            char uname[32];
+            const char *nm = trd_model_name(sp->choice[i].alg);
+            size_t k = 0;
+            for (; nm[k] && k + 1 < sizeof uname; k++)
+                uname[k] = (char)toupper((unsigned char)nm[k]);
+            uname[k] = '\0';
+            sb_printf(b, "    {");
+            size_value(b, sp->choice[i].below);
+            sb_printf(b, ", TRD_ALG_%s},\n", uname);
+        }
+        sb_printf(b, "};\n");
+    }
+    sb_printf(b, "static const trd_shape_choice shapes[%d] = {\n", nsh ? nsh : 1);
+    if (nsh == 0)
+        sb_printf(b, "    {%d, %d, choices_0, 1},\n", n > 1 ? n : 2, p->ppn);
+    for (int s = 0; s < nsh; s++)
+        sb_printf(b, "    {%d, %d, choices_%d, %d},\n", p->shape[s].nnodes, p->shape[s].ppn, s,
+                  p->shape[s].nchoices);
     sb_printf(b, "};\n\n");
     sb_printf(b, "static const trd_machine machine = {\n");
     sb_printf(b, "    .name = ");
@@ -228,7 +246,7 @@ static int tables(trd_topo_t t, const trd_plan *p, const char *name, sbuf *b)
                  "    .node_cores = node_cores,\n    .node_packages = node_packages,\n");
     sb_printf(b, "    .nap_max_bytes_1node = ");
     size_value(b, p->nap_max_bytes_1node);
-    sb_printf(b, ",\n    .choices = choices,\n    .nchoices = %d,\n};", p->nchoices);
+    sb_printf(b, ",\n    .shapes = shapes,\n    .nshapes = %d,\n};", nsh ? nsh : 1);
     free(order);
     free(cores);
     free(packages);

@@ -12,6 +12,9 @@
 #define TRD_DEFAULT_GAMMA_S_PER_BYTE 0.25e-9
 
 #define TRD_MAX_CHOICES 16
+/* planned communicator shapes: node counts 2, 4, ... and the machine's, times
+ * ranks per node 1, 2, 4, ... and the machine's smallest core count */
+#define TRD_MAX_SHAPES 160
 
 /* The costs and choices for one machine. */
 typedef struct trd_plan {
@@ -34,6 +37,14 @@ typedef struct trd_plan {
         size_t typical; /* a size inside the range (geometric middle) */
         int runner_up;  /* the second best at that size */
     } choice[TRD_MAX_CHOICES];
+    /* The same per planned communicator shape (nodes x ranks per node), for
+     * communicators smaller than the machine; choice[] above is the shape of
+     * the whole machine, nnodes x ppn, which is also one of these. */
+    int nshapes;
+    struct trd_shape_plan {
+        int nnodes, ppn, nchoices;
+        struct trd_choice choice[TRD_MAX_CHOICES];
+    } shape[TRD_MAX_SHAPES];
 } trd_plan;
 
 /* The algorithms the planner weighs for several nodes, by index: their

@@ -166,6 +166,21 @@ void trd_explain(FILE *f, trd_topo_t t, const trd_plan *p, const char *input)
             lo = ch->below;
         }
         fprintf(f, "    (\"us at\": predicted microseconds at a size in the middle of the range)\n");
+        fprintf(f, "  smaller communicators, by planned shape (a communicator takes the largest planned\n"
+                   "  node count <= its own, then the largest ranks per node <= its most on one node):\n");
+        for (int sh = 0; sh < p->nshapes; sh++) {
+            const struct trd_shape_plan *sp = &p->shape[sh];
+            fprintf(f, "    %5d x %-4d", sp->nnodes, sp->ppn);
+            for (int i = 0; i < sp->nchoices; i++) {
+                fprintf(f, " %s", trd_model_name(sp->choice[i].alg));
+                if (sp->choice[i].below != SIZE_MAX) {
+                    fprintf(f, " < ");
+                    print_size(f, sp->choice[i].below);
+                    fprintf(f, " <=");
+                }
+            }
+            fprintf(f, "\n");
+        }
     }
     fprintf(f, "  one node: shared memory, every size and operation: one-step reduce_scatter +\n"
                "    allgather through the segment, read directly from the other ranks' buffers\n"

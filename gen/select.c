@@ -177,14 +177,20 @@ double trd_model_time(const trd_plan *p, int alg, int nodes, int ppn, double byt
     return models[alg].time(p, nodes, ppn, bytes);
 }
 
-/* The best and second best candidates for bytes. */
-static int best(const trd_plan *p, double bytes, int *second)
+/* Predictions closer than this (relative) are a tie, which goes to the
+ * candidate listed first: models that reduce to the same steps (flex with
+ * one lane and recursive doubling, say) then do not alternate byte by byte
+ * on rounding. */
+#define TRD_MODEL_TIE 1e-9
+
+/* The best and second best candidates for bytes over nodes x ppn ranks. */
+static int best(const trd_plan *p, int nodes, int ppn, double bytes, int *second)
 {
     int b = 0, s = -1;
     double tb = INFINITY, ts = INFINITY;
     for (int a = 0; a < TRD_NMODELS; a++) {
-        double t = trd_model_time(p, a, p->nnodes, p->ppn, bytes);
-        if (t < tb) {
+        double t = trd_model_time(p, a, nodes, ppn, bytes);
+        if (t < tb * (1 - TRD_MODEL_TIE)) {
             s = b, ts = tb;
             b = a, tb = t;
         } else if (t < ts) {
@@ -195,41 +201,71 @@ static int best(const trd_plan *p, double bytes, int *second)
     return b;
 }
 
-/* Size ranges of the best candidate: scan powers of two up to 1 TiB, bisect
- * each change of winner to the byte. */
-static void select_ranges(trd_plan *p)
+/* Size ranges of the best candidate over nodes x ppn ranks into
+ * choice[0..*nchoices): from the start of each range, probe sizes doubling
+ * up to 1 TiB until another candidate wins, then bisect to the byte where it
+ * does; the next range starts there.  The models are piecewise (lane and
+ * phase choices switch at fixed sizes), so several changes may fall between
+ * two powers of two: each is found from the range before it. */
+static void select_ranges(const trd_plan *p, int nodes, int ppn, struct trd_choice *choice,
+                          int *nchoices)
 {
-    int second, cur = best(p, 1, &second);
+    const double top = 1099511627776.0;
+    int second, cur = best(p, nodes, ppn, 1, &second), nc = 0;
     double lo = 1;
-    p->nchoices = 0;
-    for (double b = 2; b <= 1099511627776.0 && p->nchoices < TRD_MAX_CHOICES - 1; b *= 2) {
-        int s2, w = best(p, b, &s2);
-        if (w == cur) {
-            lo = b;
-            continue;
+    while (nc < TRD_MAX_CHOICES - 1) {
+        double good = lo, b = lo * 2 > lo + 1 ? lo * 2 : lo + 1;
+        int s2;
+        while (b <= top && best(p, nodes, ppn, b, &s2) == cur) {
+            good = b;
+            b *= 2;
         }
-        double l = lo, h = b;
+        if (b > top)
+            break;
+        double l = good, h = b;
         while (h - l > 1) {
             double mid = floor((l + h) / 2);
             int s3;
-            if (best(p, mid, &s3) == cur)
+            if (best(p, nodes, ppn, mid, &s3) == cur)
                 l = mid;
             else
                 h = mid;
         }
-        p->choice[p->nchoices++] = (struct trd_choice){.below = (size_t)h, .alg = cur};
-        cur = best(p, h, &second);
-        lo = b;
+        choice[nc++] = (struct trd_choice){.below = (size_t)h, .alg = cur};
+        cur = best(p, nodes, ppn, h, &second);
+        lo = h;
     }
-    p->choice[p->nchoices++] = (struct trd_choice){.below = SIZE_MAX, .alg = cur};
+    choice[nc++] = (struct trd_choice){.below = SIZE_MAX, .alg = cur};
     size_t from = 0;
-    for (int i = 0; i < p->nchoices; i++) {
-        struct trd_choice *ch = &p->choice[i];
+    for (int i = 0; i < nc; i++) {
+        struct trd_choice *ch = &choice[i];
         double a = from < 8 ? 8 : (double)from;
         double z = ch->below == SIZE_MAX ? 16 * a : (double)ch->below - 1;
         ch->typical = (size_t)floor(sqrt(a * fmax(a, z)));
-        (void)best(p, (double)ch->typical, &ch->runner_up);
+        (void)best(p, nodes, ppn, (double)ch->typical, &ch->runner_up);
         from = ch->below;
+    }
+    *nchoices = nc;
+}
+
+/* The planned shapes (see trd_plan.shape): node counts 2, 4, ... below the
+ * machine's and the machine's, times 1, 2, 4, ... below ppn and ppn. */
+static void select_shapes(trd_plan *p)
+{
+    p->nshapes = 0;
+    for (int nodes = 2;; nodes = nodes * 2 < p->nnodes ? nodes * 2 : p->nnodes) {
+        for (int ppn = 1;; ppn = ppn * 2 < p->ppn ? ppn * 2 : p->ppn) {
+            if (p->nshapes == TRD_MAX_SHAPES)
+                return;
+            struct trd_shape_plan *sp = &p->shape[p->nshapes++];
+            sp->nnodes = nodes;
+            sp->ppn = ppn;
+            select_ranges(p, nodes, ppn, sp->choice, &sp->nchoices);
+            if (ppn >= p->ppn)
+                break;
+        }
+        if (nodes >= p->nnodes)
+            break;
     }
 }
 
@@ -278,6 +314,9 @@ int trd_plan_build(trd_topo_t t, trd_plan *p)
     p->nap_steps = trd_nap_nsteps(n, p->nap_radix);
     p->nap_max_bytes = trd_model_crossover(p, n, p->ppn);
     p->nap_max_bytes_1node = trd_model_crossover(p, 1, p->ppn);
-    select_ranges(p);
+    select_ranges(p, n, p->ppn, p->choice, &p->nchoices);
+    p->nshapes = 0;
+    if (n > 1)
+        select_shapes(p);
     return TRD_OK;
 }

@@ -274,6 +274,11 @@ static int comm_build(MPI_Comm comm, const trd_machine *m, trd_comm **out)
         c->ppn_min = k < c->ppn_min ? k : c->ppn_min;
         c->ppn_max = k > c->ppn_max ? k : c->ppn_max;
     }
+    {
+        int sh = trd_shape_pick(m->shapes, m->nshapes, c->nnodes, c->ppn_max);
+        c->choices = sh >= 0 ? m->shapes[sh].choices : NULL;
+        c->nchoices = sh >= 0 ? m->shapes[sh].nchoices : 0;
+    }
     c->local = c->pos - c->node_first[c->node];
     c->ppn = c->node_first[c->node + 1] - c->node_first[c->node];
     /* local ranks spread over the packages in order, socket-major */

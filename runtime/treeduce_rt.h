@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "trd_nap.h"
+#include "trd_select.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -61,12 +62,6 @@ int trd_reduce(const trd_reducer *r, const void *in, void *inout, size_t count);
 
 /* ---- Machine tables (emitted by treeduce-gen) ------------------------- */
 
-/* One message-size range of the generated selection [MPICH §3]. */
-typedef struct trd_size_choice {
-    size_t below; /* the range ends before this many bytes; SIZE_MAX: no end */
-    int alg;      /* enum trd_algorithm */
-} trd_size_choice;
-
 /* What the generated code knows about its machine.  All arrays are static
  * tables of the generated file. */
 typedef struct trd_machine {
@@ -77,10 +72,12 @@ typedef struct trd_machine {
     const int *node_cores;         /* [nnodes] cores of each node */
     const int *node_packages;      /* [nnodes] packages (sockets) of each node */
     size_t nap_max_bytes_1node;    /* one node without shared memory: NAP below, ring from */
-    /* communicators over several nodes, commutative ops: the first range with
-     * bytes < below; from the alpha-beta-gamma model of the machine */
-    const trd_size_choice *choices;
-    int nchoices;
+    /* communicators over several nodes, commutative ops: per planned shape
+     * (nodes x ranks per node), the first range with bytes < below; from the
+     * alpha-beta-gamma model of the machine (trd_shape_pick finds a
+     * communicator's shape) */
+    const trd_shape_choice *shapes;
+    int nshapes;
 } trd_machine;
 
 /* Ring index of the node called name, or -1 (binary search in name_order). */
@@ -158,6 +155,10 @@ typedef struct trd_comm {
     int node;           /* this rank's node, 0..nnodes-1 (ring order) */
     int local, ppn;     /* this rank's index on its node, ranks on its node */
     int ppn_min, ppn_max;
+    /* the size ranges of the machine's planned shape nearest this
+     * communicator's (trd_shape_pick with nnodes, ppn_max) */
+    const trd_size_choice *choices;
+    int nchoices;
     /* packages of this rank's node that hold ranks of the communicator: local
      * ranks are spread over the node's packages in order (socket-major, as the
      * DFS ring numbers cores [TREE Lemma 5]); package q holds local ranks

@@ -112,15 +112,200 @@ static const int node_packages[64] = {
     2, 2, 2, 2
 };
 
-/* Selection for communicators over several nodes (commutative ops) from
- * the alpha-beta-gamma model [MPICH §3, NAP Eq. 3-6, TREE §3.2, RM Eq. 4]:
+/* Selection for communicators over several nodes (commutative ops), per
+ * planned shape (nodes x ranks per node), from the alpha-beta-gamma
+ * model [MPICH §3, NAP Eq. 3-6, TREE §3.2, RM Eq. 4]:
  * intra-node link 0.6 us, 10 GB/s; ring link 8 us, 6 GB/s;
  * NAP over all 64 nodes: 16 lanes, radix 16, 2 inter-node steps. */
-static const trd_size_choice choices[4] = {
+static const trd_size_choice choices_0[2] = { /* 2 nodes x 1 */
+    {64000, TRD_ALG_RD},
+    {SIZE_MAX, TRD_ALG_RING},
+};
+static const trd_size_choice choices_1[3] = { /* 2 nodes x 2 */
+    {4801, TRD_ALG_RD},
+    {27827, TRD_ALG_FLEX},
+    {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+};
+static const trd_size_choice choices_2[3] = { /* 2 nodes x 4 */
+    {552, TRD_ALG_RM},
+    {64000, TRD_ALG_FLEX},
+    {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+};
+static const trd_size_choice choices_3[3] = { /* 2 nodes x 8 */
+    {206, TRD_ALG_RM},
+    {144696, TRD_ALG_FLEX},
+    {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+};
+static const trd_size_choice choices_4[3] = { /* 2 nodes x 16 */
+    {92, TRD_ALG_RM},
+    {322783, TRD_ALG_FLEX},
+    {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+};
+static const trd_size_choice choices_5[2] = { /* 4 nodes x 1 */
+    {40422, TRD_ALG_RD},
+    {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+};
+static const trd_size_choice choices_6[3] = { /* 4 nodes x 2 */
+    {1715, TRD_ALG_RD},
+    {37102, TRD_ALG_FLEX},
+    {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+};
+static const trd_size_choice choices_7[3] = { /* 4 nodes x 4 */
+    {5334, TRD_ALG_NAP},
+    {71481, TRD_ALG_FLEX},
+    {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+};
+static const trd_size_choice choices_8[4] = { /* 4 nodes x 8 */
+    {2298, TRD_ALG_NAP},
+    {126624, TRD_ALG_FLEX},
+    {220991940, TRD_ALG_RABENSEIFNER},
+    {SIZE_MAX, TRD_ALG_RING},
+};
+static const trd_size_choice choices_9[4] = { /* 4 nodes x 16 */
+    {1109, TRD_ALG_NAP},
+    {200704, TRD_ALG_FLEX},
+    {103594661, TRD_ALG_RABENSEIFNER},
+    {SIZE_MAX, TRD_ALG_RING},
+};
+static const trd_size_choice choices_10[2] = { /* 8 nodes x 1 */
+    {32451, TRD_ALG_RD},
+    {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+};
+static const trd_size_choice choices_11[3] = { /* 8 nodes x 2 */
+    {1044, TRD_ALG_RD},
+    {38985, TRD_ALG_FLEX},
+    {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+};
+static const trd_size_choice choices_12[4] = { /* 8 nodes x 4 */
+    {2275, TRD_ALG_NAP},
+    {68051, TRD_ALG_FLEX},
+    {213887942, TRD_ALG_RABENSEIFNER},
+    {SIZE_MAX, TRD_ALG_RING},
+};
+static const trd_size_choice choices_13[4] = { /* 8 nodes x 8 */
+    {5898, TRD_ALG_NAP},
+    {106600, TRD_ALG_FLEX},
+    {43721142, TRD_ALG_RABENSEIFNER},
+    {SIZE_MAX, TRD_ALG_RING},
+};
+static const trd_size_choice choices_14[4] = { /* 8 nodes x 16 */
+    {3219, TRD_ALG_NAP},
+    {148126, TRD_ALG_FLEX},
+    {62296130, TRD_ALG_RABENSEIFNER},
+    {SIZE_MAX, TRD_ALG_RING},
+};
+static const trd_size_choice choices_15[2] = { /* 16 nodes x 1 */
+    {28577, TRD_ALG_RD},
+    {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+};
+static const trd_size_choice choices_16[3] = { /* 16 nodes x 2 */
+    {751, TRD_ALG_RD},
+    {39010, TRD_ALG_FLEX},
+    {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+};
+static const trd_size_choice choices_17[4] = { /* 16 nodes x 4 */
+    {5914, TRD_ALG_NAP},
+    {64291, TRD_ALG_FLEX},
+    {100437328, TRD_ALG_RABENSEIFNER},
+    {SIZE_MAX, TRD_ALG_RING},
+};
+static const trd_size_choice choices_18[4] = { /* 16 nodes x 8 */
+    {2761, TRD_ALG_NAP},
+    {94388, TRD_ALG_FLEX},
+    {61830294, TRD_ALG_RABENSEIFNER},
+    {SIZE_MAX, TRD_ALG_RING},
+};
+static const trd_size_choice choices_19[4] = { /* 16 nodes x 16 */
+    {5459, TRD_ALG_NAP},
+    {123407, TRD_ALG_FLEX},
+    {93351563, TRD_ALG_RABENSEIFNER},
+    {SIZE_MAX, TRD_ALG_RING},
+};
+static const trd_size_choice choices_20[2] = { /* 32 nodes x 1 */
+    {26347, TRD_ALG_RD},
+    {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+};
+static const trd_size_choice choices_21[3] = { /* 32 nodes x 2 */
+    {586, TRD_ALG_RD},
+    {38642, TRD_ALG_FLEX},
+    {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+};
+static const trd_size_choice choices_22[4] = { /* 32 nodes x 4 */
+    {3556, TRD_ALG_NAP},
+    {61429, TRD_ALG_FLEX},
+    {149729274, TRD_ALG_RABENSEIFNER},
+    {SIZE_MAX, TRD_ALG_RING},
+};
+static const trd_size_choice choices_23[4] = { /* 32 nodes x 8 */
+    {4779, TRD_ALG_NAP},
+    {86801, TRD_ALG_FLEX},
+    {108838126, TRD_ALG_RABENSEIFNER},
+    {SIZE_MAX, TRD_ALG_RING},
+};
+static const trd_size_choice choices_24[4] = { /* 32 nodes x 16 */
+    {2620, TRD_ALG_NAP},
+    {109724, TRD_ALG_FLEX},
+    {166596288, TRD_ALG_RABENSEIFNER},
+    {SIZE_MAX, TRD_ALG_RING},
+};
+static const trd_size_choice choices_25[2] = { /* 64 nodes x 1 */
+    {24925, TRD_ALG_RD},
+    {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+};
+static const trd_size_choice choices_26[3] = { /* 64 nodes x 2 */
+    {481, TRD_ALG_RD},
+    {38245, TRD_ALG_FLEX},
+    {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+};
+static const trd_size_choice choices_27[4] = { /* 64 nodes x 4 */
+    {6136, TRD_ALG_NAP},
+    {59342, TRD_ALG_FLEX},
+    {268234095, TRD_ALG_RABENSEIFNER},
+    {SIZE_MAX, TRD_ALG_RING},
+};
+static const trd_size_choice choices_28[4] = { /* 64 nodes x 8 */
+    {6929, TRD_ALG_NAP},
+    {81804, TRD_ALG_FLEX},
+    {206068941, TRD_ALG_RABENSEIFNER},
+    {SIZE_MAX, TRD_ALG_RING},
+};
+static const trd_size_choice choices_29[4] = { /* 64 nodes x 16 */
     {3849, TRD_ALG_NAP},
     {101253, TRD_ALG_FLEX},
-    {316684654, TRD_ALG_RABENSEIFNER},
+    {316684651, TRD_ALG_RABENSEIFNER},
     {SIZE_MAX, TRD_ALG_RING},
+};
+static const trd_shape_choice shapes[30] = {
+    {2, 1, choices_0, 2},
+    {2, 2, choices_1, 3},
+    {2, 4, choices_2, 3},
+    {2, 8, choices_3, 3},
+    {2, 16, choices_4, 3},
+    {4, 1, choices_5, 2},
+    {4, 2, choices_6, 3},
+    {4, 4, choices_7, 3},
+    {4, 8, choices_8, 4},
+    {4, 16, choices_9, 4},
+    {8, 1, choices_10, 2},
+    {8, 2, choices_11, 3},
+    {8, 4, choices_12, 4},
+    {8, 8, choices_13, 4},
+    {8, 16, choices_14, 4},
+    {16, 1, choices_15, 2},
+    {16, 2, choices_16, 3},
+    {16, 4, choices_17, 4},
+    {16, 8, choices_18, 4},
+    {16, 16, choices_19, 4},
+    {32, 1, choices_20, 2},
+    {32, 2, choices_21, 3},
+    {32, 4, choices_22, 4},
+    {32, 8, choices_23, 4},
+    {32, 16, choices_24, 4},
+    {64, 1, choices_25, 2},
+    {64, 2, choices_26, 3},
+    {64, 4, choices_27, 4},
+    {64, 8, choices_28, 4},
+    {64, 16, choices_29, 4},
 };
 
 static const trd_machine machine = {
@@ -131,8 +316,8 @@ static const trd_machine machine = {
     .node_cores = node_cores,
     .node_packages = node_packages,
     .nap_max_bytes_1node = 15949,
-    .choices = choices,
-    .nchoices = 4,
+    .shapes = shapes,
+    .nshapes = 30,
 };
 
 /* ---- Helpers shared by the algorithms ----------------------------------- */
@@ -1556,9 +1741,9 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
             alg = bytes < machine.nap_max_bytes_1node ? TRD_ALG_NAP : TRD_ALG_RING;
         } else {
             int i = 0;
-            while (i + 1 < machine.nchoices && bytes >= machine.choices[i].below)
+            while (i + 1 < c->nchoices && bytes >= c->choices[i].below)
                 i++;
-            alg = machine.choices[i].alg;
+            alg = c->nchoices ? c->choices[i].alg : TRD_ALG_RING;
         }
     }
     if (!params)

@@ -34,19 +34,14 @@ static const int node_packages[1] = {
     1
 };
 
-/* Selection for communicators over several nodes (commutative ops) from
- * the alpha-beta-gamma model [MPICH §3, NAP Eq. 3-6, TREE §3.2, RM Eq. 4]:
+/* Selection for communicators over several nodes (commutative ops), per
+ * planned shape (nodes x ranks per node), from the alpha-beta-gamma
+ * model [MPICH §3, NAP Eq. 3-6, TREE §3.2, RM Eq. 4]:
  * intra-node link 0.3 us, 20 GB/s; ring link 0.3 us, 20 GB/s;
  * NAP over all 1 nodes: 2 lanes, radix 2, 0 inter-node steps. */
-static const trd_size_choice choices[8] = {
-    {4, TRD_ALG_NAP},
-    {8, TRD_ALG_RM},
-    {32, TRD_ALG_NAP},
-    {33, TRD_ALG_RM},
-    {2046, TRD_ALG_NAP},
-    {2049, TRD_ALG_RM},
-    {4097, TRD_ALG_NAP},
-    {SIZE_MAX, TRD_ALG_RING},
+static const trd_size_choice choices_0[1] = {{SIZE_MAX, TRD_ALG_RING}};
+static const trd_shape_choice shapes[1] = {
+    {2, 2, choices_0, 1},
 };
 
 static const trd_machine machine = {
@@ -57,8 +52,8 @@ static const trd_machine machine = {
     .node_cores = node_cores,
     .node_packages = node_packages,
     .nap_max_bytes_1node = 2401,
-    .choices = choices,
-    .nchoices = 8,
+    .shapes = shapes,
+    .nshapes = 1,
 };
 
 /* ---- Helpers shared by the algorithms ----------------------------------- */
@@ -1482,9 +1477,9 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
             alg = bytes < machine.nap_max_bytes_1node ? TRD_ALG_NAP : TRD_ALG_RING;
         } else {
             int i = 0;
-            while (i + 1 < machine.nchoices && bytes >= machine.choices[i].below)
+            while (i + 1 < c->nchoices && bytes >= c->choices[i].below)
                 i++;
-            alg = machine.choices[i].alg;
+            alg = c->nchoices ? c->choices[i].alg : TRD_ALG_RING;
         }
     }
     if (!params)

@@ -71,13 +71,37 @@ static const int node_packages[32] = {
     1, 1, 1, 1, 1, 1, 1, 1
 };
 
-/* Selection for communicators over several nodes (commutative ops) from
- * the alpha-beta-gamma model [MPICH §3, NAP Eq. 3-6, TREE §3.2, RM Eq. 4]:
+/* Selection for communicators over several nodes (commutative ops), per
+ * planned shape (nodes x ranks per node), from the alpha-beta-gamma
+ * model [MPICH §3, NAP Eq. 3-6, TREE §3.2, RM Eq. 4]:
  * intra-node link 0.3 us, 20 GB/s; ring link 200 us, 0.125 GB/s;
  * NAP over all 32 nodes: 1 lanes, radix 2, 5 inter-node steps. */
-static const trd_size_choice choices[2] = {
+static const trd_size_choice choices_0[2] = { /* 2 nodes x 1 */
+    {1600000, TRD_ALG_RD},
+    {SIZE_MAX, TRD_ALG_RING},
+};
+static const trd_size_choice choices_1[2] = { /* 4 nodes x 1 */
+    {92754, TRD_ALG_RD},
+    {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+};
+static const trd_size_choice choices_2[2] = { /* 8 nodes x 1 */
+    {56974, TRD_ALG_RD},
+    {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+};
+static const trd_size_choice choices_3[2] = { /* 16 nodes x 1 */
+    {45031, TRD_ALG_RD},
+    {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+};
+static const trd_size_choice choices_4[2] = { /* 32 nodes x 1 */
     {39204, TRD_ALG_RD},
     {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+};
+static const trd_shape_choice shapes[5] = {
+    {2, 1, choices_0, 2},
+    {4, 1, choices_1, 2},
+    {8, 1, choices_2, 2},
+    {16, 1, choices_3, 2},
+    {32, 1, choices_4, 2},
 };
 
 static const trd_machine machine = {
@@ -88,8 +112,8 @@ static const trd_machine machine = {
     .node_cores = node_cores,
     .node_packages = node_packages,
     .nap_max_bytes_1node = SIZE_MAX,
-    .choices = choices,
-    .nchoices = 2,
+    .shapes = shapes,
+    .nshapes = 5,
 };
 
 /* ---- Helpers shared by the algorithms ----------------------------------- */
@@ -1513,9 +1537,9 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
             alg = bytes < machine.nap_max_bytes_1node ? TRD_ALG_NAP : TRD_ALG_RING;
         } else {
             int i = 0;
-            while (i + 1 < machine.nchoices && bytes >= machine.choices[i].below)
+            while (i + 1 < c->nchoices && bytes >= c->choices[i].below)
                 i++;
-            alg = machine.choices[i].alg;
+            alg = c->nchoices ? c->choices[i].alg : TRD_ALG_RING;
         }
     }
     if (!params)

@@ -11,6 +11,7 @@
 #include "emit.h"
 #include "plan.h"
 #include "test_util.h"
+#include "trd_select.h"
 #include "topo.h"
 
 static trd_topo_t two_level(trd_diag *d)
@@ -148,9 +149,36 @@ static void test_templates_are_embedded(void)
     CU_ASSERT_PTR_NULL(trd_template("nope.in"));
 }
 
-/* The selection table: contiguous increasing ranges ending at SIZE_MAX, a
- * change of algorithm at every boundary, and at both ends and the middle of
- * every range the chosen algorithm predicted no slower than any other. */
+/* One selection table over nodes x ppn: contiguous increasing ranges ending
+ * at SIZE_MAX, a change of algorithm at every boundary, and at both ends and
+ * the middle of every range the chosen algorithm predicted no slower than any
+ * other. */
+static void check_ranges(const trd_plan *p, int nodes, int ppn, const struct trd_choice *choice, int n)
+{
+    CU_ASSERT_FATAL(n >= 1 && n <= TRD_MAX_CHOICES);
+    CU_ASSERT_EQUAL(choice[n - 1].below, SIZE_MAX);
+    size_t lo = 1;
+    for (int i = 0; i < n; i++) {
+        const struct trd_choice *ch = &choice[i];
+        CU_ASSERT(ch->below > lo);
+        if (i > 0)
+            CU_ASSERT_NOT_EQUAL(ch->alg, choice[i - 1].alg);
+        CU_ASSERT(ch->runner_up >= 0 && ch->runner_up != ch->alg);
+        double sizes[3] = {(double)lo, (double)ch->typical,
+                           ch->below == SIZE_MAX ? 1e12 : (double)ch->below - 1};
+        for (int k = 0; k < 3; k++) {
+            double tc = trd_model_time(p, ch->alg, nodes, ppn, sizes[k]);
+            for (int a = 0; a < TRD_NMODELS; a++)
+                CU_ASSERT(tc <= trd_model_time(p, a, nodes, ppn, sizes[k]) * (1 + 2e-9)); /* ties */
+        }
+        lo = ch->below;
+    }
+}
+
+/* The whole machine's table and every planned shape's; the shapes are node
+ * counts 2, 4, ... and the machine's times ranks per node 1, 2, 4, ... and
+ * the machine's ppn, each once; and trd_shape_pick, which the runtime uses,
+ * finds for every communicator shape the planned one the header promises. */
 static void check_selection(const char *rel)
 {
     trd_diag *d = trd_diag_create();
@@ -158,26 +186,54 @@ static void check_selection(const char *rel)
     CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
     CU_ASSERT_EQUAL_FATAL(trd_read_dsl(t, d, trd_test_path(rel)), TRD_OK);
     CU_ASSERT_EQUAL_FATAL(trd_topo_finalize(t, d), TRD_OK);
-    trd_plan p;
+    static trd_plan p;
     trd_plan_build(t, &p);
-    CU_ASSERT_FATAL(p.nchoices >= 1 && p.nchoices <= TRD_MAX_CHOICES);
-    CU_ASSERT_EQUAL(p.choice[p.nchoices - 1].below, SIZE_MAX);
-    size_t lo = 1;
-    for (int i = 0; i < p.nchoices; i++) {
-        const struct trd_choice *ch = &p.choice[i];
-        CU_ASSERT(ch->below > lo);
-        if (i > 0)
-            CU_ASSERT_NOT_EQUAL(ch->alg, p.choice[i - 1].alg);
-        CU_ASSERT(ch->runner_up >= 0 && ch->runner_up != ch->alg);
-        double sizes[3] = {(double)lo, (double)ch->typical,
-                           ch->below == SIZE_MAX ? 1e12 : (double)ch->below - 1};
-        for (int k = 0; k < 3; k++) {
-            double tc = trd_model_time(&p, ch->alg, p.nnodes, p.ppn, sizes[k]);
-            for (int a = 0; a < TRD_NMODELS; a++)
-                CU_ASSERT(tc <= trd_model_time(&p, a, p.nnodes, p.ppn, sizes[k]) * (1 + 1e-12));
+    check_ranges(&p, p.nnodes, p.ppn, p.choice, p.nchoices);
+
+    int expect = 0, whole = -1;
+    for (int nodes = 2;; nodes = nodes * 2 < p.nnodes ? nodes * 2 : p.nnodes) {
+        for (int ppn = 1;; ppn = ppn * 2 < p.ppn ? ppn * 2 : p.ppn) {
+            CU_ASSERT_FATAL(expect < p.nshapes);
+            CU_ASSERT_EQUAL(p.shape[expect].nnodes, nodes);
+            CU_ASSERT_EQUAL(p.shape[expect].ppn, ppn);
+            expect++;
+            if (ppn >= p.ppn)
+                break;
         }
-        lo = ch->below;
+        if (nodes >= p.nnodes)
+            break;
     }
+    CU_ASSERT_EQUAL(p.nshapes, expect);
+    trd_size_choice flat[TRD_MAX_SHAPES][TRD_MAX_CHOICES];
+    trd_shape_choice shapes[TRD_MAX_SHAPES];
+    for (int s = 0; s < p.nshapes; s++) {
+        const struct trd_shape_plan *sp = &p.shape[s];
+        check_ranges(&p, sp->nnodes, sp->ppn, sp->choice, sp->nchoices);
+        if (sp->nnodes == p.nnodes && sp->ppn == p.ppn)
+            whole = s;
+        for (int i = 0; i < sp->nchoices; i++)
+            flat[s][i] = (trd_size_choice){sp->choice[i].below, sp->choice[i].alg};
+        shapes[s] = (trd_shape_choice){sp->nnodes, sp->ppn, flat[s], sp->nchoices};
+    }
+    CU_ASSERT_FATAL(whole >= 0);
+    CU_ASSERT_EQUAL(p.shape[whole].nchoices, p.nchoices);
+
+    /* the pick: largest planned node count <= nodes, then largest ppn <= ppn,
+     * the smallest where none is */
+    for (int nodes = 2; nodes <= 2 * p.nnodes + 1; nodes++)
+        for (int ppn = 1; ppn <= 2 * p.ppn + 1; ppn++) {
+            int k = trd_shape_pick(shapes, p.nshapes, nodes, ppn), wn = 0, wp = 0;
+            CU_ASSERT_FATAL(k >= 0 && k < p.nshapes);
+            for (int s = 0; s < p.nshapes; s++)
+                if (p.shape[s].nnodes <= nodes && p.shape[s].nnodes > wn)
+                    wn = p.shape[s].nnodes;
+            for (int s = 0; s < p.nshapes; s++)
+                if (p.shape[s].nnodes == wn && p.shape[s].ppn <= ppn && p.shape[s].ppn > wp)
+                    wp = p.shape[s].ppn;
+            CU_ASSERT_EQUAL(p.shape[k].nnodes, wn);
+            CU_ASSERT_EQUAL(p.shape[k].ppn, wp ? wp : 1);
+        }
+    CU_ASSERT_EQUAL(trd_shape_pick(shapes, 0, 4, 4), -1);
     trd_topo_destroy(t);
     trd_diag_destroy(d);
 }
@@ -196,7 +252,7 @@ int main(void)
         {"bad name: error, nothing written", test_bad_name_writes_nothing},
         {"template expansion", test_expand},
         {"templates embedded", test_templates_are_embedded},
-        {"selection by message size", test_selection},
+        {"selection by message size and communicator shape", test_selection},
     };
     return trd_test_main("emit", tests, TRD_NTESTS(tests));
 }
