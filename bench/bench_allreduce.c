@@ -31,6 +31,20 @@
  * for data not already in cache: smaller messages may beat it.  tr/bound and
  * mpi/bound are the measured times over the bound.
  *
+ * Data-movement floor.  When all ranks share one node, xfer_us is the time
+ * the copies between the ranks' caches that a shared-memory allreduce cannot
+ * avoid take here, timed like the calls (after a barrier, slowest rank,
+ * median), with no arithmetic and no library: through an MPI shared window,
+ * every rank announces its input on a flag, waits for the others' flags,
+ * copies its block of every other rank's input, writes its block of the
+ * output, announces it, waits, and copies the other blocks of the output
+ * from their owners -- the one-step reduce_scatter + allgather of
+ * [FLEX §2.1].  Up to XFER_ONE_STEP_MAX bytes it also times the one-step
+ * variant (every rank copies the others' whole inputs after one flag
+ * exchange) and keeps the lower of the two.  At 8 B this is one cache-line
+ * exchange between the cores; at cache-resident sizes, the cross-core copy
+ * bandwidth.  tr/xfer and mpi/xfer are the measured times over it.
+ *
  * Usage: bench_allreduce [--min-bytes N] [--max-bytes N] [--iters N]
  *                        [--warmup N] [--csv FILE] [--copy-bytes N]
  *                        [--check-only]
@@ -42,8 +56,13 @@
 #define BENCH_PROG "bench_allreduce"
 #include "bench_common.h"
 
+#include <stdatomic.h>
+#include <stdint.h>
+
 #define COPY_REPS 5
 #define BOUND_MIN_BYTES (1u << 20) /* below, the caches hold the data */
+#define XFER_ONE_STEP_MAX (64u << 10)
+#define XFER_FLAG_BYTES 4096 /* a rank's flag, then its input and output areas */
 
 static size_t copy_bytes = 256u << 20; /* --copy-bytes */
 
@@ -145,6 +164,141 @@ static double bound_s(size_t m)
     return 2.0 * nprocs * (double)m / bw.sum_Bps;
 }
 
+/* ---- The data-movement floor (see the header) --------------------------------- */
+
+static struct {
+    MPI_Comm node; /* MPI_COMM_NULL: the ranks do not share one node */
+    MPI_Win win;
+    char **area;   /* [nprocs] each rank's flag line, input, output */
+    char *copy;    /* [max bytes] where this rank's copies land */
+    size_t max;    /* bytes of each input and output area */
+    uint64_t epoch;
+} xf = {MPI_COMM_NULL};
+
+static _Atomic uint64_t *xfer_flag(int r)
+{
+    return (_Atomic uint64_t *)xf.area[r];
+}
+
+/* Announce the next epoch and wait for every rank's. */
+static void xfer_sync(void)
+{
+    uint64_t e = ++xf.epoch;
+    atomic_store_explicit(xfer_flag(rank), e, memory_order_release);
+    for (int r = 0; r < nprocs; r++)
+        while (atomic_load_explicit(xfer_flag(r), memory_order_acquire) < e)
+            ;
+}
+
+/* The shared window with max-byte input and output areas per rank; leaves
+ * xf.node null when the ranks span several nodes or the window fails. */
+static void xfer_init(size_t max)
+{
+    MPI_Comm node;
+    MPI_Aint size;
+    int nsize, unit, ok;
+    char *mine;
+
+    PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    PMPI_Comm_size(node, &nsize);
+    ok = nsize == nprocs;
+    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    if (!ok || PMPI_Win_allocate_shared((MPI_Aint)(XFER_FLAG_BYTES + 2 * max), XFER_FLAG_BYTES, MPI_INFO_NULL,
+                                        node, &mine, &xf.win) != MPI_SUCCESS) {
+        PMPI_Comm_free(&node);
+        return;
+    }
+    xf.area = xmalloc((size_t)nprocs * sizeof *xf.area);
+    for (int r = 0; r < nprocs; r++)
+        PMPI_Win_shared_query(xf.win, r, &size, &unit, &xf.area[r]);
+    atomic_init(xfer_flag(rank), 0);
+    fill((double *)(mine + XFER_FLAG_BYTES), max / sizeof(double), 0x5eed0000u + (uint64_t)rank);
+    memset(mine + XFER_FLAG_BYTES + max, 0, max);
+    xf.copy = xmalloc(max);
+    memset(xf.copy, 0, max);
+    xf.max = max;
+    xf.node = node;
+    PMPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void xfer_free(void)
+{
+    if (xf.node == MPI_COMM_NULL)
+        return;
+    PMPI_Win_free(&xf.win);
+    PMPI_Comm_free(&xf.node);
+    free(xf.area);
+    free(xf.copy);
+}
+
+/* Block r of m bytes split p ways on double boundaries: [*lo, *lo + *len). */
+static void xfer_block(size_t m, int r, size_t *lo, size_t *len)
+{
+    size_t n = m / sizeof(double), q = n / (size_t)nprocs, x = n % (size_t)nprocs;
+    size_t a = (size_t)r * q + ((size_t)r < x ? (size_t)r : x);
+    *lo = a * sizeof(double);
+    *len = (q + ((size_t)r < x)) * sizeof(double);
+}
+
+struct xfer_args {
+    size_t m;
+    int one_step;
+};
+
+/* One floor "call" of m bytes (bench_call_fn; mine is ignored). */
+static int xfer_call(int mine, void *ctx)
+{
+    const struct xfer_args *a = ctx;
+    size_t lo, len;
+    (void)mine;
+    xfer_sync();
+    if (a->one_step) {
+        for (int k = 1; k < nprocs; k++)
+            memcpy(xf.copy, xf.area[(rank + k) % nprocs] + XFER_FLAG_BYTES, a->m);
+        return MPI_SUCCESS;
+    }
+    xfer_block(a->m, rank, &lo, &len);
+    for (int k = 1; k < nprocs; k++)
+        memcpy(xf.copy + lo, xf.area[(rank + k) % nprocs] + XFER_FLAG_BYTES + lo, len);
+    memcpy(xf.area[rank] + XFER_FLAG_BYTES + xf.max + lo, xf.copy + lo, len);
+    xfer_sync();
+    for (int k = 1; k < nprocs; k++) {
+        int r = (rank + k) % nprocs;
+        xfer_block(a->m, r, &lo, &len);
+        memcpy(xf.copy + lo, xf.area[r] + XFER_FLAG_BYTES + xf.max + lo, len);
+    }
+    return MPI_SUCCESS;
+}
+
+/* Median (seconds) of the slowest rank's floor time over iters calls of
+ * variant one_step; every rank must call it. */
+static double xfer_time(size_t m, int one_step, int iters)
+{
+    struct xfer_args a = {m, one_step};
+    double *t = xmalloc((size_t)iters * sizeof *t), med;
+    for (int i = 0; i < iters; i++)
+        t[i] = bench_timed(xfer_call, &a, 1, "the data-movement floor");
+    PMPI_Allreduce(MPI_IN_PLACE, t, iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    med = median(t, iters);
+    free(t);
+    return med;
+}
+
+/* The floor for m bytes (see the header), or 0 when not measured. */
+static double xfer_s(size_t m, int iters)
+{
+    double t;
+    if (xf.node == MPI_COMM_NULL || m > xf.max || nprocs < 2)
+        return 0;
+    t = xfer_time(m, 0, iters);
+    if (m <= XFER_ONE_STEP_MAX) {
+        double t1 = xfer_time(m, 1, iters);
+        if (t1 < t)
+            t = t1;
+    }
+    return t;
+}
+
 /* ---- Timing ------------------------------------------------------------------ */
 
 struct args {
@@ -212,8 +366,12 @@ static void print_header(void)
                "#   output written once; tr/bound, mpi/bound = treeduce, MPI time / bound_us\n",
                size);
     }
-    printf("%10s %6s %13s %13s %9s %10s %10s %10s %9s %9s\n", "size", "iters", "treeduce_us", "mpi_us", "speed-up",
-           "algbw_GB/s", "busbw_GB/s", "bound_us", "tr/bound", "mpi/bound");
+    if (xf.node != MPI_COMM_NULL)
+        printf("# xfer_us: the copies between the ranks' caches any shared-memory allreduce makes, timed like the\n"
+               "#   calls, no arithmetic (one flag exchange at 8 B); tr/xfer, mpi/xfer = time / xfer_us\n");
+    printf("%10s %6s %13s %13s %9s %10s %10s %10s %9s %9s %9s %8s %8s\n", "size", "iters", "treeduce_us", "mpi_us",
+           "speed-up", "algbw_GB/s", "busbw_GB/s", "bound_us", "tr/bound", "mpi/bound", "xfer_us", "tr/xfer",
+           "mpi/xfer");
     fflush(stdout);
 }
 
@@ -243,12 +401,13 @@ int main(int argc, char **argv)
         return bench_check_only(nchecks);
     if (copy_bytes > 0)
         measure_copy_bw(copy_bytes);
+    xfer_init(opt.max_bytes);
 
     if (rank == 0) {
         print_header();
         csv = bench_csv_open("ranks,algorithm,bytes,count,iters,treeduce_us,mpi_us,speedup,treeduce_algbw_GBps,"
                              "mpi_algbw_GBps,treeduce_busbw_GBps,copy_sum_GBps,bound_us,treeduce_over_bound,"
-                             "mpi_over_bound");
+                             "mpi_over_bound,xfer_us,treeduce_over_xfer,mpi_over_xfer");
     }
 
     sweep_buffers(opt.max_bytes, &x, &y);
@@ -258,8 +417,9 @@ int main(int argc, char **argv)
     do {
         double t_lib, t_mpi;
         int iters = measure(x, y, bytes, &t_lib, &t_mpi);
+        double xt = xfer_s(bytes, iters);
         if (rank == 0) {
-            char size[32], bound[3][32] = {"-", "-", "-"}, copy[32] = "";
+            char size[32], bound[3][32] = {"-", "-", "-"}, xfer[3][32] = {"-", "-", "-"}, copy[32] = "";
             double algbw = (double)bytes / t_lib / 1e9, busbw = algbw * 2.0 * (nprocs - 1) / nprocs;
             double b = bound_s(bytes);
             human(size, sizeof size, bytes);
@@ -268,24 +428,33 @@ int main(int argc, char **argv)
                 snprintf(bound[1], sizeof bound[1], "%.3f", t_lib / b);
                 snprintf(bound[2], sizeof bound[2], "%.3f", t_mpi / b);
             }
-            printf("%10s %6d %13.2f %13.2f %9.3f %10.3f %10.3f %10s %9s %9s\n", size, iters, t_lib * 1e6,
-                   t_mpi * 1e6, t_mpi / t_lib, algbw, busbw, bound[0], bound[1], bound[2]);
+            if (xt > 0) {
+                snprintf(xfer[0], sizeof xfer[0], "%.2f", xt * 1e6);
+                snprintf(xfer[1], sizeof xfer[1], "%.3f", t_lib / xt);
+                snprintf(xfer[2], sizeof xfer[2], "%.3f", t_mpi / xt);
+            }
+            printf("%10s %6d %13.2f %13.2f %9.3f %10.3f %10.3f %10s %9s %9s %9s %8s %8s\n", size, iters,
+                   t_lib * 1e6, t_mpi * 1e6, t_mpi / t_lib, algbw, busbw, bound[0], bound[1], bound[2], xfer[0],
+                   xfer[1], xfer[2]);
             fflush(stdout);
             if (b <= 0) /* empty fields in the CSV */
                 bound[0][0] = bound[1][0] = bound[2][0] = '\0';
+            if (xt <= 0)
+                xfer[0][0] = xfer[1][0] = xfer[2][0] = '\0';
             if (bw.sum_Bps > 0)
                 snprintf(copy, sizeof copy, "%.4f", bw.sum_Bps / 1e9);
             if (csv)
-                fprintf(csv, "%d,%s,%zu,%zu,%d,%.3f,%.3f,%.4f,%.4f,%.4f,%.4f,%s,%s,%s,%s\n", nprocs,
+                fprintf(csv, "%d,%s,%zu,%zu,%d,%.3f,%.3f,%.4f,%.4f,%.4f,%.4f,%s,%s,%s,%s,%s,%s,%s\n", nprocs,
                         bench_algorithm(), bytes, bytes / sizeof(double), iters, t_lib * 1e6, t_mpi * 1e6,
                         t_mpi / t_lib, algbw, (double)bytes / t_mpi / 1e9, busbw, copy, bound[0], bound[1],
-                        bound[2]);
+                        bound[2], xfer[0], xfer[1], xfer[2]);
         }
     } while (bench_next_size(&bytes));
     bench_sweep_end(t0, csv);
     free(x);
     free(y);
     free(bw.rank_Bps);
+    xfer_free();
     MPI_Finalize();
     return 0;
 }
