@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "plan.h"
+#include "sched.h"
 
 /* Directed link ids: vertex v's up-link is 2v, its down-link 2v+1, where
  * switches are 0..S-1 and node i is S+i. */
@@ -39,6 +40,33 @@ static int walk(trd_topo_t t, int a, int b, int *use, int *dup_link)
     }
 #undef USE
     return dups;
+}
+
+int trd_topo_path_links(trd_topo_t t, int a, int b, int *links, int cap)
+{
+    int S = trd_topo_nswitches(t), n = 0;
+    int sa = trd_topo_node_switch(t, a), sb = trd_topo_node_switch(t, b);
+#define PUT(link)                                                                                  \
+    do {                                                                                           \
+        if (n < cap)                                                                               \
+            links[n] = (link);                                                                     \
+        n++;                                                                                       \
+    } while (0)
+    if (a == b)
+        return 0;
+    PUT(2 * (S + a));
+    PUT(2 * (S + b) + 1);
+    while (sa != sb) {
+        if (trd_topo_switch_depth(t, sa) >= trd_topo_switch_depth(t, sb)) {
+            PUT(2 * sa);
+            sa = trd_topo_switch_parent(t, sa);
+        } else {
+            PUT(2 * sb + 1);
+            sb = trd_topo_switch_parent(t, sb);
+        }
+    }
+#undef PUT
+    return n;
 }
 
 int trd_ring_contention(trd_topo_t t, const int *nodes, int n, char *why, size_t whylen)

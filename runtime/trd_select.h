@@ -1,5 +1,5 @@
-/* The generated selection tables and how a communicator finds its own: pure
- * C, no MPI.  Shared by the runtime (one lookup per communicator) and the
+/* The generated selection tables, how a communicator finds its own, and the
+ * block split: pure C, no MPI.  Shared by the runtime (one lookup per communicator) and the
  * generator's tests. */
 #ifndef TRD_SELECT_H
 #define TRD_SELECT_H
@@ -48,6 +48,19 @@ static inline int trd_shape_pick(const trd_shape_choice *shapes, int nshapes, in
             best = i;
     }
     return best;
+}
+
+/* Block i of count elements of extent bytes split n ways on cache-line (64
+ * byte) boundaries: elements [*lo, *hi).  The runtime's trd_block_range and
+ * the generator's schedules use this one split. */
+static inline void trd_block_split(size_t count, size_t extent, int n, int i, size_t *lo,
+                                   size_t *hi)
+{
+    size_t unit = extent < 64 ? 64 / extent : 1;
+    size_t units = (count + unit - 1) / unit;
+    size_t a = units * (size_t)i / (size_t)n, b = units * (size_t)(i + 1) / (size_t)n;
+    *lo = a * unit < count ? a * unit : count;
+    *hi = b * unit < count ? b * unit : count;
 }
 
 #ifdef __cplusplus

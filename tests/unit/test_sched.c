@@ -1,0 +1,281 @@
+/* Schedules and their verifier (gen/sched.h), without MPI:
+ *   - every planner over a matrix of communicator shapes (1..4096 ranks,
+ *     primes, uneven ranks per node, shuffled placements), counts, in place
+ *     or not, with and without shared memory, commutative or not where the
+ *     planner serves both: the verifier proves each;
+ *   - schedules broken on purpose (a dropped reduce, a wrong length, swapped
+ *     operands, a missing send, an early read, a missing barrier, a ring off
+ *     the DFS order): the verifier refuses each with its exact message. */
+#include <CUnit/Basic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sched.h"
+#include "test_util.h"
+
+/* Plan alg on nnodes nodes of ppn[v] ranks and verify; returns the
+ * verifier's result, why filled. */
+static int plan_verify(const char *alg, const char *params, int nnodes, const int *ppn,
+                       unsigned seed, size_t count, int in_place, int commutative, int shm,
+                       char *why, size_t whylen)
+{
+    trd_shape_store st;
+    trd_sched s;
+    CU_ASSERT_FATAL(trd_shape_init(&st, nnodes, ppn, seed) == 0);
+    int rc = trd_sched_plan(&s, alg, params, &st.s, count, 8, in_place, commutative, shm, why,
+                            whylen);
+    CU_ASSERT_EQUAL(rc, 0);
+    if (rc == 0) {
+        trd_verify_opts o = {0};
+        rc = trd_sched_verify(&s, &st.s, &o, why, whylen);
+        trd_sched_free(&s);
+    }
+    trd_shape_free(&st);
+    return rc;
+}
+
+static int uniform[4096];
+
+static void check_one(const char *alg, const char *params, int nnodes, const int *ppn,
+                      unsigned seed, size_t count, int in_place, int commutative, int shm)
+{
+    char why[512];
+    int rc = plan_verify(alg, params, nnodes, ppn, seed, count, in_place, commutative, shm, why,
+                         sizeof why);
+    if (rc) {
+        int n = 0;
+        for (int v = 0; v < nnodes; v++)
+            n += ppn[v];
+        fprintf(stderr, "\n  %s%s%s on %d nodes, %d ranks, seed %u, count %zu, %s, %s, %s: %s\n",
+                alg, *params ? ":" : "", params, nnodes, n, seed, count,
+                in_place ? "in place" : "out of place", commutative ? "commutative" : "rank order",
+                shm ? "shm" : "p2p", why);
+    }
+    CU_ASSERT_EQUAL(rc, 0);
+}
+
+/* The planners serving non-commutative operations. */
+static int keeps_order(const char *alg)
+{
+    return !strcmp(alg, "rd") || !strcmp(alg, "rm");
+}
+
+static void test_shape_matrix(void)
+{
+    static const int nodes[] = {1, 2, 3, 4, 5, 7, 8, 13, 16};
+    static const int ppns[] = {1, 2, 3, 4};
+    static const int uneven[][6] = {{3, 3, 1, 2}, {2, 1, 4}, {2, 2, 5}, {5, 1, 1, 3, 2, 2}};
+    static const int nuneven[] = {4, 3, 3, 6};
+    int checked = 0;
+    for (int a = 0; trd_sched_planners[a]; a++) {
+        const char *alg = trd_sched_planners[a];
+        for (size_t i = 0; i < sizeof nodes / sizeof *nodes; i++)
+            for (size_t j = 0; j < sizeof ppns / sizeof *ppns; j++) {
+                int ppn[16];
+                for (int v = 0; v < nodes[i]; v++)
+                    ppn[v] = ppns[j];
+                int p = nodes[i] * ppns[j];
+                size_t counts[3] = {1, 7, (size_t)p * 8 * 3 + 5};
+                for (int k = 0; k < 3; k++)
+                    for (int shm = 0; shm < 2; shm++) {
+                        unsigned seed = (unsigned)(k == 2 ? 0 : 17 * (i + 1) + j);
+                        check_one(alg, "", nodes[i], ppn, seed, counts[k], k == 1, 1, shm);
+                        checked++;
+                        if (keeps_order(alg)) {
+                            check_one(alg, "", nodes[i], ppn, seed, counts[k], k == 0, 0, shm);
+                            checked++;
+                        }
+                    }
+            }
+        for (size_t u = 0; u < sizeof nuneven / sizeof *nuneven; u++)
+            for (unsigned seed = 0; seed < 2; seed++) {
+                check_one(alg, "", nuneven[u], uneven[u], seed, 1000, (int)seed, 1, 1);
+                check_one(alg, "", nuneven[u], uneven[u], seed, 3, 0, 1, 0);
+                checked += 2;
+                if (keeps_order(alg)) {
+                    check_one(alg, "", nuneven[u], uneven[u], seed, 100, 0, 0, 0);
+                    checked++;
+                }
+            }
+    }
+    /* parameters: leader algorithms, RM schedules */
+    int ppn4[8] = {4, 4, 4, 4, 4, 4, 4, 4}, ones[12] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    check_one("smp", "ring", 8, ppn4, 0, 333, 0, 1, 1);
+    check_one("smp", "rabenseifner", 5, ppn4, 3, 333, 0, 1, 0);
+    check_one("smp", "rd", 7, ppn4, 0, 33, 1, 1, 1);
+    check_one("rm", "a2,a3", 6, ones, 0, 40, 0, 0, 0);
+    check_one("rm", "m1g0a3,n1g0a2", 7, ones, 5, 40, 0, 1, 0);
+    check_one("rm", "c2m2,a2,a3,e2m2", 7, ones, 0, 40, 0, 0, 0);
+    check_one("rm", "a4,a3", 12, ones, 0, 40, 1, 0, 0);
+    CU_ASSERT(checked > 500);
+}
+
+/* Large and prime rank counts, each in a second or less, except the ring
+ * over 4096 ranks, whose schedule alone has 2 * 4096 * 4095 messages. */
+static void test_large(void)
+{
+    static const struct {
+        const char *alg;
+        int nnodes, ppn;
+        size_t count;
+        int commutative;
+    } big[] = {
+        {"rd", 4096, 1, 7, 1},          {"rd", 4093, 1, 5, 0},
+        {"rabenseifner", 4096, 1, 4099, 1}, {"rabenseifner", 4093, 1, 9, 1},
+        {"rm", 4096, 1, 5, 0},          {"rm", 4093, 1, 5, 1},
+        {"nap", 4096, 1, 3, 1},         {"nap", 256, 16, 33, 1},
+        {"nap", 1021, 4, 5, 1},         {"smp", 512, 8, 9, 1},
+        {"ring", 1024, 1, 2051, 1},     {"ring", 64, 16, 2051, 1},
+        {"ring", 4096, 1, 3, 1},
+    };
+    for (size_t i = 0; i < sizeof big / sizeof *big; i++) {
+        for (int v = 0; v < big[i].nnodes; v++)
+            uniform[v] = big[i].ppn;
+        clock_t t0 = clock();
+        check_one(big[i].alg, "", big[i].nnodes, uniform, 0, big[i].count, 0, big[i].commutative, 1);
+        fprintf(stderr, "\n    %s on %d x %d ranks, %zu elements: verified in %.2f s",
+                big[i].alg, big[i].nnodes, big[i].ppn, big[i].count,
+                (double)(clock() - t0) / CLOCKS_PER_SEC);
+    }
+}
+
+/* ---- Broken schedules -------------------------------------------------------- */
+
+typedef struct broken {
+    trd_shape_store st;
+    trd_sched s;
+} broken;
+
+static void plan(broken *b, const char *alg, int nnodes, int ppn, size_t count, int commutative,
+                 int shm)
+{
+    char why[256];
+    int p[64];
+    for (int v = 0; v < nnodes; v++)
+        p[v] = ppn;
+    CU_ASSERT_FATAL(trd_shape_init(&b->st, nnodes, p, 0) == 0);
+    CU_ASSERT_FATAL(trd_sched_plan(&b->s, alg, "", &b->st.s, count, 8, 0, commutative, shm, why,
+                                   sizeof why) == 0);
+}
+
+/* The index of rank r's k-th op of kind op (k from 0), or -1. */
+static long find(const trd_sched *s, int r, int op, int k)
+{
+    for (size_t i = s->first[r]; i < s->first[r + 1]; i++)
+        if (s->op[i].op == op && k-- == 0)
+            return (long)i;
+    return -1;
+}
+
+static void expect(broken *b, const char *msg)
+{
+    char why[512] = "";
+    trd_verify_opts o = {0};
+    CU_ASSERT_EQUAL(trd_sched_verify(&b->s, &b->st.s, &o, why, sizeof why), -1);
+    CU_ASSERT_STRING_EQUAL(why, msg);
+    if (strcmp(why, msg))
+        fprintf(stderr, "\n    got: %s\n    expected: %s\n", why, msg);
+    trd_sched_free(&b->s);
+    trd_shape_free(&b->st);
+}
+
+static void drop(trd_sched *s, size_t i)
+{
+    memmove(&s->op[i], &s->op[i + 1], (s->nops - i - 1) * sizeof *s->op);
+    s->nops--;
+    for (int r = 0; r <= s->nranks; r++)
+        if (s->first[r] > i)
+            s->first[r]--;
+}
+
+static void test_broken(void)
+{
+    broken b;
+    long i;
+
+    /* a reduce dropped: rank 2 misses rank 3's contribution */
+    plan(&b, "rd", 4, 1, 8, 1, 0);
+    i = find(&b.s, 2, TRD_S_REDUCE, 0);
+    CU_ASSERT_FATAL(i >= 0);
+    drop(&b.s, (size_t)i);
+    expect(&b, "rank 0: recvbuf[0] holds 3 of the 4 contributions");
+
+    /* a receive one element short */
+    plan(&b, "ring", 3, 1, 72, 1, 0);
+    i = find(&b.s, 1, TRD_S_SENDRECV, 0);
+    b.s.op[i].rlen--;
+    expect(&b, "rank 1, op 1 (round 1): receives 23 elements from rank 0, which sends 24 (its op 1)");
+
+    /* operands swapped in a rank-order schedule */
+    plan(&b, "rd", 4, 1, 5, 0, 0);
+    i = find(&b.s, 1, TRD_S_REDUCE, 0);
+    b.s.op[i].left = !b.s.op[i].left;
+    expect(&b, "rank 1: recvbuf[0] holds all 4 contributions, but not in rank order (starts with rank 1)");
+
+    /* a send that never happens: rank 0 goes on to wait for the result */
+    plan(&b, "rd", 3, 1, 4, 1, 0);
+    i = find(&b.s, 0, TRD_S_SEND, 0);
+    drop(&b.s, (size_t)i);
+    expect(&b, "rank 0, op 1 (round 41): deadlock: waits to receive from 1, which no rank matches");
+
+    /* the temporary read before it is written */
+    plan(&b, "rd", 2, 1, 4, 1, 0);
+    b.s.op[find(&b.s, 0, TRD_S_SENDRECV, 0)].rlen = 0;
+    b.s.op[find(&b.s, 1, TRD_S_SENDRECV, 0)].len = 0;
+    expect(&b, "rank 0, op 2 (round 2): reads tmp[0] of rank 0 before it is written");
+
+    /* shared memory: the barrier after the copy-in dropped */
+    plan(&b, "nap", 1, 3, 40, 1, 1);
+    drop(&b.s, (size_t)find(&b.s, 1, TRD_S_BARRIER, 0));
+    drop(&b.s, (size_t)find(&b.s, 0, TRD_S_BARRIER, 0));
+    drop(&b.s, (size_t)find(&b.s, 2, TRD_S_BARRIER, 0));
+    expect(&b, "rank 0, op 2 (round 0): reads shm[0] of rank 2, which rank 2 has not written before "
+               "a barrier both passed");
+}
+
+/* The ring on a switch tree: contention-free in DFS order [TREE Lemma 4];
+ * nodes visited out of that order share links, and the verifier says which. */
+static void test_contention(void)
+{
+    trd_diag *d = trd_diag_create();
+    trd_topo_t t = NULL;
+    CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
+    CU_ASSERT_EQUAL_FATAL(trd_read_dsl(t, d, trd_test_path("topologies/ethernet32.topo")), TRD_OK);
+    CU_ASSERT_EQUAL_FATAL(trd_topo_finalize(t, d), TRD_OK);
+    int n = trd_topo_nnodes(t), ones[64], machine[64];
+    for (int v = 0; v < n; v++)
+        ones[v] = 1, machine[v] = v;
+    trd_shape_store st;
+    trd_sched s;
+    char why[512] = "";
+    CU_ASSERT_FATAL(trd_shape_init(&st, n, ones, 0) == 0);
+    st.s.machine_node = machine;
+    CU_ASSERT_FATAL(trd_sched_plan(&s, "ring", "", &st.s, 64, 8, 0, 1, 0, why, sizeof why) == 0);
+    trd_verify_opts o = {t, 1};
+    CU_ASSERT_EQUAL(trd_sched_verify(&s, &st.s, &o, why, sizeof why), 0);
+    /* ring positions 0..15 alternating between the first two switches: n0,
+     * n8, n1, n9, ...: their up-links carry a message every other hop */
+    for (int v = 0; v < 16; v++)
+        machine[v] = (v % 2) * 8 + v / 2;
+    CU_ASSERT_EQUAL(trd_sched_verify(&s, &st.s, &o, why, sizeof why), -1);
+    CU_ASSERT_STRING_EQUAL(why, "round 1: the messages n31 -> n0 and n8 -> n1 share the link down to "
+                                "'sw0' [TREE §2]");
+    fprintf(stderr, "\n    out of DFS order: %s", why);
+    trd_sched_free(&s);
+    trd_shape_free(&st);
+    trd_topo_destroy(t);
+    trd_diag_destroy(d);
+}
+
+int main(void)
+{
+    static const trd_test_case tests[] = {
+        {"every planner over the shape matrix", test_shape_matrix},
+        {"large and prime rank counts", test_large},
+        {"broken schedules refused with their message", test_broken},
+        {"ring contention on the switch tree", test_contention},
+    };
+    return trd_test_main("sched", tests, TRD_NTESTS(tests));
+}
