@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "emit.h"
 #include "plan.h"
 #include "readers.h"
@@ -34,6 +35,12 @@ static const char usage[] =
     "  -n, --name NAME      name for files and symbols (default: the machine's name)\n"
     "  -f, --format FMT     dsl, xml, slurm or hwloc (default: from the file)\n"
     "      --explain        print the plan: ring order, NAP groups, thresholds, predictions\n"
+    "      --schedule RANK  print RANK's schedule over the whole machine (each node's cores),\n"
+    "                       for the algorithm chosen at --bytes (default 64KiB) or --algorithm\n"
+    "      --algorithm A    with --schedule: ring, rd, rabenseifner, rm[:SCHEDULE], nap, smp[:ALG]\n"
+    "      --bytes N        with --schedule: message size in bytes (doubles)\n"
+    "      --break-schedule ALG:RANK:OP  testing: drop that op from every ALG schedule before\n"
+    "                       it is verified, to see the refusal\n"
     "      --dot FILE       write the switch tree with the ring as Graphviz ('-': stdout)\n"
     "      --nodetype SPEC  node type where the input gives none, as an hwloc synthetic\n"
     "                       description (default \"package:1 core:1\")\n"
@@ -42,7 +49,8 @@ static const char usage[] =
     "  -h, --help           this text\n"
     "  -V, --version        the version\n";
 
-enum { OPT_EXPLAIN = 256, OPT_DOT, OPT_NODETYPE, OPT_LATENCY, OPT_BANDWIDTH };
+enum { OPT_EXPLAIN = 256, OPT_DOT, OPT_NODETYPE, OPT_LATENCY, OPT_BANDWIDTH, OPT_SCHEDULE,
+       OPT_ALGORITHM, OPT_BYTES, OPT_BREAK };
 
 static int has_suffix(const char *s, const char *suf)
 {
@@ -71,6 +79,84 @@ static void append_quoted(char *cmd, size_t len, const char *arg)
     snprintf(cmd + n, len - n, plain ? " %s" : " '%s'", arg);
 }
 
+/* "65536", "64K", "64KiB", "1M", "1MiB": bytes (powers of 1024). */
+static int parse_bytes(const char *s, double *bytes)
+{
+    char *end;
+    double v = strtod(s, &end);
+    static const char *const units[][2] = {{"K", "KiB"}, {"M", "MiB"}, {"G", "GiB"}};
+    if (end == s || v < 1)
+        return -1;
+    if (*end) {
+        int u = -1;
+        for (int i = 0; i < 3; i++)
+            if (!strcmp(end, units[i][0]) || !strcmp(end, units[i][1]))
+                u = i;
+        if (u < 0)
+            return -1;
+        for (int i = 0; i <= u; i++)
+            v *= 1024;
+    }
+    *bytes = v;
+    return 0;
+}
+
+/* --schedule RANK: the schedule of rank over the whole machine, for the
+ * algorithm chosen at bytes (or algorithm), with its verification. */
+static int print_schedule(trd_topo_t t, const trd_plan *p, const char *rank_arg, const char *algorithm,
+                          const char *bytes_arg)
+{
+    char *end, alg[64], why[512];
+    long rank = strtol(rank_arg, &end, 10);
+    double bytes = 65536;
+    if (*end || rank < 0) {
+        fprintf(stderr, "treeduce-gen: --schedule '%s': expected a rank number\n", rank_arg);
+        return -1;
+    }
+    if (bytes_arg && parse_bytes(bytes_arg, &bytes) != 0) {
+        fprintf(stderr, "treeduce-gen: --bytes '%s': expected a size such as 64KiB\n", bytes_arg);
+        return -1;
+    }
+    const char *params = "";
+    if (algorithm) {
+        snprintf(alg, sizeof alg, "%s", algorithm);
+        char *colon = strchr(alg, ':');
+        if (colon) {
+            *colon = '\0';
+            params = algorithm + (colon - alg) + 1;
+        }
+    } else {
+        int i = 0;
+        while (i + 1 < p->nchoices && (size_t)bytes >= p->choice[i].below)
+            i++;
+        snprintf(alg, sizeof alg, "%s", p->nnodes > 1 ? trd_model_name(p->choice[i].alg) : "nap");
+    }
+    trd_shape_store st;
+    int *machine;
+    if (trd_machine_shape(t, 0, 0, &st, &machine)) {
+        fprintf(stderr, "treeduce-gen: out of memory\n");
+        return -1;
+    }
+    int rc = -1;
+    trd_sched s;
+    size_t count = (size_t)bytes / 8 ? (size_t)bytes / 8 : 1;
+    if (rank >= st.s.nranks)
+        fprintf(stderr, "treeduce-gen: --schedule %ld: the machine has ranks 0..%d\n", rank,
+                st.s.nranks - 1);
+    else if (trd_sched_plan(&s, alg, params, &st.s, count, 8, 0, 1, 1, why, sizeof why))
+        fprintf(stderr, "treeduce-gen: --schedule: %s\n", why);
+    else {
+        trd_verify_opts vo = {t, 1};
+        trd_sched_print(stdout, &s, (int)rank);
+        rc = trd_sched_verify(&s, &st.s, &vo, why, sizeof why);
+        printf("# verified over all %d ranks: %s\n", st.s.nranks, rc ? why : "ok");
+        trd_sched_free(&s);
+    }
+    trd_shape_free(&st);
+    free(machine);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -79,10 +165,15 @@ int main(int argc, char **argv)
         {"dot", required_argument, NULL, OPT_DOT},    {"nodetype", required_argument, NULL, OPT_NODETYPE},
         {"latency", required_argument, NULL, OPT_LATENCY},
         {"bandwidth", required_argument, NULL, OPT_BANDWIDTH},
+        {"schedule", required_argument, NULL, OPT_SCHEDULE},
+        {"algorithm", required_argument, NULL, OPT_ALGORITHM},
+        {"bytes", required_argument, NULL, OPT_BYTES},
+        {"break-schedule", required_argument, NULL, OPT_BREAK},
         {"help", no_argument, NULL, 'h'},             {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0}};
     const char *outdir = NULL, *name = NULL, *format = NULL, *dot = NULL;
     const char *nodetype = "package:1 core:1", *latency = "2us", *bandwidth = "10GB/s";
+    const char *schedule = NULL, *algorithm = NULL, *bytes_arg = NULL, *break_spec = NULL;
     int explain = 0, c;
     /* the command line for the banner, before getopt reorders argv */
     char cmd[4096] = "treeduce-gen";
@@ -98,6 +189,10 @@ int main(int argc, char **argv)
         case OPT_NODETYPE: nodetype = optarg; break;
         case OPT_LATENCY: latency = optarg; break;
         case OPT_BANDWIDTH: bandwidth = optarg; break;
+        case OPT_SCHEDULE: schedule = optarg; break;
+        case OPT_ALGORITHM: algorithm = optarg; break;
+        case OPT_BYTES: bytes_arg = optarg; break;
+        case OPT_BREAK: break_spec = optarg; break;
         case 'h': fputs(usage, stdout); return 0;
         case 'V': printf("treeduce-gen %s\n", TRD_VERSION); return 0;
         default: fputs(usage, stderr); return 2;
@@ -107,8 +202,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "treeduce-gen: expected one TOPOLOGY argument\n\n%s", usage);
         return 2;
     }
-    if (!outdir && !explain && !dot) {
-        fprintf(stderr, "treeduce-gen: nothing to do: give -o DIR, --explain or --dot FILE\n");
+    if (!outdir && !explain && !dot && !schedule) {
+        fprintf(stderr, "treeduce-gen: nothing to do: give -o DIR, --explain, --dot FILE or --schedule RANK\n");
         return 2;
     }
     const char *input = argv[optind];
@@ -198,8 +293,20 @@ int main(int argc, char **argv)
     else
         trd_sha256_hex(input, strlen(input), hash);
 
+    /* every schedule the plan uses is verified before anything is written */
+    trd_check_opts co = {input, break_spec};
+    trd_check_stats stats;
+    if (trd_check_schedules(t, &plan, &co, d, &stats) != 0) {
+        trd_diag_print(d, stderr);
+        free(intext);
+        trd_topo_destroy(t);
+        trd_diag_destroy(d);
+        return 1;
+    }
     int status = 0;
-    if (outdir) {
+    if (schedule && print_schedule(t, &plan, schedule, algorithm, bytes_arg) != 0)
+        status = 1;
+    if (!status && outdir) {
         trd_emit_opts eo = {machine_name, input, hash, cmd};
         if (trd_emit(t, &plan, &eo, outdir, d) != TRD_OK) {
             trd_diag_print(d, stderr);
@@ -226,8 +333,17 @@ int main(int argc, char **argv)
             }
         }
     }
-    if (!status && explain)
+    if (!status && explain) {
         trd_explain(stdout, t, &plan, input);
+        printf("\nschedules verified before writing (symbolic execution of every rank: each element\n"
+               "  reduced over all ranks once, sends and receives matched, no read before a write,\n"
+               "  ring contention on the switch tree): %d, on up to %d ranks, %zu ops, %.2f s",
+               stats.nverified, stats.largest, stats.ops, stats.seconds);
+        if (stats.skipped)
+            printf("; %d (shape, algorithm) pairs not planned as schedules yet or above the rank limit",
+                   stats.skipped);
+        printf("\n");
+    }
     free(intext);
     trd_topo_destroy(t);
     trd_diag_destroy(d);

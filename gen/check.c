@@ -1,0 +1,188 @@
+/* The schedules a machine's plan uses, verified before anything is written
+ * (check.h). */
+#include "check.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Largest communicator a schedule is verified on at generation time; the
+ * ring, whose schedule grows as p^2 messages, up to TRD_CHECK_MAX_RING. */
+#define TRD_CHECK_MAX_RANKS 4096
+#define TRD_CHECK_MAX_RING 1024
+
+static int parse_break(const char *spec, char *alg, size_t alen, int *rank, long *op)
+{
+    const char *a = strchr(spec, ':'), *b = a ? strchr(a + 1, ':') : NULL;
+    if (!a || !b || (size_t)(a - spec) >= alen)
+        return -1;
+    memcpy(alg, spec, (size_t)(a - spec));
+    alg[a - spec] = '\0';
+    char *end;
+    *rank = (int)strtol(a + 1, &end, 10);
+    if (end != b)
+        return -1;
+    *op = strtol(b + 1, &end, 10);
+    return *end || *rank < 0 || *op < 0 ? -1 : 0;
+}
+
+/* Drop rank r's op k (testing the refusal). */
+static void drop_op(trd_sched *s, int r, long k)
+{
+    if (r >= s->nranks || (size_t)k >= s->first[r + 1] - s->first[r])
+        return;
+    size_t i = s->first[r] + (size_t)k;
+    memmove(&s->op[i], &s->op[i + 1], (s->nops - i - 1) * sizeof *s->op);
+    s->nops--;
+    for (int q = 0; q <= s->nranks; q++)
+        if (s->first[q] > i)
+            s->first[q]--;
+}
+
+int trd_machine_shape(trd_topo_t t, int nnodes, int ppn, trd_shape_store *st, int **machine)
+{
+    int n = nnodes ? nnodes : trd_topo_nnodes(t);
+    int *p = malloc((size_t)n * sizeof *p);
+    *machine = malloc((size_t)n * sizeof **machine);
+    if (!p || !*machine) {
+        free(p);
+        free(*machine);
+        return -1;
+    }
+    for (int v = 0; v < n; v++) {
+        p[v] = ppn ? ppn : trd_topo_nodetype_ncores(t, trd_topo_node_type(t, v));
+        (*machine)[v] = v;
+    }
+    int rc = trd_shape_init(st, n, p, 0);
+    free(p);
+    if (rc) {
+        free(*machine);
+        return -1;
+    }
+    st->s.machine_node = *machine;
+    return 0;
+}
+
+/* Plan and verify alg over st for the variants the runtime runs; 0 or -1
+ * with the diagnostic reported to d. */
+static int check_alg(trd_topo_t t, const trd_check_opts *o, trd_diag *d, const trd_shape_store *st,
+                     const char *alg, int commutative, trd_check_stats *stats)
+{
+    /* a few elements (most blocks empty), and enough for a block per rank:
+     * blocks are split on 64-byte lines, 8 doubles; algorithms that move
+     * whole vectors split blocks only on the node */
+    int ppn_max = 0;
+    for (int v = 0; v < st->s.nnodes; v++) {
+        int k = st->s.node_first[v + 1] - st->s.node_first[v];
+        ppn_max = k > ppn_max ? k : ppn_max;
+    }
+    int split = !strcmp(alg, "ring") || !strcmp(alg, "rabenseifner");
+    size_t counts[2] = {3, (size_t)(split ? st->s.nranks : ppn_max) * 8 + 5};
+    char why[512], brk[32] = "";
+    int brank = -1;
+    long bop = -1;
+    if (o->break_spec && parse_break(o->break_spec, brk, sizeof brk, &brank, &bop)) {
+        trd_diag_error(d, (trd_loc){o->input, 0, 0}, "--break-schedule: expected ALG:RANK:OP, not '%s'",
+                       o->break_spec);
+        return -1;
+    }
+    /* only NAP and SMP have node phases that differ with shared memory */
+    int shm_last = !strcmp(alg, "nap") || !strcmp(alg, "smp") ? 0 : 1;
+    for (int k = 0; k < 2; k++)
+        for (int shm = 1; shm >= shm_last; shm--) {
+            trd_sched s;
+            if (trd_sched_plan(&s, alg, "", &st->s, counts[k], 8, 0, commutative, shm, why,
+                               sizeof why)) {
+                trd_diag_error(d, (trd_loc){o->input, 0, 0}, "cannot plan %s: %s", alg, why);
+                return -1;
+            }
+            if (*brk && !strcmp(brk, alg))
+                drop_op(&s, brank, bop);
+            trd_verify_opts vo = {t, 1};
+            int rc = trd_sched_verify(&s, &st->s, &vo, why, sizeof why);
+            stats->ops += s.nops;
+            trd_sched_free(&s);
+            stats->nverified++;
+            if (st->s.nranks > stats->largest)
+                stats->largest = st->s.nranks;
+            if (rc) {
+                trd_diag_error(d, (trd_loc){o->input, 0, 0},
+                               "the %s schedule for %d nodes x %d ranks (%zu elements, %s%s) fails "
+                               "verification: %s; nothing written",
+                               alg, st->s.nnodes, st->s.nranks / (st->s.nnodes ? st->s.nnodes : 1),
+                               counts[k], shm ? "shared memory" : "point to point",
+                               commutative ? "" : ", rank order", why);
+                return -1;
+            }
+        }
+    return 0;
+}
+
+static int planned(const char *alg)
+{
+    for (int i = 0; trd_sched_planners[i]; i++)
+        if (!strcmp(trd_sched_planners[i], alg))
+            return 1;
+    return 0;
+}
+
+static int check_shape(trd_topo_t t, const trd_check_opts *o, trd_diag *d, int nnodes, int ppn,
+                       const int *algs, int nalgs, trd_check_stats *stats)
+{
+    trd_shape_store st;
+    int *machine, rc = 0;
+    if (trd_machine_shape(t, nnodes, ppn, &st, &machine)) {
+        trd_diag_error(d, (trd_loc){o->input, 0, 0}, "out of memory");
+        return -1;
+    }
+    if (st.s.nranks > TRD_CHECK_MAX_RANKS) {
+        stats->skipped++;
+    } else {
+        /* non-commutative operations run recursive doubling in rank order */
+        rc = check_alg(t, o, d, &st, "rd", 0, stats);
+        for (int i = 0; i < nalgs && !rc; i++) {
+            const char *alg = trd_model_name(algs[i]);
+            if (!planned(alg) || (!strcmp(alg, "ring") && st.s.nranks > TRD_CHECK_MAX_RING)) {
+                stats->skipped++;
+                continue;
+            }
+            rc = check_alg(t, o, d, &st, alg, 1, stats);
+        }
+    }
+    trd_shape_free(&st);
+    free(machine);
+    return rc;
+}
+
+int trd_check_schedules(trd_topo_t t, const trd_plan *p, const trd_check_opts *o, trd_diag *d,
+                        trd_check_stats *stats)
+{
+    clock_t t0 = clock();
+    memset(stats, 0, sizeof *stats);
+    int rc = 0;
+    if (p->nnodes == 1) {
+        /* one node without shared memory: NAP (recursive doubling), then ring */
+        static const int one[] = {0, 1};
+        rc = check_shape(t, o, d, 1, 0, one, 2, stats);
+    }
+    for (int s = 0; s < p->nshapes && !rc; s++) {
+        int algs[TRD_MAX_CHOICES], n = 0;
+        for (int i = 0; i < p->shape[s].nchoices; i++) {
+            int a = p->shape[s].choice[i].alg, seen = 0;
+            for (int k = 0; k < n; k++)
+                seen |= algs[k] == a;
+            if (!seen)
+                algs[n++] = a;
+        }
+        rc = check_shape(t, o, d, p->shape[s].nnodes, p->shape[s].ppn, algs, n, stats);
+    }
+    /* the whole machine with every node's own core count */
+    if (!rc && p->nnodes > 1) {
+        int algs[TRD_MAX_CHOICES];
+        for (int i = 0; i < p->nchoices; i++)
+            algs[i] = p->choice[i].alg;
+        rc = check_shape(t, o, d, 0, 0, algs, p->nchoices, stats);
+    }
+    stats->seconds = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    return rc;
+}

@@ -1,0 +1,41 @@
+/* Verification of the schedules a machine's plan uses, before the generator
+ * writes anything. */
+#ifndef TRD_CHECK_H
+#define TRD_CHECK_H
+
+#include "diag.h"
+#include "plan.h"
+#include "sched.h"
+
+typedef struct trd_check_opts {
+    const char *input;       /* the topology file, for the messages */
+    const char *break_spec;  /* testing: "ALG:RANK:OP" drops that op from every ALG schedule
+                              * before it is verified, so the refusal can be seen; NULL */
+} trd_check_opts;
+
+typedef struct trd_check_stats {
+    int nverified;  /* schedules verified */
+    int skipped;    /* (shape, algorithm) pairs not verified: not planned as a schedule yet, or
+                     * above the rank limit */
+    int largest;    /* ranks of the largest verified shape */
+    size_t ops;     /* ops executed symbolically */
+    double seconds; /* CPU time */
+} trd_check_stats;
+
+/* For every planned shape of p (nodes x ranks per node, up to 4096 ranks;
+ * the ring up to 1024) and for the whole machine with each node's own core
+ * count: plan every algorithm its size ranges choose that is available as a
+ * schedule (sched.h), plus recursive doubling in rank order (what
+ * non-commutative operations run), at two counts, with and without shared
+ * memory, and verify each on the switch tree of t (contention for the
+ * ring).  Returns 0, or -1 with one error in d naming the algorithm, the
+ * shape and the verifier's message (rank, op, round, element). */
+int trd_check_schedules(trd_topo_t t, const trd_plan *p, const trd_check_opts *o, trd_diag *d,
+                        trd_check_stats *stats);
+
+/* The shape of nnodes of t's nodes (0: all) in ring order with ppn ranks
+ * each (0: each node's cores), ranks in ring order; machine gets the node
+ * map (free it after st).  Returns 0, or -1 out of memory. */
+int trd_machine_shape(trd_topo_t t, int nnodes, int ppn, trd_shape_store *st, int **machine);
+
+#endif
