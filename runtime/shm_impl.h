@@ -57,7 +57,8 @@ struct trd_shm {
     size_t slot;
     uint64_t epoch;
     uint64_t all_in; /* latest epoch whose "in" this rank saw from every rank */
-    int cma;      /* process_vm_readv works between the ranks of this node */
+    int cma;      /* cross-memory attach works between the ranks of this node:
+                     0, or TRD_CMA_CAN_READ [| TRD_CMA_CAN_WRITE] (shm.c) */
     size_t cma_min[TRD_SHM_NCMA]; /* bytes from which each routine reads directly */
     char *tmp;    /* [2 * TRD_SHM_CMA_PIECE] staging for the single-copy path */
 };
