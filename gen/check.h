@@ -38,4 +38,14 @@ int trd_check_schedules(trd_topo_t t, const trd_plan *p, const trd_check_opts *o
  * map (free it after st).  Returns 0, or -1 out of memory. */
 int trd_machine_shape(trd_topo_t t, int nnodes, int ppn, trd_shape_store *st, int **machine);
 
+/* alpha_r / alpha_p where the topology gives no measured value: four
+ * messages in flight cost about two latencies [RM Eq. 3, Fig. 4]. */
+#define TRD_ALPHA_R_RATIO 0.25
+
+/* For --explain: the whole machine's size ranges evaluated on their
+ * schedules with the cost model of sched.h (trd_sched_cost), chosen and
+ * runner-up at each range's typical size, in microseconds; machines of up
+ * to 1024 ranks. */
+void trd_explain_schedules(FILE *f, trd_topo_t t, const trd_plan *p);
+
 #endif

@@ -335,6 +335,7 @@ int main(int argc, char **argv)
     }
     if (!status && explain) {
         trd_explain(stdout, t, &plan, input);
+        trd_explain_schedules(stdout, t, &plan);
         printf("\nschedules verified before writing (symbolic execution of every rank: each element\n"
                "  reduced over all ranks once, sends and receives matched, no read before a write,\n"
                "  ring contention on the switch tree): %d, on up to %d ranks, %zu ops, %.2f s",

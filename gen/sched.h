@@ -170,6 +170,36 @@ typedef struct trd_verify_opts {
 int trd_sched_verify(const trd_sched *s, const trd_shape *sh, const trd_verify_opts *opts,
                      char *why, size_t whylen);
 
+/* ---- Cost model (verify.c, the same execution) ------------------------------ */
+
+typedef struct trd_cost_model {
+    trd_topo_t topo;          /* link classes, injection bandwidths, the switch tree */
+    double gamma_s_per_byte;  /* reduction cost [MPICH §3] */
+    double alpha_r_ratio;     /* alpha_r / alpha_p: each further message in flight from one
+                               * rank costs this fraction of a latency [RM Eq. 3]; 0.25 */
+} trd_cost_model;
+
+/* Predicted seconds of schedule s on shape sh (sh->machine_node set) for
+ * elements of extent bytes: the latest rank's clock after executing every
+ * rank as the verifier does, where
+ *   - a message starts when both ranks have posted it and takes alpha +
+ *     bytes beta of its link (package link, node link between packages, or
+ *     the switch-tree path between nodes: latencies summed, slowest
+ *     bandwidth) [MPICH §3, TREE §2];
+ *   - beta is multiplied by the most messages of its round that share a
+ *     directed link of its path, or by the messages of its round leaving its
+ *     node times the path bandwidth over the node's injection bandwidth,
+ *     whichever is larger (max-rate [NAP Eq. 3]);
+ *   - k messages posted together cost one latency plus (k-1) alpha_r
+ *     [RM Eq. 3];
+ *   - a copy or reduce costs bytes beta of the link to the buffer's owner
+ *     (the package link for the rank's own) plus bytes gamma for a reduce;
+ *   - a barrier releases the node one package latency after the last
+ *     arrival [FLEX §3.1].
+ * Returns the time, or -1 with why (a schedule that does not run). */
+double trd_sched_cost(const trd_sched *s, const trd_shape *sh, const trd_cost_model *cm,
+                      size_t extent, char *why, size_t whylen);
+
 /* Directed link ids of the path from machine node a to b (see ring.c):
  * writes at most cap ids to links; returns how many the path has. */
 int trd_topo_path_links(trd_topo_t t, int a, int b, int *links, int cap);

@@ -272,6 +272,17 @@ typedef struct vm {
     size_t nmsgs, msgcap;
     char *why;
     size_t whylen;
+    /* timing mode (trd_sched_cost): no element state, clocks instead */
+    const trd_cost_model *cm;
+    size_t ext;
+    double *clock;           /* [nranks] seconds */
+    double *post;            /* [nranks] when the current window was posted */
+    double *fin;             /* [nops] when the op's messages completed */
+    double *lat;             /* [nops] the latency of the op's link */
+    double *barrier_at;      /* [nnodes] latest arrival at the pending barrier */
+    const double *share;     /* [nmsgs of the first pass] bandwidth divisor per message */
+    int record_all;          /* record every matched message, not only inter-node ones */
+    size_t nmatched;
 } vm;
 
 static int fail(vm *m, const char *fmt, ...)
@@ -344,11 +355,79 @@ static int check_write(vm *m, int r, size_t i, int b, size_t off, size_t len)
     return 0;
 }
 
+/* ---- Timing (trd_sched_cost) ------------------------------------------------- */
+
+/* Package of rank r on its node: local ranks spread over the packages in
+ * order, socket-major, as the runtime assumes [TREE Lemma 5]. */
+static int package_of(const vm *m, int r)
+{
+    const trd_shape *sh = m->sh;
+    int v = sh->node_of[r], first = sh->node_first[v], ppn = sh->node_first[v + 1] - first;
+    int np = trd_topo_nodetype_npackages(m->cm->topo, trd_topo_node_type(m->cm->topo, sh->machine_node[v]));
+    int l = 0;
+    while (sh->ring[first + l] != r)
+        l++;
+    return np > 1 ? (int)((long)l * np / ppn) : 0;
+}
+
+/* The link between ranks a and b: a package link, the node link between
+ * packages, or the switch-tree path between nodes. */
+static trd_link_cost pair_cost(const vm *m, int a, int b)
+{
+    trd_topo_t t = m->cm->topo;
+    int va = m->sh->node_of[a], vb = m->sh->node_of[b];
+    int na = m->sh->machine_node[va], nb = m->sh->machine_node[vb];
+    if (va != vb)
+        return trd_topo_path_cost(t, na, nb);
+    int ty = trd_topo_node_type(t, na);
+    if (a == b || package_of(m, a) == package_of(m, b))
+        return trd_topo_nodetype_package_link(t, ty);
+    return trd_topo_nodetype_node_link(t, ty);
+}
+
+static double move_s(trd_link_cost l, double bytes)
+{
+    return l.bandwidth_Bps > 0 ? bytes / l.bandwidth_Bps : 0;
+}
+
+/* A copy or reduce: beta of the link to the segment's owner (the rank's own
+ * package link for its own buffers) for the bytes read, gamma per byte
+ * reduced [MPICH §3]. */
+static void time_local(vm *m, int r, const trd_sstep *o)
+{
+    int owner = o->src == TRD_B_SHM && o->peer >= 0 ? o->peer : r;
+    double bytes = (double)o->len * (double)m->ext;
+    m->clock[r] += move_s(pair_cost(m, r, owner), bytes);
+    if (o->op == TRD_S_REDUCE)
+        m->clock[r] += bytes * m->cm->gamma_s_per_byte;
+}
+
+/* A message from a (op i) to b (op k): it starts when both have posted it
+ * and takes alpha + bytes beta, beta divided among the messages of its round
+ * that share a link or leave the same node (share) [TREE §2, NAP Eq. 3]. */
+static void time_message(vm *m, int a, size_t i, int b, size_t k, size_t len)
+{
+    trd_link_cost l = pair_cost(m, a, b);
+    double share = m->share ? m->share[m->nmatched] : 1;
+    double start = m->post[a] > m->post[b] ? m->post[a] : m->post[b];
+    double end = start + l.latency_s + share * move_s(l, (double)len * (double)m->ext);
+    if (end > m->fin[i])
+        m->fin[i] = end;
+    if (end > m->fin[k])
+        m->fin[k] = end;
+    m->lat[i] = l.latency_s > m->lat[i] ? l.latency_s : m->lat[i];
+    m->lat[k] = l.latency_s > m->lat[k] ? l.latency_s : m->lat[k];
+}
+
 /* Copy or reduce: the local ops. */
 static int local_op(vm *m, int r, size_t i)
 {
     const trd_sstep *o = &m->s->op[i];
     int owner = o->src == TRD_B_SHM && o->peer >= 0 ? o->peer : r;
+    if (m->cm) {
+        time_local(m, r, o);
+        return 0;
+    }
     if (owner != r && (owner >= m->s->nranks || m->sh->node_of[owner] != m->sh->node_of[r]))
         return fail(m, WHERE "reads the segment of rank %d, not on its node", AT(r, i), owner);
     if (check_read(m, r, i, o->src, owner, o->soff, o->len))
@@ -446,17 +525,21 @@ static int try_sends(vm *m, int a, int *err)
                             AT(b, k), a, o->round);
                 break;
             }
-            if (check_read(m, a, i, o->src, a, o->soff, o->len) ||
-                check_write(m, b, k, rdst, q->off, rlen)) {
+            if (m->cm) {
+                time_message(m, a, i, b, k, rlen);
+            } else if (check_read(m, a, i, o->src, a, o->soff, o->len) ||
+                       check_write(m, b, k, rdst, q->off, rlen)) {
                 *err = -1;
                 break;
+            } else {
+                for (size_t e = 0; e < rlen; e++)
+                    *cell(m, rdst, b, q->off + e) = *cell(m, o->src, a, o->soff + e);
             }
-            for (size_t e = 0; e < rlen; e++)
-                *cell(m, rdst, b, q->off + e) = *cell(m, o->src, a, o->soff + e);
+            m->nmatched++;
             m->done[i] |= 1;
             m->done[k] |= 2;
             progress = 1;
-            if (m->sh->node_of[a] != m->sh->node_of[b]) {
+            if (m->record_all || m->sh->node_of[a] != m->sh->node_of[b]) {
                 if (grow((void **)&m->msgs, &m->msgcap, m->nmsgs + 1, sizeof *m->msgs)) {
                     *err = fail(m, "out of memory");
                     break;
@@ -529,17 +612,23 @@ static int run_rank(vm *m, int r, int *err)
             if (!(m->done[i] & 4)) {
                 m->done[i] |= 4;
                 m->at_barrier[v]++;
+                if (m->cm && m->clock[r] > m->barrier_at[v])
+                    m->barrier_at[v] = m->clock[r];
                 progress = 1;
             }
             int members = m->sh->node_first[v + 1] - m->sh->node_first[v];
             if (m->at_barrier[v] < members)
                 break;
-            /* the last to arrive releases the node */
+            /* the last to arrive releases the node: a counter round [FLEX §3.1] */
             for (int k = m->sh->node_first[v]; k < m->sh->node_first[v + 1]; k++) {
                 int q = m->sh->ring[k];
                 m->pc[q]++;
                 m->barriers[q]++;
+                if (m->cm)
+                    m->clock[q] = m->barrier_at[v] + pair_cost(m, q, q).latency_s;
             }
+            if (m->cm)
+                m->barrier_at[v] = 0;
             m->at_barrier[v] = 0;
             progress = 1;
             continue;
@@ -551,11 +640,13 @@ static int run_rank(vm *m, int r, int *err)
                 return progress;
             }
         if (!(m->done[i] & 8)) {
-            if (check_window(m, r, end)) {
+            if (!m->cm && check_window(m, r, end)) {
                 *err = -1;
                 break;
             }
             m->done[i] |= 8;
+            if (m->cm)
+                m->post[r] = m->clock[r];
         }
         progress |= try_sends(m, r, err);
         int all = 1;
@@ -563,6 +654,17 @@ static int run_rank(vm *m, int r, int *err)
             all &= op_done(m, k) != 0;
         if (!all)
             break;
+        if (m->cm) {
+            /* several messages in flight: alpha_r per extra one [RM Eq. 3] */
+            double done = m->clock[r], lat = 0;
+            int nmsg = 0;
+            for (size_t k = i; k < end; k++) {
+                done = m->fin[k] > done ? m->fin[k] : done;
+                lat = m->lat[k] > lat ? m->lat[k] : lat;
+                nmsg += s->op[k].op == TRD_S_SENDRECV ? 2 : 1;
+            }
+            m->clock[r] = done + (nmsg - 1) * lat * m->cm->alpha_r_ratio;
+        }
         m->pc[r] = end;
         progress = 1;
     }
@@ -635,6 +737,62 @@ static int check_contention(vm *m, const trd_verify_opts *opts)
     return rc;
 }
 
+/* The control arrays of a run (element buffers are the verifier's own). */
+static int vm_alloc(vm *m)
+{
+    int p = m->s->nranks;
+    m->pc = malloc(((size_t)p + 1) * sizeof *m->pc);
+    m->done = calloc(m->s->nops + 1, 1);
+    m->barriers = calloc((size_t)p + 1, sizeof *m->barriers);
+    m->at_barrier = calloc((size_t)m->sh->nnodes + 1, sizeof *m->at_barrier);
+    if (!m->pc || !m->done || !m->barriers || !m->at_barrier)
+        return fail(m, "out of memory");
+    for (int r = 0; r < p; r++)
+        m->pc[r] = m->s->first[r];
+    return 0;
+}
+
+static void vm_free(vm *m)
+{
+    for (int b = 0; b < TRD_B_MAX; b++)
+        free(m->buf[b]);
+    free(m->wepoch);
+    free(m->repoch);
+    free(m->pc);
+    free(m->done);
+    free(m->barriers);
+    free(m->at_barrier);
+    free(m->msgs);
+    free(m->clock);
+    free(m->post);
+    free(m->fin);
+    free(m->lat);
+    free(m->barrier_at);
+    seqtab_free(&m->t);
+}
+
+/* Run every rank until nobody moves; a rank left with ops is a deadlock. */
+static int run_all(vm *m)
+{
+    const trd_sched *s = m->s;
+    int rc = 0, p = s->nranks;
+    for (int progress = 1; !rc && progress;) {
+        progress = 0;
+        for (int r = 0; r < p && !rc; r++)
+            progress |= run_rank(m, r, &rc);
+        if (m->t.oom && !rc)
+            rc = fail(m, "out of memory");
+    }
+    for (int r = 0; r < p && !rc; r++)
+        if (m->pc[r] < s->first[r + 1]) {
+            char d[96];
+            size_t i = m->pc[r];
+            rc = fail(m, WHERE "deadlock: waits to %s, which no rank matches", r,
+                      i - s->first[r], s->op[i].round, describe(&s->op[i], d, sizeof d));
+        }
+    return rc;
+}
+
 int trd_sched_verify(const trd_sched *s, const trd_shape *sh, const trd_verify_opts *opts,
                      char *why, size_t whylen)
 {
@@ -647,8 +805,10 @@ int trd_sched_verify(const trd_sched *s, const trd_shape *sh, const trd_verify_o
     m.whylen = whylen;
     if (p != sh->nranks)
         return fail(&m, "the schedule has %d ranks, the communicator %d", p, sh->nranks);
-    if (seqtab_init(&m.t))
+    if (seqtab_init(&m.t)) {
+        vm_free(&m);
         return fail(&m, "out of memory");
+    }
     m.t.sets = s->commutative;
     m.size[TRD_B_SEND] = m.size[TRD_B_RECV] = s->count;
     m.size[TRD_B_TMP] = s->tmp_count;
@@ -659,12 +819,10 @@ int trd_sched_verify(const trd_sched *s, const trd_shape *sh, const trd_verify_o
             rc = fail(&m, "out of memory");
     m.wepoch = malloc((nshm + 1) * sizeof *m.wepoch);
     m.repoch = malloc((nshm + 1) * sizeof *m.repoch);
-    m.pc = malloc(((size_t)p + 1) * sizeof *m.pc);
-    m.done = calloc(s->nops + 1, 1);
-    m.barriers = calloc((size_t)p + 1, sizeof *m.barriers);
-    m.at_barrier = calloc((size_t)sh->nnodes + 1, sizeof *m.at_barrier);
-    if (!rc && (!m.wepoch || !m.repoch || !m.pc || !m.done || !m.barriers || !m.at_barrier))
+    if (!rc && (!m.wepoch || !m.repoch))
         rc = fail(&m, "out of memory");
+    if (!rc)
+        rc = vm_alloc(&m);
     if (!rc) {
         for (size_t k = 0; k < nshm; k++)
             m.wepoch[k] = m.repoch[k] = -1;
@@ -674,24 +832,10 @@ int trd_sched_verify(const trd_sched *s, const trd_shape *sh, const trd_verify_o
             int b = s->in_place ? TRD_B_RECV : TRD_B_SEND;
             for (size_t e = 0; e < s->count; e++)
                 *cell(&m, b, r, e) = id;
-            m.pc[r] = s->first[r];
         }
     }
-    /* run every rank until nobody moves */
-    for (int progress = 1; !rc && progress;) {
-        progress = 0;
-        for (int r = 0; r < p && !rc; r++)
-            progress |= run_rank(&m, r, &rc);
-        if (m.t.oom && !rc)
-            rc = fail(&m, "out of memory");
-    }
-    for (int r = 0; r < p && !rc; r++)
-        if (m.pc[r] < s->first[r + 1]) {
-            char d[96];
-            size_t i = m.pc[r];
-            rc = fail(&m, WHERE "deadlock: waits to %s, which no rank matches", r,
-                      i - s->first[r], s->op[i].round, describe(&s->op[i], d, sizeof d));
-        }
+    if (!rc)
+        rc = run_all(&m);
     /* every rank holds the reduction over all ranks, each once */
     for (int r = 0; r < p && !rc; r++)
         for (size_t e = 0; e < s->count && !rc; e++) {
@@ -710,15 +854,129 @@ int trd_sched_verify(const trd_sched *s, const trd_shape *sh, const trd_verify_o
         }
     if (!rc && s->contention_free && opts && opts->topo && opts->check_contention)
         rc = check_contention(&m, opts);
-    for (int b = 0; b < TRD_B_MAX; b++)
-        free(m.buf[b]);
-    free(m.wepoch);
-    free(m.repoch);
-    free(m.pc);
-    free(m.done);
-    free(m.barriers);
-    free(m.at_barrier);
-    free(m.msgs);
-    seqtab_free(&m.t);
+    vm_free(&m);
     return rc;
+}
+
+/* ---- Cost -------------------------------------------------------------------- */
+
+/* Bandwidth divisor of every message of the first pass, in match order: the
+ * most messages of its round on one directed link of its path [TREE §2], or
+ * the messages of its round leaving its node over the node's injection
+ * bandwidth R_N [NAP Eq. 3], whichever limits more; 1 on a node. */
+static int shares(vm *m, double **out)
+{
+    trd_topo_t t = m->cm->topo;
+    const trd_shape *sh = m->sh;
+    int S = trd_topo_nswitches(t), N = trd_topo_nnodes(t), links[256];
+    size_t nl = 2 * ((size_t)S + (size_t)N), n = m->nmsgs;
+    int *use = calloc(nl, sizeof *use), *leave = calloc((size_t)N, sizeof *leave);
+    double *sh_out = malloc((n + 1) * sizeof *sh_out);
+    if (!use || !leave || !sh_out) {
+        free(use);
+        free(leave);
+        free(sh_out);
+        return fail(m, "out of memory");
+    }
+    /* messages sorted by round would be faster; rounds are few per pass */
+    for (int round = 0; round < m->s->nrounds; round++) {
+        int any = 0;
+        for (size_t k = 0; k < n; k++) {
+            const struct msg *g = &m->msgs[k];
+            if (g->round != round || g->from == g->to)
+                continue;
+            any = 1;
+            int a = sh->machine_node[g->from], b = sh->machine_node[g->to];
+            int c = trd_topo_path_links(t, a, b, links, 256);
+            for (int l = 0; l < c && l < 256; l++)
+                use[links[l]]++;
+            leave[a]++;
+        }
+        if (!any)
+            continue;
+        for (size_t k = 0; k < n; k++) {
+            const struct msg *g = &m->msgs[k];
+            if (g->round != round)
+                continue;
+            double f = 1;
+            if (g->from != g->to) {
+                int a = sh->machine_node[g->from], b = sh->machine_node[g->to];
+                int c = trd_topo_path_links(t, a, b, links, 256);
+                for (int l = 0; l < c && l < 256; l++)
+                    f = use[links[l]] > f ? use[links[l]] : f;
+                trd_link_cost pc = trd_topo_path_cost(t, a, b);
+                if (pc.injection_Bps > 0 && pc.bandwidth_Bps > 0) {
+                    double inj = leave[a] * pc.bandwidth_Bps / pc.injection_Bps;
+                    f = inj > f ? inj : f;
+                }
+            }
+            sh_out[k] = f;
+        }
+        for (size_t k = 0; k < n; k++) {
+            const struct msg *g = &m->msgs[k];
+            if (g->round != round || g->from == g->to)
+                continue;
+            int a = sh->machine_node[g->from], b = sh->machine_node[g->to];
+            int c = trd_topo_path_links(t, a, b, links, 256);
+            for (int l = 0; l < c && l < 256; l++)
+                use[links[l]] = 0;
+            leave[a] = 0;
+        }
+    }
+    free(use);
+    free(leave);
+    *out = sh_out;
+    return 0;
+}
+
+static int cost_pass(const trd_sched *s, const trd_shape *sh, const trd_cost_model *cm,
+                     size_t extent, const double *share, vm *m, char *why, size_t whylen)
+{
+    memset(m, 0, sizeof *m);
+    m->why = why;
+    m->whylen = whylen;
+    m->s = s;
+    m->sh = sh;
+    m->cm = cm;
+    m->ext = extent;
+    m->share = share;
+    m->record_all = 1;
+    int p = s->nranks;
+    if (seqtab_init(&m->t))
+        return fail(m, "out of memory");
+    m->clock = calloc((size_t)p + 1, sizeof *m->clock);
+    m->post = calloc((size_t)p + 1, sizeof *m->post);
+    m->fin = calloc(s->nops + 1, sizeof *m->fin);
+    m->lat = calloc(s->nops + 1, sizeof *m->lat);
+    m->barrier_at = calloc((size_t)sh->nnodes + 1, sizeof *m->barrier_at);
+    if (!m->clock || !m->post || !m->fin || !m->lat || !m->barrier_at)
+        return fail(m, "out of memory");
+    if (vm_alloc(m))
+        return -1;
+    return run_all(m);
+}
+
+double trd_sched_cost(const trd_sched *s, const trd_shape *sh, const trd_cost_model *cm,
+                      size_t extent, char *why, size_t whylen)
+{
+    vm m;
+    double *share = NULL, worst = -1;
+    if (!sh->machine_node || s->nranks != sh->nranks) {
+        snprintf(why, whylen, "the cost needs the communicator's nodes on the machine");
+        return -1;
+    }
+    int rc = cost_pass(s, sh, cm, extent, NULL, &m, why, whylen);
+    if (!rc)
+        rc = shares(&m, &share);
+    vm_free(&m);
+    if (!rc)
+        rc = cost_pass(s, sh, cm, extent, share, &m, why, whylen);
+    if (!rc) {
+        worst = 0;
+        for (int r = 0; r < s->nranks; r++)
+            worst = m.clock[r] > worst ? m.clock[r] : worst;
+    }
+    vm_free(&m);
+    free(share);
+    return worst;
 }

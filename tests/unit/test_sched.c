@@ -269,6 +269,52 @@ static void test_contention(void)
     trd_diag_destroy(d);
 }
 
+/* The cost model on a schedule small enough to add up by hand: recursive
+ * doubling over the four nodes of tests/data/testbed.topo (two leaf
+ * switches): the first exchange stays under a leaf, the second crosses the
+ * root, where the two pairs' messages share each leaf's up- and down-link,
+ * so each gets half the bandwidth [TREE §2]. */
+static void test_cost(void)
+{
+    trd_diag *d = trd_diag_create();
+    trd_topo_t t = NULL;
+    CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
+    CU_ASSERT_EQUAL_FATAL(trd_read_dsl(t, d, trd_test_path("tests/data/testbed.topo")), TRD_OK);
+    CU_ASSERT_EQUAL_FATAL(trd_topo_finalize(t, d), TRD_OK);
+    int ones[4] = {1, 1, 1, 1}, machine[4] = {0, 1, 2, 3};
+    trd_shape_store st;
+    trd_sched s;
+    char why[256];
+    size_t n = 1000;
+    double m = 8.0 * (double)n, gamma = 0.25e-9;
+    CU_ASSERT_FATAL(trd_shape_init(&st, 4, ones, 0) == 0);
+    st.s.machine_node = machine;
+    CU_ASSERT_FATAL(trd_sched_plan(&s, "rd", "", &st.s, n, 8, 0, 1, 0, why, sizeof why) == 0);
+    trd_cost_model cm = {t, gamma, 0.25};
+    trd_link_cost pk = trd_topo_nodetype_package_link(t, trd_topo_node_type(t, 0));
+    trd_link_cost near = trd_topo_path_cost(t, 0, 1), far = trd_topo_path_cost(t, 0, 2);
+    CU_ASSERT(far.latency_s > near.latency_s);
+    double local = m / pk.bandwidth_Bps;
+    double want = local                                                           /* copy in */
+                  + 1.25 * near.latency_s + m / near.bandwidth_Bps + local + m * gamma /* step 1 */
+                  + 1.25 * far.latency_s + 2 * m / far.bandwidth_Bps + local + m * gamma; /* 2 */
+    double got = trd_sched_cost(&s, &st.s, &cm, 8, why, sizeof why);
+    CU_ASSERT_DOUBLE_EQUAL(got, want, want * 1e-9);
+    /* without the root crossing (two nodes under one leaf) nothing is shared */
+    trd_sched_free(&s);
+    trd_shape_free(&st);
+    CU_ASSERT_FATAL(trd_shape_init(&st, 2, ones, 0) == 0);
+    st.s.machine_node = machine;
+    CU_ASSERT_FATAL(trd_sched_plan(&s, "rd", "", &st.s, n, 8, 0, 1, 0, why, sizeof why) == 0);
+    want = local + 1.25 * near.latency_s + m / near.bandwidth_Bps + local + m * gamma;
+    got = trd_sched_cost(&s, &st.s, &cm, 8, why, sizeof why);
+    CU_ASSERT_DOUBLE_EQUAL(got, want, want * 1e-9);
+    trd_sched_free(&s);
+    trd_shape_free(&st);
+    trd_topo_destroy(t);
+    trd_diag_destroy(d);
+}
+
 int main(void)
 {
     static const trd_test_case tests[] = {
@@ -276,6 +322,7 @@ int main(void)
         {"large and prime rank counts", test_large},
         {"broken schedules refused with their message", test_broken},
         {"ring contention on the switch tree", test_contention},
+        {"cost model: link sharing added up by hand", test_cost},
     };
     return trd_test_main("sched", tests, TRD_NTESTS(tests));
 }
