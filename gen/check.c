@@ -244,3 +244,32 @@ void trd_explain_schedules(FILE *f, trd_topo_t t, const trd_plan *p)
     trd_shape_free(&st);
     free(machine);
 }
+
+int trd_predict_csv(FILE *f, trd_topo_t t, const trd_plan *p, double max_bytes)
+{
+    trd_shape_store st;
+    int *machine, rc = 0;
+    if (trd_machine_shape(t, 0, 0, &st, &machine))
+        return -1;
+    fprintf(f, "algorithm,bytes,predicted_us\n");
+    for (int a = 0; trd_sched_planners[a] && !rc; a++) {
+        for (double b = 8; b <= max_bytes && !rc; b *= 2) {
+            trd_sched s;
+            char why[256];
+            size_t count = (size_t)(b / 8);
+            if (trd_sched_plan(&s, trd_sched_planners[a], "", &st.s, count, 8, 0, 1, 1, why,
+                               sizeof why))
+                break; /* not for this machine (e.g. a planner needing several nodes) */
+            trd_cost_model cm = {t, p->gamma_s_per_byte, TRD_ALPHA_R_RATIO};
+            double c = trd_sched_cost(&s, &st.s, &cm, 8, why, sizeof why);
+            trd_sched_free(&s);
+            if (c < 0)
+                rc = -1;
+            else
+                fprintf(f, "%s,%.0f,%.4f\n", trd_sched_planners[a], b, c * 1e6);
+        }
+    }
+    trd_shape_free(&st);
+    free(machine);
+    return rc;
+}

@@ -48,4 +48,10 @@ int trd_machine_shape(trd_topo_t t, int nnodes, int ppn, trd_shape_store *st, in
  * to 1024 ranks. */
 void trd_explain_schedules(FILE *f, trd_topo_t t, const trd_plan *p);
 
+/* --predict: CSV "algorithm,bytes,predicted_us" of every planner's schedule
+ * over the whole machine (each node's cores, shared memory on the node,
+ * commutative op, doubles, out of place) for 8 B .. max_bytes in powers of
+ * two, timed by trd_sched_cost.  Returns 0, or -1. */
+int trd_predict_csv(FILE *f, trd_topo_t t, const trd_plan *p, double max_bytes);
+
 #endif

@@ -39,6 +39,8 @@ static const char usage[] =
     "                       for the algorithm chosen at --bytes (default 64KiB) or --algorithm\n"
     "      --algorithm A    with --schedule: ring, rd, rabenseifner, rm[:SCHEDULE], nap, smp[:ALG]\n"
     "      --bytes N        with --schedule: message size in bytes (doubles)\n"
+    "      --predict MAX    CSV of every planned algorithm's predicted time over the whole\n"
+    "                       machine, 8 B .. MAX (the schedules' cost model)\n"
     "      --break-schedule ALG:RANK:OP  testing: drop that op from every ALG schedule before\n"
     "                       it is verified, to see the refusal\n"
     "      --dot FILE       write the switch tree with the ring as Graphviz ('-': stdout)\n"
@@ -50,7 +52,7 @@ static const char usage[] =
     "  -V, --version        the version\n";
 
 enum { OPT_EXPLAIN = 256, OPT_DOT, OPT_NODETYPE, OPT_LATENCY, OPT_BANDWIDTH, OPT_SCHEDULE,
-       OPT_ALGORITHM, OPT_BYTES, OPT_BREAK };
+       OPT_ALGORITHM, OPT_BYTES, OPT_BREAK, OPT_PREDICT };
 
 static int has_suffix(const char *s, const char *suf)
 {
@@ -169,11 +171,13 @@ int main(int argc, char **argv)
         {"algorithm", required_argument, NULL, OPT_ALGORITHM},
         {"bytes", required_argument, NULL, OPT_BYTES},
         {"break-schedule", required_argument, NULL, OPT_BREAK},
+        {"predict", required_argument, NULL, OPT_PREDICT},
         {"help", no_argument, NULL, 'h'},             {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0}};
     const char *outdir = NULL, *name = NULL, *format = NULL, *dot = NULL;
     const char *nodetype = "package:1 core:1", *latency = "2us", *bandwidth = "10GB/s";
     const char *schedule = NULL, *algorithm = NULL, *bytes_arg = NULL, *break_spec = NULL;
+    const char *predict = NULL;
     int explain = 0, c;
     /* the command line for the banner, before getopt reorders argv */
     char cmd[4096] = "treeduce-gen";
@@ -193,6 +197,7 @@ int main(int argc, char **argv)
         case OPT_ALGORITHM: algorithm = optarg; break;
         case OPT_BYTES: bytes_arg = optarg; break;
         case OPT_BREAK: break_spec = optarg; break;
+        case OPT_PREDICT: predict = optarg; break;
         case 'h': fputs(usage, stdout); return 0;
         case 'V': printf("treeduce-gen %s\n", TRD_VERSION); return 0;
         default: fputs(usage, stderr); return 2;
@@ -202,8 +207,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "treeduce-gen: expected one TOPOLOGY argument\n\n%s", usage);
         return 2;
     }
-    if (!outdir && !explain && !dot && !schedule) {
-        fprintf(stderr, "treeduce-gen: nothing to do: give -o DIR, --explain, --dot FILE or --schedule RANK\n");
+    if (!outdir && !explain && !dot && !schedule && !predict) {
+        fprintf(stderr, "treeduce-gen: nothing to do: give -o DIR, --explain, --dot FILE, --schedule RANK or --predict MAX\n");
         return 2;
     }
     const char *input = argv[optind];
@@ -306,6 +311,16 @@ int main(int argc, char **argv)
     int status = 0;
     if (schedule && print_schedule(t, &plan, schedule, algorithm, bytes_arg) != 0)
         status = 1;
+    if (!status && predict) {
+        double maxb;
+        if (parse_bytes(predict, &maxb) != 0) {
+            fprintf(stderr, "treeduce-gen: --predict '%s': expected a size such as 4MiB\n", predict);
+            status = 1;
+        } else if (trd_predict_csv(stdout, t, &plan, maxb) != 0) {
+            fprintf(stderr, "treeduce-gen: --predict: a schedule could not be timed\n");
+            status = 1;
+        }
+    }
     if (!status && outdir) {
         trd_emit_opts eo = {machine_name, input, hash, cmd};
         if (trd_emit(t, &plan, &eo, outdir, d) != TRD_OK) {
