@@ -273,3 +273,88 @@ int trd_predict_csv(FILE *f, trd_topo_t t, const trd_plan *p, double max_bytes)
     free(machine);
     return rc;
 }
+
+/* ---- The bases of recursive multiplying, searched on the schedules --------- */
+
+/* The multisets of bases 2..8 whose product is n, each in increasing and in
+ * decreasing order, as schedule strings: at most cap of them [RM §4.1]. */
+static int rm_candidates(int n, int minb, int *stack, int depth, char (*out)[48], int cap, int k)
+{
+    if (n == 1 && depth > 0) {
+        for (int dir = 0; dir < 2 && k < cap; dir++) {
+            size_t o = 0;
+            out[k][0] = '\0';
+            for (int i = 0; i < depth && o < 40; i++) {
+                int b = dir ? stack[depth - 1 - i] : stack[i];
+                o += (size_t)snprintf(out[k] + o, 48 - o, "%sa%d", i ? "," : "", b);
+            }
+            if (dir == 1 && depth > 1 && !strcmp(out[k], out[k - 1]))
+                continue;
+            if (o < 40)
+                k++;
+        }
+        return k;
+    }
+    for (int b = minb; b <= 8 && b <= n && k < cap; b++)
+        if (n % b == 0) {
+            stack[depth] = b;
+            k = rm_candidates(n / b, b, stack, depth + 1, out, cap, k);
+        }
+    return k;
+}
+
+/* For each range of choice[0..n) over shape st whose algorithm is rm: the
+ * schedule with the lowest predicted time at the range's typical size among
+ * the default and the candidates; its string goes to params when it beats
+ * the default. */
+static void search_rm(trd_topo_t t, const trd_plan *p, const trd_shape *sh,
+                      struct trd_choice *choice, int n, trd_search_stats *stats)
+{
+    char cand[64][48];
+    int stack[32], nc = rm_candidates(sh->nranks, 2, stack, 0, cand, 64, 0);
+    trd_cost_model cm = {t, p->gamma_s_per_byte, TRD_ALPHA_R_RATIO};
+    for (int i = 0; i < n; i++) {
+        struct trd_choice *ch = &choice[i];
+        if (strcmp(trd_model_name(ch->alg), "rm"))
+            continue;
+        size_t count = ch->typical / 8 ? ch->typical / 8 : 1;
+        double best = -1;
+        ch->params[0] = '\0';
+        for (int c = -1; c < nc; c++) {
+            trd_sched s;
+            char why[256];
+            if (trd_sched_plan(&s, "rm", c < 0 ? "" : cand[c], sh, count, 8, 0, 1, 1, why, sizeof why))
+                continue;
+            double cost = trd_sched_cost(&s, sh, &cm, 8, why, sizeof why);
+            trd_sched_free(&s);
+            stats->evaluated++;
+            if (cost >= 0 && (best < 0 || cost < best * (1 - 1e-9))) {
+                best = cost;
+                snprintf(ch->params, sizeof ch->params, "%s", c < 0 ? "" : cand[c]);
+            }
+        }
+        stats->searched++;
+    }
+}
+
+void trd_search_params(trd_topo_t t, trd_plan *p, trd_search_stats *stats)
+{
+    clock_t t0 = clock();
+    memset(stats, 0, sizeof *stats);
+    for (int s = 0; s < p->nshapes; s++) {
+        trd_shape_store st;
+        int *machine;
+        struct trd_shape_plan *sp = &p->shape[s];
+        if (sp->nnodes * sp->ppn > TRD_CHECK_MAX_RANKS ||
+            trd_machine_shape(t, sp->nnodes, sp->ppn, &st, &machine))
+            continue;
+        search_rm(t, p, &st.s, sp->choice, sp->nchoices, stats);
+        /* the whole machine's ranges are the shape nnodes x ppn's */
+        if (sp->nnodes == p->nnodes && sp->ppn == p->ppn)
+            for (int i = 0; i < p->nchoices && i < sp->nchoices; i++)
+                memcpy(p->choice[i].params, sp->choice[i].params, sizeof p->choice[i].params);
+        trd_shape_free(&st);
+        free(machine);
+    }
+    stats->seconds = (double)(clock() - t0) / CLOCKS_PER_SEC;
+}

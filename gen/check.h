@@ -48,6 +48,22 @@ int trd_machine_shape(trd_topo_t t, int nnodes, int ppn, trd_shape_store *st, in
  * to 1024 ranks. */
 void trd_explain_schedules(FILE *f, trd_topo_t t, const trd_plan *p);
 
+typedef struct trd_search_stats {
+    int searched;   /* ranges whose parameters were searched */
+    int evaluated;  /* schedules timed */
+    double seconds; /* CPU time */
+} trd_search_stats;
+
+/* The parameters of the chosen algorithms, from the schedules' cost model:
+ * for every planned shape of up to 4096 ranks and every range that chose
+ * recursive multiplying, the bases [RM §4.1] -- the default schedule or one
+ * of the orderings (increasing, decreasing) of each multiset of bases 2..8
+ * whose product is the rank count, at most 64 -- with the lowest predicted
+ * time at the range's typical size go to choice[].params ("" when the
+ * default wins).  The runtime uses them where the communicator has the
+ * shape's rank count, the default otherwise. */
+void trd_search_params(trd_topo_t t, trd_plan *p, trd_search_stats *stats);
+
 /* --predict: CSV "algorithm,bytes,predicted_us" of every planner's schedule
  * over the whole machine (each node's cores, shared memory on the node,
  * commutative op, doubles, out of place) for 8 B .. max_bytes in powers of

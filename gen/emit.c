@@ -212,7 +212,7 @@ static int tables(trd_topo_t t, const trd_plan *p, const char *name, sbuf *b)
     if (nsh == 0) { /* one node: the table is never consulted */
         sb_printf(b, "static const trd_size_choice choices_0[1] = {{");
         size_value(b, SIZE_MAX);
-        sb_printf(b, ", TRD_ALG_RING}};\n");
+        sb_printf(b, ", TRD_ALG_RING, \"\"}};\n");
     }
     for (int s = 0; s < nsh; s++) {
         const struct trd_shape_plan *sp = &p->shape[s];
@@ -227,7 +227,9 @@ static int tables(trd_topo_t t, const trd_plan *p, const char *name, sbuf *b)
             uname[k] = '\0';
             sb_printf(b, "    {");
             size_value(b, sp->choice[i].below);
-            sb_printf(b, ", TRD_ALG_%s},\n", uname);
+            sb_printf(b, ", TRD_ALG_%s, ", uname);
+            c_string(b, sp->choice[i].params);
+            sb_printf(b, "},\n");
         }
         sb_printf(b, "};\n");
     }

@@ -36,6 +36,8 @@ typedef struct trd_plan {
         int alg;       /* index into trd_model_names() */
         size_t typical; /* a size inside the range (geometric middle) */
         int runner_up;  /* the second best at that size */
+        char params[48]; /* the algorithm's parameters ("" its default): for rm, the
+                          * schedule string the search of the bases chose */
     } choice[TRD_MAX_CHOICES];
     /* The same per planned communicator shape (nodes x ranks per node), for
      * communicators smaller than the machine; choice[] above is the shape of

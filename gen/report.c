@@ -158,8 +158,11 @@ void trd_explain(FILE *f, trd_topo_t t, const trd_plan *p, const char *input)
                 snprintf(range, sizeof range, "%zu B and up", lo);
             else
                 snprintf(range, sizeof range, "%zu B .. %zu B", lo, ch->below - 1);
+            char chosen[64];
+            snprintf(chosen, sizeof chosen, "%s%s%s", trd_model_name(ch->alg), ch->params[0] ? ":" : "",
+                     ch->params);
             fprintf(f, "    %-26s %-13s %10.2f %-13s %10.2f  %s\n", range,
-                    trd_model_name(ch->alg), trd_model_time(p, ch->alg, n, p->ppn, at) * 1e6,
+                    chosen, trd_model_time(p, ch->alg, n, p->ppn, at) * 1e6,
                     ch->runner_up >= 0 ? trd_model_name(ch->runner_up) : "-",
                     ch->runner_up >= 0 ? trd_model_time(p, ch->runner_up, n, p->ppn, at) * 1e6 : 0,
                     trd_model_levels(ch->alg));
@@ -172,7 +175,8 @@ void trd_explain(FILE *f, trd_topo_t t, const trd_plan *p, const char *input)
             const struct trd_shape_plan *sp = &p->shape[sh];
             fprintf(f, "    %5d x %-4d", sp->nnodes, sp->ppn);
             for (int i = 0; i < sp->nchoices; i++) {
-                fprintf(f, " %s", trd_model_name(sp->choice[i].alg));
+                fprintf(f, " %s%s%s", trd_model_name(sp->choice[i].alg), sp->choice[i].params[0] ? ":" : "",
+                        sp->choice[i].params);
                 if (sp->choice[i].below != SIZE_MAX) {
                     fprintf(f, " < ");
                     print_size(f, sp->choice[i].below);

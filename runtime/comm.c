@@ -278,6 +278,7 @@ static int comm_build(MPI_Comm comm, const trd_machine *m, trd_comm **out)
         int sh = trd_shape_pick(m->shapes, m->nshapes, c->nnodes, c->ppn_max);
         c->choices = sh >= 0 ? m->shapes[sh].choices : NULL;
         c->nchoices = sh >= 0 ? m->shapes[sh].nchoices : 0;
+        c->choices_ranks = sh >= 0 ? m->shapes[sh].nnodes * m->shapes[sh].ppn : 0;
     }
     c->local = c->pos - c->node_first[c->node];
     c->ppn = c->node_first[c->node + 1] - c->node_first[c->node];

@@ -14,6 +14,8 @@ extern "C" {
 typedef struct trd_size_choice {
     size_t below; /* the range ends before this many bytes; SIZE_MAX: no end */
     int alg;      /* enum trd_algorithm */
+    const char *params; /* its parameters, "" the default (rm: a schedule for the
+                         * shape's rank count, chosen on the schedules' cost model) */
 } trd_size_choice;
 
 /* The size ranges planned for communicators of nnodes nodes with ppn ranks

@@ -159,6 +159,7 @@ typedef struct trd_comm {
      * communicator's (trd_shape_pick with nnodes, ppn_max) */
     const trd_size_choice *choices;
     int nchoices;
+    int choices_ranks; /* ranks of that shape (its parameters fit only these) */
     /* packages of this rank's node that hold ranks of the communicator: local
      * ranks are spread over the node's packages in order (socket-major, as the
      * DFS ring numbers cores [TREE Lemma 5]); package q holds local ranks

@@ -118,162 +118,162 @@ static const int node_packages[64] = {
  * intra-node link 0.6 us, 10 GB/s; ring link 8 us, 6 GB/s;
  * NAP over all 64 nodes: 16 lanes, radix 16, 2 inter-node steps. */
 static const trd_size_choice choices_0[2] = { /* 2 nodes x 1 */
-    {64000, TRD_ALG_RD},
-    {SIZE_MAX, TRD_ALG_RING},
+    {64000, TRD_ALG_RD, ""},
+    {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_1[3] = { /* 2 nodes x 2 */
-    {4801, TRD_ALG_RD},
-    {27827, TRD_ALG_FLEX},
-    {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+    {4801, TRD_ALG_RD, ""},
+    {27827, TRD_ALG_FLEX, ""},
+    {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
 };
 static const trd_size_choice choices_2[3] = { /* 2 nodes x 4 */
-    {552, TRD_ALG_RM},
-    {64000, TRD_ALG_FLEX},
-    {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+    {552, TRD_ALG_RM, "a2,a2,a2"},
+    {64000, TRD_ALG_FLEX, ""},
+    {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
 };
 static const trd_size_choice choices_3[3] = { /* 2 nodes x 8 */
-    {206, TRD_ALG_RM},
-    {144696, TRD_ALG_FLEX},
-    {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+    {206, TRD_ALG_RM, "a2,a2,a2,a2"},
+    {144696, TRD_ALG_FLEX, ""},
+    {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
 };
 static const trd_size_choice choices_4[3] = { /* 2 nodes x 16 */
-    {92, TRD_ALG_RM},
-    {322783, TRD_ALG_FLEX},
-    {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+    {92, TRD_ALG_RM, "a4,a2,a2,a2"},
+    {322783, TRD_ALG_FLEX, ""},
+    {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
 };
 static const trd_size_choice choices_5[2] = { /* 4 nodes x 1 */
-    {40422, TRD_ALG_RD},
-    {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+    {40422, TRD_ALG_RD, ""},
+    {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
 };
 static const trd_size_choice choices_6[3] = { /* 4 nodes x 2 */
-    {1715, TRD_ALG_RD},
-    {37102, TRD_ALG_FLEX},
-    {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+    {1715, TRD_ALG_RD, ""},
+    {37102, TRD_ALG_FLEX, ""},
+    {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
 };
 static const trd_size_choice choices_7[3] = { /* 4 nodes x 4 */
-    {5334, TRD_ALG_NAP},
-    {71481, TRD_ALG_FLEX},
-    {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+    {5334, TRD_ALG_NAP, ""},
+    {71481, TRD_ALG_FLEX, ""},
+    {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
 };
 static const trd_size_choice choices_8[4] = { /* 4 nodes x 8 */
-    {2298, TRD_ALG_NAP},
-    {126624, TRD_ALG_FLEX},
-    {220991940, TRD_ALG_RABENSEIFNER},
-    {SIZE_MAX, TRD_ALG_RING},
+    {2298, TRD_ALG_NAP, ""},
+    {126624, TRD_ALG_FLEX, ""},
+    {220991940, TRD_ALG_RABENSEIFNER, ""},
+    {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_9[4] = { /* 4 nodes x 16 */
-    {1109, TRD_ALG_NAP},
-    {200704, TRD_ALG_FLEX},
-    {103594661, TRD_ALG_RABENSEIFNER},
-    {SIZE_MAX, TRD_ALG_RING},
+    {1109, TRD_ALG_NAP, ""},
+    {200704, TRD_ALG_FLEX, ""},
+    {103594661, TRD_ALG_RABENSEIFNER, ""},
+    {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_10[2] = { /* 8 nodes x 1 */
-    {32451, TRD_ALG_RD},
-    {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+    {32451, TRD_ALG_RD, ""},
+    {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
 };
 static const trd_size_choice choices_11[3] = { /* 8 nodes x 2 */
-    {1044, TRD_ALG_RD},
-    {38985, TRD_ALG_FLEX},
-    {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+    {1044, TRD_ALG_RD, ""},
+    {38985, TRD_ALG_FLEX, ""},
+    {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
 };
 static const trd_size_choice choices_12[4] = { /* 8 nodes x 4 */
-    {2275, TRD_ALG_NAP},
-    {68051, TRD_ALG_FLEX},
-    {213887942, TRD_ALG_RABENSEIFNER},
-    {SIZE_MAX, TRD_ALG_RING},
+    {2275, TRD_ALG_NAP, ""},
+    {68051, TRD_ALG_FLEX, ""},
+    {213887942, TRD_ALG_RABENSEIFNER, ""},
+    {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_13[4] = { /* 8 nodes x 8 */
-    {5898, TRD_ALG_NAP},
-    {106600, TRD_ALG_FLEX},
-    {43721142, TRD_ALG_RABENSEIFNER},
-    {SIZE_MAX, TRD_ALG_RING},
+    {5898, TRD_ALG_NAP, ""},
+    {106600, TRD_ALG_FLEX, ""},
+    {43721142, TRD_ALG_RABENSEIFNER, ""},
+    {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_14[4] = { /* 8 nodes x 16 */
-    {3219, TRD_ALG_NAP},
-    {148126, TRD_ALG_FLEX},
-    {62296130, TRD_ALG_RABENSEIFNER},
-    {SIZE_MAX, TRD_ALG_RING},
+    {3219, TRD_ALG_NAP, ""},
+    {148126, TRD_ALG_FLEX, ""},
+    {62296130, TRD_ALG_RABENSEIFNER, ""},
+    {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_15[2] = { /* 16 nodes x 1 */
-    {28577, TRD_ALG_RD},
-    {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+    {28577, TRD_ALG_RD, ""},
+    {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
 };
 static const trd_size_choice choices_16[3] = { /* 16 nodes x 2 */
-    {751, TRD_ALG_RD},
-    {39010, TRD_ALG_FLEX},
-    {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+    {751, TRD_ALG_RD, ""},
+    {39010, TRD_ALG_FLEX, ""},
+    {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
 };
 static const trd_size_choice choices_17[4] = { /* 16 nodes x 4 */
-    {5914, TRD_ALG_NAP},
-    {64291, TRD_ALG_FLEX},
-    {100437328, TRD_ALG_RABENSEIFNER},
-    {SIZE_MAX, TRD_ALG_RING},
+    {5914, TRD_ALG_NAP, ""},
+    {64291, TRD_ALG_FLEX, ""},
+    {100437328, TRD_ALG_RABENSEIFNER, ""},
+    {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_18[4] = { /* 16 nodes x 8 */
-    {2761, TRD_ALG_NAP},
-    {94388, TRD_ALG_FLEX},
-    {61830294, TRD_ALG_RABENSEIFNER},
-    {SIZE_MAX, TRD_ALG_RING},
+    {2761, TRD_ALG_NAP, ""},
+    {94388, TRD_ALG_FLEX, ""},
+    {61830294, TRD_ALG_RABENSEIFNER, ""},
+    {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_19[4] = { /* 16 nodes x 16 */
-    {5459, TRD_ALG_NAP},
-    {123407, TRD_ALG_FLEX},
-    {93351563, TRD_ALG_RABENSEIFNER},
-    {SIZE_MAX, TRD_ALG_RING},
+    {5459, TRD_ALG_NAP, ""},
+    {123407, TRD_ALG_FLEX, ""},
+    {93351563, TRD_ALG_RABENSEIFNER, ""},
+    {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_20[2] = { /* 32 nodes x 1 */
-    {26347, TRD_ALG_RD},
-    {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+    {26347, TRD_ALG_RD, ""},
+    {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
 };
 static const trd_size_choice choices_21[3] = { /* 32 nodes x 2 */
-    {586, TRD_ALG_RD},
-    {38642, TRD_ALG_FLEX},
-    {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+    {586, TRD_ALG_RD, ""},
+    {38642, TRD_ALG_FLEX, ""},
+    {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
 };
 static const trd_size_choice choices_22[4] = { /* 32 nodes x 4 */
-    {3556, TRD_ALG_NAP},
-    {61429, TRD_ALG_FLEX},
-    {149729274, TRD_ALG_RABENSEIFNER},
-    {SIZE_MAX, TRD_ALG_RING},
+    {3556, TRD_ALG_NAP, ""},
+    {61429, TRD_ALG_FLEX, ""},
+    {149729274, TRD_ALG_RABENSEIFNER, ""},
+    {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_23[4] = { /* 32 nodes x 8 */
-    {4779, TRD_ALG_NAP},
-    {86801, TRD_ALG_FLEX},
-    {108838126, TRD_ALG_RABENSEIFNER},
-    {SIZE_MAX, TRD_ALG_RING},
+    {4779, TRD_ALG_NAP, ""},
+    {86801, TRD_ALG_FLEX, ""},
+    {108838126, TRD_ALG_RABENSEIFNER, ""},
+    {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_24[4] = { /* 32 nodes x 16 */
-    {2620, TRD_ALG_NAP},
-    {109724, TRD_ALG_FLEX},
-    {166596288, TRD_ALG_RABENSEIFNER},
-    {SIZE_MAX, TRD_ALG_RING},
+    {2620, TRD_ALG_NAP, ""},
+    {109724, TRD_ALG_FLEX, ""},
+    {166596288, TRD_ALG_RABENSEIFNER, ""},
+    {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_25[2] = { /* 64 nodes x 1 */
-    {24925, TRD_ALG_RD},
-    {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+    {24925, TRD_ALG_RD, ""},
+    {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
 };
 static const trd_size_choice choices_26[3] = { /* 64 nodes x 2 */
-    {481, TRD_ALG_RD},
-    {38245, TRD_ALG_FLEX},
-    {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+    {481, TRD_ALG_RD, ""},
+    {38245, TRD_ALG_FLEX, ""},
+    {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
 };
 static const trd_size_choice choices_27[4] = { /* 64 nodes x 4 */
-    {6136, TRD_ALG_NAP},
-    {59342, TRD_ALG_FLEX},
-    {268234095, TRD_ALG_RABENSEIFNER},
-    {SIZE_MAX, TRD_ALG_RING},
+    {6136, TRD_ALG_NAP, ""},
+    {59342, TRD_ALG_FLEX, ""},
+    {268234095, TRD_ALG_RABENSEIFNER, ""},
+    {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_28[4] = { /* 64 nodes x 8 */
-    {6929, TRD_ALG_NAP},
-    {81804, TRD_ALG_FLEX},
-    {206068941, TRD_ALG_RABENSEIFNER},
-    {SIZE_MAX, TRD_ALG_RING},
+    {6929, TRD_ALG_NAP, ""},
+    {81804, TRD_ALG_FLEX, ""},
+    {206068941, TRD_ALG_RABENSEIFNER, ""},
+    {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_29[4] = { /* 64 nodes x 16 */
-    {3849, TRD_ALG_NAP},
-    {101253, TRD_ALG_FLEX},
-    {316684651, TRD_ALG_RABENSEIFNER},
-    {SIZE_MAX, TRD_ALG_RING},
+    {3849, TRD_ALG_NAP, ""},
+    {101253, TRD_ALG_FLEX, ""},
+    {316684651, TRD_ALG_RABENSEIFNER, ""},
+    {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_shape_choice shapes[30] = {
     {2, 1, choices_0, 2},
@@ -1744,6 +1744,8 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
             while (i + 1 < c->nchoices && bytes >= c->choices[i].below)
                 i++;
             alg = c->nchoices ? c->choices[i].alg : TRD_ALG_RING;
+            /* parameters were planned for the shape's rank count only */
+            params = c->nchoices && c->choices_ranks == c->size ? c->choices[i].params : "";
         }
     }
     if (!params)

@@ -39,7 +39,7 @@ static const int node_packages[1] = {
  * model [MPICH §3, NAP Eq. 3-6, TREE §3.2, RM Eq. 4]:
  * intra-node link 0.3 us, 20 GB/s; ring link 0.3 us, 20 GB/s;
  * NAP over all 1 nodes: 2 lanes, radix 2, 0 inter-node steps. */
-static const trd_size_choice choices_0[1] = {{SIZE_MAX, TRD_ALG_RING}};
+static const trd_size_choice choices_0[1] = {{SIZE_MAX, TRD_ALG_RING, ""}};
 static const trd_shape_choice shapes[1] = {
     {2, 2, choices_0, 1},
 };
@@ -1480,6 +1480,8 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
             while (i + 1 < c->nchoices && bytes >= c->choices[i].below)
                 i++;
             alg = c->nchoices ? c->choices[i].alg : TRD_ALG_RING;
+            /* parameters were planned for the shape's rank count only */
+            params = c->nchoices && c->choices_ranks == c->size ? c->choices[i].params : "";
         }
     }
     if (!params)

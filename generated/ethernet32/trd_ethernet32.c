@@ -77,24 +77,24 @@ static const int node_packages[32] = {
  * intra-node link 0.3 us, 20 GB/s; ring link 200 us, 0.125 GB/s;
  * NAP over all 32 nodes: 1 lanes, radix 2, 5 inter-node steps. */
 static const trd_size_choice choices_0[2] = { /* 2 nodes x 1 */
-    {1600000, TRD_ALG_RD},
-    {SIZE_MAX, TRD_ALG_RING},
+    {1600000, TRD_ALG_RD, ""},
+    {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_1[2] = { /* 4 nodes x 1 */
-    {92754, TRD_ALG_RD},
-    {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+    {92754, TRD_ALG_RD, ""},
+    {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
 };
 static const trd_size_choice choices_2[2] = { /* 8 nodes x 1 */
-    {56974, TRD_ALG_RD},
-    {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+    {56974, TRD_ALG_RD, ""},
+    {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
 };
 static const trd_size_choice choices_3[2] = { /* 16 nodes x 1 */
-    {45031, TRD_ALG_RD},
-    {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+    {45031, TRD_ALG_RD, ""},
+    {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
 };
 static const trd_size_choice choices_4[2] = { /* 32 nodes x 1 */
-    {39204, TRD_ALG_RD},
-    {SIZE_MAX, TRD_ALG_RABENSEIFNER},
+    {39204, TRD_ALG_RD, ""},
+    {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
 };
 static const trd_shape_choice shapes[5] = {
     {2, 1, choices_0, 2},
@@ -1540,6 +1540,8 @@ static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
             while (i + 1 < c->nchoices && bytes >= c->choices[i].below)
                 i++;
             alg = c->nchoices ? c->choices[i].alg : TRD_ALG_RING;
+            /* parameters were planned for the shape's rank count only */
+            params = c->nchoices && c->choices_ranks == c->size ? c->choices[i].params : "";
         }
     }
     if (!params)

@@ -212,7 +212,7 @@ static void check_selection(const char *rel)
         if (sp->nnodes == p.nnodes && sp->ppn == p.ppn)
             whole = s;
         for (int i = 0; i < sp->nchoices; i++)
-            flat[s][i] = (trd_size_choice){sp->choice[i].below, sp->choice[i].alg};
+            flat[s][i] = (trd_size_choice){sp->choice[i].below, sp->choice[i].alg, sp->choice[i].params};
         shapes[s] = (trd_shape_choice){sp->nnodes, sp->ppn, flat[s], sp->nchoices};
     }
     CU_ASSERT_FATAL(whole >= 0);
