@@ -9,6 +9,7 @@
 
 #include "check.h"
 #include "emit.h"
+#include "export.h"
 #include "plan.h"
 #include "readers.h"
 #include "report.h"
@@ -44,6 +45,10 @@ static const char usage[] =
     "      --break-schedule ALG:RANK:OP  testing: drop that op from every ALG schedule before\n"
     "                       it is verified, to see the refusal\n"
     "      --dot FILE       write the switch tree with the ring as Graphviz ('-': stdout)\n"
+    "      --export-mpich FILE  write an MPICH 4.x collective selection file (JSON) with this plan for\n"
+    "                       MPI_Allreduce (MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE)\n"
+    "      --export-ompi FILE   write an Open MPI coll/tuned dynamic rules file for MPI_Allreduce\n"
+    "                       (coll_tuned_dynamic_rules_filename)\n"
     "      --nodetype SPEC  node type where the input gives none, as an hwloc synthetic\n"
     "                       description (default \"package:1 core:1\")\n"
     "      --latency TIME   link latency where the input gives none (default 2us)\n"
@@ -52,7 +57,7 @@ static const char usage[] =
     "  -V, --version        the version\n";
 
 enum { OPT_EXPLAIN = 256, OPT_DOT, OPT_NODETYPE, OPT_LATENCY, OPT_BANDWIDTH, OPT_SCHEDULE,
-       OPT_ALGORITHM, OPT_BYTES, OPT_BREAK, OPT_PREDICT };
+       OPT_ALGORITHM, OPT_BYTES, OPT_BREAK, OPT_PREDICT, OPT_EXPORT_MPICH, OPT_EXPORT_OMPI };
 
 static int has_suffix(const char *s, const char *suf)
 {
@@ -79,6 +84,25 @@ static void append_quoted(char *cmd, size_t len, const char *arg)
         if (!(isalnum((unsigned char)*p) || strchr("-_./=:,+@%", *p)))
             plain = 0;
     snprintf(cmd + n, len - n, plain ? " %s" : " '%s'", arg);
+}
+
+/* Write an export through a temporary name, renamed when complete. */
+static int write_export(const char *path, int (*fn)(FILE *, const trd_plan *, const char *),
+                        const trd_plan *p, const char *name)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    int ok = f && fn(f, p, name) == 0;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    if (ok && rename(tmp, path) != 0)
+        ok = 0;
+    if (!ok) {
+        unlink(tmp);
+        fprintf(stderr, "%s: error: cannot write: %s\n", path, strerror(errno));
+    }
+    return ok ? 0 : -1;
 }
 
 /* "65536", "64K", "64KiB", "1M", "1MiB": bytes (powers of 1024). */
@@ -172,12 +196,14 @@ int main(int argc, char **argv)
         {"bytes", required_argument, NULL, OPT_BYTES},
         {"break-schedule", required_argument, NULL, OPT_BREAK},
         {"predict", required_argument, NULL, OPT_PREDICT},
+        {"export-mpich", required_argument, NULL, OPT_EXPORT_MPICH},
+        {"export-ompi", required_argument, NULL, OPT_EXPORT_OMPI},
         {"help", no_argument, NULL, 'h'},             {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0}};
     const char *outdir = NULL, *name = NULL, *format = NULL, *dot = NULL;
     const char *nodetype = "package:1 core:1", *latency = "2us", *bandwidth = "10GB/s";
     const char *schedule = NULL, *algorithm = NULL, *bytes_arg = NULL, *break_spec = NULL;
-    const char *predict = NULL;
+    const char *predict = NULL, *export_mpich = NULL, *export_ompi = NULL;
     int explain = 0, c;
     /* the command line for the banner, before getopt reorders argv */
     char cmd[4096] = "treeduce-gen";
@@ -198,6 +224,8 @@ int main(int argc, char **argv)
         case OPT_BYTES: bytes_arg = optarg; break;
         case OPT_BREAK: break_spec = optarg; break;
         case OPT_PREDICT: predict = optarg; break;
+        case OPT_EXPORT_MPICH: export_mpich = optarg; break;
+        case OPT_EXPORT_OMPI: export_ompi = optarg; break;
         case 'h': fputs(usage, stdout); return 0;
         case 'V': printf("treeduce-gen %s\n", TRD_VERSION); return 0;
         default: fputs(usage, stderr); return 2;
@@ -207,8 +235,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "treeduce-gen: expected one TOPOLOGY argument\n\n%s", usage);
         return 2;
     }
-    if (!outdir && !explain && !dot && !schedule && !predict) {
-        fprintf(stderr, "treeduce-gen: nothing to do: give -o DIR, --explain, --dot FILE, --schedule RANK or --predict MAX\n");
+    if (!outdir && !explain && !dot && !schedule && !predict && !export_mpich && !export_ompi) {
+        fprintf(stderr, "treeduce-gen: nothing to do: give -o DIR, --explain, --dot FILE, --schedule RANK,\n"
+                        "  --predict MAX, --export-mpich FILE or --export-ompi FILE\n");
         return 2;
     }
     const char *input = argv[optind];
@@ -288,8 +317,10 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    trd_plan plan;
+    static trd_plan plan;
     trd_plan_build(t, &plan);
+    trd_search_stats sstats;
+    trd_search_params(t, &plan, &sstats);
     char machine_name[80];
     sanitize(name ? name : trd_topo_name(t), machine_name, sizeof machine_name);
     char hash[65];
@@ -348,6 +379,12 @@ int main(int argc, char **argv)
             }
         }
     }
+    if (!status && export_mpich &&
+        write_export(export_mpich, trd_export_csel_json, &plan, machine_name) != 0)
+        status = 1;
+    if (!status && export_ompi &&
+        write_export(export_ompi, trd_export_ompi_rules, &plan, machine_name) != 0)
+        status = 1;
     if (!status && explain) {
         trd_explain(stdout, t, &plan, input);
         trd_explain_schedules(stdout, t, &plan);
@@ -355,6 +392,9 @@ int main(int argc, char **argv)
                "  reduced over all ranks once, sends and receives matched, no read before a write,\n"
                "  ring contention on the switch tree): %d, on up to %d ranks, %zu ops, %.2f s",
                stats.nverified, stats.largest, stats.ops, stats.seconds);
+        if (sstats.searched)
+            printf("; rm bases searched for %d range%s: %d schedules timed, %.2f s", sstats.searched,
+                   sstats.searched == 1 ? "" : "s", sstats.evaluated, sstats.seconds);
         if (stats.skipped)
             printf("; %d (shape, algorithm) pairs not planned as schedules yet or above the rank limit",
                    stats.skipped);
