@@ -30,14 +30,8 @@ static int parse_break(const char *spec, char *alg, size_t alen, int *rank, long
 /* Drop rank r's op k (testing the refusal). */
 static void drop_op(trd_sched *s, int r, long k)
 {
-    if (r >= s->nranks || (size_t)k >= s->first[r + 1] - s->first[r])
-        return;
-    size_t i = s->first[r] + (size_t)k;
-    memmove(&s->op[i], &s->op[i + 1], (s->nops - i - 1) * sizeof *s->op);
-    s->nops--;
-    for (int q = 0; q <= s->nranks; q++)
-        if (s->first[q] > i)
-            s->first[q]--;
+    if (r < s->nranks && (size_t)k < s->first[r + 1] - s->first[r])
+        trd_sched_drop(s, s->first[r] + (size_t)k);
 }
 
 int trd_machine_shape(trd_topo_t t, int nnodes, int ppn, trd_shape_store *st, int **machine)

@@ -12,33 +12,20 @@
 #include "plan.h"
 #include "sched.h"
 
-/* Directed link ids: vertex v's up-link is 2v, its down-link 2v+1, where
- * switches are 0..S-1 and node i is S+i. */
+/* Count the directed links of the path a -> b in use (ids as in
+ * trd_topo_path_links: vertex v's up-link is 2v, its down-link 2v+1, where
+ * switches are 0..S-1 and node i is S+i); the first link used twice goes to
+ * *dup_link.  Returns how many links reached two uses. */
 static int walk(trd_topo_t t, int a, int b, int *use, int *dup_link)
 {
-    int S = trd_topo_nswitches(t);
-    int sa = trd_topo_node_switch(t, a), sb = trd_topo_node_switch(t, b);
-    int dups = 0;
-#define USE(link)                                                                                  \
-    do {                                                                                           \
-        if (++use[link] == 2) {                                                                    \
-            if (*dup_link < 0)                                                                     \
-                *dup_link = (link);                                                                \
-            dups++;                                                                                \
-        }                                                                                          \
-    } while (0)
-    USE(2 * (S + a));     /* node a up to its switch */
-    USE(2 * (S + b) + 1); /* switch down to node b */
-    while (sa != sb) {
-        if (trd_topo_switch_depth(t, sa) >= trd_topo_switch_depth(t, sb)) {
-            USE(2 * sa);
-            sa = trd_topo_switch_parent(t, sa);
-        } else {
-            USE(2 * sb + 1);
-            sb = trd_topo_switch_parent(t, sb);
+    int links[256], dups = 0;
+    int n = trd_topo_path_links(t, a, b, links, 256);
+    for (int i = 0; i < n && i < 256; i++)
+        if (++use[links[i]] == 2) {
+            if (*dup_link < 0)
+                *dup_link = links[i];
+            dups++;
         }
-    }
-#undef USE
     return dups;
 }
 

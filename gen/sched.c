@@ -98,6 +98,17 @@ int trd_sched_end(trd_sched *s)
     return s->oom ? -1 : 0;
 }
 
+void trd_sched_drop(trd_sched *s, size_t i)
+{
+    if (i >= s->nops)
+        return;
+    memmove(&s->op[i], &s->op[i + 1], (s->nops - i - 1) * sizeof *s->op);
+    s->nops--;
+    for (int q = 0; q <= s->nranks; q++)
+        if (s->first[q] > i)
+            s->first[q]--;
+}
+
 void trd_s_send(trd_sched *s, int round, int peer, int src, size_t soff, size_t len)
 {
     trd_sched_add(s, (trd_sstep){.op = TRD_S_SEND, .src = (unsigned char)src, .peer = peer,

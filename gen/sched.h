@@ -109,6 +109,9 @@ void trd_sched_add(trd_sched *s, trd_sstep st);
 /* Close the last rank.  Returns 0, or -1 out of memory. */
 int trd_sched_end(trd_sched *s);
 
+/* Remove op i (testing: a schedule broken on purpose). */
+void trd_sched_drop(trd_sched *s, size_t i);
+
 /* Shorthands for the builders. */
 void trd_s_send(trd_sched *s, int round, int peer, int src, size_t soff, size_t len);
 void trd_s_recv(trd_sched *s, int round, int peer, int dst, size_t off, size_t len);

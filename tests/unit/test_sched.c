@@ -181,15 +181,6 @@ static void expect(broken *b, const char *msg)
     trd_shape_free(&b->st);
 }
 
-static void drop(trd_sched *s, size_t i)
-{
-    memmove(&s->op[i], &s->op[i + 1], (s->nops - i - 1) * sizeof *s->op);
-    s->nops--;
-    for (int r = 0; r <= s->nranks; r++)
-        if (s->first[r] > i)
-            s->first[r]--;
-}
-
 static void test_broken(void)
 {
     broken b;
@@ -199,7 +190,7 @@ static void test_broken(void)
     plan(&b, "rd", 4, 1, 8, 1, 0);
     i = find(&b.s, 2, TRD_S_REDUCE, 0);
     CU_ASSERT_FATAL(i >= 0);
-    drop(&b.s, (size_t)i);
+    trd_sched_drop(&b.s, (size_t)i);
     expect(&b, "rank 0: recvbuf[0] holds 3 of the 4 contributions");
 
     /* a receive one element short */
@@ -217,7 +208,7 @@ static void test_broken(void)
     /* a send that never happens: rank 0 goes on to wait for the result */
     plan(&b, "rd", 3, 1, 4, 1, 0);
     i = find(&b.s, 0, TRD_S_SEND, 0);
-    drop(&b.s, (size_t)i);
+    trd_sched_drop(&b.s, (size_t)i);
     expect(&b, "rank 0, op 1 (round 41): deadlock: waits to receive from 1, which no rank matches");
 
     /* the temporary read before it is written */
@@ -228,9 +219,9 @@ static void test_broken(void)
 
     /* shared memory: the barrier after the copy-in dropped */
     plan(&b, "nap", 1, 3, 40, 1, 1);
-    drop(&b.s, (size_t)find(&b.s, 1, TRD_S_BARRIER, 0));
-    drop(&b.s, (size_t)find(&b.s, 0, TRD_S_BARRIER, 0));
-    drop(&b.s, (size_t)find(&b.s, 2, TRD_S_BARRIER, 0));
+    trd_sched_drop(&b.s, (size_t)find(&b.s, 1, TRD_S_BARRIER, 0));
+    trd_sched_drop(&b.s, (size_t)find(&b.s, 0, TRD_S_BARRIER, 0));
+    trd_sched_drop(&b.s, (size_t)find(&b.s, 2, TRD_S_BARRIER, 0));
     expect(&b, "rank 0, op 2 (round 0): reads shm[0] of rank 2, which rank 2 has not written before "
                "a barrier both passed");
 }
