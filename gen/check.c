@@ -81,8 +81,10 @@ static int check_alg(trd_topo_t t, const trd_check_opts *o, trd_diag *d, const t
                        o->break_spec);
         return -1;
     }
-    /* only NAP and SMP have node phases that differ with shared memory */
-    int shm_last = !strcmp(alg, "nap") || !strcmp(alg, "smp") ? 0 : 1;
+    /* only the algorithms with node phases differ with shared memory */
+    int phases = !strcmp(alg, "nap") || !strcmp(alg, "smp") || !strcmp(alg, "flex") ||
+                 !strcmp(alg, "hring");
+    int shm_last = phases ? 0 : 1;
     for (int k = 0; k < 2; k++)
         for (int shm = 1; shm >= shm_last; shm--) {
             trd_sched s;

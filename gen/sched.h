@@ -136,7 +136,8 @@ void trd_sched_print(FILE *f, const trd_sched *s, int r);
  * step for step (same peers, ranges, operand order); the node phases run
  * through the shared segment when shm, else point to point.
  *   alg: "ring", "rd", "rabenseifner", "rm" (params: an RM schedule or ""),
- *        "nap", "smp" (inter-node: "rd", "rabenseifner" or "ring").
+ *        "nap", "smp" (inter-node: "rd", "rabenseifner" or "ring"), "flex"
+ *        (lane algorithm: "", "rd", "rabenseifner" or "ring"), "hring".
  * commutative selects the orders the runtime uses for commutative ops (ring
  * order) or not (rank order; algorithms that need commutativity refuse).
  * Returns 0, or -1 with why (e.g. "unknown algorithm 'x'"). */

@@ -24,6 +24,7 @@ typedef struct ctx {
     trd_sched *s;
     const trd_shape *sh;
     size_t count, ext;
+    size_t base; /* where the vector starts in recvbuf (a lane's block in flex) */
     int shm, commutative;
     int rank, pos, node, local, ppn; /* the rank being planned */
     const int *local_ranks;          /* its node's ranks in local order */
@@ -51,11 +52,11 @@ static void rd_list(ctx *c, int round, const int *ranks, int n, int me)
 #define RANK(i) (ranks ? ranks[i] : (i))
     if (me < 2 * rem) {
         if (me % 2 == 0) {
-            trd_s_send(s, round, RANK(me + 1), TRD_B_RECV, 0, cnt);
+            trd_s_send(s, round, RANK(me + 1), TRD_B_RECV, c->base, cnt);
             newrank = -1;
         } else {
             trd_s_recv(s, round, RANK(me - 1), TRD_B_TMP, 0, cnt);
-            trd_s_reduce(s, round, TRD_B_RECV, 0, TRD_B_TMP, -1, 0, cnt, 1);
+            trd_s_reduce(s, round, TRD_B_RECV, c->base, TRD_B_TMP, -1, 0, cnt, 1);
             newrank = me / 2;
         }
     } else {
@@ -65,20 +66,20 @@ static void rd_list(ctx *c, int round, const int *ranks, int n, int me)
     for (int mask = 1; newrank >= 0 && mask < pof2; mask <<= 1, k++) {
         int newdst = newrank ^ mask;
         int dst = newdst < rem ? newdst * 2 + 1 : newdst + rem;
-        trd_s_sendrecv(s, round + k, RANK(dst), TRD_B_RECV, 0, cnt, RANK(dst), TRD_B_TMP, 0, cnt);
+        trd_s_sendrecv(s, round + k, RANK(dst), TRD_B_RECV, c->base, cnt, RANK(dst), TRD_B_TMP, 0, cnt);
         if (c->commutative || dst < me) {
-            trd_s_reduce(s, round + k, TRD_B_RECV, 0, TRD_B_TMP, -1, 0, cnt, 1);
+            trd_s_reduce(s, round + k, TRD_B_RECV, c->base, TRD_B_TMP, -1, 0, cnt, 1);
         } else {
-            trd_s_reduce(s, round + k, TRD_B_TMP, 0, TRD_B_RECV, -1, 0, cnt, 1);
-            trd_s_copy(s, round + k, TRD_B_RECV, 0, TRD_B_TMP, -1, 0, cnt);
+            trd_s_reduce(s, round + k, TRD_B_TMP, 0, TRD_B_RECV, -1, c->base, cnt, 1);
+            trd_s_copy(s, round + k, TRD_B_RECV, c->base, TRD_B_TMP, -1, 0, cnt);
         }
     }
     int last = round + 40;
     if (me < 2 * rem) {
         if (me % 2)
-            trd_s_send(s, last, RANK(me - 1), TRD_B_RECV, 0, cnt);
+            trd_s_send(s, last, RANK(me - 1), TRD_B_RECV, c->base, cnt);
         else
-            trd_s_recv(s, last, RANK(me + 1), TRD_B_RECV, 0, cnt);
+            trd_s_recv(s, last, RANK(me + 1), TRD_B_RECV, c->base, cnt);
     }
 #undef RANK
 }
@@ -90,17 +91,19 @@ static void ring_list(ctx *c, int round, const int *ranks, int n, int me)
     trd_sched *s = c->s;
     int next = ranks[(me + 1) % n], prev = ranks[(me + n - 1) % n];
 #define OFF(i) range_offset(c, n, (i))
+#define AT(i) (c->base + OFF(i))
 #define LEN(i) (OFF((i) + 1) - OFF(i))
     for (int k = 0; k < n - 1; k++) {
         int sb = (me - k + n) % n, rb = (me - k - 1 + n) % n;
-        trd_s_sendrecv(s, round + k, next, TRD_B_RECV, OFF(sb), LEN(sb), prev, TRD_B_TMP, 0, LEN(rb));
-        trd_s_reduce(s, round + k, TRD_B_RECV, OFF(rb), TRD_B_TMP, -1, 0, LEN(rb), 1);
+        trd_s_sendrecv(s, round + k, next, TRD_B_RECV, AT(sb), LEN(sb), prev, TRD_B_TMP, 0, LEN(rb));
+        trd_s_reduce(s, round + k, TRD_B_RECV, AT(rb), TRD_B_TMP, -1, 0, LEN(rb), 1);
     }
     for (int k = 0; k < n - 1; k++) {
         int sb = (me + 1 - k + n) % n, rb = (me - k + n) % n;
-        trd_s_sendrecv(s, round + n - 1 + k, next, TRD_B_RECV, OFF(sb), LEN(sb), prev, TRD_B_RECV,
-                       OFF(rb), LEN(rb));
+        trd_s_sendrecv(s, round + n - 1 + k, next, TRD_B_RECV, AT(sb), LEN(sb), prev, TRD_B_RECV,
+                       AT(rb), LEN(rb));
     }
+#undef AT
 #undef LEN
 #undef OFF
 }
@@ -119,11 +122,11 @@ static void rabenseifner_list(ctx *c, int round, const int *ranks, int n, int me
     int rem = n - q;
     if (me < 2 * rem) {
         if (me % 2 == 0) {
-            trd_s_send(s, round, ranks[me + 1], TRD_B_RECV, 0, cnt);
+            trd_s_send(s, round, ranks[me + 1], TRD_B_RECV, c->base, cnt);
             newrank = -1;
         } else {
             trd_s_recv(s, round, ranks[me - 1], TRD_B_TMP, 0, cnt);
-            trd_s_reduce(s, round, TRD_B_RECV, 0, TRD_B_TMP, -1, 0, cnt, 1);
+            trd_s_reduce(s, round, TRD_B_RECV, c->base, TRD_B_TMP, -1, 0, cnt, 1);
             newrank = me / 2;
         }
     } else {
@@ -141,8 +144,8 @@ static void rabenseifner_list(ctx *c, int round, const int *ranks, int n, int me
             int peer = PEER(newrank ^ mask);
             plo[steps] = lo;
             phi[steps] = hi;
-            trd_s_sendrecv(s, round + 1 + steps, peer, TRD_B_RECV, so, sn, peer, TRD_B_TMP, 0, kn);
-            trd_s_reduce(s, round + 1 + steps, TRD_B_RECV, ko, TRD_B_TMP, -1, 0, kn, 1);
+            trd_s_sendrecv(s, round + 1 + steps, peer, TRD_B_RECV, c->base + so, sn, peer, TRD_B_TMP, 0, kn);
+            trd_s_reduce(s, round + 1 + steps, TRD_B_RECV, c->base + ko, TRD_B_TMP, -1, 0, kn, 1);
             lo = klo;
             hi = khi;
         }
@@ -150,8 +153,8 @@ static void rabenseifner_list(ctx *c, int round, const int *ranks, int n, int me
             int olo = lo == plo[k] ? hi : plo[k], ohi = lo == plo[k] ? phi[k] : lo;
             size_t mo = OFF(lo), oo = OFF(olo), mn = OFF(hi) - mo, on = OFF(ohi) - oo;
             int peer = PEER(newrank ^ (1 << k));
-            trd_s_sendrecv(s, round + 1 + 2 * steps - k, peer, TRD_B_RECV, mo, mn, peer, TRD_B_RECV,
-                           oo, on);
+            trd_s_sendrecv(s, round + 1 + 2 * steps - k, peer, TRD_B_RECV, c->base + mo, mn, peer,
+                           TRD_B_RECV, c->base + oo, on);
             lo = plo[k];
             hi = phi[k];
         }
@@ -160,9 +163,9 @@ static void rabenseifner_list(ctx *c, int round, const int *ranks, int n, int me
 #undef PEER
     if (me < 2 * rem) {
         if (me % 2)
-            trd_s_send(s, round + 80, ranks[me - 1], TRD_B_RECV, 0, cnt);
+            trd_s_send(s, round + 80, ranks[me - 1], TRD_B_RECV, c->base, cnt);
         else
-            trd_s_recv(s, round + 80, ranks[me + 1], TRD_B_RECV, 0, cnt);
+            trd_s_recv(s, round + 80, ranks[me + 1], TRD_B_RECV, c->base, cnt);
     }
 }
 
@@ -439,9 +442,146 @@ static int smp_plan(ctx *c, const char *params, char *why, size_t whylen)
     return 0;
 }
 
+/* ---- The FLEX composite and the hierarchical ring [FLEX §2.1.2, TREE §3.2] ---- */
+
+/* Bytes one latency is worth, the scale of the lane algorithm choice
+ * (HIER_ALPHA_BETA_BYTES and flex_choose in templates/allreduce_hier.c.in). */
+#define HIER_ALPHA_BETA_BYTES 8192
+enum { LANE_RD, LANE_RABENSEIFNER, LANE_RING };
+
+static int flex_choose(size_t bytes, int n)
+{
+    int lg = 0;
+    while ((2 << lg) <= n)
+        lg++;
+    if (bytes < HIER_ALPHA_BETA_BYTES)
+        return LANE_RD;
+    if ((n & (n - 1)) == 0 || bytes < (size_t)(n - 2 - lg) * HIER_ALPHA_BETA_BYTES)
+        return LANE_RABENSEIFNER;
+    return LANE_RING;
+}
+
+/* (1) node reduce_scatter to the lanes, (2) one allreduce per lane among
+ * the nodes, (3) node allgather from the lanes (composite_allreduce).  The
+ * temporary holds the lane's accumulator, then one block per local rank for
+ * the point-to-point reduce_scatter (the runtime reuses one block; the data
+ * flow and the fold order are the same). */
+static int flex_plan(ctx *c, int lane_alg, int nlanes, size_t blk)
+{
+    trd_sched *s = c->s;
+    const trd_shape *sh = c->sh;
+    size_t cnt = c->count, lo, hi;
+    /* (1) */
+    if (c->ppn > 1 && c->shm) {
+        trd_s_copy(s, 0, TRD_B_SHM, 0, TRD_B_RECV, -1, 0, cnt);
+        trd_s_barrier(s, 0);
+        if (c->local < nlanes) {
+            trd_block_split(cnt, c->ext, nlanes, c->local, &lo, &hi);
+            if (hi > lo) {
+                trd_s_copy(s, 0, TRD_B_RECV, lo, TRD_B_SHM, c->local_ranks[c->ppn - 1], lo, hi - lo);
+                for (int j = c->ppn - 2; j >= 0; j--)
+                    trd_s_reduce(s, 0, TRD_B_RECV, lo, TRD_B_SHM, c->local_ranks[j], lo, hi - lo, 1);
+            }
+        }
+        trd_s_barrier(s, 0);
+    } else if (c->ppn > 1) {
+        int posted = 0;
+        for (int l = 0; l < nlanes; l++) {
+            trd_block_split(cnt, c->ext, nlanes, l, &lo, &hi);
+            if (l != c->local && hi > lo) {
+                trd_s_send(s, 0, c->local_ranks[l], TRD_B_RECV, lo, hi - lo);
+                trd_s_nb(s);
+                posted = 1;
+            }
+        }
+        if (c->local < nlanes) {
+            trd_block_split(cnt, c->ext, nlanes, c->local, &lo, &hi);
+            for (int j = c->ppn - 1; hi > lo && j >= 0; j--)
+                if (j != c->local) {
+                    trd_s_recv(s, 0, c->local_ranks[j], TRD_B_TMP, blk * (size_t)(1 + j), hi - lo);
+                    trd_s_nb(s);
+                    posted = 1;
+                }
+        }
+        if (posted)
+            s->op[s->nops - 1].nb = 0;
+        if (c->local < nlanes && hi > lo) {
+            /* x_0 op (x_1 op (... op x_{ppn-1})) into acc, then into the block */
+            for (int j = c->ppn - 1; j >= 0; j--) {
+                int own = j == c->local;
+                size_t at = own ? lo : blk * (size_t)(1 + j);
+                int from = own ? TRD_B_RECV : TRD_B_TMP;
+                if (j == c->ppn - 1)
+                    trd_s_copy(s, 0, TRD_B_TMP, 0, from, -1, at, hi - lo);
+                else
+                    trd_s_reduce(s, 0, TRD_B_TMP, 0, from, -1, at, hi - lo, 1);
+            }
+            trd_s_copy(s, 0, TRD_B_RECV, lo, TRD_B_TMP, -1, 0, hi - lo);
+        }
+    }
+    /* (2) */
+    if (c->local < nlanes && sh->nnodes > 1) {
+        int *lane = malloc((size_t)sh->nnodes * sizeof *lane);
+        if (!lane)
+            return -1;
+        for (int v = 0; v < sh->nnodes; v++)
+            lane[v] = sh->ring[sh->node_first[v] + c->local];
+        trd_block_split(cnt, c->ext, nlanes, c->local, &lo, &hi);
+        ctx sub = *c;
+        sub.count = hi - lo;
+        sub.base = lo;
+        int alg = lane_alg >= 0 ? lane_alg : flex_choose((hi - lo) * c->ext, sh->nnodes);
+        if (alg == LANE_RING)
+            ring_list(&sub, PHASE, lane, sh->nnodes, c->node);
+        else if (alg == LANE_RABENSEIFNER)
+            rabenseifner_list(&sub, PHASE, lane, sh->nnodes, c->node);
+        else
+            rd_list(&sub, PHASE, lane, sh->nnodes, c->node);
+        free(lane);
+    }
+    /* (3) */
+    if (c->ppn > 1 && c->shm) {
+        if (c->local < nlanes) {
+            trd_block_split(cnt, c->ext, nlanes, c->local, &lo, &hi);
+            if (hi > lo)
+                trd_s_copy(s, 2 * PHASE, TRD_B_SHM, cnt + lo, TRD_B_RECV, -1, lo, hi - lo);
+        }
+        trd_s_barrier(s, 2 * PHASE);
+        for (int l = 0; l < nlanes; l++) {
+            trd_block_split(cnt, c->ext, nlanes, l, &lo, &hi);
+            if (l != c->local && hi > lo)
+                trd_s_copy(s, 2 * PHASE, TRD_B_RECV, lo, TRD_B_SHM, c->local_ranks[l], cnt + lo, hi - lo);
+        }
+        trd_s_barrier(s, 2 * PHASE);
+    } else if (c->ppn > 1) {
+        int posted = 0;
+        for (int l = 0; l < nlanes; l++) {
+            trd_block_split(cnt, c->ext, nlanes, l, &lo, &hi);
+            if (l != c->local && hi > lo) {
+                trd_s_recv(s, 2 * PHASE, c->local_ranks[l], TRD_B_RECV, lo, hi - lo);
+                trd_s_nb(s);
+                posted = 1;
+            }
+        }
+        if (c->local < nlanes) {
+            trd_block_split(cnt, c->ext, nlanes, c->local, &lo, &hi);
+            for (int j = 0; j < c->ppn && hi > lo; j++)
+                if (j != c->local) {
+                    trd_s_send(s, 2 * PHASE, c->local_ranks[j], TRD_B_RECV, lo, hi - lo);
+                    trd_s_nb(s);
+                    posted = 1;
+                }
+        }
+        if (posted)
+            s->op[s->nops - 1].nb = 0;
+    }
+    return 0;
+}
+
 /* ---- Dispatch ---------------------------------------------------------------- */
 
-const char *const trd_sched_planners[] = {"ring", "rd", "rabenseifner", "rm", "nap", "smp", NULL};
+const char *const trd_sched_planners[] = {"ring", "rd",  "rabenseifner", "rm",
+                                          "nap",  "smp", "flex",         "hring", NULL};
 
 int trd_sched_plan(trd_sched *s, const char *alg, const char *params, const trd_shape *sh,
                    size_t count, size_t extent, int in_place, int commutative, int shm, char *why,
@@ -455,18 +595,31 @@ int trd_sched_plan(trd_sched *s, const char *alg, const char *params, const trd_
         if (!strcmp(alg, trd_sched_planners[i]))
             a = i;
     if (a < 0) {
-        snprintf(why, whylen, "unknown algorithm '%s' (planned: ring, rd, rabenseifner, rm, nap, smp)",
-                 alg);
+        snprintf(why, whylen,
+                 "unknown algorithm '%s' (planned: ring, rd, rabenseifner, rm, nap, smp, flex, hring)", alg);
         return -1;
     }
     if (!commutative && a != 1 && a != 3) {
         snprintf(why, whylen, "%s needs a commutative operation", alg);
         return -1;
     }
-    if (*params && a != 3 && a != 5) {
+    if (*params && a != 3 && a != 5 && a != 6) {
         snprintf(why, whylen, "%s takes no parameters", alg);
         return -1;
     }
+    int lane_alg = -1;
+    if (a == 6 && *params) {
+        lane_alg = !strcmp(params, "rd") ? LANE_RD : !strcmp(params, "rabenseifner") ? LANE_RABENSEIFNER
+                 : !strcmp(params, "ring")                                        ? LANE_RING
+                                                                                  : -2;
+        if (lane_alg == -2) {
+            snprintf(why, whylen, "flex: the lane algorithm must be rd, rabenseifner or ring, not '%s'",
+                     params);
+            return -1;
+        }
+    }
+    if (a == 7)
+        lane_alg = LANE_RING;
     if (a == 3) {
         if (*params) {
             char err[128];
@@ -497,6 +650,20 @@ int trd_sched_plan(trd_sched *s, const char *alg, const char *params, const trd_
     s->contention_free = a == 0;
     if (a == 3)
         s->tmp_count = count * (size_t)(trd_rm_max_recv(&rs) + 1);
+    int ppn_min = sh->nranks, ppn_max = 0;
+    for (int v = 0; v < sh->nnodes; v++) {
+        int k = sh->node_first[v + 1] - sh->node_first[v];
+        ppn_min = k < ppn_min ? k : ppn_min;
+        ppn_max = k > ppn_max ? k : ppn_max;
+    }
+    size_t blk = 0;
+    for (int l = 0; l < ppn_min; l++) {
+        size_t lo, hi;
+        trd_block_split(count, extent, ppn_min, l, &lo, &hi);
+        blk = hi - lo > blk ? hi - lo : blk;
+    }
+    if (a >= 6)
+        s->tmp_count = blk * (size_t)(ppn_max + 1) + 1;
     int *pos_of = malloc((size_t)(sh->nranks > 0 ? sh->nranks : 1) * sizeof *pos_of);
     if (!pos_of) {
         trd_sched_free(s);
@@ -539,6 +706,12 @@ int trd_sched_plan(trd_sched *s, const char *alg, const char *params, const trd_
             break;
         case 5:
             rc = smp_plan(&c, params, why, whylen);
+            break;
+        default:
+            if (flex_plan(&c, lane_alg, ppn_min, blk)) {
+                snprintf(why, whylen, "out of memory");
+                rc = -1;
+            }
             break;
         }
     }

@@ -692,6 +692,17 @@ static const char *describe(const trd_sstep *o, char *buf, size_t n)
     return buf;
 }
 
+/* Messages in round order (stable: match order within a round). */
+static const struct msg *sort_msgs;
+
+static int cmp_round(const void *x, const void *y)
+{
+    const struct msg *a = &sort_msgs[*(const size_t *)x], *b = &sort_msgs[*(const size_t *)y];
+    if (a->round != b->round)
+        return (a->round > b->round) - (a->round < b->round);
+    return (*(const size_t *)x > *(const size_t *)y) - (*(const size_t *)x < *(const size_t *)y);
+}
+
 static int check_contention(vm *m, const trd_verify_opts *opts)
 {
     trd_topo_t t = opts->topo;
@@ -699,21 +710,26 @@ static int check_contention(vm *m, const trd_verify_opts *opts)
     if (!sh->machine_node)
         return 0;
     int S = trd_topo_nswitches(t), N = trd_topo_nnodes(t);
-    size_t nlinks = 2 * ((size_t)S + (size_t)N);
+    size_t nlinks = 2 * ((size_t)S + (size_t)N), n = m->nmsgs;
     int *use = calloc(nlinks, sizeof *use), links[256];
     struct msg *owner = malloc(nlinks * sizeof *owner);
-    if (!use || !owner) {
+    size_t *order = malloc((n + 1) * sizeof *order);
+    if (!use || !owner || !order) {
         free(use);
         free(owner);
+        free(order);
         return fail(m, "out of memory");
     }
+    for (size_t k = 0; k < n; k++)
+        order[k] = k;
+    sort_msgs = m->msgs;
+    qsort(order, n, sizeof *order, cmp_round);
     int rc = 0;
-    for (int round = 0; round < m->s->nrounds && !rc; round++) {
-        memset(use, 0, nlinks * sizeof *use);
-        for (size_t k = 0; k < m->nmsgs && !rc; k++) {
-            const struct msg *g = &m->msgs[k];
-            if (g->round != round)
-                continue;
+    for (size_t g0 = 0, g1; g0 < n && !rc; g0 = g1) {
+        for (g1 = g0; g1 < n && m->msgs[order[g1]].round == m->msgs[order[g0]].round; g1++)
+            ;
+        for (size_t x = g0; x < g1 && !rc; x++) {
+            const struct msg *g = &m->msgs[order[x]];
             int a = sh->machine_node[g->from], b = sh->machine_node[g->to];
             int nl = trd_topo_path_links(t, a, b, links, 256);
             for (int l = 0; l < nl && l < 256 && !rc; l++) {
@@ -724,16 +740,23 @@ static int check_contention(vm *m, const trd_verify_opts *opts)
                     rc = fail(m,
                               "round %d: the messages %s -> %s and %s -> %s share the link %s '%s' "
                               "[TREE §2]",
-                              round, trd_topo_node_name(t, sh->machine_node[h->from]),
+                              g->round, trd_topo_node_name(t, sh->machine_node[h->from]),
                               trd_topo_node_name(t, sh->machine_node[h->to]), trd_topo_node_name(t, a),
                               trd_topo_node_name(t, b), down ? "down to" : "up from", vn);
                 }
                 owner[links[l]] = *g;
             }
         }
+        for (size_t x = g0; x < g1; x++) {
+            const struct msg *g = &m->msgs[order[x]];
+            int nl = trd_topo_path_links(t, sh->machine_node[g->from], sh->machine_node[g->to], links, 256);
+            for (int l = 0; l < nl && l < 256; l++)
+                use[links[l]] = 0;
+        }
     }
     free(use);
     free(owner);
+    free(order);
     return rc;
 }
 
@@ -862,8 +885,9 @@ int trd_sched_verify(const trd_sched *s, const trd_shape *sh, const trd_verify_o
 
 /* Bandwidth divisor of every message of the first pass, in match order: the
  * most messages of its round on one directed link of its path [TREE §2], or
- * the messages of its round leaving its node over the node's injection
- * bandwidth R_N [NAP Eq. 3], whichever limits more; 1 on a node. */
+ * the messages of its round leaving its node times the path bandwidth over
+ * the node's injection bandwidth R_N [NAP Eq. 3], whichever limits more; 1
+ * on a node. */
 static int shares(vm *m, double **out)
 {
     trd_topo_t t = m->cm->topo;
@@ -871,61 +895,57 @@ static int shares(vm *m, double **out)
     int S = trd_topo_nswitches(t), N = trd_topo_nnodes(t), links[256];
     size_t nl = 2 * ((size_t)S + (size_t)N), n = m->nmsgs;
     int *use = calloc(nl, sizeof *use), *leave = calloc((size_t)N, sizeof *leave);
-    double *sh_out = malloc((n + 1) * sizeof *sh_out);
-    if (!use || !leave || !sh_out) {
+    double *f = malloc((n + 1) * sizeof *f);
+    size_t *order = malloc((n + 1) * sizeof *order);
+    if (!use || !leave || !f || !order) {
         free(use);
         free(leave);
-        free(sh_out);
+        free(f);
+        free(order);
         return fail(m, "out of memory");
     }
-    /* messages sorted by round would be faster; rounds are few per pass */
-    for (int round = 0; round < m->s->nrounds; round++) {
-        int any = 0;
-        for (size_t k = 0; k < n; k++) {
-            const struct msg *g = &m->msgs[k];
-            if (g->round != round || g->from == g->to)
-                continue;
-            any = 1;
-            int a = sh->machine_node[g->from], b = sh->machine_node[g->to];
-            int c = trd_topo_path_links(t, a, b, links, 256);
-            for (int l = 0; l < c && l < 256; l++)
-                use[links[l]]++;
-            leave[a]++;
-        }
-        if (!any)
-            continue;
-        for (size_t k = 0; k < n; k++) {
-            const struct msg *g = &m->msgs[k];
-            if (g->round != round)
-                continue;
-            double f = 1;
-            if (g->from != g->to) {
+    for (size_t k = 0; k < n; k++)
+        order[k] = k;
+    sort_msgs = m->msgs;
+    qsort(order, n, sizeof *order, cmp_round);
+    for (size_t g0 = 0, g1; g0 < n; g0 = g1) {
+        for (g1 = g0; g1 < n && m->msgs[order[g1]].round == m->msgs[order[g0]].round; g1++)
+            ;
+        /* count this round's messages per link and per leaving node */
+        for (int pass = 0; pass < 3; pass++)
+            for (size_t x = g0; x < g1; x++) {
+                const struct msg *g = &m->msgs[order[x]];
+                if (g->from == g->to) {
+                    f[order[x]] = 1;
+                    continue;
+                }
                 int a = sh->machine_node[g->from], b = sh->machine_node[g->to];
                 int c = trd_topo_path_links(t, a, b, links, 256);
-                for (int l = 0; l < c && l < 256; l++)
-                    f = use[links[l]] > f ? use[links[l]] : f;
-                trd_link_cost pc = trd_topo_path_cost(t, a, b);
-                if (pc.injection_Bps > 0 && pc.bandwidth_Bps > 0) {
-                    double inj = leave[a] * pc.bandwidth_Bps / pc.injection_Bps;
-                    f = inj > f ? inj : f;
+                if (pass == 0) {
+                    for (int l = 0; l < c && l < 256; l++)
+                        use[links[l]]++;
+                    leave[a]++;
+                } else if (pass == 1) {
+                    double d = 1;
+                    for (int l = 0; l < c && l < 256; l++)
+                        d = use[links[l]] > d ? use[links[l]] : d;
+                    trd_link_cost pc = trd_topo_path_cost(t, a, b);
+                    if (pc.injection_Bps > 0 && pc.bandwidth_Bps > 0) {
+                        double inj = leave[a] * pc.bandwidth_Bps / pc.injection_Bps;
+                        d = inj > d ? inj : d;
+                    }
+                    f[order[x]] = d;
+                } else {
+                    for (int l = 0; l < c && l < 256; l++)
+                        use[links[l]] = 0;
+                    leave[a] = 0;
                 }
             }
-            sh_out[k] = f;
-        }
-        for (size_t k = 0; k < n; k++) {
-            const struct msg *g = &m->msgs[k];
-            if (g->round != round || g->from == g->to)
-                continue;
-            int a = sh->machine_node[g->from], b = sh->machine_node[g->to];
-            int c = trd_topo_path_links(t, a, b, links, 256);
-            for (int l = 0; l < c && l < 256; l++)
-                use[links[l]] = 0;
-            leave[a] = 0;
-        }
     }
     free(use);
     free(leave);
-    *out = sh_out;
+    free(order);
+    *out = f;
     return 0;
 }
 

@@ -105,6 +105,9 @@ static void test_shape_matrix(void)
     check_one("smp", "ring", 8, ppn4, 0, 333, 0, 1, 1);
     check_one("smp", "rabenseifner", 5, ppn4, 3, 333, 0, 1, 0);
     check_one("smp", "rd", 7, ppn4, 0, 33, 1, 1, 1);
+    check_one("flex", "ring", 5, ppn4, 0, 3333, 0, 1, 1);
+    check_one("flex", "rabenseifner", 6, ppn4, 2, 3333, 1, 1, 0);
+    check_one("flex", "rd", 3, ppn4, 0, 77, 0, 1, 0);
     check_one("rm", "a2,a3", 6, ones, 0, 40, 0, 0, 0);
     check_one("rm", "m1g0a3,n1g0a2", 7, ones, 5, 40, 0, 1, 0);
     check_one("rm", "c2m2,a2,a3,e2m2", 7, ones, 0, 40, 0, 0, 0);
@@ -127,6 +130,7 @@ static void test_large(void)
         {"rm", 4096, 1, 5, 0},          {"rm", 4093, 1, 5, 1},
         {"nap", 4096, 1, 3, 1},         {"nap", 256, 16, 33, 1},
         {"nap", 1021, 4, 5, 1},         {"smp", 512, 8, 9, 1},
+        {"flex", 512, 8, 1000, 1},      {"hring", 256, 16, 2000, 1},
         {"ring", 1024, 1, 2051, 1},     {"ring", 64, 16, 2051, 1},
         {"ring", 4096, 1, 3, 1},
     };
