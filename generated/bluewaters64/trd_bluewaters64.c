@@ -132,7 +132,7 @@ static const trd_size_choice choices_2[3] = { /* 2 nodes x 4 */
     {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
 };
 static const trd_size_choice choices_3[3] = { /* 2 nodes x 8 */
-    {206, TRD_ALG_RM, "a2,a2,a2,a2"},
+    {206, TRD_ALG_RM, "a4,a2,a2"},
     {144696, TRD_ALG_FLEX, ""},
     {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
 };
