@@ -12,19 +12,26 @@
 #define TRD_CHECK_MAX_RANKS 4096
 #define TRD_CHECK_MAX_RING 1024
 
-static int parse_break(const char *spec, char *alg, size_t alen, int *rank, long *op)
+/* --break-schedule ALG:RANK:OP, parsed once: drop that op (alg "" none). */
+typedef struct breaker {
+    char alg[32];
+    int rank;
+    long op;
+} breaker;
+
+static int parse_break(const char *spec, breaker *b)
 {
-    const char *a = strchr(spec, ':'), *b = a ? strchr(a + 1, ':') : NULL;
-    if (!a || !b || (size_t)(a - spec) >= alen)
+    const char *a = strchr(spec, ':'), *c = a ? strchr(a + 1, ':') : NULL;
+    if (!a || !c || (size_t)(a - spec) >= sizeof b->alg)
         return -1;
-    memcpy(alg, spec, (size_t)(a - spec));
-    alg[a - spec] = '\0';
+    memcpy(b->alg, spec, (size_t)(a - spec));
+    b->alg[a - spec] = '\0';
     char *end;
-    *rank = (int)strtol(a + 1, &end, 10);
-    if (end != b)
+    b->rank = (int)strtol(a + 1, &end, 10);
+    if (end != c)
         return -1;
-    *op = strtol(b + 1, &end, 10);
-    return *end || *rank < 0 || *op < 0 ? -1 : 0;
+    b->op = strtol(c + 1, &end, 10);
+    return *end || b->rank < 0 || b->op < 0 ? -1 : 0;
 }
 
 /* Drop rank r's op k (testing the refusal). */
@@ -60,27 +67,18 @@ int trd_machine_shape(trd_topo_t t, int nnodes, int ppn, trd_shape_store *st, in
 
 /* Plan and verify alg over st for the variants the runtime runs; 0 or -1
  * with the diagnostic reported to d. */
-static int check_alg(trd_topo_t t, const trd_check_opts *o, trd_diag *d, const trd_shape_store *st,
-                     const char *alg, int commutative, trd_check_stats *stats)
+static int check_alg(trd_topo_t t, const trd_check_opts *o, const breaker *brk, trd_diag *d,
+                     const trd_shape_store *st, const char *alg, int commutative,
+                     trd_check_stats *stats)
 {
     /* a few elements (most blocks empty), and enough for a block per rank:
      * blocks are split on 64-byte lines, 8 doubles; algorithms that move
      * whole vectors split blocks only on the node */
-    int ppn_max = 0;
-    for (int v = 0; v < st->s.nnodes; v++) {
-        int k = st->s.node_first[v + 1] - st->s.node_first[v];
-        ppn_max = k > ppn_max ? k : ppn_max;
-    }
+    int ppn_min, ppn_max;
+    trd_shape_ppn(&st->s, &ppn_min, &ppn_max);
     int split = !strcmp(alg, "ring") || !strcmp(alg, "rabenseifner");
     size_t counts[2] = {3, (size_t)(split ? st->s.nranks : ppn_max) * 8 + 5};
-    char why[512], brk[32] = "";
-    int brank = -1;
-    long bop = -1;
-    if (o->break_spec && parse_break(o->break_spec, brk, sizeof brk, &brank, &bop)) {
-        trd_diag_error(d, (trd_loc){o->input, 0, 0}, "--break-schedule: expected ALG:RANK:OP, not '%s'",
-                       o->break_spec);
-        return -1;
-    }
+    char why[512];
     /* only the algorithms with node phases differ with shared memory */
     int phases = !strcmp(alg, "nap") || !strcmp(alg, "smp") || !strcmp(alg, "flex") ||
                  !strcmp(alg, "hring");
@@ -93,8 +91,8 @@ static int check_alg(trd_topo_t t, const trd_check_opts *o, trd_diag *d, const t
                 trd_diag_error(d, (trd_loc){o->input, 0, 0}, "cannot plan %s: %s", alg, why);
                 return -1;
             }
-            if (*brk && !strcmp(brk, alg))
-                drop_op(&s, brank, bop);
+            if (!strcmp(brk->alg, alg))
+                drop_op(&s, brk->rank, brk->op);
             trd_verify_opts vo = {t, 1};
             int rc = trd_sched_verify(&s, &st->s, &vo, why, sizeof why);
             stats->ops += s.nops;
@@ -123,8 +121,8 @@ static int planned(const char *alg)
     return 0;
 }
 
-static int check_shape(trd_topo_t t, const trd_check_opts *o, trd_diag *d, int nnodes, int ppn,
-                       const int *algs, int nalgs, trd_check_stats *stats)
+static int check_shape(trd_topo_t t, const trd_check_opts *o, const breaker *brk, trd_diag *d,
+                       int nnodes, int ppn, const int *algs, int nalgs, trd_check_stats *stats)
 {
     trd_shape_store st;
     int *machine, rc = 0;
@@ -136,14 +134,14 @@ static int check_shape(trd_topo_t t, const trd_check_opts *o, trd_diag *d, int n
         stats->skipped++;
     } else {
         /* non-commutative operations run recursive doubling in rank order */
-        rc = check_alg(t, o, d, &st, "rd", 0, stats);
+        rc = check_alg(t, o, brk, d, &st, "rd", 0, stats);
         for (int i = 0; i < nalgs && !rc; i++) {
             const char *alg = trd_model_name(algs[i]);
             if (!planned(alg) || (!strcmp(alg, "ring") && st.s.nranks > TRD_CHECK_MAX_RING)) {
                 stats->skipped++;
                 continue;
             }
-            rc = check_alg(t, o, d, &st, alg, 1, stats);
+            rc = check_alg(t, o, brk, d, &st, alg, 1, stats);
         }
     }
     trd_shape_free(&st);
@@ -157,10 +155,16 @@ int trd_check_schedules(trd_topo_t t, const trd_plan *p, const trd_check_opts *o
     clock_t t0 = clock();
     memset(stats, 0, sizeof *stats);
     int rc = 0;
+    breaker brk = {"", -1, -1};
+    if (o->break_spec && parse_break(o->break_spec, &brk)) {
+        trd_diag_error(d, (trd_loc){o->input, 0, 0}, "--break-schedule: expected ALG:RANK:OP, not '%s'",
+                       o->break_spec);
+        return -1;
+    }
     if (p->nnodes == 1) {
         /* one node without shared memory: NAP (recursive doubling), then ring */
         static const int one[] = {0, 1};
-        rc = check_shape(t, o, d, 1, 0, one, 2, stats);
+        rc = check_shape(t, o, &brk, d, 1, 0, one, 2, stats);
     }
     for (int s = 0; s < p->nshapes && !rc; s++) {
         int algs[TRD_MAX_CHOICES], n = 0;
@@ -171,14 +175,14 @@ int trd_check_schedules(trd_topo_t t, const trd_plan *p, const trd_check_opts *o
             if (!seen)
                 algs[n++] = a;
         }
-        rc = check_shape(t, o, d, p->shape[s].nnodes, p->shape[s].ppn, algs, n, stats);
+        rc = check_shape(t, o, &brk, d, p->shape[s].nnodes, p->shape[s].ppn, algs, n, stats);
     }
     /* the whole machine with every node's own core count */
     if (!rc && p->nnodes > 1) {
         int algs[TRD_MAX_CHOICES];
         for (int i = 0; i < p->nchoices; i++)
             algs[i] = p->choice[i].alg;
-        rc = check_shape(t, o, d, 0, 0, algs, p->nchoices, stats);
+        rc = check_shape(t, o, &brk, d, 0, 0, algs, p->nchoices, stats);
     }
     stats->seconds = (double)(clock() - t0) / CLOCKS_PER_SEC;
     return rc;

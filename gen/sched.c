@@ -48,6 +48,17 @@ void trd_shape_free(trd_shape_store *st)
     memset(st, 0, sizeof *st);
 }
 
+void trd_shape_ppn(const trd_shape *sh, int *min, int *max)
+{
+    *min = sh->nranks;
+    *max = 0;
+    for (int v = 0; v < sh->nnodes; v++) {
+        int k = sh->node_first[v + 1] - sh->node_first[v];
+        *min = k < *min ? k : *min;
+        *max = k > *max ? k : *max;
+    }
+}
+
 int trd_sched_init(trd_sched *s, const char *alg, int nranks, size_t count, int in_place)
 {
     memset(s, 0, sizeof *s);

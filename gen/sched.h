@@ -82,6 +82,9 @@ typedef struct trd_shape_store {
 int trd_shape_init(trd_shape_store *st, int nnodes, const int *ppn, unsigned seed);
 void trd_shape_free(trd_shape_store *st);
 
+/* The fewest and the most ranks on one node of sh. */
+void trd_shape_ppn(const trd_shape *sh, int *min, int *max);
+
 typedef struct trd_sched {
     const char *alg;      /* planner name: "ring", "rd", ... */
     char params[64];      /* its parameters ("" none) */

@@ -222,14 +222,17 @@ static int rm_plan(ctx *c, const trd_rm_schedule *rs)
 
 /* ---- Node phases ---------------------------------------------------------- */
 
-/* The shared-memory allreduce of the first k local ranks' buffers to every
- * rank of the node (runtime/shm.c, block-wise path): the segment's first
- * count elements are the input area, the next count the output area. */
-static void shm_allreduce(ctx *c, int round, int k)
+/* The shared-memory reduction of the first k local ranks' buffers to every
+ * rank of the node (root < 0: trd_shm_allreduce) or to local rank root only
+ * (trd_shm_reduce), the runtime's block-wise path (runtime/shm.c): the
+ * segment's first count elements are the input area, the next count the
+ * output area; every rank folds its block, then the receivers copy all
+ * blocks out. */
+static void shm_reduce_to(ctx *c, int round, int k, int root)
 {
     trd_sched *s = c->s;
     size_t cnt = c->count, lo, hi;
-    if (c->ppn == 1 && k == 1)
+    if (root < 0 && c->ppn == 1 && k == 1)
         return;
     if (c->local < k)
         trd_s_copy(s, round, TRD_B_SHM, 0, TRD_B_RECV, -1, 0, cnt);
@@ -241,29 +244,7 @@ static void shm_allreduce(ctx *c, int round, int k)
             trd_s_reduce(s, round, TRD_B_SHM, cnt + lo, TRD_B_SHM, c->local_ranks[j], lo, hi - lo, 1);
     }
     trd_s_barrier(s, round);
-    for (int r = 0; r < c->ppn; r++) {
-        trd_block_split(cnt, c->ext, c->ppn, r, &lo, &hi);
-        if (hi > lo)
-            trd_s_copy(s, round, TRD_B_RECV, lo, TRD_B_SHM, c->local_ranks[r], cnt + lo, hi - lo);
-    }
-    trd_s_barrier(s, round);
-}
-
-/* The shared-memory reduce to local rank 0 (trd_shm_reduce, root 0). */
-static void shm_reduce0(ctx *c, int round)
-{
-    trd_sched *s = c->s;
-    size_t cnt = c->count, lo, hi;
-    trd_s_copy(s, round, TRD_B_SHM, 0, TRD_B_RECV, -1, 0, cnt);
-    trd_s_barrier(s, round);
-    trd_block_split(cnt, c->ext, c->ppn, c->local, &lo, &hi);
-    if (hi > lo) {
-        trd_s_copy(s, round, TRD_B_SHM, cnt + lo, TRD_B_SHM, c->local_ranks[c->ppn - 1], lo, hi - lo);
-        for (int j = c->ppn - 2; j >= 0; j--)
-            trd_s_reduce(s, round, TRD_B_SHM, cnt + lo, TRD_B_SHM, c->local_ranks[j], lo, hi - lo, 1);
-    }
-    trd_s_barrier(s, round);
-    for (int r = 0; c->local == 0 && r < c->ppn; r++) {
+    for (int r = 0; (root < 0 || c->local == root) && r < c->ppn; r++) {
         trd_block_split(cnt, c->ext, c->ppn, r, &lo, &hi);
         if (hi > lo)
             trd_s_copy(s, round, TRD_B_RECV, lo, TRD_B_SHM, c->local_ranks[r], cnt + lo, hi - lo);
@@ -319,11 +300,8 @@ static int nap_plan(ctx *c, char *why, size_t whylen)
     trd_sched *s = c->s;
     const trd_shape *sh = c->sh;
     size_t cnt = c->count;
-    int ppn_min = sh->nranks;
-    for (int v = 0; v < sh->nnodes; v++) {
-        int k = sh->node_first[v + 1] - sh->node_first[v];
-        ppn_min = k < ppn_min ? k : ppn_min;
-    }
+    int ppn_min, ppn_max;
+    trd_shape_ppn(sh, &ppn_min, &ppn_max);
     int lanes = ppn_min, radix = trd_nap_radix(lanes), steps = trd_nap_nsteps(sh->nnodes, radix);
     int maxrecv = (radix + lanes - 1) / lanes;
     trd_nap_xfer *recv = malloc((size_t)maxrecv * sizeof *recv);
@@ -337,7 +315,7 @@ static int nap_plan(ctx *c, char *why, size_t whylen)
     s->tmp_count = cnt * (size_t)(maxrecv + 2);
 #define NODE_RANK(v, l) sh->ring[sh->node_first[(v)] + (l)]
     if (c->shm)
-        shm_allreduce(c, 0, c->ppn);
+        shm_reduce_to(c, 0, c->ppn, -1);
     else
         rd_list(c, 0, c->local_ranks, c->ppn, c->local);
     for (int st = 0; st < steps; st++) {
@@ -387,7 +365,7 @@ static int nap_plan(ctx *c, char *why, size_t whylen)
                 trd_s_copy(s, round, TRD_B_RECV, 0, TRD_B_TMP, -1, cnt, cnt);
         }
         if (c->shm) {
-            shm_allreduce(c, round + 1, cntl);
+            shm_reduce_to(c, round + 1, cntl, -1);
         } else if (c->local < cntl) {
             rd_list(c, round + 1, c->local_ranks, cntl, c->local);
             for (int l = c->local + cntl; l < c->ppn; l += cntl)
@@ -423,7 +401,7 @@ static int smp_plan(ctx *c, const char *params, char *why, size_t whylen)
     for (int v = 0; v < sh->nnodes; v++)
         leaders[v] = sh->ring[sh->node_first[v]];
     if (c->ppn > 1 && c->shm)
-        shm_reduce0(c, 0);
+        shm_reduce_to(c, 0, c->ppn, 0);
     else if (c->ppn > 1)
         p2p_reduce0(c, 0);
     if (c->local == 0) {
@@ -443,23 +421,6 @@ static int smp_plan(ctx *c, const char *params, char *why, size_t whylen)
 }
 
 /* ---- The FLEX composite and the hierarchical ring [FLEX §2.1.2, TREE §3.2] ---- */
-
-/* Bytes one latency is worth, the scale of the lane algorithm choice
- * (HIER_ALPHA_BETA_BYTES and flex_choose in templates/allreduce_hier.c.in). */
-#define HIER_ALPHA_BETA_BYTES 8192
-enum { LANE_RD, LANE_RABENSEIFNER, LANE_RING };
-
-static int flex_choose(size_t bytes, int n)
-{
-    int lg = 0;
-    while ((2 << lg) <= n)
-        lg++;
-    if (bytes < HIER_ALPHA_BETA_BYTES)
-        return LANE_RD;
-    if ((n & (n - 1)) == 0 || bytes < (size_t)(n - 2 - lg) * HIER_ALPHA_BETA_BYTES)
-        return LANE_RABENSEIFNER;
-    return LANE_RING;
-}
 
 /* (1) node reduce_scatter to the lanes, (2) one allreduce per lane among
  * the nodes, (3) node allgather from the lanes (composite_allreduce).  The
@@ -530,10 +491,10 @@ static int flex_plan(ctx *c, int lane_alg, int nlanes, size_t blk)
         ctx sub = *c;
         sub.count = hi - lo;
         sub.base = lo;
-        int alg = lane_alg >= 0 ? lane_alg : flex_choose((hi - lo) * c->ext, sh->nnodes);
-        if (alg == LANE_RING)
+        int alg = lane_alg >= 0 ? lane_alg : trd_flex_lane((hi - lo) * c->ext, sh->nnodes);
+        if (alg == TRD_LANE_RING)
             ring_list(&sub, PHASE, lane, sh->nnodes, c->node);
-        else if (alg == LANE_RABENSEIFNER)
+        else if (alg == TRD_LANE_RABENSEIFNER)
             rabenseifner_list(&sub, PHASE, lane, sh->nnodes, c->node);
         else
             rd_list(&sub, PHASE, lane, sh->nnodes, c->node);
@@ -589,8 +550,10 @@ int trd_sched_plan(trd_sched *s, const char *alg, const char *params, const trd_
 {
     int a = -1;
     trd_rm_schedule rs;
+    int ppn_min, ppn_max;
     if (!params)
         params = "";
+    trd_shape_ppn(sh, &ppn_min, &ppn_max);
     for (int i = 0; trd_sched_planners[i]; i++)
         if (!strcmp(alg, trd_sched_planners[i]))
             a = i;
@@ -609,8 +572,8 @@ int trd_sched_plan(trd_sched *s, const char *alg, const char *params, const trd_
     }
     int lane_alg = -1;
     if (a == 6 && *params) {
-        lane_alg = !strcmp(params, "rd") ? LANE_RD : !strcmp(params, "rabenseifner") ? LANE_RABENSEIFNER
-                 : !strcmp(params, "ring")                                        ? LANE_RING
+        lane_alg = !strcmp(params, "rd") ? TRD_LANE_RD : !strcmp(params, "rabenseifner") ? TRD_LANE_RABENSEIFNER
+                 : !strcmp(params, "ring")                                        ? TRD_LANE_RING
                                                                                   : -2;
         if (lane_alg == -2) {
             snprintf(why, whylen, "flex: the lane algorithm must be rd, rabenseifner or ring, not '%s'",
@@ -619,7 +582,7 @@ int trd_sched_plan(trd_sched *s, const char *alg, const char *params, const trd_
         }
     }
     if (a == 7)
-        lane_alg = LANE_RING;
+        lane_alg = TRD_LANE_RING;
     if (a == 3) {
         if (*params) {
             char err[128];
@@ -628,12 +591,6 @@ int trd_sched_plan(trd_sched *s, const char *alg, const char *params, const trd_
                 return -1;
             }
         } else {
-            int ppn_min = sh->nranks, ppn_max = 0;
-            for (int v = 0; v < sh->nnodes; v++) {
-                int k = sh->node_first[v + 1] - sh->node_first[v];
-                ppn_min = k < ppn_min ? k : ppn_min;
-                ppn_max = k > ppn_max ? k : ppn_max;
-            }
             trd_rm_default_first(sh->nranks, ppn_min == ppn_max ? ppn_max : 0, 4, &rs);
         }
         if (!commutative && !trd_rm_keeps_order(&rs)) {
@@ -650,12 +607,6 @@ int trd_sched_plan(trd_sched *s, const char *alg, const char *params, const trd_
     s->contention_free = a == 0;
     if (a == 3)
         s->tmp_count = count * (size_t)(trd_rm_max_recv(&rs) + 1);
-    int ppn_min = sh->nranks, ppn_max = 0;
-    for (int v = 0; v < sh->nnodes; v++) {
-        int k = sh->node_first[v + 1] - sh->node_first[v];
-        ppn_min = k < ppn_min ? k : ppn_min;
-        ppn_max = k > ppn_max ? k : ppn_max;
-    }
     size_t blk = 0;
     for (int l = 0; l < ppn_min; l++) {
         size_t lo, hi;

@@ -692,7 +692,6 @@ static const char *describe(const trd_sstep *o, char *buf, size_t n)
     return buf;
 }
 
-/* Messages in round order (stable: match order within a round). */
 static const struct msg *sort_msgs;
 
 static int cmp_round(const void *x, const void *y)
@@ -701,6 +700,29 @@ static int cmp_round(const void *x, const void *y)
     if (a->round != b->round)
         return (a->round > b->round) - (a->round < b->round);
     return (*(const size_t *)x > *(const size_t *)y) - (*(const size_t *)x < *(const size_t *)y);
+}
+
+/* Indices of m's messages in round order, match order within a round
+ * (rounds are numbered per phase, so they are sparse), or NULL. */
+static size_t *round_order(const vm *m)
+{
+    size_t *order = malloc((m->nmsgs + 1) * sizeof *order);
+    if (!order)
+        return NULL;
+    for (size_t k = 0; k < m->nmsgs; k++)
+        order[k] = k;
+    sort_msgs = m->msgs;
+    qsort(order, m->nmsgs, sizeof *order, cmp_round);
+    return order;
+}
+
+/* The end of the round that starts at order[g0]. */
+static size_t round_end(const vm *m, const size_t *order, size_t g0)
+{
+    size_t g1 = g0;
+    while (g1 < m->nmsgs && m->msgs[order[g1]].round == m->msgs[order[g0]].round)
+        g1++;
+    return g1;
 }
 
 static int check_contention(vm *m, const trd_verify_opts *opts)
@@ -713,21 +735,16 @@ static int check_contention(vm *m, const trd_verify_opts *opts)
     size_t nlinks = 2 * ((size_t)S + (size_t)N), n = m->nmsgs;
     int *use = calloc(nlinks, sizeof *use), links[256];
     struct msg *owner = malloc(nlinks * sizeof *owner);
-    size_t *order = malloc((n + 1) * sizeof *order);
+    size_t *order = round_order(m);
     if (!use || !owner || !order) {
         free(use);
         free(owner);
         free(order);
         return fail(m, "out of memory");
     }
-    for (size_t k = 0; k < n; k++)
-        order[k] = k;
-    sort_msgs = m->msgs;
-    qsort(order, n, sizeof *order, cmp_round);
     int rc = 0;
     for (size_t g0 = 0, g1; g0 < n && !rc; g0 = g1) {
-        for (g1 = g0; g1 < n && m->msgs[order[g1]].round == m->msgs[order[g0]].round; g1++)
-            ;
+        g1 = round_end(m, order, g0);
         for (size_t x = g0; x < g1 && !rc; x++) {
             const struct msg *g = &m->msgs[order[x]];
             int a = sh->machine_node[g->from], b = sh->machine_node[g->to];
@@ -896,7 +913,7 @@ static int shares(vm *m, double **out)
     size_t nl = 2 * ((size_t)S + (size_t)N), n = m->nmsgs;
     int *use = calloc(nl, sizeof *use), *leave = calloc((size_t)N, sizeof *leave);
     double *f = malloc((n + 1) * sizeof *f);
-    size_t *order = malloc((n + 1) * sizeof *order);
+    size_t *order = round_order(m);
     if (!use || !leave || !f || !order) {
         free(use);
         free(leave);
@@ -904,13 +921,8 @@ static int shares(vm *m, double **out)
         free(order);
         return fail(m, "out of memory");
     }
-    for (size_t k = 0; k < n; k++)
-        order[k] = k;
-    sort_msgs = m->msgs;
-    qsort(order, n, sizeof *order, cmp_round);
     for (size_t g0 = 0, g1; g0 < n; g0 = g1) {
-        for (g1 = g0; g1 < n && m->msgs[order[g1]].round == m->msgs[order[g0]].round; g1++)
-            ;
+        g1 = round_end(m, order, g0);
         /* count this round's messages per link and per leaving node */
         for (int pass = 0; pass < 3; pass++)
             for (size_t x = g0; x < g1; x++) {

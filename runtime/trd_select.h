@@ -1,5 +1,5 @@
-/* The generated selection tables, how a communicator finds its own, and the
- * block split: pure C, no MPI.  Shared by the runtime (one lookup per communicator) and the
+/* The generated selection tables, how a communicator finds its own, the
+ * block split and the FLEX lane choice: pure C, no MPI.  Shared by the runtime (one lookup per communicator) and the
  * generator's tests. */
 #ifndef TRD_SELECT_H
 #define TRD_SELECT_H
@@ -63,6 +63,34 @@ static inline void trd_block_split(size_t count, size_t extent, int n, int i, si
     size_t a = units * (size_t)i / (size_t)n, b = units * (size_t)(i + 1) / (size_t)n;
     *lo = a * unit < count ? a * unit : count;
     *hi = b * unit < count ? b * unit : count;
+}
+
+/* Bytes one network latency is worth (alpha / beta): the scale of the FLEX
+ * composite's lane algorithm choice. */
+#define TRD_ALPHA_BETA_BYTES 8192
+
+enum { TRD_LANE_RD, TRD_LANE_RABENSEIFNER, TRD_LANE_RING };
+
+/* The lane algorithm of the FLEX composite for a block of bytes bytes among
+ * n nodes when its parameters leave it open.  Recursive doubling below
+ * TRD_ALPHA_BETA_BYTES: latency bound, lg n steps beat Rabenseifner's 2 lg n.
+ * Above it Rabenseifner and the ring move the same 2 (n-1)/n m beta;
+ * Rabenseifner has 2 lg n latencies against the ring's 2(n-1), but for n not
+ * a power of two its fold adds about 2 alpha + 2 m beta.  So Rabenseifner
+ * for n a power of two, and otherwise while the ring's extra latencies cost
+ * more than the fold's extra bytes, (n - 2 - floor(lg n)) alpha > m beta;
+ * from there the ring, contention-free over the DFS node order [TREE Lemma
+ * 4].  The runtime and the generator's schedules use this one choice. */
+static inline int trd_flex_lane(size_t bytes, int n)
+{
+    int lg = 0;
+    while ((2 << lg) <= n)
+        lg++;
+    if (bytes < TRD_ALPHA_BETA_BYTES)
+        return TRD_LANE_RD;
+    if ((n & (n - 1)) == 0 || bytes < (size_t)(n - 2 - lg) * TRD_ALPHA_BETA_BYTES)
+        return TRD_LANE_RABENSEIFNER;
+    return TRD_LANE_RING;
 }
 
 #ifdef __cplusplus

@@ -697,10 +697,6 @@ static int rm_allreduce_comm(trd_comm *c, void *buf, int count, const trd_reduce
 #define HIER_TAG_NODE_IN (TRD_TAG + 66)  /* node reduce, node reduce_scatter */
 #define HIER_TAG_NODE_OUT (TRD_TAG + 67) /* node bcast, node allgather */
 
-/* Bytes one latency is worth (alpha / beta of a network link): the scale of
- * the lane algorithm choice in flex_choose. */
-#define HIER_ALPHA_BETA_BYTES 8192
-
 enum { HIER_AUTO, HIER_RD, HIER_RABENSEIFNER, HIER_RING };
 
 /* bytes rounded up to whole cache lines, so carved pieces of one scratch
@@ -1002,24 +998,13 @@ static int node_allgather_p2p(trd_comm *c, char *buf, int count, const trd_reduc
 }
 
 /* The lane algorithm for a block of bytes bytes among n nodes when params
- * leave it open.  Recursive doubling below HIER_ALPHA_BETA_BYTES: latency
- * bound, lg n steps beat Rabenseifner's 2 lg n.  Above it Rabenseifner and
- * the ring move the same 2 (n-1)/n m beta; Rabenseifner has 2 lg n latencies
- * against the ring's 2(n-1), but for n not a power of two its fold adds about
- * 2 alpha + 2 m beta.  So Rabenseifner for n a power of two, and otherwise
- * while the ring's extra latencies cost more than the fold's extra bytes,
- * (n - 2 - floor(lg n)) alpha > m beta; from there the ring, contention-free
- * over the DFS node order [TREE Lemma 4]. */
+ * leave it open: trd_flex_lane (runtime/trd_select.h). */
 static int flex_choose(size_t bytes, int n)
 {
-    int lg = 0;
-    while ((2 << lg) <= n)
-        lg++;
-    if (bytes < HIER_ALPHA_BETA_BYTES)
-        return HIER_RD;
-    if ((n & (n - 1)) == 0 || bytes < (size_t)(n - 2 - lg) * HIER_ALPHA_BETA_BYTES)
-        return HIER_RABENSEIFNER;
-    return HIER_RING;
+    static const int hier[] = {[TRD_LANE_RD] = HIER_RD,
+                               [TRD_LANE_RABENSEIFNER] = HIER_RABENSEIFNER,
+                               [TRD_LANE_RING] = HIER_RING};
+    return hier[trd_flex_lane(bytes, n)];
 }
 
 /* Algorithm: the FLEX composite allreduce [FLEX §2.1.2] with L = ppn_min
