@@ -190,22 +190,30 @@ int trd_check_schedules(trd_topo_t t, const trd_plan *p, const trd_check_opts *o
 
 /* ---- The ranges on their schedules (--explain) ---------------------------- */
 
-/* Predicted microseconds of alg's schedule over the whole machine at bytes
- * (doubles), or -1 where the algorithm is not planned as a schedule. */
-static double ir_us(trd_topo_t t, const trd_plan *p, const trd_shape *sh, int alg, double bytes)
+/* Predicted microseconds of the schedule of algorithm name (with params)
+ * over sh for bytes bytes of doubles (at least one): -1 where it cannot be
+ * planned for sh, -2 where it cannot be timed. */
+static double sched_us(trd_topo_t t, const trd_plan *p, const trd_shape *sh, const char *name,
+                       const char *params, double bytes)
 {
-    const char *name = trd_model_name(alg);
     trd_sched s;
     char why[256];
-    if (!planned(name))
-        return -1;
     size_t count = (size_t)(bytes / 8) ? (size_t)(bytes / 8) : 1;
-    if (trd_sched_plan(&s, name, "", sh, count, 8, 0, 1, 1, why, sizeof why))
+    if (trd_sched_plan(&s, name, params, sh, count, 8, 0, 1, 1, why, sizeof why))
         return -1;
     trd_cost_model cm = {t, p->gamma_s_per_byte, TRD_ALPHA_R_RATIO};
     double c = trd_sched_cost(&s, sh, &cm, 8, why, sizeof why);
     trd_sched_free(&s);
-    return c < 0 ? -1 : c * 1e6;
+    return c < 0 ? -2 : c * 1e6;
+}
+
+/* The same for candidate alg of the plan, or -1 where it is not planned as a
+ * schedule. */
+static double ir_us(trd_topo_t t, const trd_plan *p, const trd_shape *sh, int alg, double bytes)
+{
+    const char *name = trd_model_name(alg);
+    double us = planned(name) ? sched_us(t, p, sh, name, "", bytes) : -1;
+    return us < 0 ? -1 : us;
 }
 
 void trd_explain_schedules(FILE *f, trd_topo_t t, const trd_plan *p)
@@ -254,19 +262,13 @@ int trd_predict_csv(FILE *f, trd_topo_t t, const trd_plan *p, double max_bytes)
     fprintf(f, "algorithm,bytes,predicted_us\n");
     for (int a = 0; trd_sched_planners[a] && !rc; a++) {
         for (double b = 8; b <= max_bytes && !rc; b *= 2) {
-            trd_sched s;
-            char why[256];
-            size_t count = (size_t)(b / 8);
-            if (trd_sched_plan(&s, trd_sched_planners[a], "", &st.s, count, 8, 0, 1, 1, why,
-                               sizeof why))
+            double us = sched_us(t, p, &st.s, trd_sched_planners[a], "", b);
+            if (us == -1)
                 break; /* not for this machine (e.g. a planner needing several nodes) */
-            trd_cost_model cm = {t, p->gamma_s_per_byte, TRD_ALPHA_R_RATIO};
-            double c = trd_sched_cost(&s, &st.s, &cm, 8, why, sizeof why);
-            trd_sched_free(&s);
-            if (c < 0)
+            if (us < 0)
                 rc = -1;
             else
-                fprintf(f, "%s,%.0f,%.4f\n", trd_sched_planners[a], b, c * 1e6);
+                fprintf(f, "%s,%.0f,%.4f\n", trd_sched_planners[a], b, us);
         }
     }
     trd_shape_free(&st);
@@ -312,25 +314,21 @@ static void search_rm(trd_topo_t t, const trd_plan *p, const trd_shape *sh,
 {
     char cand[64][48];
     int stack[32], nc = rm_candidates(sh->nranks, 2, stack, 0, cand, 64, 0);
-    trd_cost_model cm = {t, p->gamma_s_per_byte, TRD_ALPHA_R_RATIO};
     for (int i = 0; i < n; i++) {
         struct trd_choice *ch = &choice[i];
         if (strcmp(trd_model_name(ch->alg), "rm"))
             continue;
-        size_t count = ch->typical / 8 ? ch->typical / 8 : 1;
         double best = -1;
         ch->params[0] = '\0';
         for (int c = -1; c < nc; c++) {
-            trd_sched s;
-            char why[256];
-            if (trd_sched_plan(&s, "rm", c < 0 ? "" : cand[c], sh, count, 8, 0, 1, 1, why, sizeof why))
+            const char *params = c < 0 ? "" : cand[c];
+            double us = sched_us(t, p, sh, "rm", params, (double)ch->typical);
+            if (us == -1)
                 continue;
-            double cost = trd_sched_cost(&s, sh, &cm, 8, why, sizeof why);
-            trd_sched_free(&s);
             stats->evaluated++;
-            if (cost >= 0 && (best < 0 || cost < best * (1 - 1e-9))) {
-                best = cost;
-                snprintf(ch->params, sizeof ch->params, "%s", c < 0 ? "" : cand[c]);
+            if (us >= 0 && (best < 0 || us < best * (1 - 1e-9))) {
+                best = us;
+                snprintf(ch->params, sizeof ch->params, "%s", params);
             }
         }
         stats->searched++;
