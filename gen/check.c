@@ -2,10 +2,13 @@
  * (check.h). */
 #include "check.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "../runtime/trd_select.h"
 
 /* Largest communicator a schedule is verified on at generation time; the
  * ring, whose schedule grows as p^2 messages, up to TRD_CHECK_MAX_RING. */
@@ -223,30 +226,23 @@ void trd_explain_schedules(FILE *f, trd_topo_t t, const trd_plan *p)
     if (p->nnodes < 2 || trd_machine_shape(t, 0, 0, &st, &machine))
         return;
     if (st.s.nranks > TRD_CHECK_MAX_RING) {
-        fprintf(f, "\nthe ranges on their schedules: not evaluated above %d ranks\n", TRD_CHECK_MAX_RING);
+        fprintf(f, "\nthe schedules over the whole machine: not timed above %d ranks\n", TRD_CHECK_MAX_RING);
     } else {
-        fprintf(f, "\nthe ranges on their schedules (the same execution as the verifier, timed: link\n"
-                   "  sharing on the switch tree and max-rate injection included [TREE §2, NAP Eq. 3,\n"
-                   "  RM Eq. 3]), all %d ranks, microseconds at the size of the table above:\n",
-                st.s.nranks);
-        fprintf(f, "    %-26s %-13s %10s %-13s %10s\n", "message size", "chosen", "us", "runner-up", "us");
-        size_t lo = 0;
-        for (int i = 0; i < p->nchoices; i++) {
-            const struct trd_choice *ch = &p->choice[i];
-            char range[64], a[24] = "not planned", b[24] = "not planned";
-            double at = (double)ch->typical;
-            if (ch->below == SIZE_MAX)
-                snprintf(range, sizeof range, "%zu B and up", lo);
-            else
-                snprintf(range, sizeof range, "%zu B .. %zu B", lo, ch->below - 1);
-            double x = ir_us(t, p, &st.s, ch->alg, at), y = -1;
-            if (x >= 0)
-                snprintf(a, sizeof a, "%.2f", x);
-            if (ch->runner_up >= 0 && (y = ir_us(t, p, &st.s, ch->runner_up, at)) >= 0)
-                snprintf(b, sizeof b, "%.2f", y);
-            fprintf(f, "    %-26s %-13s %10s %-13s %10s\n", range, trd_model_name(ch->alg), a,
-                    ch->runner_up >= 0 ? trd_model_name(ch->runner_up) : "-", b);
-            lo = ch->below;
+        fprintf(f, "\nthe schedules over the whole machine (%d ranks, each node's cores), timed,\n"
+                   "  microseconds:\n  %10s", st.s.nranks, "bytes");
+        for (int a = 0; a < TRD_NMODELS; a++)
+            fprintf(f, " %12s", trd_model_name(a));
+        fprintf(f, "\n");
+        for (double sz = 8; sz <= 64.0 * 1024 * 1024; sz *= 16) {
+            fprintf(f, "  %10.0f", sz);
+            for (int a = 0; a < TRD_NMODELS; a++) {
+                double us = ir_us(t, p, &st.s, a, sz);
+                if (us < 0)
+                    fprintf(f, " %12s", "-");
+                else
+                    fprintf(f, " %12.2f", us);
+            }
+            fprintf(f, "\n");
         }
     }
     trd_shape_free(&st);
@@ -274,6 +270,252 @@ int trd_predict_csv(FILE *f, trd_topo_t t, const trd_plan *p, double max_bytes)
     trd_shape_free(&st);
     free(machine);
     return rc;
+}
+
+/* ---- Size ranges drawn on the schedules ------------------------------------- */
+
+/* The ranges are drawn up to this message size; the last one goes on from
+ * there.  Crossovers are bisected to 1/TRD_SELECT_PRECISION of the size. */
+#define TRD_SELECT_TOP_BYTES 1073741824.0
+#define TRD_SELECT_PRECISION 64
+/* relative difference below which two predictions tie (the candidate
+ * listed first wins, as in the closed forms) */
+#define TRD_SELECT_TIE 1e-9
+
+/* One shape's timed candidates, memoised by (algorithm, element count). */
+typedef struct ir_sel {
+    trd_topo_t t;
+    const trd_plan *p;
+    const trd_shape *sh;
+    struct memo {
+        size_t count;
+        int alg;
+        double us; /* INFINITY: not available for the shape */
+    } *memo;
+    size_t nmemo, capmemo;
+    int failed; /* a schedule could not be timed */
+    trd_select_stats *stats;
+} ir_sel;
+
+static double memo_get(ir_sel *x, int alg, size_t count, int *hit)
+{
+    for (size_t i = x->nmemo; i-- > 0;)
+        if (x->memo[i].alg == alg && x->memo[i].count == count) {
+            *hit = 1;
+            return x->memo[i].us;
+        }
+    *hit = 0;
+    return 0;
+}
+
+static void memo_put(ir_sel *x, int alg, size_t count, double us)
+{
+    if (x->nmemo == x->capmemo) {
+        size_t cap = x->capmemo ? 2 * x->capmemo : 256;
+        struct memo *m = realloc(x->memo, cap * sizeof *m);
+        if (!m)
+            return; /* not memoised: timed again */
+        x->memo = m;
+        x->capmemo = cap;
+    }
+    x->memo[x->nmemo++] = (struct memo){count, alg, us};
+}
+
+/* The cheapest link between ranks a and b of the shape: the switch-tree
+ * path between their nodes, or the cheaper of the package and node links. */
+static trd_link_cost cheapest_pair(const trd_topo_t t, const trd_shape *sh, int a, int b)
+{
+    int va = sh->node_of[a], vb = sh->node_of[b];
+    if (va != vb)
+        return trd_topo_path_cost(t, sh->machine_node[va], sh->machine_node[vb]);
+    int ty = trd_topo_node_type(t, sh->machine_node[va]);
+    trd_link_cost l = trd_topo_nodetype_package_link(t, ty), n = trd_topo_nodetype_node_link(t, ty);
+    l.latency_s = fmin(l.latency_s, n.latency_s);
+    l.bandwidth_Bps = fmax(l.bandwidth_Bps, n.bandwidth_Bps);
+    return l;
+}
+
+double trd_ring_bound(trd_topo_t t, const trd_shape *sh, size_t count, size_t extent,
+                      double gamma_s_per_byte)
+{
+    int p = sh->nranks;
+    size_t lo, hi, big = 0;
+    if (p < 2)
+        return 0;
+    for (int i = 0; i < p; i++) {
+        trd_block_split(count, extent, p, i, &lo, &hi);
+        big = hi - lo > big ? hi - lo : big;
+    }
+    double bytes = (double)(count - big) * (double)extent, worst = 0;
+    for (int i = 0; i < p; i++) {
+        trd_link_cost l = cheapest_pair(t, sh, sh->ring[i], sh->ring[(i + 1) % p]);
+        trd_link_cost own = trd_topo_nodetype_package_link(
+            t, trd_topo_node_type(t, sh->machine_node[sh->node_of[sh->ring[i]]]));
+        double s = 2.0 * (p - 1) * l.latency_s;
+        if (l.bandwidth_Bps > 0)
+            s += 2 * bytes / l.bandwidth_Bps;
+        s += bytes * gamma_s_per_byte; /* the blocks it reduces */
+        if (own.bandwidth_Bps > 0)
+            s += bytes / own.bandwidth_Bps;
+        worst = s > worst ? s : worst;
+    }
+    return worst;
+}
+
+/* Predicted microseconds of candidate alg over the shape for count doubles;
+ * INFINITY where it is not planned for the shape. */
+static double cand_us(ir_sel *x, int alg, size_t count)
+{
+    int hit;
+    double us = memo_get(x, alg, count, &hit);
+    if (hit)
+        return us;
+    us = ir_us(x->t, x->p, x->sh, alg, (double)count * 8);
+    if (us == -2)
+        x->failed = 1;
+    us = us < 0 ? INFINITY : us;
+    x->stats->timed++;
+    memo_put(x, alg, count, us);
+    return us;
+}
+
+/* The best and second best candidates at count doubles.  The ring, whose
+ * schedule grows as p^2, is timed only where its bound is below the best of
+ * the others (with need_second, the second best: then the runner-up is
+ * exact too; otherwise it is the runner-up among those timed). */
+static int ir_best(ir_sel *x, size_t count, int need_second, int *second, double *tbest,
+                   double *tsecond)
+{
+    double t[TRD_NMODELS] = {0}, ts_other = INFINITY, tb_other = INFINITY;
+    int ring = -1;
+    for (int a = 0; a < TRD_NMODELS; a++) {
+        if (!strcmp(trd_model_name(a), "ring")) {
+            ring = a;
+            continue;
+        }
+        t[a] = cand_us(x, a, count);
+        if (t[a] < tb_other)
+            ts_other = tb_other, tb_other = t[a];
+        else if (t[a] < ts_other)
+            ts_other = t[a];
+    }
+    if (ring >= 0) {
+        int hit;
+        double memo = memo_get(x, ring, count, &hit);
+        if (hit)
+            t[ring] = memo;
+        else if (trd_ring_bound(x->t, x->sh, count, 8, x->p->gamma_s_per_byte) * 1e6 > (need_second ? ts_other : tb_other) * (1 + TRD_SELECT_TIE)) {
+            t[ring] = INFINITY;
+            x->stats->pruned++;
+        } else
+            t[ring] = cand_us(x, ring, count);
+    }
+    int b = 0, s = -1;
+    double tb = INFINITY, ts = INFINITY;
+    for (int a = 0; a < TRD_NMODELS; a++) {
+        if (t[a] < tb * (1 - TRD_SELECT_TIE)) {
+            s = b, ts = tb;
+            b = a, tb = t[a];
+        } else if (t[a] < ts) {
+            s = a, ts = t[a];
+        }
+    }
+    *second = ts < INFINITY ? s : -1;
+    *tbest = tb;
+    *tsecond = ts;
+    return b;
+}
+
+/* The ranges of one shape, as select.c draws them on the closed forms but
+ * probing element counts 1, 4, 16, ... and bisecting each change to
+ * 1/TRD_SELECT_PRECISION. */
+static int draw_ranges(ir_sel *x, struct trd_choice *choice, int *nchoices)
+{
+    const size_t top = (size_t)(TRD_SELECT_TOP_BYTES / 8);
+    int second, nc = 0;
+    double tb, ts;
+    size_t lo = 1;
+    int cur = ir_best(x, lo, 0, &second, &tb, &ts);
+    if (tb == INFINITY)
+        return -1;
+    while (nc < TRD_MAX_CHOICES - 1) {
+        size_t good = lo, b = 1;
+        while (b <= lo)
+            b *= 4;
+        while (b <= top && ir_best(x, b, 0, &second, &tb, &ts) == cur) {
+            good = b;
+            b *= 4;
+        }
+        if (b > top)
+            break;
+        size_t l = good, h = b;
+        while (h - l > (l / TRD_SELECT_PRECISION > 1 ? l / TRD_SELECT_PRECISION : 1)) {
+            size_t mid = l + (h - l) / 2;
+            if (ir_best(x, mid, 0, &second, &tb, &ts) == cur)
+                l = mid;
+            else
+                h = mid;
+        }
+        choice[nc++] = (struct trd_choice){.below = h * 8, .alg = cur};
+        cur = ir_best(x, h, 0, &second, &tb, &ts);
+        lo = h;
+    }
+    choice[nc++] = (struct trd_choice){.below = SIZE_MAX, .alg = cur};
+    size_t from = 0;
+    for (int i = 0; i < nc; i++) {
+        struct trd_choice *ch = &choice[i];
+        double a = from < 8 ? 8 : (double)from;
+        double z = ch->below == SIZE_MAX ? 16 * a : (double)ch->below - 1;
+        ch->typical = (size_t)floor(sqrt(a * fmax(a, z)));
+        size_t count = ch->typical / 8 ? ch->typical / 8 : 1;
+        int b = ir_best(x, count, 1, &ch->runner_up, &tb, &ts);
+        ch->us = cand_us(x, ch->alg, count);
+        if (b != ch->alg) { /* the bisection's neighbourhood: the range's own is runner-up */
+            ch->runner_up = b;
+            ch->runner_us = tb;
+        } else {
+            ch->runner_us = ch->runner_up >= 0 ? ts : 0;
+        }
+        from = ch->below;
+    }
+    *nchoices = nc;
+    return x->failed ? -1 : 0;
+}
+
+void trd_select_on_schedules(trd_topo_t t, trd_plan *p, trd_select_stats *stats)
+{
+    clock_t t0 = clock();
+    memset(stats, 0, sizeof *stats);
+    for (int s = 0; s < p->nshapes; s++) {
+        struct trd_shape_plan *sp = &p->shape[s];
+        trd_shape_store st;
+        int *machine;
+        if (sp->nnodes * sp->ppn > TRD_SELECT_MAX_RANKS ||
+            trd_machine_shape(t, sp->nnodes, sp->ppn, &st, &machine)) {
+            stats->closed++;
+            continue;
+        }
+        ir_sel x = {t, p, &st.s, NULL, 0, 0, 0, stats};
+        struct trd_choice choice[TRD_MAX_CHOICES];
+        int n;
+        if (draw_ranges(&x, choice, &n) == 0) {
+            memcpy(sp->choice, choice, sizeof choice);
+            sp->nchoices = n;
+            sp->on_schedules = 1;
+            stats->drawn++;
+            if (sp->nnodes == p->nnodes && sp->ppn == p->ppn) {
+                memcpy(p->choice, choice, sizeof choice);
+                p->nchoices = n;
+                p->on_schedules = 1;
+            }
+        } else {
+            stats->closed++;
+        }
+        free(x.memo);
+        trd_shape_free(&st);
+        free(machine);
+    }
+    stats->seconds = (double)(clock() - t0) / CLOCKS_PER_SEC;
 }
 
 /* ---- The bases of recursive multiplying, searched on the schedules --------- */
@@ -310,7 +552,7 @@ static int rm_candidates(int n, int minb, int *stack, int depth, char (*out)[48]
  * the default and the candidates; its string goes to params when it beats
  * the default. */
 static void search_rm(trd_topo_t t, const trd_plan *p, const trd_shape *sh,
-                      struct trd_choice *choice, int n, trd_search_stats *stats)
+                      struct trd_choice *choice, int n, int on_schedules, trd_search_stats *stats)
 {
     char cand[64][48];
     int stack[32], nc = rm_candidates(sh->nranks, 2, stack, 0, cand, 64, 0);
@@ -331,6 +573,8 @@ static void search_rm(trd_topo_t t, const trd_plan *p, const trd_shape *sh,
                 snprintf(ch->params, sizeof ch->params, "%s", params);
             }
         }
+        if (on_schedules && best >= 0)
+            ch->us = best; /* the range's prediction is the chosen bases' */
         stats->searched++;
     }
 }
@@ -346,11 +590,13 @@ void trd_search_params(trd_topo_t t, trd_plan *p, trd_search_stats *stats)
         if (sp->nnodes * sp->ppn > TRD_CHECK_MAX_RANKS ||
             trd_machine_shape(t, sp->nnodes, sp->ppn, &st, &machine))
             continue;
-        search_rm(t, p, &st.s, sp->choice, sp->nchoices, stats);
+        search_rm(t, p, &st.s, sp->choice, sp->nchoices, sp->on_schedules, stats);
         /* the whole machine's ranges are the shape nnodes x ppn's */
         if (sp->nnodes == p->nnodes && sp->ppn == p->ppn)
-            for (int i = 0; i < p->nchoices && i < sp->nchoices; i++)
+            for (int i = 0; i < p->nchoices && i < sp->nchoices; i++) {
                 memcpy(p->choice[i].params, sp->choice[i].params, sizeof p->choice[i].params);
+                p->choice[i].us = sp->choice[i].us;
+            }
         trd_shape_free(&st);
         free(machine);
     }

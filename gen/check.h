@@ -42,11 +42,47 @@ int trd_machine_shape(trd_topo_t t, int nnodes, int ppn, trd_shape_store *st, in
  * messages in flight cost about two latencies [RM Eq. 3, Fig. 4]. */
 #define TRD_ALPHA_R_RATIO 0.25
 
-/* For --explain: the whole machine's size ranges evaluated on their
- * schedules with the cost model of sched.h (trd_sched_cost), chosen and
- * runner-up at each range's typical size, in microseconds; machines of up
- * to 1024 ranks. */
+/* For --explain: every candidate's schedule over the whole machine (each
+ * node's own core count) timed by trd_sched_cost at 8 B .. 64 MiB in
+ * factors of 16, in microseconds; machines of up to 1024 ranks. */
 void trd_explain_schedules(FILE *f, trd_topo_t t, const trd_plan *p);
+
+/* A bound below the ring's timed cost (trd_sched_cost of the "ring"
+ * schedule over sh, sh->machine_node set) for count elements of extent
+ * bytes, in seconds: each rank runs 2(p-1) exchanges in turn, each at least
+ * a latency of the cheapest link to its ring successor (the switch-tree path
+ * between nodes, the cheaper of the package and node links on one); it
+ * sends every block but the largest in each half at that link's bandwidth at
+ * best, and reads and reduces those of the first half (package link
+ * bandwidth, gamma_s_per_byte) [TREE §3.2, MPICH §3]. */
+double trd_ring_bound(trd_topo_t t, const trd_shape *sh, size_t count, size_t extent,
+                      double gamma_s_per_byte);
+
+/* Largest planned shape whose size ranges are drawn on the schedules. */
+#define TRD_SELECT_MAX_RANKS 1024
+
+typedef struct trd_select_stats {
+    int drawn;      /* shapes whose ranges were drawn on the schedules */
+    int closed;     /* shapes left on the closed forms (above 1024 ranks) */
+    int timed;      /* schedules timed */
+    int pruned;     /* ring timings skipped: its bound was above the others */
+    double seconds; /* CPU time */
+} trd_select_stats;
+
+/* Redraw the size ranges of every planned shape of p of up to 1024 ranks on
+ * the schedules' cost model (trd_sched_cost: alpha, beta and gamma per
+ * level, link sharing and max-rate injection, alpha_r [MPICH §3, TREE §2,
+ * NAP Eq. 3, RM Eq. 3]) in place of the closed forms of plan.h: at element
+ * counts of doubles 1, 4, 16, ... up to 1 GiB every candidate's schedule is
+ * planned and timed, and each change of the fastest is bisected to 1/64 of
+ * its size.  The ring, whose schedule has p^2 messages, is timed only where
+ * a bound on its time (2(p-1) exchanges at the cheapest link) is below the
+ * other candidates.  Each range gets the predicted microseconds of its
+ * choice and runner-up at its typical size; such shapes get on_schedules,
+ * and the whole machine's choice[] is its nnodes x ppn shape's.  Shapes
+ * above 1024 ranks, or where a schedule cannot be timed, keep the closed
+ * forms. */
+void trd_select_on_schedules(trd_topo_t t, trd_plan *p, trd_select_stats *stats);
 
 typedef struct trd_search_stats {
     int searched;   /* ranges whose parameters were searched */

@@ -199,13 +199,18 @@ static int tables(trd_topo_t t, const trd_plan *p, const char *name, sbuf *b)
     int_table(b, "static const int node_cores", cores, n);
     sb_printf(b, "\n/* Packages (sockets) per node. */\n");
     int_table(b, "static const int node_packages", packages, n);
+    int drawn = 0;
+    for (int s = 0; s < p->nshapes; s++)
+        drawn += p->shape[s].on_schedules;
     sb_printf(b,
               "\n/* Selection for communicators over several nodes (commutative ops), per\n"
               " * planned shape (nodes x ranks per node), from the alpha-beta-gamma\n"
-              " * model [MPICH §3, NAP Eq. 3-6, TREE §3.2, RM Eq. 4]:\n"
+              " * model [MPICH §3, NAP Eq. 3-6, TREE §3.2, RM Eq. 4], %d of %d shapes timed\n"
+              " * on their verified schedules (link sharing, max-rate injection, alpha_r\n"
+              " * [TREE §2, NAP Eq. 3, RM Eq. 3]), the others on closed forms:\n"
               " * intra-node link %.3g us, %.3g GB/s; ring link %.3g us, %.3g GB/s;\n"
               " * NAP over all %d nodes: %d lanes, radix %d, %d inter-node step%s. */\n",
-              p->intra.latency_s * 1e6, p->intra.bandwidth_Bps / 1e9,
+              drawn, p->nshapes, p->intra.latency_s * 1e6, p->intra.bandwidth_Bps / 1e9,
               p->ring_inter.latency_s * 1e6, p->ring_inter.bandwidth_Bps / 1e9, n, p->nap_lanes,
               p->nap_radix, p->nap_steps, p->nap_steps == 1 ? "" : "s");
     int nsh = p->nshapes;

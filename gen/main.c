@@ -319,6 +319,8 @@ int main(int argc, char **argv)
 
     static trd_plan plan;
     trd_plan_build(t, &plan);
+    trd_select_stats selstats;
+    trd_select_on_schedules(t, &plan, &selstats);
     trd_search_stats sstats;
     trd_search_params(t, &plan, &sstats);
     char machine_name[80];
@@ -390,15 +392,20 @@ int main(int argc, char **argv)
         trd_explain_schedules(stdout, t, &plan);
         printf("\nschedules verified before writing (symbolic execution of every rank: each element\n"
                "  reduced over all ranks once, sends and receives matched, no read before a write,\n"
-               "  ring contention on the switch tree): %d, on up to %d ranks, %zu ops, %.2f s",
+               "  ring contention on the switch tree): %d, on up to %d ranks, %zu ops, %.2f s\n",
                stats.nverified, stats.largest, stats.ops, stats.seconds);
-        if (sstats.searched)
-            printf("; rm bases searched for %d range%s: %d schedules timed, %.2f s", sstats.searched,
-                   sstats.searched == 1 ? "" : "s", sstats.evaluated, sstats.seconds);
         if (stats.skipped)
-            printf("; %d (shape, algorithm) pairs not planned as schedules yet or above the rank limit",
-                   stats.skipped);
-        printf("\n");
+            printf("  %d (shape, algorithm) pairs above the rank limit not verified\n", stats.skipped);
+        printf("size ranges drawn on the schedules for %d shape%s: %d schedules timed, %d ring\n"
+               "  timings skipped on its bound, %.2f s\n",
+               selstats.drawn, selstats.drawn == 1 ? "" : "s", selstats.timed, selstats.pruned,
+               selstats.seconds);
+        if (selstats.closed)
+            printf("  %d shape%s above %d ranks drawn on the closed forms\n", selstats.closed,
+                   selstats.closed == 1 ? "" : "s", TRD_SELECT_MAX_RANKS);
+        if (sstats.searched)
+            printf("rm bases searched for %d range%s: %d schedules timed, %.2f s\n", sstats.searched,
+                   sstats.searched == 1 ? "" : "s", sstats.evaluated, sstats.seconds);
     }
     free(intext);
     trd_topo_destroy(t);

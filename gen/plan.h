@@ -36,15 +36,20 @@ typedef struct trd_plan {
         int alg;       /* index into trd_model_names() */
         size_t typical; /* a size inside the range (geometric middle) */
         int runner_up;  /* the second best at that size */
+        double us, runner_us; /* their predicted microseconds at typical, by the model that
+                               * drew the ranges (on_schedules below) */
         char params[48]; /* the algorithm's parameters ("" its default): for rm, the
                           * schedule string the search of the bases chose */
     } choice[TRD_MAX_CHOICES];
+    int on_schedules; /* as trd_shape_plan.on_schedules, for choice[] */
     /* The same per planned communicator shape (nodes x ranks per node), for
      * communicators smaller than the machine; choice[] above is the shape of
      * the whole machine, nnodes x ppn, which is also one of these. */
     int nshapes;
     struct trd_shape_plan {
         int nnodes, ppn, nchoices;
+        int on_schedules; /* 1: ranges drawn on the schedules' timed execution
+                           * (trd_select_on_schedules), 0: on the closed forms */
         struct trd_choice choice[TRD_MAX_CHOICES];
     } shape[TRD_MAX_SHAPES];
 } trd_plan;

@@ -145,10 +145,14 @@ void trd_explain(FILE *f, trd_topo_t t, const trd_plan *p, const char *input)
 
     fprintf(f, "\nselection (alpha-beta-gamma model [MPICH §3, NAP Eq. 3-6, TREE §3.2, RM Eq. 4]):\n");
     if (n > 1) {
-        fprintf(f, "  several nodes, commutative operations (predicted for all %d x %d ranks):\n", n,
-                p->ppn);
-        fprintf(f, "    %-26s %-13s %10s %-13s %10s  %s\n", "message size", "chosen", "us at",
-                "runner-up", "us at", "levels (node; across nodes)");
+        fprintf(f, "  several nodes, commutative operations (predicted for all %d x %d ranks, ranges drawn\n"
+                   "  %s):\n",
+                n, p->ppn,
+                p->on_schedules ? "on the schedules' timed execution: link sharing on the switch tree,\n"
+                                  "  max-rate injection, alpha_r [TREE §2, NAP Eq. 3, RM Eq. 3]"
+                                : "on the closed forms");
+        fprintf(f, "    %-26s %-22s %10s %-13s %10s %10s  %s\n", "message size", "chosen", "us at",
+                "runner-up", "us at", "closed us", "levels (node; across nodes)");
         size_t lo = 0;
         for (int i = 0; i < p->nchoices; i++) {
             const struct trd_choice *ch = &p->choice[i];
@@ -161,19 +165,19 @@ void trd_explain(FILE *f, trd_topo_t t, const trd_plan *p, const char *input)
             char chosen[64];
             snprintf(chosen, sizeof chosen, "%s%s%s", trd_model_name(ch->alg), ch->params[0] ? ":" : "",
                      ch->params);
-            fprintf(f, "    %-26s %-13s %10.2f %-13s %10.2f  %s\n", range,
-                    chosen, trd_model_time(p, ch->alg, n, p->ppn, at) * 1e6,
+            fprintf(f, "    %-26s %-22s %10.2f %-13s %10.2f %10.2f  %s\n", range, chosen, ch->us,
                     ch->runner_up >= 0 ? trd_model_name(ch->runner_up) : "-",
-                    ch->runner_up >= 0 ? trd_model_time(p, ch->runner_up, n, p->ppn, at) * 1e6 : 0,
-                    trd_model_levels(ch->alg));
+                    ch->runner_up >= 0 ? ch->runner_us : 0,
+                    trd_model_time(p, ch->alg, n, p->ppn, at) * 1e6, trd_model_levels(ch->alg));
             lo = ch->below;
         }
-        fprintf(f, "    (\"us at\": predicted microseconds at a size in the middle of the range)\n");
+        fprintf(f, "    (\"us at\": predicted microseconds at a size in the middle of the range; \"closed us\":\n"
+                   "    the chosen algorithm's closed form there)\n");
         fprintf(f, "  smaller communicators, by planned shape (a communicator takes the largest planned\n"
                    "  node count <= its own, then the largest ranks per node <= its most on one node):\n");
         for (int sh = 0; sh < p->nshapes; sh++) {
             const struct trd_shape_plan *sp = &p->shape[sh];
-            fprintf(f, "    %5d x %-4d", sp->nnodes, sp->ppn);
+            fprintf(f, "    %5d x %-4d%s", sp->nnodes, sp->ppn, sp->on_schedules ? "" : " (closed forms)");
             for (int i = 0; i < sp->nchoices; i++) {
                 fprintf(f, " %s%s%s", trd_model_name(sp->choice[i].alg), sp->choice[i].params[0] ? ":" : "",
                         sp->choice[i].params);
@@ -193,7 +197,7 @@ void trd_explain(FILE *f, trd_topo_t t, const trd_plan *p, const char *input)
     print_size(f, p->nap_max_bytes_1node);
     fprintf(f, ", ring from there\n  non-commutative operations across nodes: recursive doubling in rank order\n");
     if (n > 1) {
-        fprintf(f, "\npredicted time over the whole machine (%d x %d ranks), microseconds:\n  %10s",
+        fprintf(f, "\nclosed forms over the whole machine (%d x %d ranks), microseconds:\n  %10s",
                 n, p->ppn, "bytes");
         for (int a2 = 0; a2 < TRD_NMODELS; a2++)
             fprintf(f, " %12s", trd_model_name(a2));

@@ -243,6 +243,10 @@ static void select_ranges(const trd_plan *p, int nodes, int ppn, struct trd_choi
         double z = ch->below == SIZE_MAX ? 16 * a : (double)ch->below - 1;
         ch->typical = (size_t)floor(sqrt(a * fmax(a, z)));
         (void)best(p, nodes, ppn, (double)ch->typical, &ch->runner_up);
+        ch->us = trd_model_time(p, ch->alg, nodes, ppn, (double)ch->typical) * 1e6;
+        ch->runner_us = ch->runner_up >= 0
+                            ? trd_model_time(p, ch->runner_up, nodes, ppn, (double)ch->typical) * 1e6
+                            : 0;
         from = ch->below;
     }
     *nchoices = nc;

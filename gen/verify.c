@@ -281,6 +281,10 @@ typedef struct vm {
     double *lat;             /* [nops] the latency of the op's link */
     double *barrier_at;      /* [nnodes] latest arrival at the pending barrier */
     const double *share;     /* [nmsgs of the first pass] bandwidth divisor per message */
+    int *pkg;                /* [nranks] package of each rank on its node (package_of) */
+    int *queue;              /* timed runs: [nranks] ranks to visit, a ring buffer */
+    unsigned char *queued;   /* [nranks] r is in queue */
+    size_t qhead, qtail;
     int record_all;          /* record every matched message, not only inter-node ones */
     size_t nmatched;
 } vm;
@@ -361,6 +365,8 @@ static int check_write(vm *m, int r, size_t i, int b, size_t off, size_t len)
  * order, socket-major, as the runtime assumes [TREE Lemma 5]. */
 static int package_of(const vm *m, int r)
 {
+    if (m->pkg)
+        return m->pkg[r];
     const trd_shape *sh = m->sh;
     int v = sh->node_of[r], first = sh->node_first[v], ppn = sh->node_first[v + 1] - first;
     int np = trd_topo_nodetype_npackages(m->cm->topo, trd_topo_node_type(m->cm->topo, sh->machine_node[v]));
@@ -486,6 +492,15 @@ static int recvs_from(const trd_sstep *o, int a)
     return (o->op == TRD_S_RECV && o->peer == a) || (o->op == TRD_S_SENDRECV && o->peer2 == a);
 }
 
+/* Timed runs visit only ranks whose state may have changed: queue r. */
+static void wake(vm *m, int r)
+{
+    if (m->queued && !m->queued[r]) {
+        m->queued[r] = 1;
+        m->queue[m->qtail++ % (size_t)m->s->nranks] = r;
+    }
+}
+
 /* Try to complete the send halves of rank a's window; returns progress. */
 static int try_sends(vm *m, int a, int *err)
 {
@@ -507,6 +522,10 @@ static int try_sends(vm *m, int a, int *err)
             if (sends_to(&s->op[k], b) && !(m->done[k] & 1))
                 earlier = 1;
         if (earlier)
+            continue;
+        /* timed: a message starts when both ends have posted it, so b's
+         * window must be posted (its time is post[b]) */
+        if (m->cm && (m->pc[b] >= s->first[b + 1] || !(m->done[m->pc[b]] & 8)))
             continue;
         size_t bend = m->pc[b] < s->first[b + 1] ? window_end(m, b) : m->pc[b];
         for (size_t k = m->pc[b]; k < bend; k++) {
@@ -538,6 +557,7 @@ static int try_sends(vm *m, int a, int *err)
             m->nmatched++;
             m->done[i] |= 1;
             m->done[k] |= 2;
+            wake(m, b);
             progress = 1;
             if (m->record_all || m->sh->node_of[a] != m->sh->node_of[b]) {
                 if (grow((void **)&m->msgs, &m->msgcap, m->nmsgs + 1, sizeof *m->msgs)) {
@@ -624,6 +644,7 @@ static int run_rank(vm *m, int r, int *err)
                 int q = m->sh->ring[k];
                 m->pc[q]++;
                 m->barriers[q]++;
+                wake(m, q);
                 if (m->cm)
                     m->clock[q] = m->barrier_at[v] + pair_cost(m, q, q).latency_s;
             }
@@ -645,8 +666,17 @@ static int run_rank(vm *m, int r, int *err)
                 break;
             }
             m->done[i] |= 8;
-            if (m->cm)
+            if (m->cm) {
                 m->post[r] = m->clock[r];
+                /* the ranks sending to this window may match it now */
+                for (size_t k = i; k < end; k++) {
+                    const trd_sstep *q = &s->op[k];
+                    if (q->op == TRD_S_RECV)
+                        wake(m, q->peer);
+                    else if (q->op == TRD_S_SENDRECV)
+                        wake(m, q->peer2);
+                }
+            }
         }
         progress |= try_sends(m, r, err);
         int all = 1;
@@ -808,6 +838,9 @@ static void vm_free(vm *m)
     free(m->fin);
     free(m->lat);
     free(m->barrier_at);
+    free(m->pkg);
+    free(m->queue);
+    free(m->queued);
     seqtab_free(&m->t);
 }
 
@@ -816,7 +849,18 @@ static int run_all(vm *m)
 {
     const trd_sched *s = m->s;
     int rc = 0, p = s->nranks;
-    for (int progress = 1; !rc && progress;) {
+    if (m->queue) {
+        /* timed: every rank once, then those woken by a match, a posted
+         * window or a barrier, until none is left */
+        for (int r = 0; r < p; r++)
+            wake(m, r);
+        while (!rc && m->qhead != m->qtail) {
+            int r = m->queue[m->qhead++ % (size_t)p];
+            m->queued[r] = 0;
+            run_rank(m, r, &rc);
+        }
+    }
+    for (int progress = !m->queue; !rc && progress;) {
         progress = 0;
         for (int r = 0; r < p && !rc; r++)
             progress |= run_rank(m, r, &rc);
@@ -982,6 +1026,17 @@ static int cost_pass(const trd_sched *s, const trd_shape *sh, const trd_cost_mod
     m->lat = calloc(s->nops + 1, sizeof *m->lat);
     m->barrier_at = calloc((size_t)sh->nnodes + 1, sizeof *m->barrier_at);
     if (!m->clock || !m->post || !m->fin || !m->lat || !m->barrier_at)
+        return fail(m, "out of memory");
+    /* every rank's package, once: pair_cost asks for it per op */
+    int *pkg = malloc(((size_t)p + 1) * sizeof *pkg);
+    if (!pkg)
+        return fail(m, "out of memory");
+    for (int r = 0; r < p; r++)
+        pkg[r] = package_of(m, r);
+    m->pkg = pkg;
+    m->queue = malloc(((size_t)p + 1) * sizeof *m->queue);
+    m->queued = calloc((size_t)p + 1, 1);
+    if (!m->queue || !m->queued)
         return fail(m, "out of memory");
     if (vm_alloc(m))
         return -1;

@@ -114,198 +114,219 @@ static const int node_packages[64] = {
 
 /* Selection for communicators over several nodes (commutative ops), per
  * planned shape (nodes x ranks per node), from the alpha-beta-gamma
- * model [MPICH §3, NAP Eq. 3-6, TREE §3.2, RM Eq. 4]:
+ * model [MPICH §3, NAP Eq. 3-6, TREE §3.2, RM Eq. 4], 30 of 30 shapes timed
+ * on their verified schedules (link sharing, max-rate injection, alpha_r
+ * [TREE §2, NAP Eq. 3, RM Eq. 3]), the others on closed forms:
  * intra-node link 0.6 us, 10 GB/s; ring link 8 us, 6 GB/s;
  * NAP over all 64 nodes: 16 lanes, radix 16, 2 inter-node steps. */
 static const trd_size_choice choices_0[2] = { /* 2 nodes x 1 */
-    {64000, TRD_ALG_RD, ""},
+    {33536, TRD_ALG_RD, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
-static const trd_size_choice choices_1[3] = { /* 2 nodes x 2 */
-    {4801, TRD_ALG_RD, ""},
-    {27827, TRD_ALG_FLEX, ""},
-    {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
+static const trd_size_choice choices_1[4] = { /* 2 nodes x 2 */
+    {1232, TRD_ALG_RD, ""},
+    {16448, TRD_ALG_FLEX, ""},
+    {1114112, TRD_ALG_RABENSEIFNER, ""},
+    {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_2[3] = { /* 2 nodes x 4 */
-    {552, TRD_ALG_RM, "a2,a2,a2"},
-    {64000, TRD_ALG_FLEX, ""},
+    {136, TRD_ALG_RD, ""},
+    {32768, TRD_ALG_FLEX, ""},
     {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
 };
-static const trd_size_choice choices_3[3] = { /* 2 nodes x 8 */
-    {206, TRD_ALG_RM, "a4,a2,a2"},
-    {144696, TRD_ALG_FLEX, ""},
+static const trd_size_choice choices_3[2] = { /* 2 nodes x 8 */
+    {65792, TRD_ALG_FLEX, ""},
     {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
 };
-static const trd_size_choice choices_4[3] = { /* 2 nodes x 16 */
-    {92, TRD_ALG_RM, "a4,a2,a2,a2"},
-    {322783, TRD_ALG_FLEX, ""},
+static const trd_size_choice choices_4[2] = { /* 2 nodes x 16 */
+    {123392, TRD_ALG_FLEX, ""},
     {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
 };
-static const trd_size_choice choices_5[2] = { /* 4 nodes x 1 */
-    {40422, TRD_ALG_RD, ""},
+static const trd_size_choice choices_5[3] = { /* 4 nodes x 1 */
+    {1784, TRD_ALG_RM, ""},
+    {22016, TRD_ALG_RD, ""},
     {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
 };
-static const trd_size_choice choices_6[3] = { /* 4 nodes x 2 */
-    {1715, TRD_ALG_RD, ""},
-    {37102, TRD_ALG_FLEX, ""},
-    {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
+static const trd_size_choice choices_6[4] = { /* 4 nodes x 2 */
+    {976, TRD_ALG_RM, ""},
+    {16448, TRD_ALG_FLEX, ""},
+    {831488, TRD_ALG_RABENSEIFNER, ""},
+    {SIZE_MAX, TRD_ALG_RING, ""},
 };
-static const trd_size_choice choices_7[3] = { /* 4 nodes x 4 */
-    {5334, TRD_ALG_NAP, ""},
-    {71481, TRD_ALG_FLEX, ""},
-    {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
+static const trd_size_choice choices_7[4] = { /* 4 nodes x 4 */
+    {8864, TRD_ALG_NAP, ""},
+    {32768, TRD_ALG_FLEX, ""},
+    {3424256, TRD_ALG_RABENSEIFNER, ""},
+    {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_8[4] = { /* 4 nodes x 8 */
-    {2298, TRD_ALG_NAP, ""},
-    {126624, TRD_ALG_FLEX, ""},
-    {220991940, TRD_ALG_RABENSEIFNER, ""},
+    {9632, TRD_ALG_NAP, ""},
+    {63488, TRD_ALG_FLEX, ""},
+    {10649600, TRD_ALG_RABENSEIFNER, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_9[4] = { /* 4 nodes x 16 */
-    {1109, TRD_ALG_NAP, ""},
-    {200704, TRD_ALG_FLEX, ""},
-    {103594661, TRD_ALG_RABENSEIFNER, ""},
+    {10784, TRD_ALG_NAP, ""},
+    {79616, TRD_ALG_FLEX, ""},
+    {28049408, TRD_ALG_RABENSEIFNER, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
-static const trd_size_choice choices_10[2] = { /* 8 nodes x 1 */
-    {32451, TRD_ALG_RD, ""},
+static const trd_size_choice choices_10[3] = { /* 8 nodes x 1 */
+    {1504, TRD_ALG_RM, ""},
+    {17792, TRD_ALG_RD, ""},
     {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
 };
-static const trd_size_choice choices_11[3] = { /* 8 nodes x 2 */
-    {1044, TRD_ALG_RD, ""},
-    {38985, TRD_ALG_FLEX, ""},
-    {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
+static const trd_size_choice choices_11[4] = { /* 8 nodes x 2 */
+    {752, TRD_ALG_RM, ""},
+    {16448, TRD_ALG_FLEX, ""},
+    {1507328, TRD_ALG_RABENSEIFNER, ""},
+    {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_12[4] = { /* 8 nodes x 4 */
-    {2275, TRD_ALG_NAP, ""},
-    {68051, TRD_ALG_FLEX, ""},
-    {213887942, TRD_ALG_RABENSEIFNER, ""},
+    {4592, TRD_ALG_NAP, ""},
+    {32768, TRD_ALG_FLEX, ""},
+    {4063232, TRD_ALG_RABENSEIFNER, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_13[4] = { /* 8 nodes x 8 */
-    {5898, TRD_ALG_NAP, ""},
-    {106600, TRD_ALG_FLEX, ""},
-    {43721142, TRD_ALG_RABENSEIFNER, ""},
+    {8960, TRD_ALG_NAP, ""},
+    {50432, TRD_ALG_FLEX, ""},
+    {9469952, TRD_ALG_RABENSEIFNER, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_14[4] = { /* 8 nodes x 16 */
-    {3219, TRD_ALG_NAP, ""},
-    {148126, TRD_ALG_FLEX, ""},
-    {62296130, TRD_ALG_RABENSEIFNER, ""},
+    {9728, TRD_ALG_NAP, ""},
+    {58880, TRD_ALG_FLEX, ""},
+    {20381696, TRD_ALG_RABENSEIFNER, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
-static const trd_size_choice choices_15[2] = { /* 16 nodes x 1 */
-    {28577, TRD_ALG_RD, ""},
+static const trd_size_choice choices_15[3] = { /* 16 nodes x 1 */
+    {1784, TRD_ALG_RM, ""},
+    {15872, TRD_ALG_RD, ""},
     {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
 };
-static const trd_size_choice choices_16[3] = { /* 16 nodes x 2 */
-    {751, TRD_ALG_RD, ""},
-    {39010, TRD_ALG_FLEX, ""},
-    {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
+static const trd_size_choice choices_16[4] = { /* 16 nodes x 2 */
+    {864, TRD_ALG_RM, ""},
+    {16448, TRD_ALG_FLEX, ""},
+    {3006464, TRD_ALG_RABENSEIFNER, ""},
+    {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_17[4] = { /* 16 nodes x 4 */
-    {5914, TRD_ALG_NAP, ""},
-    {64291, TRD_ALG_FLEX, ""},
-    {100437328, TRD_ALG_RABENSEIFNER, ""},
+    {8480, TRD_ALG_NAP, ""},
+    {32768, TRD_ALG_FLEX, ""},
+    {7012352, TRD_ALG_RABENSEIFNER, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_18[4] = { /* 16 nodes x 8 */
-    {2761, TRD_ALG_NAP, ""},
-    {94388, TRD_ALG_FLEX, ""},
-    {61830294, TRD_ALG_RABENSEIFNER, ""},
+    {6560, TRD_ALG_NAP, ""},
+    {42368, TRD_ALG_FLEX, ""},
+    {15073280, TRD_ALG_RABENSEIFNER, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_19[4] = { /* 16 nodes x 16 */
-    {5459, TRD_ALG_NAP, ""},
-    {123407, TRD_ALG_FLEX, ""},
-    {93351563, TRD_ALG_RABENSEIFNER, ""},
+    {6464, TRD_ALG_NAP, ""},
+    {50432, TRD_ALG_FLEX, ""},
+    {31195136, TRD_ALG_RABENSEIFNER, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
-static const trd_size_choice choices_20[2] = { /* 32 nodes x 1 */
-    {26347, TRD_ALG_RD, ""},
-    {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
-};
-static const trd_size_choice choices_21[3] = { /* 32 nodes x 2 */
-    {586, TRD_ALG_RD, ""},
-    {38642, TRD_ALG_FLEX, ""},
-    {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
-};
-static const trd_size_choice choices_22[4] = { /* 32 nodes x 4 */
-    {3556, TRD_ALG_NAP, ""},
-    {61429, TRD_ALG_FLEX, ""},
-    {149729274, TRD_ALG_RABENSEIFNER, ""},
+static const trd_size_choice choices_20[4] = { /* 32 nodes x 1 */
+    {1640, TRD_ALG_RM, ""},
+    {7520, TRD_ALG_RD, ""},
+    {3620864, TRD_ALG_RABENSEIFNER, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
-static const trd_size_choice choices_23[4] = { /* 32 nodes x 8 */
-    {4779, TRD_ALG_NAP, ""},
-    {86801, TRD_ALG_FLEX, ""},
-    {108838126, TRD_ALG_RABENSEIFNER, ""},
+static const trd_size_choice choices_21[4] = { /* 32 nodes x 2 */
+    {464, TRD_ALG_RM, ""},
+    {8768, TRD_ALG_FLEX, ""},
+    {4800512, TRD_ALG_RABENSEIFNER, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
-static const trd_size_choice choices_24[4] = { /* 32 nodes x 16 */
-    {2620, TRD_ALG_NAP, ""},
-    {109724, TRD_ALG_FLEX, ""},
-    {166596288, TRD_ALG_RABENSEIFNER, ""},
+static const trd_size_choice choices_22[5] = { /* 32 nodes x 4 */
+    {6368, TRD_ALG_NAP, ""},
+    {10016, TRD_ALG_FLEX, ""},
+    {5980160, TRD_ALG_RABENSEIFNER, ""},
+    {12419072, TRD_ALG_HRING, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
-static const trd_size_choice choices_25[2] = { /* 64 nodes x 1 */
-    {24925, TRD_ALG_RD, ""},
-    {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
-};
-static const trd_size_choice choices_26[3] = { /* 64 nodes x 2 */
-    {481, TRD_ALG_RD, ""},
-    {38245, TRD_ALG_FLEX, ""},
-    {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
-};
-static const trd_size_choice choices_27[4] = { /* 64 nodes x 4 */
-    {6136, TRD_ALG_NAP, ""},
-    {59342, TRD_ALG_FLEX, ""},
-    {268234095, TRD_ALG_RABENSEIFNER, ""},
+static const trd_size_choice choices_23[5] = { /* 32 nodes x 8 */
+    {3536, TRD_ALG_NAP, ""},
+    {10784, TRD_ALG_FLEX, ""},
+    {5586944, TRD_ALG_RABENSEIFNER, ""},
+    {30801920, TRD_ALG_HRING, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
-static const trd_size_choice choices_28[4] = { /* 64 nodes x 8 */
-    {6929, TRD_ALG_NAP, ""},
-    {81804, TRD_ALG_FLEX, ""},
-    {206068941, TRD_ALG_RABENSEIFNER, ""},
+static const trd_size_choice choices_24[5] = { /* 32 nodes x 16 */
+    {5792, TRD_ALG_NAP, ""},
+    {11360, TRD_ALG_FLEX, ""},
+    {5390336, TRD_ALG_RABENSEIFNER, ""},
+    {67371008, TRD_ALG_HRING, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
-static const trd_size_choice choices_29[4] = { /* 64 nodes x 16 */
-    {3849, TRD_ALG_NAP, ""},
-    {101253, TRD_ALG_FLEX, ""},
-    {316684651, TRD_ALG_RABENSEIFNER, ""},
+static const trd_size_choice choices_25[4] = { /* 64 nodes x 1 */
+    {960, TRD_ALG_RM, ""},
+    {5840, TRD_ALG_RD, ""},
+    {5046272, TRD_ALG_RABENSEIFNER, ""},
+    {SIZE_MAX, TRD_ALG_RING, ""},
+};
+static const trd_size_choice choices_26[5] = { /* 64 nodes x 2 */
+    {336, TRD_ALG_RM, ""},
+    {6464, TRD_ALG_FLEX, ""},
+    {7405568, TRD_ALG_RABENSEIFNER, ""},
+    {7467008, TRD_ALG_HRING, ""},
+    {SIZE_MAX, TRD_ALG_RING, ""},
+};
+static const trd_size_choice choices_27[5] = { /* 64 nodes x 4 */
+    {4544, TRD_ALG_NAP, ""},
+    {6992, TRD_ALG_FLEX, ""},
+    {6914048, TRD_ALG_RABENSEIFNER, ""},
+    {24313856, TRD_ALG_HRING, ""},
+    {SIZE_MAX, TRD_ALG_RING, ""},
+};
+static const trd_size_choice choices_28[5] = { /* 64 nodes x 8 */
+    {2000, TRD_ALG_NAP, ""},
+    {7808, TRD_ALG_FLEX, ""},
+    {6619136, TRD_ALG_RABENSEIFNER, ""},
+    {59506688, TRD_ALG_HRING, ""},
+    {SIZE_MAX, TRD_ALG_RING, ""},
+};
+static const trd_size_choice choices_29[5] = { /* 64 nodes x 16 */
+    {4832, TRD_ALG_NAP, ""},
+    {9248, TRD_ALG_FLEX, ""},
+    {6520832, TRD_ALG_RABENSEIFNER, ""},
+    {131072000, TRD_ALG_HRING, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_shape_choice shapes[30] = {
     {2, 1, choices_0, 2},
-    {2, 2, choices_1, 3},
+    {2, 2, choices_1, 4},
     {2, 4, choices_2, 3},
-    {2, 8, choices_3, 3},
-    {2, 16, choices_4, 3},
-    {4, 1, choices_5, 2},
-    {4, 2, choices_6, 3},
-    {4, 4, choices_7, 3},
+    {2, 8, choices_3, 2},
+    {2, 16, choices_4, 2},
+    {4, 1, choices_5, 3},
+    {4, 2, choices_6, 4},
+    {4, 4, choices_7, 4},
     {4, 8, choices_8, 4},
     {4, 16, choices_9, 4},
-    {8, 1, choices_10, 2},
-    {8, 2, choices_11, 3},
+    {8, 1, choices_10, 3},
+    {8, 2, choices_11, 4},
     {8, 4, choices_12, 4},
     {8, 8, choices_13, 4},
     {8, 16, choices_14, 4},
-    {16, 1, choices_15, 2},
-    {16, 2, choices_16, 3},
+    {16, 1, choices_15, 3},
+    {16, 2, choices_16, 4},
     {16, 4, choices_17, 4},
     {16, 8, choices_18, 4},
     {16, 16, choices_19, 4},
-    {32, 1, choices_20, 2},
-    {32, 2, choices_21, 3},
-    {32, 4, choices_22, 4},
-    {32, 8, choices_23, 4},
-    {32, 16, choices_24, 4},
-    {64, 1, choices_25, 2},
-    {64, 2, choices_26, 3},
-    {64, 4, choices_27, 4},
-    {64, 8, choices_28, 4},
-    {64, 16, choices_29, 4},
+    {32, 1, choices_20, 4},
+    {32, 2, choices_21, 4},
+    {32, 4, choices_22, 5},
+    {32, 8, choices_23, 5},
+    {32, 16, choices_24, 5},
+    {64, 1, choices_25, 4},
+    {64, 2, choices_26, 5},
+    {64, 4, choices_27, 5},
+    {64, 8, choices_28, 5},
+    {64, 16, choices_29, 5},
 };
 
 static const trd_machine machine = {

@@ -36,7 +36,9 @@ static const int node_packages[1] = {
 
 /* Selection for communicators over several nodes (commutative ops), per
  * planned shape (nodes x ranks per node), from the alpha-beta-gamma
- * model [MPICH §3, NAP Eq. 3-6, TREE §3.2, RM Eq. 4]:
+ * model [MPICH §3, NAP Eq. 3-6, TREE §3.2, RM Eq. 4], 0 of 0 shapes timed
+ * on their verified schedules (link sharing, max-rate injection, alpha_r
+ * [TREE §2, NAP Eq. 3, RM Eq. 3]), the others on closed forms:
  * intra-node link 0.3 us, 20 GB/s; ring link 0.3 us, 20 GB/s;
  * NAP over all 1 nodes: 2 lanes, radix 2, 0 inter-node steps. */
 static const trd_size_choice choices_0[1] = {{SIZE_MAX, TRD_ALG_RING, ""}};

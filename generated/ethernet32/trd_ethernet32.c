@@ -73,35 +73,41 @@ static const int node_packages[32] = {
 
 /* Selection for communicators over several nodes (commutative ops), per
  * planned shape (nodes x ranks per node), from the alpha-beta-gamma
- * model [MPICH §3, NAP Eq. 3-6, TREE §3.2, RM Eq. 4]:
+ * model [MPICH §3, NAP Eq. 3-6, TREE §3.2, RM Eq. 4], 5 of 5 shapes timed
+ * on their verified schedules (link sharing, max-rate injection, alpha_r
+ * [TREE §2, NAP Eq. 3, RM Eq. 3]), the others on closed forms:
  * intra-node link 0.3 us, 20 GB/s; ring link 200 us, 0.125 GB/s;
  * NAP over all 32 nodes: 1 lanes, radix 2, 5 inter-node steps. */
 static const trd_size_choice choices_0[2] = { /* 2 nodes x 1 */
-    {1600000, TRD_ALG_RD, ""},
+    {843776, TRD_ALG_RD, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
-static const trd_size_choice choices_1[2] = { /* 4 nodes x 1 */
-    {92754, TRD_ALG_RD, ""},
+static const trd_size_choice choices_1[3] = { /* 4 nodes x 1 */
+    {2984, TRD_ALG_RM, ""},
+    {57344, TRD_ALG_RD, ""},
     {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
 };
-static const trd_size_choice choices_2[2] = { /* 8 nodes x 1 */
-    {56974, TRD_ALG_RD, ""},
+static const trd_size_choice choices_2[3] = { /* 8 nodes x 1 */
+    {2960, TRD_ALG_RM, ""},
+    {35456, TRD_ALG_RD, ""},
     {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
 };
-static const trd_size_choice choices_3[2] = { /* 16 nodes x 1 */
-    {45031, TRD_ALG_RD, ""},
-    {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
+static const trd_size_choice choices_3[3] = { /* 16 nodes x 1 */
+    {9536, TRD_ALG_RD, ""},
+    {892928, TRD_ALG_RABENSEIFNER, ""},
+    {SIZE_MAX, TRD_ALG_RING, ""},
 };
-static const trd_size_choice choices_4[2] = { /* 32 nodes x 1 */
-    {39204, TRD_ALG_RD, ""},
-    {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
+static const trd_size_choice choices_4[3] = { /* 32 nodes x 1 */
+    {6944, TRD_ALG_RD, ""},
+    {1310720, TRD_ALG_RABENSEIFNER, ""},
+    {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_shape_choice shapes[5] = {
     {2, 1, choices_0, 2},
-    {4, 1, choices_1, 2},
-    {8, 1, choices_2, 2},
-    {16, 1, choices_3, 2},
-    {32, 1, choices_4, 2},
+    {4, 1, choices_1, 3},
+    {8, 1, choices_2, 3},
+    {16, 1, choices_3, 3},
+    {32, 1, choices_4, 3},
 };
 
 static const trd_machine machine = {

@@ -5,13 +5,21 @@
  *     planner serves both: the verifier proves each;
  *   - schedules broken on purpose (a dropped reduce, a wrong length, swapped
  *     operands, a missing send, an early read, a missing barrier, a ring off
- *     the DFS order): the verifier refuses each with its exact message. */
+ *     the DFS order): the verifier refuses each with its exact message;
+ *   - the cost model: link sharing and the start of a message when both ends
+ *     have posted it, added up by hand; the ring's bound below its cost;
+ *   - the size ranges drawn on the schedules: inside each range the chosen
+ *     schedule is timed fastest of all the planners, timed again here. */
 #include <CUnit/Basic.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "check.h"
+#include "plan.h"
 #include "sched.h"
 #include "test_util.h"
 
@@ -310,6 +318,181 @@ static void test_cost(void)
     trd_diag_destroy(d);
 }
 
+static trd_topo_t load(const char *rel, trd_diag **d)
+{
+    trd_topo_t t = NULL;
+    *d = trd_diag_create();
+    CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
+    CU_ASSERT_EQUAL_FATAL(trd_read_dsl(t, *d, trd_test_path(rel)), TRD_OK);
+    CU_ASSERT_EQUAL_FATAL(trd_topo_finalize(t, *d), TRD_OK);
+    return t;
+}
+
+/* A message starts when both ends have posted it.  On two nodes of two
+ * ranks, rank 3 copies a long vector and then meets rank 2 at the node's
+ * barrier; rank 2 then receives n elements from rank 0, which sent at once.
+ * The message starts when the barrier releases rank 2, one package latency
+ * after the copy, not when rank 0 posted it. */
+static void test_cost_posted(void)
+{
+    trd_diag *d;
+    trd_topo_t t = load("tests/data/testbed.topo", &d);
+    int twos[2] = {2, 2}, machine[2] = {0, 1};
+    trd_shape_store st;
+    CU_ASSERT_FATAL(trd_shape_init(&st, 2, twos, 0) == 0);
+    st.s.machine_node = machine;
+    trd_cost_model cm = {t, 0.25e-9, 0.25};
+    trd_link_cost pk = trd_topo_nodetype_package_link(t, trd_topo_node_type(t, 0));
+    trd_link_cost near = trd_topo_path_cost(t, 0, 1);
+    size_t big = 1 << 20, n = 100;
+    double copy = 8.0 * (double)big / pk.bandwidth_Bps;
+    double want = copy + pk.latency_s + near.latency_s + 8.0 * (double)n / near.bandwidth_Bps;
+    trd_sched s;
+    char why[256];
+    CU_ASSERT_FATAL(trd_sched_init(&s, "test", 4, big, 0) == 0);
+    trd_sched_rank(&s, 0);
+    trd_s_send(&s, 2, 2, TRD_B_SEND, 0, n);
+    trd_sched_rank(&s, 1);
+    trd_sched_rank(&s, 2);
+    trd_s_barrier(&s, 1);
+    trd_s_recv(&s, 2, 0, TRD_B_TMP, 0, n);
+    trd_sched_rank(&s, 3);
+    trd_s_copy(&s, 1, TRD_B_RECV, 0, TRD_B_SEND, -1, 0, big);
+    trd_s_barrier(&s, 1);
+    CU_ASSERT_FATAL(trd_sched_end(&s) == 0);
+    double got = trd_sched_cost(&s, &st.s, &cm, 8, why, sizeof why);
+    CU_ASSERT_DOUBLE_EQUAL(got, want, want * 1e-9);
+    trd_sched_free(&s);
+    trd_shape_free(&st);
+    trd_topo_destroy(t);
+    trd_diag_destroy(d);
+}
+
+/* trd_ring_bound stays below the ring's timed cost, over shapes of two
+ * machines (one with two packages per node), counts with empty and uneven
+ * blocks; and it is not vacuous: within 1.5x of the cost. */
+static void test_ring_bound(void)
+{
+    static const char *topos[] = {"tests/data/select-16x8.topo", "tests/data/two-level.topo"};
+    for (int k = 0; k < 2; k++) {
+        trd_diag *d;
+        trd_topo_t t = load(topos[k], &d);
+        static trd_plan p;
+        trd_plan_build(t, &p);
+        trd_cost_model cm = {t, p.gamma_s_per_byte, TRD_ALPHA_R_RATIO};
+        static const int shapes[][2] = {{2, 1}, {2, 2}, {4, 2}, {8, 1}, {8, 2}, {16, 8}, {3, 2}};
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+            trd_shape_store st;
+            int *machine;
+            if (shapes[i][0] > p.nnodes || shapes[i][1] > p.ppn)
+                continue;
+            CU_ASSERT_FATAL(trd_machine_shape(t, shapes[i][0], shapes[i][1], &st, &machine) == 0);
+            static const size_t counts[] = {1, 7, 100, 1001, 65536, 1000003};
+            for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+                trd_sched s;
+                char why[256];
+                CU_ASSERT_FATAL(trd_sched_plan(&s, "ring", "", &st.s, counts[c], 8, 0, 1, 1, why,
+                                               sizeof why) == 0);
+                double cost = trd_sched_cost(&s, &st.s, &cm, 8, why, sizeof why);
+                double bound = trd_ring_bound(t, &st.s, counts[c], 8, p.gamma_s_per_byte);
+                CU_ASSERT(cost > 0);
+                CU_ASSERT(bound <= cost * (1 + 1e-12));
+                CU_ASSERT(bound >= cost / 1.5);
+                if (bound > cost * (1 + 1e-12) || bound < cost / 1.5)
+                    fprintf(stderr, "\n    %s %d x %d, %zu elements: bound %g s, cost %g s", topos[k],
+                            shapes[i][0], shapes[i][1], counts[c], bound, cost);
+                trd_sched_free(&s);
+            }
+            trd_shape_free(&st);
+            free(machine);
+        }
+        trd_topo_destroy(t);
+        trd_diag_destroy(d);
+    }
+}
+
+/* Microseconds of planner alg's schedule over st for bytes of doubles, as
+ * the selection times it; INFINITY where it does not plan. */
+static double timed_us(trd_topo_t t, const trd_plan *p, const trd_shape *sh, const char *alg,
+                       double bytes)
+{
+    trd_sched s;
+    char why[256];
+    size_t count = (size_t)(bytes / 8) ? (size_t)(bytes / 8) : 1;
+    if (trd_sched_plan(&s, alg, "", sh, count, 8, 0, 1, 1, why, sizeof why))
+        return INFINITY;
+    trd_cost_model cm = {t, p->gamma_s_per_byte, TRD_ALPHA_R_RATIO};
+    double c = trd_sched_cost(&s, sh, &cm, 8, why, sizeof why);
+    trd_sched_free(&s);
+    CU_ASSERT(c >= 0);
+    return c * 1e6;
+}
+
+/* The ranges drawn on the schedules, for every planned shape of two
+ * machines: contiguous, ending at SIZE_MAX, a different algorithm each; at
+ * sizes doubling from 8 B inside each range (1/32 away from its ends, where
+ * the bisection stops) the chosen algorithm's schedule is timed no slower
+ * than any planner's; the whole machine's ranges are its shape's. */
+static void test_select(void)
+{
+    static const char *topos[] = {"tests/data/select-16x8.topo", "topologies/ethernet32.topo"};
+    for (int k = 0; k < 2; k++) {
+        trd_diag *d;
+        trd_topo_t t = load(topos[k], &d);
+        static trd_plan p;
+        trd_plan_build(t, &p);
+        trd_select_stats stats;
+        trd_select_on_schedules(t, &p, &stats);
+        CU_ASSERT(stats.drawn == p.nshapes && stats.closed == 0 && stats.timed > 0);
+        CU_ASSERT(p.on_schedules);
+        int checked = 0;
+        for (int i = 0; i < p.nshapes; i++) {
+            const struct trd_shape_plan *sp = &p.shape[i];
+            CU_ASSERT(sp->on_schedules);
+            CU_ASSERT_FATAL(sp->nchoices >= 1);
+            CU_ASSERT_EQUAL(sp->choice[sp->nchoices - 1].below, SIZE_MAX);
+            trd_shape_store st;
+            int *machine;
+            CU_ASSERT_FATAL(trd_machine_shape(t, sp->nnodes, sp->ppn, &st, &machine) == 0);
+            double from = 0;
+            for (int c = 0; c < sp->nchoices; c++) {
+                const struct trd_choice *ch = &sp->choice[c];
+                if (c > 0) {
+                    CU_ASSERT(ch->below > sp->choice[c - 1].below);
+                    CU_ASSERT_NOT_EQUAL(ch->alg, sp->choice[c - 1].alg);
+                }
+                double end = ch->below == SIZE_MAX ? 1073741824.0 : (double)ch->below;
+                for (double b = 8; b < end * (1 - 1.0 / 32); b *= 2) {
+                    if (b < from * (1 + 1.0 / 32) || b < 8)
+                        continue;
+                    double mine = timed_us(t, &p, &st.s, trd_model_name(ch->alg), b);
+                    for (int a = 0; trd_sched_planners[a]; a++) {
+                        double other = timed_us(t, &p, &st.s, trd_sched_planners[a], b);
+                        CU_ASSERT(mine <= other * (1 + 1e-9));
+                        if (mine > other * (1 + 1e-9))
+                            fprintf(stderr, "\n    %s %d x %d at %.0f B: %s %.3f us, %s %.3f us",
+                                    topos[k], sp->nnodes, sp->ppn, b, trd_model_name(ch->alg), mine,
+                                    trd_sched_planners[a], other);
+                    }
+                    checked++;
+                }
+                from = (double)ch->below;
+            }
+            if (sp->nnodes == p.nnodes && sp->ppn == p.ppn) {
+                CU_ASSERT_EQUAL(p.nchoices, sp->nchoices);
+                for (int c = 0; c < sp->nchoices && c < p.nchoices; c++)
+                    CU_ASSERT(p.choice[c].below == sp->choice[c].below &&
+                              p.choice[c].alg == sp->choice[c].alg);
+            }
+            trd_shape_free(&st);
+            free(machine);
+        }
+        CU_ASSERT(checked > 10 * p.nshapes);
+        trd_topo_destroy(t);
+        trd_diag_destroy(d);
+    }
+}
+
 int main(void)
 {
     static const trd_test_case tests[] = {
@@ -318,6 +501,9 @@ int main(void)
         {"broken schedules refused with their message", test_broken},
         {"ring contention on the switch tree", test_contention},
         {"cost model: link sharing added up by hand", test_cost},
+        {"cost model: a message starts when both ends have posted it", test_cost_posted},
+        {"the ring's bound stays below its timed cost", test_ring_bound},
+        {"size ranges drawn on the schedules are the fastest inside", test_select},
     };
     return trd_test_main("sched", tests, TRD_NTESTS(tests));
 }
