@@ -11,7 +11,10 @@
  * nodetype and switch blocks with the byte offsets of their items; for XML the
  * libxml2 tree.
  *
- * Writing: DSL values are replaced byte range by byte range, so every comment
+ * Writing: latency, bandwidth, injection (when measured) and alpha_r (when
+ * the pipelined postal fit was meaningful [RM §3, Eq. 3]; an older alpha_r
+ * that is now above the latency is removed, since the model refuses it).
+ * DSL values are replaced byte range by byte range, so every comment
  * and every other byte stays as it was; XML attributes are set on the tree
  * and the tree is saved by libxml2 (blanks and comments are kept, the
  * declaration is written as libxml2 writes it).  The result must pass the
@@ -59,6 +62,7 @@ static const char *const level_new_name[CAL_NLEVELS] = {"measured_package", "mea
 typedef struct dsl_item {
     char kw[16];
     size_t arg_off, arg_end; /* bytes of the arguments, first to last token */
+    size_t kw_off, stmt_end; /* the whole statement: its keyword to after its ';' */
 } dsl_item;
 
 typedef struct dsl_block {
@@ -66,7 +70,7 @@ typedef struct dsl_block {
     char name[128];
     size_t kw_off;         /* the keyword that opens the block */
     size_t close;          /* its '}' */
-    dsl_item items[8];     /* only latency bandwidth injection package node link */
+    dsl_item items[8];     /* only latency bandwidth injection alpha_r package node link */
     int nitems;
 } dsl_block;
 
@@ -81,6 +85,7 @@ struct cal_file {
     dsl_block *blocks;
     int nblocks;
     xmlDocPtr doc;
+    int dropped_ar[CAL_NLEVELS]; /* cal_write removed a stale alpha_r of this level's link */
 };
 
 static void fail(char *err, size_t errlen, const char *fmt, ...)
@@ -220,7 +225,7 @@ static int dsl_blocks(cal_file *f, char *err, size_t errlen)
                 break;
             }
             i++; /* ';' */
-            static const char *const keep[] = {"latency", "bandwidth", "injection",
+            static const char *const keep[] = {"latency", "bandwidth", "injection", "alpha_r",
                                                "package", "node",      "link"};
             for (size_t k = 0; k < sizeof keep / sizeof keep[0]; k++) {
                 if (last >= 0 && tok_is(f->text, &tk[kw], keep[k]) &&
@@ -229,6 +234,8 @@ static int dsl_blocks(cal_file *f, char *err, size_t errlen)
                     snprintf(it->kw, sizeof it->kw, "%s", keep[k]);
                     it->arg_off = tk[kw + 1].off;
                     it->arg_end = tk[last].end;
+                    it->kw_off = tk[kw].off;
+                    it->stmt_end = tk[i - 1].end;
                 }
             }
         }
@@ -387,7 +394,7 @@ static trd_topo_t read_model(const char *path, int xml, const char *text, size_t
     }
     /* the defaults treeduce-gen uses without options */
     trd_topo_set_default_link(t, (trd_link_cost){TRD_DEFAULT_NET_LATENCY_S,
-                                                 TRD_DEFAULT_NET_BANDWIDTH_BPS, 0});
+                                                 TRD_DEFAULT_NET_BANDWIDTH_BPS, 0, 0});
     int one = 1;
     trd_topo_set_default_nodetype(t, 1, &one, "--nodetype \"package:1 core:1\"");
     int rc = xml ? trd_read_xml_string(t, d, path, text, len)
@@ -696,17 +703,39 @@ void cal_format_bandwidth(double b, char *buf, size_t len)
 /* The strings written for one level. */
 typedef struct cal_strings {
     char lat[32], bw[32], inj[32]; /* inj "": not written */
+    char ar[32];                   /* alpha_r; "": not written */
 } cal_strings;
 
 static cal_strings level_strings(const cal_target *tg, const cal_values *v)
 {
     cal_strings s;
-    cal_format_time(v->latency_s / (tg->hops > 0 ? tg->hops : 1), s.lat, sizeof s.lat);
+    double lat = v->latency_s / (tg->hops > 0 ? tg->hops : 1), wl, wa;
+    cal_format_time(lat, s.lat, sizeof s.lat);
     cal_format_bandwidth(v->bandwidth_Bps, s.bw, sizeof s.bw);
     s.inj[0] = '\0';
     if (v->injection_Bps > 0)
         cal_format_bandwidth(v->injection_Bps, s.inj, sizeof s.inj);
+    /* alpha_r is not divided by the hops (a path takes the largest alpha_r of
+     * its links, not their sum [RM §3, Eq. 3]), but a link class may not give
+     * more than its own latency: clamp to the latency written, as rounded. */
+    s.ar[0] = '\0';
+    if (v->alpha_r_s > 0 && isfinite(v->alpha_r_s)) {
+        cal_format_time(fmin(v->alpha_r_s, lat), s.ar, sizeof s.ar);
+        if (trd_parse_time(s.ar, &wa) != 0 || trd_parse_time(s.lat, &wl) != 0 || wa > wl)
+            snprintf(s.ar, sizeof s.ar, "%s", s.lat);
+        else if (wa <= 0)
+            s.ar[0] = '\0'; /* rounds to 0, which would mean "not given" */
+    }
     return s;
+}
+
+/* An alpha_r the file already has (val) that no new one replaces and that is
+ * above the latency written now: the link class would be refused, so it goes. */
+static int stale_alpha_r(const char *val, const cal_strings *s)
+{
+    trd_link_cost c = {0, 0, 0, 0};
+    return !s->ar[0] && trd_parse_time(val, &c.alpha_r_s) == 0 &&
+           trd_parse_time(s->lat, &c.latency_s) == 0 && !TRD_ALPHA_R_OK(c);
 }
 
 /* ---- DSL edits ----------------------------------------------------------------- */
@@ -811,6 +840,23 @@ static int dsl_insert_item(const char *text, size_t close, const char *stmt, edi
     return add_edit(es, close, 0, buf);
 }
 
+/* Remove a statement; a statement alone on its line takes its line along. */
+static int dsl_delete_item(const char *text, size_t len, const dsl_item *it, edits *es)
+{
+    size_t start = it->kw_off, end = it->stmt_end;
+    while (start > 0 && (text[start - 1] == ' ' || text[start - 1] == '\t'))
+        start--;
+    size_t after = end;
+    while (after < len && (text[after] == ' ' || text[after] == '\t' || text[after] == '\r'))
+        after++;
+    int bol = start == 0 || text[start - 1] == '\n';
+    if (bol && (after == len || text[after] == '\n'))
+        return add_edit(es, start, (after < len ? after + 1 : after) - start, "");
+    if (bol) /* keep the indentation: take the blanks after it instead */
+        return add_edit(es, it->kw_off, after - it->kw_off, "");
+    return add_edit(es, start, end - start, "");
+}
+
 static int dsl_value(cal_file *f, dsl_block *b, const char *kw, const char *val, edits *es)
 {
     dsl_item *it = dsl_item_of(b, kw);
@@ -841,6 +887,18 @@ static int dsl_write(cal_file *f, const cal_target tg[], const cal_values v[],
             rc |= dsl_value(f, b, "bandwidth", s.bw, &es);
             if (s.inj[0])
                 rc |= dsl_value(f, b, "injection", s.inj, &es);
+            dsl_item *ar = dsl_item_of(b, "alpha_r");
+            char old[64];
+            if (s.ar[0]) {
+                rc |= dsl_value(f, b, "alpha_r", s.ar, &es);
+            } else if (ar) {
+                snprintf(old, sizeof old, "%.*s", (int)(ar->arg_end - ar->arg_off),
+                         f->text + ar->arg_off);
+                if (stale_alpha_r(old, &s)) {
+                    rc |= dsl_delete_item(f->text, f->len, ar, &es);
+                    f->dropped_ar[l] = 1;
+                }
+            }
         } else {
             dsl_block *owner = dsl_find(f, l == CAL_NETWORK ? "switch" : "nodetype", tg[l].owner);
             if (!owner) {
@@ -849,9 +907,11 @@ static int dsl_write(cal_file *f, const cal_target tg[], const cal_values v[],
             }
             char indent[128], text[700], stmt[200];
             size_t ls = line_start(f->text, owner->kw_off, indent, sizeof indent);
-            snprintf(text, sizeof text, "%s# %s\n%slink %s { latency %s; bandwidth %s;%s%s%s }\n",
-                     indent, comment, indent, tg[l].link, s.lat, s.bw, s.inj[0] ? " injection " : "",
-                     s.inj, s.inj[0] ? ";" : "");
+            snprintf(text, sizeof text,
+                     "%s# %s\n%slink %s { latency %s; bandwidth %s;%s%s%s%s%s%s }\n", indent,
+                     comment, indent, tg[l].link, s.lat, s.bw, s.inj[0] ? " injection " : "",
+                     s.inj, s.inj[0] ? ";" : "", s.ar[0] ? " alpha_r " : "", s.ar,
+                     s.ar[0] ? ";" : "");
             rc |= add_edit(&es, ls, 0, text);
             snprintf(stmt, sizeof stmt, "%s %s;", level_link_kw[l], tg[l].link);
             rc |= dsl_insert_item(f->text, owner->close, stmt, &es);
@@ -957,6 +1017,14 @@ static int xml_write(cal_file *f, const cal_target tg[], const cal_values v[],
         xmlSetProp(link, (const xmlChar *)"bandwidth", (const xmlChar *)s.bw);
         if (s.inj[0])
             xmlSetProp(link, (const xmlChar *)"injection", (const xmlChar *)s.inj);
+        xmlChar *old = xmlGetProp(link, (const xmlChar *)"alpha_r");
+        if (s.ar[0]) {
+            xmlSetProp(link, (const xmlChar *)"alpha_r", (const xmlChar *)s.ar);
+        } else if (old && stale_alpha_r((const char *)old, &s)) {
+            xmlUnsetProp(link, (const xmlChar *)"alpha_r");
+            f->dropped_ar[l] = 1;
+        }
+        xmlFree(old);
     }
 
     /* the schema, before anything is saved */
@@ -1037,7 +1105,8 @@ static int check_back(cal_file *f, const char *text, size_t len, const cal_targe
                     found = 1;
                     ok &= same(c.latency_s, s.lat, trd_parse_time) &&
                           same(c.bandwidth_Bps, s.bw, trd_parse_bandwidth) &&
-                          (!s.inj[0] || same(c.injection_Bps, s.inj, trd_parse_bandwidth));
+                          (!s.inj[0] || same(c.injection_Bps, s.inj, trd_parse_bandwidth)) &&
+                          (!s.ar[0] || same(c.alpha_r_s, s.ar, trd_parse_time));
                 }
             if (!found)
                 ok = 1; /* a link class no switch uses: nothing to compare */
@@ -1048,7 +1117,8 @@ static int check_back(cal_file *f, const char *text, size_t len, const cal_targe
                                                        : trd_topo_nodetype_node_link(t, i);
                     found = 1;
                     ok &= same(c.latency_s, s.lat, trd_parse_time) &&
-                          same(c.bandwidth_Bps, s.bw, trd_parse_bandwidth);
+                          same(c.bandwidth_Bps, s.bw, trd_parse_bandwidth) &&
+                          (!s.ar[0] || same(c.alpha_r_s, s.ar, trd_parse_time));
                 }
             ok &= found;
         }
@@ -1152,6 +1222,7 @@ int cal_write(cal_file *f, const cal_target tg[CAL_NLEVELS], const cal_values v[
              nranks == 1 ? "" : "s");
     if (summary && sumlen)
         summary[0] = '\0';
+    memset(f->dropped_ar, 0, sizeof f->dropped_ar);
     int any = 0;
     for (int l = 0; l < CAL_NLEVELS; l++)
         any |= tg[l].wanted && v[l].measured;
@@ -1184,10 +1255,13 @@ int cal_write(cal_file *f, const cal_target tg[CAL_NLEVELS], const cal_values v[
                 continue;
             cal_strings s = level_strings(&tg[l], &v[l]);
             o += (size_t)snprintf(summary + o, sumlen - o,
-                                  "  %s link class '%s'%s%s: latency %s, bandwidth %s%s%s\n",
+                                  "  %s link class '%s'%s%s: latency %s, bandwidth %s%s%s%s%s%s\n",
                                   tg[l].create ? "added" : "updated", tg[l].link,
                                   tg[l].create ? " for " : "", tg[l].create ? tg[l].owner : "",
-                                  s.lat, s.bw, s.inj[0] ? ", injection " : "", s.inj);
+                                  s.lat, s.bw, s.inj[0] ? ", injection " : "", s.inj,
+                                  s.ar[0] ? ", alpha_r " : "", s.ar,
+                                  f->dropped_ar[l] ? "; its alpha_r was above the new latency "
+                                                     "and is removed" : "");
         }
     }
     return rc;

@@ -45,6 +45,9 @@ typedef struct cal_values {
     double latency_s;     /* alpha, one hop */
     double bandwidth_Bps; /* 1/beta */
     double injection_Bps; /* 0: not measured, the file's value (if any) is kept */
+    double alpha_r_s;     /* alpha_r of the pipelined postal model [RM §3, Eq. 3], at most
+                           * latency_s; 0: not measured, the file's value (if any) is kept
+                           * unless it is above the latency written now (then it is removed) */
 } cal_values;
 
 typedef struct cal_file cal_file;

@@ -25,8 +25,11 @@
  *    (MPI_Isend / MPI_Irecv, MPI_Waitall), then an 8 B reply; the reply's
  *    half round trip is subtracted.  Pipelined postal model [RM §3]:
  *    T(k) = alpha_p + k alpha_r + k m beta; alpha_p and alpha_r are the
- *    least-squares intercept and slope over k.  The file format has no place
- *    for them (link classes carry latency, bandwidth, injection): printed only.
+ *    least-squares intercept and slope over k.  Where the fit is meaningful
+ *    (alpha_p > 0 and alpha_r > 0), alpha_r, clamped to at most the measured
+ *    latency, is written as the link class's alpha_r; alpha_p has no place in
+ *    the file (link classes carry latency, bandwidth, injection, alpha_r):
+ *    printed only.
  *  - Injection (other-node level, only with several ranks per node): every
  *    rank of the sending node sends 1 MiB messages to a rank of the receiving
  *    node at once; bytes over the slowest sender's time is the node's
@@ -94,6 +97,8 @@ static void usage(FILE *out)
         "latency and bandwidth, messages in flight (alpha_p, alpha_r), node injection bandwidth.\n"
         "  -w, --write FILE       write the costs into FILE (*.topo or treeduce *.xml) in place:\n"
         "                         the link classes of the levels measured, with a comment line\n"
+        "                         (latency, bandwidth, injection, and alpha_r where its fit is\n"
+        "                         meaningful; alpha_p is printed only)\n"
         "      --nodetype NAME    node type whose package/node links get the intra-node levels\n"
         "                         (default: the type of this host's node in FILE, or the only one)\n"
         "      --switch-link NAME link class that gets the other-node level (default: the one on\n"
@@ -404,6 +409,14 @@ static const char *fmt_b(double b, char *buf)
     return buf;
 }
 
+/* The pipelined postal fit [RM §3] means something only where messages in
+ * flight overlap: alpha_p > 0 and alpha_r > 0. */
+static int postal_fit_ok(const level_result *res)
+{
+    return res->alpha_p > 0 && res->alpha_r > 0 && isfinite(res->alpha_p) &&
+           isfinite(res->alpha_r);
+}
+
 static void print_level(int l, const level_result *res, const rank_info *ri,
                         const cal_target *tg)
 {
@@ -426,9 +439,11 @@ static void print_level(int l, const level_result *res, const rank_info *ri,
            res->beta_all > 0 ? fmt_b(1.0 / res->beta_all, b2) : "inf");
     printf("   in flight, 8 B each: k=1 %s  k=2 %s  k=4 %s  k=8 %s\n", fmt_t(res->tk[0], b1),
            fmt_t(res->tk[1], b2), fmt_t(res->tk[2], b3), fmt_t(res->tk[3], (char[32]){0}));
-    if (res->alpha_p > 0 && res->alpha_r > 0)
-        printf("   pipelined postal model [RM §3]: alpha_p %s, alpha_r %s (overlap ratio %.1f)\n",
-               fmt_t(res->alpha_p, b1), fmt_t(res->alpha_r, b2), res->alpha_p / res->alpha_r);
+    if (postal_fit_ok(res))
+        printf("   pipelined postal model [RM §3]: alpha_p %s, alpha_r %s (overlap ratio "
+               "%.1f)%s\n",
+               fmt_t(res->alpha_p, b1), fmt_t(res->alpha_r, b2), res->alpha_p / res->alpha_r,
+               res->alpha_r > res->alpha ? "; alpha_r above the latency: clamped to it" : "");
     else
         printf("   pipelined postal model [RM §3]: alpha_p %.3g s, alpha_r %.3g s (no overlap "
                "seen: fit not meaningful)\n", res->alpha_p, res->alpha_r);
@@ -610,6 +625,8 @@ int main(int argc, char **argv)
             vals[l].latency_s = res[l].alpha;
             vals[l].bandwidth_Bps = 1.0 / res[l].beta;
             vals[l].injection_Bps = res[l].injection;
+            /* alpha_r only from a meaningful fit, never above the latency */
+            vals[l].alpha_r_s = postal_fit_ok(&res[l]) ? fmin(res[l].alpha_r, res[l].alpha) : 0;
         }
     }
     if (me == 0)

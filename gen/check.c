@@ -332,6 +332,7 @@ static trd_link_cost cheapest_pair(const trd_topo_t t, const trd_shape *sh, int 
     trd_link_cost l = trd_topo_nodetype_package_link(t, ty), n = trd_topo_nodetype_node_link(t, ty);
     l.latency_s = fmin(l.latency_s, n.latency_s);
     l.bandwidth_Bps = fmax(l.bandwidth_Bps, n.bandwidth_Bps);
+    l.alpha_r_s = fmin(l.alpha_r_s, n.alpha_r_s);
     return l;
 }
 
@@ -464,9 +465,7 @@ static int draw_ranges(ir_sel *x, struct trd_choice *choice, int *nchoices)
     size_t from = 0;
     for (int i = 0; i < nc; i++) {
         struct trd_choice *ch = &choice[i];
-        double a = from < 8 ? 8 : (double)from;
-        double z = ch->below == SIZE_MAX ? 16 * a : (double)ch->below - 1;
-        ch->typical = (size_t)floor(sqrt(a * fmax(a, z)));
+        ch->typical = trd_range_typical(from, ch->below);
         size_t count = ch->typical / 8 ? ch->typical / 8 : 1;
         int b = ir_best(x, count, 1, &ch->runner_up, &tb, &ts);
         ch->us = cand_us(x, ch->alg, count);

@@ -254,7 +254,7 @@ int main(int argc, char **argv)
     }
     trd_loc cli = {"treeduce-gen", 0, 0};
     /* defaults for inputs that carry no costs or node types (Slurm) */
-    trd_link_cost dl = {0, 0, 0};
+    trd_link_cost dl = {0, 0, 0, 0};
     if (trd_parse_time(latency, &dl.latency_s) != 0)
         trd_diag_error(d, cli, "--latency '%s': expected a time such as 2us", latency);
     if (trd_parse_bandwidth(bandwidth, &dl.bandwidth_Bps) != 0)

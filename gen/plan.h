@@ -62,6 +62,11 @@ enum { TRD_NMODELS = 8 };
 const char *trd_model_name(int alg);
 const char *trd_model_levels(int alg);
 
+/* The typical size of the range [from, below) in bytes (below SIZE_MAX: no
+ * end): the geometric middle, at least 8; a range without end takes
+ * 16 times its start as its other end. */
+size_t trd_range_typical(size_t from, size_t below);
+
 /* Predicted seconds of candidate alg for bytes bytes over nodes x ppn. */
 double trd_model_time(const trd_plan *p, int alg, int nodes, int ppn, double bytes);
 

@@ -220,6 +220,8 @@ static const char *kw_name(int kw)
         return "bandwidth";
     case TRD_TOK_INJECTION:
         return "injection";
+    case TRD_TOK_ALPHA_R:
+        return "alpha_r";
     case TRD_TOK_SYNTHETIC:
         return "synthetic";
     case TRD_TOK_HWLOC:
@@ -313,12 +315,19 @@ void trd__dsl_machine(trd_dsl_ctx *ctx, const char *name, const TRD_YYLTYPE *loc
 
 /* ---- link blocks ---------------------------------------------------------- */
 
-/* Why text is not a valid time (kw latency) or bandwidth: the unit, the
- * number, or not a value at all. */
+/* Keywords whose value is a time (latency, alpha_r); the others take a bandwidth. */
+static int is_time_kw(int kw)
+{
+    return kw == TRD_TOK_LATENCY || kw == TRD_TOK_ALPHA_R;
+}
+
+/* Why text is not a valid time (kw latency, alpha_r) or bandwidth: the unit,
+ * the number, or not a value at all. */
 static void bad_value(trd_dsl_ctx *ctx, int kw, const char *text, trd_loc loc)
 {
-    const char *what = kw == TRD_TOK_LATENCY ? "time" : "bandwidth";
+    const char *what = is_time_kw(kw) ? "time" : "bandwidth";
     const char *example = kw == TRD_TOK_LATENCY     ? "a time such as 50us"
+                          : kw == TRD_TOK_ALPHA_R   ? "a time such as 0.5us"
                           : kw == TRD_TOK_BANDWIDTH ? "a bandwidth such as 125MB/s"
                                                     : "a bandwidth such as 10GB/s";
     char *end;
@@ -333,11 +342,11 @@ static void bad_value(trd_dsl_ctx *ctx, int kw, const char *text, trd_loc loc)
     /* Is it the unit or the number?  Try the unit on a number known to be good. */
     char probe[64];
     snprintf(probe, sizeof probe, "1%s", end);
-    int unit_ok = kw == TRD_TOK_LATENCY ? trd_parse_time(probe, &v) == 0
-                                        : trd_parse_bandwidth(probe, &v) == 0;
+    int unit_ok = is_time_kw(kw) ? trd_parse_time(probe, &v) == 0
+                                 : trd_parse_bandwidth(probe, &v) == 0;
     if (!unit_ok)
         trd__dsl_error(ctx, loc, "unknown unit '%s' in %s '%s'", end, what, text);
-    else if (kw == TRD_TOK_LATENCY)
+    else if (is_time_kw(kw))
         trd__dsl_error(ctx, loc, "expected %s, got '%s'", example, text);
     else
         trd__dsl_error(ctx, loc, "expected a bandwidth above 0, got '%s'", text);
@@ -351,7 +360,7 @@ void trd__dsl_link_value(trd_dsl_ctx *ctx, int kw, const TRD_YYLTYPE *kwloc, con
     double v = 0;
     char *end;
     int rc;
-    if (kw == TRD_TOK_LATENCY)
+    if (is_time_kw(kw))
         rc = trd_parse_time(text, &v);
     else
         rc = trd_parse_bandwidth(text, &v);
@@ -370,6 +379,8 @@ void trd__dsl_link_value(trd_dsl_ctx *ctx, int kw, const TRD_YYLTYPE *kwloc, con
         ctx->cost.latency_s = v;
     else if (kw == TRD_TOK_BANDWIDTH)
         ctx->cost.bandwidth_Bps = v;
+    else if (kw == TRD_TOK_ALPHA_R)
+        ctx->cost.alpha_r_s = v; /* 0: not given; checked against latency by the model */
     else
         ctx->cost.injection_Bps = v;
 }
@@ -381,6 +392,12 @@ static void end_link(trd_dsl_ctx *ctx, trd_loc close)
         trd__dsl_error(ctx, close, "expected 'latency' in %s", blk_what(ctx, what, sizeof what));
     if (!seen(ctx, TRD_TOK_BANDWIDTH))
         trd__dsl_error(ctx, close, "expected 'bandwidth' in %s", blk_what(ctx, what, sizeof what));
+    /* The model checks this too, at the link's name; here it is located at
+     * the alpha_r statement [RM §3, Eq. 3]. */
+    if (ctx->nerrs == ctx->blk_nerrs && seen(ctx, TRD_TOK_ALPHA_R) && !TRD_ALPHA_R_OK(ctx->cost))
+        trd__dsl_error(ctx, ctx->seen[TRD_TOK_ALPHA_R - TRD_TOK_MACHINE],
+                       "%s: alpha_r must be >= 0 and at most the latency",
+                       blk_what(ctx, what, sizeof what));
     if (ctx->nerrs != ctx->blk_nerrs)
         return;
     emit_msgs(ctx);

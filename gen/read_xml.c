@@ -332,6 +332,8 @@ static const char *attr_expectation(const char *attr, char *buf, size_t len)
 {
     if (strcmp(attr, "latency") == 0)
         return "a time such as 50us";
+    if (strcmp(attr, "alpha_r") == 0)
+        return "a time such as 0.5us";
     if (strcmp(attr, "bandwidth") == 0 || strcmp(attr, "injection") == 0)
         return "a bandwidth such as 125MB/s";
     if (strcmp(attr, "packages") == 0) {
@@ -691,19 +693,20 @@ static int note_rc(struct xml_reader *r, int rc)
 
 static void read_link(struct xml_reader *r, xmlNodePtr node)
 {
-    static const char *const attrs[3] = {"latency", "bandwidth", "injection"};
-    double v[3] = {0, 0, 0};
+    /* times: latency, alpha_r [RM §3, Eq. 3]; bandwidths: bandwidth, injection */
+    static const char *const attrs[4] = {"latency", "bandwidth", "injection", "alpha_r"};
+    double v[4] = {0, 0, 0, 0};
     char *name = prop_dup(node, "name");
     int bad = 0;
 
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         char *s = prop_dup(node, attrs[i]);
         char buf[64];
         int rc;
 
         if (s == NULL)
             continue;
-        rc = i == 0 ? trd_parse_time(s, &v[i]) : trd_parse_bandwidth(s, &v[i]);
+        rc = i == 0 || i == 3 ? trd_parse_time(s, &v[i]) : trd_parse_bandwidth(s, &v[i]);
         if (rc != 0 || !isfinite(v[i])) {
             trd_diag_error(r->d, attr_loc(r, node, attrs[i], 1),
                            "attribute '%s': expected %s, got '%s'", attrs[i],
@@ -712,10 +715,16 @@ static void read_link(struct xml_reader *r, xmlNodePtr node)
         }
         xmlFree(s);
     }
-    if (!bad && name != NULL) {
-        trd_link_cost cost = {v[0], v[1], v[2]};
-        note_rc(r, trd_topo_add_link(r->t, r->d, elem_loc(r, node), name, cost));
+    trd_link_cost cost = {v[0], v[1], v[2], v[3]};
+    /* The model checks this too, at the element; here it is located at the
+     * attribute [RM §3, Eq. 3]. */
+    if (!bad && name != NULL && !TRD_ALPHA_R_OK(cost)) {
+        trd_diag_error(r->d, attr_loc(r, node, "alpha_r", 1),
+                       "link '%s': alpha_r must be >= 0 and at most the latency", name);
+        bad = 1;
     }
+    if (!bad && name != NULL)
+        note_rc(r, trd_topo_add_link(r->t, r->d, elem_loc(r, node), name, cost));
     xmlFree(name);
 }
 
@@ -1137,7 +1146,7 @@ int trd_read_hwloc_machine(trd_topo_t t, trd_diag *d, const char *kind, const ch
 {
     const int is_xml = kind != NULL && strcmp(kind, "xml") == 0;
     trd_loc loc = {trd_diag_intern(d, is_xml && arg ? arg : "local machine"), 0, 0};
-    trd_link_cost net = {TRD_DEFAULT_NET_LATENCY_S, TRD_DEFAULT_NET_BANDWIDTH_BPS, 0};
+    trd_link_cost net = {TRD_DEFAULT_NET_LATENCY_S, TRD_DEFAULT_NET_BANDWIDTH_BPS, 0, 0};
     int cores[TRD_MAX_PACKAGES], npackages = 0, sw = -1, rc;
     char *host = NULL, err[512], source[600];
     const char *node;

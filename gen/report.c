@@ -24,6 +24,8 @@ static void print_link(FILE *f, trd_link_cost l)
     fprintf(f, "%.3g us, %.4g GB/s", l.latency_s * 1e6, l.bandwidth_Bps / 1e9);
     if (l.injection_Bps > 0)
         fprintf(f, ", injection %.4g GB/s", l.injection_Bps / 1e9);
+    if (l.alpha_r_s > 0)
+        fprintf(f, ", alpha_r %.3g us", l.alpha_r_s * 1e6);
 }
 
 /* Node names first..last (ring indices) as "a .. b" or "a". */

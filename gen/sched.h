@@ -182,8 +182,9 @@ int trd_sched_verify(const trd_sched *s, const trd_shape *sh, const trd_verify_o
 typedef struct trd_cost_model {
     trd_topo_t topo;          /* link classes, injection bandwidths, the switch tree */
     double gamma_s_per_byte;  /* reduction cost [MPICH §3] */
-    double alpha_r_ratio;     /* alpha_r / alpha_p: each further message in flight from one
-                               * rank costs this fraction of a latency [RM Eq. 3]; 0.25 */
+    double alpha_r_ratio;     /* where a link gives no alpha_r: each further message in flight
+                               * from one rank costs this fraction of its latency [RM Eq. 3];
+                               * 0.25 */
 } trd_cost_model;
 
 /* Predicted seconds of schedule s on shape sh (sh->machine_node set) for
@@ -197,8 +198,9 @@ typedef struct trd_cost_model {
  *     directed link of its path, or by the messages of its round leaving its
  *     node times the path bandwidth over the node's injection bandwidth,
  *     whichever is larger (max-rate [NAP Eq. 3]);
- *   - k messages posted together cost one latency plus (k-1) alpha_r
- *     [RM Eq. 3];
+ *   - k messages posted together cost one latency plus (k-1) alpha_r,
+ *     the largest of their links' (a link's alpha_r_s, or alpha_r_ratio
+ *     times its latency) [RM Eq. 3];
  *   - a copy or reduce costs bytes beta of the link to the buffer's owner
  *     (the package link for the rank's own) plus bytes gamma for a reduce;
  *   - a barrier releases the node one package latency after the last

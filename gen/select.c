@@ -183,6 +183,13 @@ double trd_model_time(const trd_plan *p, int alg, int nodes, int ppn, double byt
  * on rounding. */
 #define TRD_MODEL_TIE 1e-9
 
+size_t trd_range_typical(size_t from, size_t below)
+{
+    double a = from < 8 ? 8 : (double)from;
+    double z = below == SIZE_MAX ? 16 * a : (double)below - 1;
+    return (size_t)floor(sqrt(a * fmax(a, z)));
+}
+
 /* The best and second best candidates for bytes over nodes x ppn ranks. */
 static int best(const trd_plan *p, int nodes, int ppn, double bytes, int *second)
 {
@@ -239,9 +246,7 @@ static void select_ranges(const trd_plan *p, int nodes, int ppn, struct trd_choi
     size_t from = 0;
     for (int i = 0; i < nc; i++) {
         struct trd_choice *ch = &choice[i];
-        double a = from < 8 ? 8 : (double)from;
-        double z = ch->below == SIZE_MAX ? 16 * a : (double)ch->below - 1;
-        ch->typical = (size_t)floor(sqrt(a * fmax(a, z)));
+        ch->typical = trd_range_typical(from, ch->below);
         (void)best(p, nodes, ppn, (double)ch->typical, &ch->runner_up);
         ch->us = trd_model_time(p, ch->alg, nodes, ppn, (double)ch->typical) * 1e6;
         ch->runner_us = ch->runner_up >= 0
@@ -278,6 +283,7 @@ static trd_link_cost worse(trd_link_cost a, trd_link_cost b)
     trd_link_cost w = a;
     w.latency_s = fmax(a.latency_s, b.latency_s);
     w.bandwidth_Bps = fmin(a.bandwidth_Bps, b.bandwidth_Bps);
+    w.alpha_r_s = fmax(a.alpha_r_s, b.alpha_r_s);
     if (b.injection_Bps > 0 && (w.injection_Bps == 0 || b.injection_Bps < w.injection_Bps))
         w.injection_Bps = b.injection_Bps;
     return w;
@@ -303,8 +309,8 @@ int trd_plan_build(trd_topo_t t, trd_plan *p)
     }
     /* ring neighbours (wrapping), and the dearest path from the first node as
      * the stand-in for the pairs NAP and recursive doubling connect */
-    p->ring_inter = (trd_link_cost){0, INFINITY, 0};
-    p->far_inter = (trd_link_cost){0, INFINITY, 0};
+    p->ring_inter = (trd_link_cost){0, INFINITY, 0, 0};
+    p->far_inter = (trd_link_cost){0, INFINITY, 0, 0};
     for (int v = 0; v < n && n > 1; v++) {
         trd_link_cost a = trd_topo_path_cost(t, v, (v + 1) % n);
         p->ring_inter = worse(p->ring_inter, a);

@@ -242,6 +242,12 @@ static int check_cost(trd_diag *d, trd_loc loc, const char *what, trd_link_cost 
         trd_diag_error(d, loc, "%s: injection bandwidth must be >= 0", what);
         return TRD_ERR_INPUT;
     }
+    /* alpha_r is the part of the latency that a further message in flight
+     * still costs [RM §3, Eq. 3]: never more than the latency itself */
+    if (!TRD_ALPHA_R_OK(c)) {
+        trd_diag_error(d, loc, "%s: alpha_r must be >= 0 and at most the latency", what);
+        return TRD_ERR_INPUT;
+    }
     return TRD_OK;
 }
 
@@ -255,6 +261,7 @@ int trd_topo_add_link(trd_topo_t t, trd_diag *d, trd_loc loc, const char *name, 
     snprintf(what, sizeof what, "link '%s'", name);
     if (check_cost(d, loc, what, cost))
         return TRD_ERR_INPUT;
+    cost.alpha_r_s = fmin(cost.alpha_r_s, cost.latency_s); /* rounding only, see TRD_ALPHA_R_OK */
     if (trd__grow((void **)&t->links, &t->caplinks, t->nlinks + 1, sizeof(struct link)))
         return TRD_ERR_NOMEM;
     struct link *l = &t->links[t->nlinks];
@@ -434,9 +441,9 @@ int trd_topo_finalize(trd_topo_t t, trd_diag *d)
     if (t->finalized)
         return TRD_ERR_STATE;
     const trd_link_cost pkg_default = {TRD_DEFAULT_PACKAGE_LATENCY_S,
-                                       TRD_DEFAULT_PACKAGE_BANDWIDTH_BPS, 0};
+                                       TRD_DEFAULT_PACKAGE_BANDWIDTH_BPS, 0, 0};
     const trd_link_cost node_default = {TRD_DEFAULT_NODE_LATENCY_S, TRD_DEFAULT_NODE_BANDWIDTH_BPS,
-                                        0};
+                                        0, 0};
     for (int i = 0; i < t->ntypes; i++) {
         struct nodetype *ty = &t->types[i];
         resolve_link_cost(t, d, &ty->package_link, pkg_default, &ty->package_cost);
@@ -689,7 +696,7 @@ trd_link_cost trd_topo_nodetype_node_link(trd_topo_t t, int ty)
 
 trd_link_cost trd_topo_path_cost(trd_topo_t t, int a, int b)
 {
-    trd_link_cost c = {0, INFINITY, 0};
+    trd_link_cost c = {0, INFINITY, 0, 0};
     if (a == b)
         return c;
     int sa = trd_topo_node_switch(t, a), sb = trd_topo_node_switch(t, b);
@@ -698,6 +705,8 @@ trd_link_cost trd_topo_path_cost(trd_topo_t t, int a, int b)
     c.latency_s = la.latency_s + lb.latency_s;
     c.bandwidth_Bps = fmin(la.bandwidth_Bps, lb.bandwidth_Bps);
     c.injection_Bps = la.injection_Bps;
+    /* the largest alpha_r of the link classes on the path [RM §3, Eq. 3] */
+    c.alpha_r_s = fmax(la.alpha_r_s, lb.alpha_r_s);
     while (sa != sb) {
         /* climb the deeper side; the hop child->parent uses the parent's link */
         int *s = trd_topo_switch_depth(t, sa) >= trd_topo_switch_depth(t, sb) ? &sa : &sb;
@@ -705,6 +714,7 @@ trd_link_cost trd_topo_path_cost(trd_topo_t t, int a, int b)
         trd_link_cost l = trd_topo_switch_link(t, p);
         c.latency_s += l.latency_s;
         c.bandwidth_Bps = fmin(c.bandwidth_Bps, l.bandwidth_Bps);
+        c.alpha_r_s = fmax(c.alpha_r_s, l.alpha_r_s);
         *s = p;
     }
     return c;

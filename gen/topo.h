@@ -34,7 +34,13 @@ typedef struct trd_link_cost {
     double latency_s;     /* alpha: seconds per message per hop */
     double bandwidth_Bps; /* 1/beta: bytes per second */
     double injection_Bps; /* R_N, max-rate injection bandwidth of a node; 0 = unlimited */
+    double alpha_r_s;     /* alpha_r: latency each further message in flight from one rank
+                           * adds [RM §3, Eq. 3]; 0 = not given (the model uses latency/4) */
 } trd_link_cost;
+
+/* A valid alpha_r: >= 0 and at most the latency, give or take the rounding
+ * of times written in different units ("1000ns" against "1us"). */
+#define TRD_ALPHA_R_OK(c) ((c).alpha_r_s >= 0 && (c).alpha_r_s <= (c).latency_s * (1 + 1e-12))
 
 /* Default costs used when a file does not give them. */
 #define TRD_DEFAULT_NET_LATENCY_S 2e-6
@@ -58,7 +64,8 @@ void trd_topo_destroy(trd_topo_t t);
 int trd_topo_set_name(trd_topo_t t, const char *name);
 const char *trd_topo_name(trd_topo_t t);
 
-/* Define a link class.  Duplicate names are reported to d at loc.
+/* Define a link class.  Duplicate names and bad costs (alpha_r: see
+ * TRD_ALPHA_R_OK) are reported to d at loc.
  * Returns TRD_OK, TRD_ERR_INPUT or TRD_ERR_NOMEM. */
 int trd_topo_add_link(trd_topo_t t, trd_diag *d, trd_loc loc, const char *name,
                       trd_link_cost cost);
@@ -131,7 +138,8 @@ trd_link_cost trd_topo_nodetype_package_link(trd_topo_t t, int ty);
 trd_link_cost trd_topo_nodetype_node_link(trd_topo_t t, int ty);
 
 /* Cost of one message between nodes a and b: latency summed over the links
- * of the tree path, bandwidth of the slowest link on it.  a == b gives the
+ * of the tree path, bandwidth of the slowest link on it, alpha_r the largest
+ * of the link classes on it (0 if none gives one).  a == b gives the
  * zero-hop cost {0, inf}. */
 trd_link_cost trd_topo_path_cost(trd_topo_t t, int a, int b);
 

@@ -278,7 +278,7 @@ typedef struct vm {
     double *clock;           /* [nranks] seconds */
     double *post;            /* [nranks] when the current window was posted */
     double *fin;             /* [nops] when the op's messages completed */
-    double *lat;             /* [nops] the latency of the op's link */
+    double *alpha_r;         /* [nops] alpha_r of the op's link (the largest of its messages') */
     double *barrier_at;      /* [nnodes] latest arrival at the pending barrier */
     const double *share;     /* [nmsgs of the first pass] bandwidth divisor per message */
     int *pkg;                /* [nranks] package of each rank on its node (package_of) */
@@ -421,8 +421,10 @@ static void time_message(vm *m, int a, size_t i, int b, size_t k, size_t len)
         m->fin[i] = end;
     if (end > m->fin[k])
         m->fin[k] = end;
-    m->lat[i] = l.latency_s > m->lat[i] ? l.latency_s : m->lat[i];
-    m->lat[k] = l.latency_s > m->lat[k] ? l.latency_s : m->lat[k];
+    /* alpha_r of the link: measured, or the ratio of its latency [RM Eq. 3] */
+    double ar = l.alpha_r_s > 0 ? l.alpha_r_s : l.latency_s * m->cm->alpha_r_ratio;
+    m->alpha_r[i] = ar > m->alpha_r[i] ? ar : m->alpha_r[i];
+    m->alpha_r[k] = ar > m->alpha_r[k] ? ar : m->alpha_r[k];
 }
 
 /* Copy or reduce: the local ops. */
@@ -686,14 +688,14 @@ static int run_rank(vm *m, int r, int *err)
             break;
         if (m->cm) {
             /* several messages in flight: alpha_r per extra one [RM Eq. 3] */
-            double done = m->clock[r], lat = 0;
+            double done = m->clock[r], ar = 0;
             int nmsg = 0;
             for (size_t k = i; k < end; k++) {
                 done = m->fin[k] > done ? m->fin[k] : done;
-                lat = m->lat[k] > lat ? m->lat[k] : lat;
+                ar = m->alpha_r[k] > ar ? m->alpha_r[k] : ar;
                 nmsg += s->op[k].op == TRD_S_SENDRECV ? 2 : 1;
             }
-            m->clock[r] = done + (nmsg - 1) * lat * m->cm->alpha_r_ratio;
+            m->clock[r] = done + (nmsg - 1) * ar;
         }
         m->pc[r] = end;
         progress = 1;
@@ -836,7 +838,7 @@ static void vm_free(vm *m)
     free(m->clock);
     free(m->post);
     free(m->fin);
-    free(m->lat);
+    free(m->alpha_r);
     free(m->barrier_at);
     free(m->pkg);
     free(m->queue);
@@ -1023,9 +1025,9 @@ static int cost_pass(const trd_sched *s, const trd_shape *sh, const trd_cost_mod
     m->clock = calloc((size_t)p + 1, sizeof *m->clock);
     m->post = calloc((size_t)p + 1, sizeof *m->post);
     m->fin = calloc(s->nops + 1, sizeof *m->fin);
-    m->lat = calloc(s->nops + 1, sizeof *m->lat);
+    m->alpha_r = calloc(s->nops + 1, sizeof *m->alpha_r);
     m->barrier_at = calloc((size_t)sh->nnodes + 1, sizeof *m->barrier_at);
-    if (!m->clock || !m->post || !m->fin || !m->lat || !m->barrier_at)
+    if (!m->clock || !m->post || !m->fin || !m->alpha_r || !m->barrier_at)
         return fail(m, "out of memory");
     /* every rank's package, once: pair_cost asks for it per op */
     int *pkg = malloc(((size_t)p + 1) * sizeof *pkg);

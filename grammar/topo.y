@@ -2,7 +2,7 @@
  * helpers and the reader entry points in gen/read_dsl.c.
  *
  *   machine NAME;
- *   link NAME { latency TIME; bandwidth BW; [injection BW;] }
+ *   link NAME { latency TIME; bandwidth BW; [injection BW;] [alpha_r TIME;] }
  *   nodetype NAME { SHAPE; [package LINK;] [node LINK;] }
  *       SHAPE: synthetic "STRING" | hwloc "PATH" | local | [packages N;] cores N...
  *   switch NAME { [link LINK;] nodes HOSTLIST [: NODETYPE]; ... switches NAME...; }
@@ -174,6 +174,7 @@ static void yyerror(const YYLTYPE *loc, yyscan_t scanner, trd_dsl_ctx *ctx, cons
 %token LATENCY "'latency'"
 %token BANDWIDTH "'bandwidth'"
 %token INJECTION "'injection'"
+%token ALPHA_R "'alpha_r'"
 %token NODETYPE "'nodetype'"
 %token SYNTHETIC "'synthetic'"
 %token HWLOC "'hwloc'"
@@ -297,6 +298,13 @@ link_item
           trd__dsl_link_value(ctx, TRD_TOK_INJECTION, &@1, $2, &@2); free($2); }
     | INJECTION error ';'
         { yyerrok; trd__dsl_expect_got(ctx, "a bandwidth such as 10GB/s"); }
+    | ALPHA_R value ';'
+        { trd__dsl_link_value(ctx, TRD_TOK_ALPHA_R, &@1, $2, &@2); free($2); }
+    | ALPHA_R value error
+        { trd__dsl_expect_after(ctx, "';' after alpha_r value");
+          trd__dsl_link_value(ctx, TRD_TOK_ALPHA_R, &@1, $2, &@2); free($2); }
+    | ALPHA_R error ';'
+        { yyerrok; trd__dsl_expect_got(ctx, "a time such as 0.5us"); }
     | error ';'
         { yyerrok; trd__dsl_recovered(ctx); }
     ;

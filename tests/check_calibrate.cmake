@@ -1,8 +1,12 @@
 # treeduce-calibrate on 2 ranks writes its measurement into copies of a DSL and
 # an XML topology: only the measured link class changes (plus the comment line
-# above it), and treeduce-gen still accepts the result.  A --write path that
-# does not exist and a read-only file fail with a non-zero exit and leave
-# everything as it was.
+# above it), and treeduce-gen still accepts the result.  alpha_r [RM §3, Eq. 3]
+# is written exactly when the printout says the pipelined postal fit was
+# meaningful (on a busy 2-core machine it may not be: either way is checked).
+# A second run over a core link whose alpha_r is far above any measured
+# latency replaces that alpha_r or removes it, and the file still reads back.
+# A --write path that does not exist and a read-only file fail with a non-zero
+# exit and leave everything as it was.
 #   -DCAL=treeduce-calibrate -DGEN=treeduce-gen -DMPIEXEC=mpiexec -DDATA=tests/data -DWORK=dir
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
@@ -17,11 +21,15 @@ endfunction()
 # name: fixture; link_re: the measured link class as written in that format
 foreach(kind topo xml)
   if(kind STREQUAL "topo")
-    set(link_re "link core { latency [^;\n]+; bandwidth [^;\n]+; }")
+    set(link_re "link core { latency [^;\n]+; bandwidth [^;\n]+;( alpha_r [^;\n]+;)? }")
     set(comment_re "# measured by treeduce-calibrate on [^\n]*, 2 ranks\nlink core ")
+    set(ar_fmt "alpha_r @V@;")
+    set(stale "link core { latency 1s; bandwidth 20GB/s; alpha_r 1s; }")
   else()
-    set(link_re "<link name=\"core\" latency=\"[^\"\n]+\" bandwidth=\"[^\"\n]+\"/>")
+    set(link_re "<link name=\"core\" latency=\"[^\"\n]+\" bandwidth=\"[^\"\n]+\"( alpha_r=\"[^\"\n]+\")?/>")
     set(comment_re "  <!-- measured by treeduce-calibrate on [^\n]*, 2 ranks -->\n  <link name=\"core\" ")
+    set(ar_fmt "alpha_r=\"@V@\"")
+    set(stale "<link name=\"core\" latency=\"1s\" bandwidth=\"20GB/s\" alpha_r=\"1s\"/>")
   endif()
   set(orig "${DATA}/calib_one.${kind}")
   set(copy "${WORK}/calib_one.${kind}")
@@ -57,7 +65,36 @@ foreach(kind topo xml)
     message(FATAL_ERROR "treeduce-gen rejects the calibrated ${copy}:\n${err}")
   endif()
 
-  # a second run replaces the comment instead of adding one
+  # alpha_r: written (as the summary says) exactly when the fit was meaningful
+  set(fit_ok "pipelined postal model \\[RM §3\\]: alpha_p [^\n]*overlap ratio")
+  set(ar_said "updated link class 'core': [^\n]*, alpha_r ([^;,\n]+)")
+  if(out MATCHES "${fit_ok}")
+    if(NOT out MATCHES "${ar_said}")
+      message(FATAL_ERROR "meaningful postal fit, but no alpha_r written:\n${out}")
+    endif()
+    string(REPLACE "@V@" "${CMAKE_MATCH_1}" ar_text "${ar_fmt}")
+    string(FIND "${after}" "${ar_text}" at)
+    if(at LESS 0)
+      message(FATAL_ERROR "summary says ${ar_text}, ${copy} does not have it:\n${after}")
+    endif()
+    execute_process(COMMAND "${GEN}" "${copy}" --explain RESULT_VARIABLE rc
+                    OUTPUT_VARIABLE explain ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0 OR NOT explain MATCHES ", alpha_r [0-9.e+-]+ us")
+      message(FATAL_ERROR "treeduce-gen --explain shows no alpha_r for ${copy}:\n${explain}${err}")
+    endif()
+    message(STATUS "${kind}: alpha_r measured and written (${ar_text})")
+  else()
+    if(out MATCHES "updated link class 'core': [^\n]*alpha_r" OR after MATCHES "alpha_r")
+      message(FATAL_ERROR "no meaningful postal fit, yet alpha_r was written:\n${out}\n${after}")
+    endif()
+    message(STATUS "${kind}: postal fit not meaningful here; no alpha_r written")
+  endif()
+
+  # a second run replaces the comment instead of adding one; the core link now
+  # has an alpha_r (1s) above any latency measured here: it is replaced by the
+  # measured one or, without a meaningful fit, removed
+  string(REGEX REPLACE "${link_re}" "${stale}" staled "${after}")
+  file(WRITE "${copy}" "${staled}")
   calibrate(rc out --write "${copy}")
   file(READ "${copy}" again)
   string(REGEX MATCHALL "measured by treeduce-calibrate" marks "${again}")
@@ -65,6 +102,25 @@ foreach(kind topo xml)
   if(NOT rc EQUAL 0 OR NOT nmarks EQUAL 1)
     message(FATAL_ERROR "second calibration of ${copy} (rc ${rc}) left ${nmarks} comments:\n${again}\n${out}")
   endif()
+  if(out MATCHES "${fit_ok}")
+    set(want_ar "updated link class 'core': [^\n]*, alpha_r ")
+    set(ar_did "replaced by the measured one")
+  else()
+    set(want_ar "updated link class 'core': [^\n]*; its alpha_r was above the new latency and is removed")
+    set(ar_did "removed")
+  endif()
+  string(REGEX REPLACE "[^\n]*measured by treeduce-calibrate on [^\n]*\n" "" again_n "${again}")
+  string(REGEX REPLACE "${link_re}" "<CORE>" again_n "${again_n}")
+  if(NOT out MATCHES "${want_ar}" OR again MATCHES "alpha_r[ =\"]*1s" OR NOT again_n STREQUAL before_n)
+    message(FATAL_ERROR "second calibration of ${copy}: the stale alpha_r 1s was not replaced or "
+                        "removed cleanly:\n${again}\n${out}")
+  endif()
+  execute_process(COMMAND "${GEN}" "${copy}" --explain RESULT_VARIABLE rc
+                  OUTPUT_QUIET ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "treeduce-gen rejects the twice calibrated ${copy}:\n${err}")
+  endif()
+  message(STATUS "${kind}: stale alpha_r 1s ${ar_did}")
 
   # read-only: refused, untouched, no temporary file left behind
   set(ro "${WORK}/ro/calib_one.${kind}")

@@ -31,7 +31,7 @@ static const char cluster[] =
     "# the example from the README\n"
     "machine mycluster;\n"
     "link eth { latency 50us; bandwidth 125MB/s; injection 10GB/s; }\n"
-    "link shm { latency 0.3us; bandwidth 20GB/s; }\n"
+    "link shm { latency 0.3us; bandwidth 20GB/s; alpha_r 0.1us; }\n"
     "link qpi { latency 0.6 us; bandwidth 1.5 GB/s; }   # blanks before the unit\n"
     "nodetype pc   { synthetic \"package:1 core:1\"; }\n"
     "nodetype big  { synthetic \"package:2 core:4\"; package shm; node qpi; }\n"
@@ -67,6 +67,8 @@ static void test_cluster(void)
     CU_ASSERT_DOUBLE_EQUAL(shm.latency_s, 0.3e-6, 1e-15);
     CU_ASSERT_DOUBLE_EQUAL(shm.bandwidth_Bps, 20e9, 1e-3);
     CU_ASSERT_DOUBLE_EQUAL(shm.injection_Bps, 0, 0);
+    CU_ASSERT_DOUBLE_EQUAL(shm.alpha_r_s, 0.1e-6, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(eth.alpha_r_s, 0, 0); /* not given */
 
     /* Nodes in ring order: each switch's nodes in written order. */
     static const char *const names[] = {"n0",    "n1",    "n2", "n3", "gpu00",
@@ -111,6 +113,7 @@ static void test_cluster(void)
     trd_link_cost c = trd_topo_path_cost(t, 0, 9);
     CU_ASSERT_DOUBLE_EQUAL(c.latency_s, 50e-6 + 50e-6 + 50e-6 + 0.3e-6, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(c.bandwidth_Bps, 125e6, 1e-3);
+    CU_ASSERT_DOUBLE_EQUAL(c.alpha_r_s, 0.1e-6, 1e-15); /* shm's: eth gives none */
     trd_test_release(&r);
 }
 
@@ -149,6 +152,105 @@ static void test_layout(void)
     CU_ASSERT_STRING_EQUAL(trd_topo_nodetype_source(t, 1), "local");
     CU_ASSERT(trd_topo_nodetype_ncores(t, 1) >= 1);
     trd_test_release(&r);
+}
+
+/* alpha_r [RM §3, Eq. 3]: optional, in any order among the link's items, a
+ * time like latency; a path takes the largest alpha_r of its link classes,
+ * 0 where none gives one. */
+static void test_alpha_r(void)
+{
+    trd_test_result r = read_as("alpha.topo",
+                                "link leaf { alpha_r 0.2us; latency 1us; bandwidth 10GB/s; }\n"
+                                "link spine { latency 2us; bandwidth 25GB/s; alpha_r 500 ns; "
+                                "injection 20GB/s; }\n"
+                                "link plain { latency 1us; bandwidth 10GB/s; }\n"
+                                "link zero { latency 1us; bandwidth 10GB/s; alpha_r 0us; }\n"
+                                "link full { latency 1us; bandwidth 1GB/s; alpha_r 1000ns; }\n"
+                                "nodetype pc { cores 2; package full; node zero; }\n"
+                                "switch a { link leaf; nodes a[0-1] : pc; }\n"
+                                "switch b { link plain; nodes b[0-1] : pc; }\n"
+                                "switch root { link spine; switches a b; }\n");
+    trd_topo_t t = r.t;
+    CU_ASSERT_EQUAL_FATAL(r.rc, TRD_OK);
+    CU_ASSERT_EQUAL(trd_diag_count(r.d), 0);
+    CU_ASSERT_EQUAL_FATAL(trd_topo_nswitches(t), 3);
+    CU_ASSERT_STRING_EQUAL(trd_topo_switch_link_name(t, 0), "spine");
+    CU_ASSERT_STRING_EQUAL(trd_topo_switch_link_name(t, 1), "leaf");
+    CU_ASSERT_STRING_EQUAL(trd_topo_switch_link_name(t, 2), "plain");
+    trd_link_cost spine = trd_topo_switch_link(t, 0), leaf = trd_topo_switch_link(t, 1);
+    CU_ASSERT_DOUBLE_EQUAL(spine.alpha_r_s, 0.5e-6, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(spine.latency_s, 2e-6, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(spine.injection_Bps, 20e9, 1e-3);
+    CU_ASSERT_DOUBLE_EQUAL(leaf.alpha_r_s, 0.2e-6, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(leaf.latency_s, 1e-6, 1e-15);
+    CU_ASSERT_EQUAL(trd_topo_switch_link(t, 2).alpha_r_s, 0); /* not given */
+    /* equal to the latency is allowed (1000ns is 1us give or take rounding, and
+     * is kept at the latency); 0 means not given */
+    trd_link_cost full = trd_topo_nodetype_package_link(t, 0);
+    CU_ASSERT(full.alpha_r_s <= full.latency_s);
+    CU_ASSERT_DOUBLE_EQUAL(full.alpha_r_s, 1e-6, 1e-15);
+    CU_ASSERT_EQUAL(trd_topo_nodetype_node_link(t, 0).alpha_r_s, 0);
+
+    /* a0 -> b0: leaf, spine up to root and down, plain: the largest is the spine's. */
+    CU_ASSERT_EQUAL_FATAL(trd_topo_nnodes(t), 4);
+    trd_link_cost c = trd_topo_path_cost(t, 0, 2);
+    CU_ASSERT_DOUBLE_EQUAL(c.latency_s, 1e-6 + 2e-6 + 2e-6 + 1e-6, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(c.alpha_r_s, 0.5e-6, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(trd_topo_path_cost(t, 2, 0).alpha_r_s, 0.5e-6, 1e-15);
+    /* a0 -> a1: leaf on both ends */
+    CU_ASSERT_DOUBLE_EQUAL(trd_topo_path_cost(t, 0, 1).alpha_r_s, 0.2e-6, 1e-15);
+    /* b0 -> b1: no link class on the path gives one */
+    CU_ASSERT_EQUAL(trd_topo_path_cost(t, 2, 3).alpha_r_s, 0);
+    CU_ASSERT_EQUAL(trd_topo_path_cost(t, 1, 1).alpha_r_s, 0);
+    trd_test_release(&r);
+
+    /* Bad values, located at the value, as for latency. */
+    EXPECT_ERRORS("link eth { latency 5us; bandwidth 1GB/s; alpha_r fast; }\n",
+                  "t.topo:1:50: error: expected a time such as 0.5us, got 'fast'");
+    EXPECT_ERRORS("link eth { latency 5us; bandwidth 1GB/s; alpha_r 2GB/s; }\n",
+                  "t.topo:1:50: error: unknown unit 'GB/s' in time '2GB/s'");
+    EXPECT_ERRORS("link eth { latency 5us; bandwidth 1GB/s; alpha_r 1e999s; }\n",
+                  "t.topo:1:50: error: expected a time such as 0.5us, got '1e999s'");
+    EXPECT_ERRORS("link eth { latency 5us; bandwidth 1GB/s; alpha_r ; }\n",
+                  "t.topo:1:50: error: expected a time such as 0.5us, got ';'");
+    EXPECT_ERRORS("link eth { latency 5us; bandwidth 1GB/s; alpha_r 1us }\n",
+                  "t.topo:1:53: error: expected ';' after alpha_r value");
+    EXPECT_ERRORS("link eth { alpha_r 1us; latency 5us; alpha_r 2us; bandwidth 1GB/s; }\n",
+                  "t.topo:1:38: error: duplicate 'alpha_r' in link 'eth'");
+    /* alpha_r is part of the latency: never above it, in any order */
+    EXPECT_ERRORS("link eth { latency 5us; bandwidth 1GB/s; alpha_r 6us; }\n",
+                  "t.topo:1:42: error: link 'eth': alpha_r must be >= 0 and at most the latency");
+    EXPECT_ERRORS("link eth { alpha_r 1ms;\n  latency 5us; bandwidth 1GB/s; }\n",
+                  "t.topo:1:12: error: link 'eth': alpha_r must be >= 0 and at most the latency");
+    /* a keyword now: not a name */
+    EXPECT_ERRORS("link alpha_r { latency 5us; bandwidth 1GB/s; }\n",
+                  "t.topo:1:6: error: expected a link name, got 'alpha_r'");
+}
+
+/* The model refuses an alpha_r above the latency from any reader. */
+static void test_alpha_r_model(void)
+{
+    trd_topo_t t;
+    trd_diag *d = trd_diag_create();
+    trd_loc loc = {trd_diag_intern(d, "api"), 3, 7};
+    CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
+    CU_ASSERT_EQUAL(trd_topo_add_link(t, d, loc, "ok", (trd_link_cost){2e-6, 1e9, 0, 2e-6}),
+                    TRD_OK);
+    CU_ASSERT_EQUAL(trd_topo_add_link(t, d, loc, "high", (trd_link_cost){2e-6, 1e9, 0, 3e-6}),
+                    TRD_ERR_INPUT);
+    CU_ASSERT_EQUAL(trd_topo_add_link(t, d, loc, "neg", (trd_link_cost){2e-6, 1e9, 0, -1e-9}),
+                    TRD_ERR_INPUT);
+    CU_ASSERT_EQUAL(trd_topo_add_link(t, d, loc, "nan", (trd_link_cost){2e-6, 1e9, 0, NAN}),
+                    TRD_ERR_INPUT);
+    CU_ASSERT_EQUAL_FATAL(trd_diag_count(d), 3);
+    CU_ASSERT_STRING_EQUAL(trd_diag_message(d, 0),
+                           "api:3:7: error: link 'high': alpha_r must be >= 0 and at most the "
+                           "latency");
+    CU_ASSERT_STRING_EQUAL(trd_diag_message(d, 1),
+                           "api:3:7: error: link 'neg': alpha_r must be >= 0 and at most the "
+                           "latency");
+    trd_topo_destroy(t);
+    trd_diag_destroy(d);
 }
 
 /* Nodes without ": type" take the default node type, if one is set. */
@@ -404,6 +506,8 @@ int main(void)
     static const trd_test_case tests[] = {
         {"example cluster through the model", test_cluster},
         {"layout, units and a deeper tree", test_layout},
+        {"alpha_r: values, path cost and errors", test_alpha_r},
+        {"alpha_r checked by the model", test_alpha_r_model},
         {"default node type", test_default_nodetype},
         {"files and relative hwloc paths", test_files},
         {"syntax errors", test_syntax},

@@ -20,7 +20,7 @@ static trd_topo_t two_level(trd_diag *d)
     trd_topo_create(&t);
     trd_loc loc = {"emit", 1, 1};
     int cores[2] = {8, 8}, root, s0, s1;
-    trd_topo_add_link(t, d, loc, "ib", (trd_link_cost){1.5e-6, 10e9, 0});
+    trd_topo_add_link(t, d, loc, "ib", (trd_link_cost){1.5e-6, 10e9, 0, 0});
     trd_topo_add_nodetype(t, d, loc, "xe", 2, cores, NULL, NULL, "test");
     trd_topo_add_switch(t, d, loc, "top", "ib", &root);
     trd_topo_add_switch(t, d, loc, "s0", "ib", &s0);

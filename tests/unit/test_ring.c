@@ -25,7 +25,7 @@ static trd_topo_t random_tree(int nsw, int nnodes, trd_diag *d)
     trd_topo_t t;
     trd_topo_create(&t);
     trd_loc loc = {"random", 1, 1};
-    trd_link_cost eth = {1e-6, 1e9, 0};
+    trd_link_cost eth = {1e-6, 1e9, 0, 0};
     int cores[1] = {1};
     trd_topo_add_link(t, d, loc, "eth", eth);
     trd_topo_add_nodetype(t, d, loc, "pc", 1, cores, NULL, NULL, "test");
@@ -112,7 +112,7 @@ static void test_interleaved_ring_contends(void)
     trd_topo_create(&t);
     trd_loc loc = {"two", 1, 1};
     int cores[1] = {1}, root, a, b;
-    trd_topo_add_link(t, d, loc, "eth", (trd_link_cost){1e-6, 1e9, 0});
+    trd_topo_add_link(t, d, loc, "eth", (trd_link_cost){1e-6, 1e9, 0, 0});
     trd_topo_add_nodetype(t, d, loc, "pc", 1, cores, NULL, NULL, "test");
     trd_topo_add_switch(t, d, loc, "root", "eth", &root);
     trd_topo_add_switch(t, d, loc, "a", "eth", &a);

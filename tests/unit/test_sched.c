@@ -272,52 +272,6 @@ static void test_contention(void)
     trd_diag_destroy(d);
 }
 
-/* The cost model on a schedule small enough to add up by hand: recursive
- * doubling over the four nodes of tests/data/testbed.topo (two leaf
- * switches): the first exchange stays under a leaf, the second crosses the
- * root, where the two pairs' messages share each leaf's up- and down-link,
- * so each gets half the bandwidth [TREE §2]. */
-static void test_cost(void)
-{
-    trd_diag *d = trd_diag_create();
-    trd_topo_t t = NULL;
-    CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
-    CU_ASSERT_EQUAL_FATAL(trd_read_dsl(t, d, trd_test_path("tests/data/testbed.topo")), TRD_OK);
-    CU_ASSERT_EQUAL_FATAL(trd_topo_finalize(t, d), TRD_OK);
-    int ones[4] = {1, 1, 1, 1}, machine[4] = {0, 1, 2, 3};
-    trd_shape_store st;
-    trd_sched s;
-    char why[256];
-    size_t n = 1000;
-    double m = 8.0 * (double)n, gamma = 0.25e-9;
-    CU_ASSERT_FATAL(trd_shape_init(&st, 4, ones, 0) == 0);
-    st.s.machine_node = machine;
-    CU_ASSERT_FATAL(trd_sched_plan(&s, "rd", "", &st.s, n, 8, 0, 1, 0, why, sizeof why) == 0);
-    trd_cost_model cm = {t, gamma, 0.25};
-    trd_link_cost pk = trd_topo_nodetype_package_link(t, trd_topo_node_type(t, 0));
-    trd_link_cost near = trd_topo_path_cost(t, 0, 1), far = trd_topo_path_cost(t, 0, 2);
-    CU_ASSERT(far.latency_s > near.latency_s);
-    double local = m / pk.bandwidth_Bps;
-    double want = local                                                           /* copy in */
-                  + 1.25 * near.latency_s + m / near.bandwidth_Bps + local + m * gamma /* step 1 */
-                  + 1.25 * far.latency_s + 2 * m / far.bandwidth_Bps + local + m * gamma; /* 2 */
-    double got = trd_sched_cost(&s, &st.s, &cm, 8, why, sizeof why);
-    CU_ASSERT_DOUBLE_EQUAL(got, want, want * 1e-9);
-    /* without the root crossing (two nodes under one leaf) nothing is shared */
-    trd_sched_free(&s);
-    trd_shape_free(&st);
-    CU_ASSERT_FATAL(trd_shape_init(&st, 2, ones, 0) == 0);
-    st.s.machine_node = machine;
-    CU_ASSERT_FATAL(trd_sched_plan(&s, "rd", "", &st.s, n, 8, 0, 1, 0, why, sizeof why) == 0);
-    want = local + 1.25 * near.latency_s + m / near.bandwidth_Bps + local + m * gamma;
-    got = trd_sched_cost(&s, &st.s, &cm, 8, why, sizeof why);
-    CU_ASSERT_DOUBLE_EQUAL(got, want, want * 1e-9);
-    trd_sched_free(&s);
-    trd_shape_free(&st);
-    trd_topo_destroy(t);
-    trd_diag_destroy(d);
-}
-
 static trd_topo_t load(const char *rel, trd_diag **d)
 {
     trd_topo_t t = NULL;
@@ -326,6 +280,76 @@ static trd_topo_t load(const char *rel, trd_diag **d)
     CU_ASSERT_EQUAL_FATAL(trd_read_dsl(t, *d, trd_test_path(rel)), TRD_OK);
     CU_ASSERT_EQUAL_FATAL(trd_topo_finalize(t, *d), TRD_OK);
     return t;
+}
+
+/* Timed cost of recursive doubling (point to point) over the first nnodes
+ * nodes of t, one rank each, n doubles, gamma 0.25 ns/B, alpha_r ratio 1/4. */
+static double rd_cost(trd_topo_t t, int nnodes, size_t n)
+{
+    int ones[4] = {1, 1, 1, 1}, machine[4] = {0, 1, 2, 3};
+    trd_shape_store st;
+    trd_sched s;
+    char why[256];
+    CU_ASSERT_FATAL(nnodes <= 4 && trd_shape_init(&st, nnodes, ones, 0) == 0);
+    st.s.machine_node = machine;
+    CU_ASSERT_FATAL(trd_sched_plan(&s, "rd", "", &st.s, n, 8, 0, 1, 0, why, sizeof why) == 0);
+    trd_cost_model cm = {t, 0.25e-9, 0.25};
+    double got = trd_sched_cost(&s, &st.s, &cm, 8, why, sizeof why);
+    trd_sched_free(&s);
+    trd_shape_free(&st);
+    return got;
+}
+
+/* The cost model on a schedule small enough to add up by hand: recursive
+ * doubling over the four nodes of tests/data/testbed.topo (two leaf
+ * switches): the first exchange stays under a leaf, the second crosses the
+ * root, where the two pairs' messages share each leaf's up- and down-link,
+ * so each gets half the bandwidth [TREE §2]. */
+static void test_cost(void)
+{
+    trd_diag *d;
+    trd_topo_t t = load("tests/data/testbed.topo", &d);
+    size_t n = 1000;
+    double m = 8.0 * (double)n, gamma = 0.25e-9;
+    trd_link_cost pk = trd_topo_nodetype_package_link(t, trd_topo_node_type(t, 0));
+    trd_link_cost near = trd_topo_path_cost(t, 0, 1), far = trd_topo_path_cost(t, 0, 2);
+    CU_ASSERT(far.latency_s > near.latency_s);
+    double local = m / pk.bandwidth_Bps;
+    double want = local                                                           /* copy in */
+                  + 1.25 * near.latency_s + m / near.bandwidth_Bps + local + m * gamma /* step 1 */
+                  + 1.25 * far.latency_s + 2 * m / far.bandwidth_Bps + local + m * gamma; /* 2 */
+    CU_ASSERT_DOUBLE_EQUAL(rd_cost(t, 4, n), want, want * 1e-9);
+    /* without the root crossing (two nodes under one leaf) nothing is shared */
+    want = local + 1.25 * near.latency_s + m / near.bandwidth_Bps + local + m * gamma;
+    CU_ASSERT_DOUBLE_EQUAL(rd_cost(t, 2, n), want, want * 1e-9);
+    trd_topo_destroy(t);
+    trd_diag_destroy(d);
+}
+
+/* A link's measured alpha_r replaces the default alpha_r_ratio x latency:
+ * recursive doubling over two nodes of one switch whose link gives alpha_r
+ * 3 us pays it once per exchange (a sendrecv is two messages in flight). */
+static void test_cost_alpha_r(void)
+{
+    static const char text[] = "machine ar;\n"
+                               "link eth { latency 20us; bandwidth 1GB/s; alpha_r 3us; }\n"
+                               "nodetype one { synthetic \"package:1 core:1\"; }\n"
+                               "switch top { link eth; nodes a,b : one; }\n";
+    trd_diag *d = trd_diag_create();
+    trd_topo_t t = NULL;
+    CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
+    CU_ASSERT_EQUAL_FATAL(trd_read_dsl_string(t, d, "ar.topo", text, sizeof text - 1), TRD_OK);
+    CU_ASSERT_EQUAL_FATAL(trd_topo_finalize(t, d), TRD_OK);
+    size_t n = 1000;
+    double m = 8.0 * (double)n, gamma = 0.25e-9;
+    trd_link_cost pk = trd_topo_nodetype_package_link(t, trd_topo_node_type(t, 0));
+    trd_link_cost path = trd_topo_path_cost(t, 0, 1);
+    CU_ASSERT_DOUBLE_EQUAL(path.alpha_r_s, 3e-6, 1e-15);
+    double local = m / pk.bandwidth_Bps;
+    double want = local + path.latency_s + 3e-6 + m / path.bandwidth_Bps + local + m * gamma;
+    CU_ASSERT_DOUBLE_EQUAL(rd_cost(t, 2, n), want, want * 1e-9);
+    trd_topo_destroy(t);
+    trd_diag_destroy(d);
 }
 
 /* A message starts when both ends have posted it.  On two nodes of two
@@ -502,6 +526,7 @@ int main(void)
         {"ring contention on the switch tree", test_contention},
         {"cost model: link sharing added up by hand", test_cost},
         {"cost model: a message starts when both ends have posted it", test_cost_posted},
+        {"cost model: a link's measured alpha_r", test_cost_alpha_r},
         {"the ring's bound stays below its timed cost", test_ring_bound},
         {"size ranges drawn on the schedules are the fastest inside", test_select},
     };

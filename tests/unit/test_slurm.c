@@ -11,7 +11,7 @@
 #include "test_util.h"
 #include "topo.h"
 
-static const trd_link_cost net = {1e-6, 12.5e9, 0};
+static const trd_link_cost net = {1e-6, 12.5e9, 0, 0};
 static const int cores[2] = {8, 8};
 
 /* The defaults a Slurm file needs (as the CLI sets them). */

@@ -35,7 +35,8 @@ static const char fattree[] =
     "<machine name=\"fattree\" xmlns=\"urn:treeduce:topology:1\">\n"
     "  <!-- two leaf switches under one root -->\n"
     "  <link name=\"eth\" latency=\"50us\" bandwidth=\"125MB/s\"/>\n"
-    "  <link name=\"up\" latency=\"2 us\" bandwidth=\"100Gb/s\" injection=\"25GB/s\"/>\n"
+    "  <link name=\"up\" latency=\"2 us\" bandwidth=\"100Gb/s\" injection=\"25GB/s\"\n"
+    "        alpha_r=\"0.5 us\"/>\n"
     "  <link name=\"shm\" latency=\"0.3us\" bandwidth=\"20GB/s\"/>\n"
     "  <nodetype name=\"pc\" synthetic=\"package:1 core:4\"/>\n"
     "  <nodetype name=\"fat\" packages=\"2\" cores=\"8\" package-link=\"shm\" node-link=\"up\"/>\n"
@@ -86,6 +87,8 @@ static void test_fattree(void)
     CU_ASSERT_DOUBLE_EQUAL(eth.latency_s, 50e-6, 1e-15);
     CU_ASSERT_DOUBLE_EQUAL(eth.bandwidth_Bps, 125e6, 1e-3);
     CU_ASSERT_DOUBLE_EQUAL(eth.injection_Bps, 0, 0); /* not given: unlimited */
+    CU_ASSERT_DOUBLE_EQUAL(up.alpha_r_s, 0.5e-6, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(eth.alpha_r_s, 0, 0); /* not given */
 
     CU_ASSERT_EQUAL_FATAL(trd_topo_nnodes(t), 8);
     for (int i = 0; i < 8; i++) {
@@ -122,6 +125,8 @@ static void test_fattree(void)
     trd_link_cost c = trd_topo_path_cost(t, 0, 4);
     CU_ASSERT_DOUBLE_EQUAL(c.latency_s, 104e-6, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(c.bandwidth_Bps, 125e6, 1e-3);
+    CU_ASSERT_DOUBLE_EQUAL(c.alpha_r_s, 0.5e-6, 1e-15); /* up's, the largest on the path */
+    CU_ASSERT_DOUBLE_EQUAL(trd_topo_path_cost(t, 0, 1).alpha_r_s, 0, 0); /* eth only */
     CU_ASSERT_DOUBLE_EQUAL(trd_topo_path_cost(t, 0, 1).latency_s, 100e-6, 1e-12);
     trd_test_release(&r);
 }
@@ -321,6 +326,18 @@ static void test_schema(void)
                   "m.xml:5:47: error: attribute 'names': expected a host list such as n[0-7], got "
                   "'n 1'");
 
+    /* alpha_r: a time, as latency */
+    EXPECT_ERRORS(HEAD "  <link name=\"eth\" latency=\"1us\" bandwidth=\"1GB/s\" "
+                       "alpha_r=\"fast\"/>\n"
+                       "  <link name=\"ib\" latency=\"1us\" bandwidth=\"1GB/s\" "
+                       "alpha_r=\"1GB/s\"/>\n"
+                       TYPE "  <switch name=\"r\" link=\"eth\">"
+                       "<nodes names=\"n1\" type=\"pc\"/></switch>\n" TAIL,
+                  "m.xml:3:61: error: attribute 'alpha_r': expected a time such as 0.5us, got "
+                  "'fast'",
+                  "m.xml:4:60: error: attribute 'alpha_r': expected a time such as 0.5us, got "
+                  "'1GB/s'");
+
     /* Elements out of place. */
     EXPECT_ERRORS(HEAD LINK "  <router name=\"x\"/>\n" TAIL,
                   "m.xml:4:3: error: element 'router' is not expected here; expected 'link', "
@@ -411,6 +428,23 @@ static void test_values(void)
                   "m.xml:11:46: error: attribute 'names': expected ']' in host range");
 }
 
+/* alpha_r [RM §3, Eq. 3] above the latency: refused at the attribute; equal is fine. */
+static void test_alpha_r(void)
+{
+#define ONE_SWITCH "  <switch name=\"r\" link=\"eth\"><nodes names=\"n1\" type=\"pc\"/></switch>\n"
+    EXPECT_ERRORS(HEAD "  <link name=\"eth\" latency=\"1us\" bandwidth=\"1GB/s\" "
+                       "alpha_r=\"2us\"/>\n" TYPE ONE_SWITCH TAIL,
+                  "m.xml:3:61: error: link 'eth': alpha_r must be >= 0 and at most the latency");
+    /* "1000ns" is "1us" give or take rounding: accepted, kept at the latency */
+    trd_test_result r = read_as("m.xml", HEAD "  <link name=\"eth\" alpha_r=\"1000ns\" "
+                                              "latency=\"1us\" bandwidth=\"1GB/s\"/>\n"
+                                TYPE ONE_SWITCH TAIL);
+#undef ONE_SWITCH
+    CU_ASSERT_EQUAL_FATAL(r.rc, TRD_OK);
+    CU_ASSERT_DOUBLE_EQUAL(trd_topo_switch_link(r.t, 0).alpha_r_s, 1e-6, 1e-15);
+    trd_test_release(&r);
+}
+
 /* ---- Names resolved by trd_topo_finalize ----------------------------------- */
 
 static void test_names(void)
@@ -448,6 +482,7 @@ int main(void)
         {"schema violations", test_schema},
         {"no half result", test_no_half_result},
         {"values and node shapes", test_values},
+        {"alpha_r at most the latency", test_alpha_r},
         {"names resolved at finalize", test_names},
     };
     return trd_test_main("xml", tests, TRD_NTESTS(tests));
