@@ -71,8 +71,8 @@ int trd_machine_shape(trd_topo_t t, int nnodes, int ppn, trd_shape_store *st, in
 /* Plan and verify alg over st for the variants the runtime runs; 0 or -1
  * with the diagnostic reported to d. */
 static int check_alg(trd_topo_t t, const trd_check_opts *o, const breaker *brk, trd_diag *d,
-                     const trd_shape_store *st, const char *alg, int commutative,
-                     trd_check_stats *stats)
+                     const trd_shape_store *st, const char *alg, const char *params,
+                     int commutative, trd_check_stats *stats)
 {
     /* a few elements (most blocks empty), and enough for a block per rank:
      * blocks are split on 64-byte lines, 8 doubles; algorithms that move
@@ -89,9 +89,10 @@ static int check_alg(trd_topo_t t, const trd_check_opts *o, const breaker *brk, 
     for (int k = 0; k < 2; k++)
         for (int shm = 1; shm >= shm_last; shm--) {
             trd_sched s;
-            if (trd_sched_plan(&s, alg, "", &st->s, counts[k], 8, 0, commutative, shm, why,
+            if (trd_sched_plan(&s, alg, params, &st->s, counts[k], 8, 0, commutative, shm, why,
                                sizeof why)) {
-                trd_diag_error(d, (trd_loc){o->input, 0, 0}, "cannot plan %s: %s", alg, why);
+                trd_diag_error(d, (trd_loc){o->input, 0, 0}, "cannot plan %s%s%s: %s", alg,
+                               *params ? ":" : "", params, why);
                 return -1;
             }
             if (!strcmp(brk->alg, alg))
@@ -105,9 +106,9 @@ static int check_alg(trd_topo_t t, const trd_check_opts *o, const breaker *brk, 
                 stats->largest = st->s.nranks;
             if (rc) {
                 trd_diag_error(d, (trd_loc){o->input, 0, 0},
-                               "the %s schedule for %d nodes x %d ranks (%zu elements, %s%s) fails "
+                               "the %s%s%s schedule for %d nodes x %d ranks (%zu elements, %s%s) fails "
                                "verification: %s; nothing written",
-                               alg, st->s.nnodes, st->s.nranks / (st->s.nnodes ? st->s.nnodes : 1),
+                               alg, *params ? ":" : "", params, st->s.nnodes, st->s.nranks / (st->s.nnodes ? st->s.nnodes : 1),
                                counts[k], shm ? "shared memory" : "point to point",
                                commutative ? "" : ", rank order", why);
                 return -1;
@@ -124,8 +125,13 @@ static int planned(const char *alg)
     return 0;
 }
 
+/* Verify over nnodes x ppn (0, 0: the whole machine, each node's cores)
+ * every algorithm of choice[0..n) with its default parameters and, where
+ * with_params, with the range's searched ones (the runtime uses those on
+ * communicators of the planned rank count), each pair once. */
 static int check_shape(trd_topo_t t, const trd_check_opts *o, const breaker *brk, trd_diag *d,
-                       int nnodes, int ppn, const int *algs, int nalgs, trd_check_stats *stats)
+                       int nnodes, int ppn, const struct trd_choice *choice, int n, int with_params,
+                       trd_check_stats *stats)
 {
     trd_shape_store st;
     int *machine, rc = 0;
@@ -137,14 +143,21 @@ static int check_shape(trd_topo_t t, const trd_check_opts *o, const breaker *brk
         stats->skipped++;
     } else {
         /* non-commutative operations run recursive doubling in rank order */
-        rc = check_alg(t, o, brk, d, &st, "rd", 0, stats);
-        for (int i = 0; i < nalgs && !rc; i++) {
-            const char *alg = trd_model_name(algs[i]);
+        rc = check_alg(t, o, brk, d, &st, "rd", "", 0, stats);
+        for (int i = 0; i < 2 * n && !rc; i++) {
+            const struct trd_choice *ch = &choice[i / 2];
+            const char *alg = trd_model_name(ch->alg), *params = i % 2 ? ch->params : "";
+            int seen = i % 2 && (!with_params || !*params);
+            for (int k = 0; k < i && !seen; k++)
+                seen = choice[k / 2].alg == ch->alg &&
+                       !strcmp(k % 2 ? choice[k / 2].params : "", params);
+            if (seen)
+                continue;
             if (!planned(alg) || (!strcmp(alg, "ring") && st.s.nranks > TRD_CHECK_MAX_RING)) {
                 stats->skipped++;
                 continue;
             }
-            rc = check_alg(t, o, brk, d, &st, alg, 1, stats);
+            rc = check_alg(t, o, brk, d, &st, alg, params, 1, stats);
         }
     }
     trd_shape_free(&st);
@@ -166,26 +179,20 @@ int trd_check_schedules(trd_topo_t t, const trd_plan *p, const trd_check_opts *o
     }
     if (p->nnodes == 1) {
         /* one node without shared memory: NAP (recursive doubling), then ring */
-        static const int one[] = {0, 1};
-        rc = check_shape(t, o, &brk, d, 1, 0, one, 2, stats);
+        struct trd_choice one[2] = {{.alg = 0}, {.alg = 1}};
+        rc = check_shape(t, o, &brk, d, 1, 0, one, 2, 0, stats);
     }
-    for (int s = 0; s < p->nshapes && !rc; s++) {
-        int algs[TRD_MAX_CHOICES], n = 0;
-        for (int i = 0; i < p->shape[s].nchoices; i++) {
-            int a = p->shape[s].choice[i].alg, seen = 0;
-            for (int k = 0; k < n; k++)
-                seen |= algs[k] == a;
-            if (!seen)
-                algs[n++] = a;
-        }
-        rc = check_shape(t, o, &brk, d, p->shape[s].nnodes, p->shape[s].ppn, algs, n, stats);
-    }
-    /* the whole machine with every node's own core count */
+    for (int s = 0; s < p->nshapes && !rc; s++)
+        rc = check_shape(t, o, &brk, d, p->shape[s].nnodes, p->shape[s].ppn, p->shape[s].choice,
+                         p->shape[s].nchoices, 1, stats);
+    /* the whole machine with every node's own core count: the searched
+     * parameters apply where that is the planned rank count */
     if (!rc && p->nnodes > 1) {
-        int algs[TRD_MAX_CHOICES];
-        for (int i = 0; i < p->nchoices; i++)
-            algs[i] = p->choice[i].alg;
-        rc = check_shape(t, o, &brk, d, 0, 0, algs, p->nchoices, stats);
+        int ranks = 0;
+        for (int v = 0; v < p->nnodes; v++)
+            ranks += trd_topo_nodetype_ncores(t, trd_topo_node_type(t, v));
+        rc = check_shape(t, o, &brk, d, 0, 0, p->choice, p->nchoices, ranks == p->nnodes * p->ppn,
+                         stats);
     }
     stats->seconds = (double)(clock() - t0) / CLOCKS_PER_SEC;
     return rc;
@@ -517,7 +524,7 @@ void trd_select_on_schedules(trd_topo_t t, trd_plan *p, trd_select_stats *stats)
     stats->seconds = (double)(clock() - t0) / CLOCKS_PER_SEC;
 }
 
-/* ---- The bases of recursive multiplying, searched on the schedules --------- */
+/* ---- Parameters searched on the schedules ------------------------------------ */
 
 /* The multisets of bases 2..8 whose product is n, each in increasing and in
  * decreasing order, as schedule strings: at most cap of them [RM §4.1]. */
@@ -546,24 +553,48 @@ static int rm_candidates(int n, int minb, int *stack, int depth, char (*out)[48]
     return k;
 }
 
-/* For each range of choice[0..n) over shape st whose algorithm is rm: the
- * schedule with the lowest predicted time at the range's typical size among
- * the default and the candidates; its string goes to params when it beats
- * the default. */
-static void search_rm(trd_topo_t t, const trd_plan *p, const trd_shape *sh,
-                      struct trd_choice *choice, int n, int on_schedules, trd_search_stats *stats)
+/* The parameter strings searched for algorithm name over sh into cand
+ * (at most cap); 0 for an algorithm without parameters.  rm: the bases;
+ * smp and flex: the algorithm among the leaders / per lane [NAP §II-A,
+ * FLEX §2.1.3]. */
+static int param_candidates(const char *name, const trd_shape *sh, char (*cand)[48], int cap)
+{
+    if (!strcmp(name, "rm")) {
+        int stack[32];
+        return rm_candidates(sh->nranks, 2, stack, 0, cand, cap, 0);
+    }
+    if (!strcmp(name, "smp") || !strcmp(name, "flex")) {
+        static const char *const inter[] = {"rd", "rabenseifner", "ring"};
+        int k = 0;
+        /* the ring among the nodes grows as nodes^2, as the ring over ranks */
+        for (int i = 0; i < 3 && k < cap; i++)
+            if (strcmp(inter[i], "ring") || sh->nnodes <= TRD_CHECK_MAX_RING)
+                snprintf(cand[k++], 48, "%s", inter[i]);
+        return k;
+    }
+    return 0;
+}
+
+/* For each range of choice[0..n) over shape sh whose algorithm has
+ * parameters: the schedule with the lowest predicted time at the range's
+ * typical size among the default and the candidates; its string goes to
+ * params when it beats the default. */
+static void search_ranges(trd_topo_t t, const trd_plan *p, const trd_shape *sh,
+                          struct trd_choice *choice, int n, int on_schedules,
+                          trd_search_stats *stats)
 {
     char cand[64][48];
-    int stack[32], nc = rm_candidates(sh->nranks, 2, stack, 0, cand, 64, 0);
     for (int i = 0; i < n; i++) {
         struct trd_choice *ch = &choice[i];
-        if (strcmp(trd_model_name(ch->alg), "rm"))
+        const char *name = trd_model_name(ch->alg);
+        int nc = param_candidates(name, sh, cand, 64);
+        if (!nc)
             continue;
         double best = -1;
         ch->params[0] = '\0';
         for (int c = -1; c < nc; c++) {
             const char *params = c < 0 ? "" : cand[c];
-            double us = sched_us(t, p, sh, "rm", params, (double)ch->typical);
+            double us = sched_us(t, p, sh, name, params, (double)ch->typical);
             if (us == -1)
                 continue;
             stats->evaluated++;
@@ -573,7 +604,7 @@ static void search_rm(trd_topo_t t, const trd_plan *p, const trd_shape *sh,
             }
         }
         if (on_schedules && best >= 0)
-            ch->us = best; /* the range's prediction is the chosen bases' */
+            ch->us = best; /* the range's prediction is the chosen parameters' */
         stats->searched++;
     }
 }
@@ -589,7 +620,7 @@ void trd_search_params(trd_topo_t t, trd_plan *p, trd_search_stats *stats)
         if (sp->nnodes * sp->ppn > TRD_CHECK_MAX_RANKS ||
             trd_machine_shape(t, sp->nnodes, sp->ppn, &st, &machine))
             continue;
-        search_rm(t, p, &st.s, sp->choice, sp->nchoices, sp->on_schedules, stats);
+        search_ranges(t, p, &st.s, sp->choice, sp->nchoices, sp->on_schedules, stats);
         /* the whole machine's ranges are the shape nnodes x ppn's */
         if (sp->nnodes == p->nnodes && sp->ppn == p->ppn)
             for (int i = 0; i < p->nchoices && i < sp->nchoices; i++) {

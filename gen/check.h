@@ -28,8 +28,11 @@ typedef struct trd_check_stats {
  * schedule (sched.h), plus recursive doubling in rank order (what
  * non-commutative operations run), at two counts, with and without shared
  * memory, and verify each on the switch tree of t (contention for the
- * ring).  Returns 0, or -1 with one error in d naming the algorithm, the
- * shape and the verifier's message (rank, op, round, element). */
+ * ring); each with its default parameters and with the range's searched
+ * ones (trd_search_params), which the runtime uses where the communicator
+ * has the planned rank count.  Returns 0, or -1 with one error in d naming
+ * the algorithm, the shape and the verifier's message (rank, op, round,
+ * element). */
 int trd_check_schedules(trd_topo_t t, const trd_plan *p, const trd_check_opts *o, trd_diag *d,
                         trd_check_stats *stats);
 
@@ -92,12 +95,15 @@ typedef struct trd_search_stats {
 
 /* The parameters of the chosen algorithms, from the schedules' cost model:
  * for every planned shape of up to 4096 ranks and every range that chose
- * recursive multiplying, the bases [RM §4.1] -- the default schedule or one
- * of the orderings (increasing, decreasing) of each multiset of bases 2..8
- * whose product is the rank count, at most 64 -- with the lowest predicted
- * time at the range's typical size go to choice[].params ("" when the
- * default wins).  The runtime uses them where the communicator has the
- * shape's rank count, the default otherwise. */
+ * recursive multiplying, SMP or the FLEX composite, the parameter string
+ * with the lowest predicted time at the range's typical size goes to
+ * choice[].params ("" when the default wins) and its time to choice[].us.
+ * Candidates: for rm the bases [RM §4.1] -- the orderings (increasing,
+ * decreasing) of each multiset of bases 2..8 whose product is the rank
+ * count, at most 64; for smp (among the leaders) and flex (per lane) the
+ * inter-node algorithm rd, rabenseifner or ring (the ring up to 1024
+ * nodes) [NAP §II-A, FLEX §2.1.3].  The runtime uses them where the
+ * communicator has the shape's rank count, the default otherwise. */
 void trd_search_params(trd_topo_t t, trd_plan *p, trd_search_stats *stats);
 
 /* --predict: CSV "algorithm,bytes,predicted_us" of every planner's schedule

@@ -396,15 +396,17 @@ int main(int argc, char **argv)
                stats.nverified, stats.largest, stats.ops, stats.seconds);
         if (stats.skipped)
             printf("  %d (shape, algorithm) pairs above the rank limit not verified\n", stats.skipped);
-        printf("size ranges drawn on the schedules for %d shape%s: %d schedules timed, %d ring\n"
-               "  timings skipped on its bound, %.2f s\n",
-               selstats.drawn, selstats.drawn == 1 ? "" : "s", selstats.timed, selstats.pruned,
-               selstats.seconds);
+        if (selstats.drawn)
+            printf("size ranges drawn on the schedules for %d shape%s: %d schedules timed, %d ring\n"
+                   "  timings skipped on its bound, %.2f s\n",
+                   selstats.drawn, selstats.drawn == 1 ? "" : "s", selstats.timed, selstats.pruned,
+                   selstats.seconds);
         if (selstats.closed)
             printf("  %d shape%s above %d ranks drawn on the closed forms\n", selstats.closed,
                    selstats.closed == 1 ? "" : "s", TRD_SELECT_MAX_RANKS);
         if (sstats.searched)
-            printf("rm bases searched for %d range%s: %d schedules timed, %.2f s\n", sstats.searched,
+            printf("parameters (rm bases, smp/flex inter-node algorithm) searched for %d range%s:\n"
+                   "  %d schedules timed, %.2f s\n", sstats.searched,
                    sstats.searched == 1 ? "" : "s", sstats.evaluated, sstats.seconds);
     }
     free(intext);

@@ -437,13 +437,13 @@ static void test_ring_bound(void)
 
 /* Microseconds of planner alg's schedule over st for bytes of doubles, as
  * the selection times it; INFINITY where it does not plan. */
-static double timed_us(trd_topo_t t, const trd_plan *p, const trd_shape *sh, const char *alg,
-                       double bytes)
+static double timed_params_us(trd_topo_t t, const trd_plan *p, const trd_shape *sh,
+                              const char *alg, const char *params, double bytes)
 {
     trd_sched s;
     char why[256];
     size_t count = (size_t)(bytes / 8) ? (size_t)(bytes / 8) : 1;
-    if (trd_sched_plan(&s, alg, "", sh, count, 8, 0, 1, 1, why, sizeof why))
+    if (trd_sched_plan(&s, alg, params, sh, count, 8, 0, 1, 1, why, sizeof why))
         return INFINITY;
     trd_cost_model cm = {t, p->gamma_s_per_byte, TRD_ALPHA_R_RATIO};
     double c = trd_sched_cost(&s, sh, &cm, 8, why, sizeof why);
@@ -452,11 +452,43 @@ static double timed_us(trd_topo_t t, const trd_plan *p, const trd_shape *sh, con
     return c * 1e6;
 }
 
+static double timed_us(trd_topo_t t, const trd_plan *p, const trd_shape *sh, const char *alg,
+                       double bytes)
+{
+    return timed_params_us(t, p, sh, alg, "", bytes);
+}
+
+/* The searched parameters of each range of sh: at the range's typical size
+ * the chosen string times no slower than the default, and for smp and flex
+ * than each inter-node algorithm; the range's prediction is the chosen
+ * one's.  Returns how many ranges had parameters to search. */
+static int check_params(trd_topo_t t, const trd_plan *p, const trd_shape *sh,
+                        const struct trd_shape_plan *sp)
+{
+    static const char *const inter[] = {"", "rd", "rabenseifner", "ring"};
+    int searched = 0;
+    for (int c = 0; c < sp->nchoices; c++) {
+        const struct trd_choice *ch = &sp->choice[c];
+        const char *name = trd_model_name(ch->alg);
+        int composite = !strcmp(name, "smp") || !strcmp(name, "flex");
+        if (!composite && strcmp(name, "rm"))
+            continue;
+        searched++;
+        double mine = timed_params_us(t, p, sh, name, ch->params, (double)ch->typical);
+        CU_ASSERT_DOUBLE_EQUAL(ch->us, mine, mine * 1e-9);
+        for (int k = 0; k < (composite ? 4 : 1); k++)
+            CU_ASSERT(mine <= timed_params_us(t, p, sh, name, inter[k], (double)ch->typical) *
+                                  (1 + 1e-9));
+    }
+    return searched;
+}
+
 /* The ranges drawn on the schedules, for every planned shape of two
  * machines: contiguous, ending at SIZE_MAX, a different algorithm each; at
  * sizes doubling from 8 B inside each range (1/32 away from its ends, where
  * the bisection stops) the chosen algorithm's schedule is timed no slower
- * than any planner's; the whole machine's ranges are its shape's. */
+ * than any planner's; the whole machine's ranges are its shape's; the
+ * searched parameters are the fastest of their candidates. */
 static void test_select(void)
 {
     static const char *topos[] = {"tests/data/select-16x8.topo", "topologies/ethernet32.topo"};
@@ -469,7 +501,9 @@ static void test_select(void)
         trd_select_on_schedules(t, &p, &stats);
         CU_ASSERT(stats.drawn == p.nshapes && stats.closed == 0 && stats.timed > 0);
         CU_ASSERT(p.on_schedules);
-        int checked = 0;
+        trd_search_stats sstats;
+        trd_search_params(t, &p, &sstats);
+        int checked = 0, searched = 0;
         for (int i = 0; i < p.nshapes; i++) {
             const struct trd_shape_plan *sp = &p.shape[i];
             CU_ASSERT(sp->on_schedules);
@@ -502,6 +536,7 @@ static void test_select(void)
                 }
                 from = (double)ch->below;
             }
+            searched += check_params(t, &p, &st.s, sp);
             if (sp->nnodes == p.nnodes && sp->ppn == p.ppn) {
                 CU_ASSERT_EQUAL(p.nchoices, sp->nchoices);
                 for (int c = 0; c < sp->nchoices && c < p.nchoices; c++)
@@ -512,6 +547,8 @@ static void test_select(void)
             free(machine);
         }
         CU_ASSERT(checked > 10 * p.nshapes);
+        CU_ASSERT_EQUAL(searched, sstats.searched);
+        CU_ASSERT(searched > 0);
         trd_topo_destroy(t);
         trd_diag_destroy(d);
     }
