@@ -1,6 +1,7 @@
 /* Schedules and their verifier (gen/sched.h), without MPI:
  *   - every planner over a matrix of communicator shapes (1..4096 ranks,
- *     primes, uneven ranks per node, shuffled placements), counts, in place
+ *     primes, uneven ranks per node, shuffled placements; switch trees of
+ *     1..4 levels with the contention check), counts, in place
  *     or not, with and without shared memory, commutative or not where the
  *     planner serves both: the verifier proves each;
  *   - schedules broken on purpose (a dropped reduce, a wrong length, swapped
@@ -282,6 +283,79 @@ static trd_topo_t load(const char *rel, trd_diag **d)
     return t;
 }
 
+/* Switch trees of 1..4 levels (a binary tree of switches, two nodes of two
+ * packages x 2 cores under each leaf, nodes listed out of DFS order in the
+ * file for the deeper trees): every planner over the whole machine, in its
+ * DFS ring, with and without shared memory, verified with the contention
+ * check on and timed; the ring is contention-free at every depth, and the
+ * generator's whole chain (plan, ranges on the schedules, parameter search,
+ * verification of every chosen schedule) passes. */
+static void test_levels(void)
+{
+    for (int levels = 1; levels <= 4; levels++) {
+        char text[4096];
+        size_t o = (size_t)snprintf(text, sizeof text,
+                                    "machine lv%d;\nlink net { latency 1us; bandwidth 10GB/s; }\n"
+                                    "nodetype two { synthetic \"package:2 core:2\"; }\n",
+                                    levels);
+        /* switches in heap order: s1 the root, s(2i), s(2i+1) its children */
+        int nsw = (1 << levels) - 1, leaf0 = 1 << (levels - 1);
+        for (int i = nsw; i >= 1; i--) {
+            if (i >= leaf0) {
+                int k = i - leaf0;
+                o += (size_t)snprintf(text + o, sizeof text - o,
+                                      "switch s%d { link net; nodes n%d,n%d : two; }\n", i, 2 * k + 1,
+                                      2 * k);
+            } else {
+                o += (size_t)snprintf(text + o, sizeof text - o,
+                                      "switch s%d { link net; switches s%d s%d; }\n", i, 2 * i,
+                                      2 * i + 1);
+            }
+        }
+        CU_ASSERT_FATAL(o < sizeof text);
+        trd_diag *d = trd_diag_create();
+        trd_topo_t t = NULL;
+        CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
+        CU_ASSERT_EQUAL_FATAL(trd_read_dsl_string(t, d, "levels.topo", text, o), TRD_OK);
+        CU_ASSERT_EQUAL_FATAL(trd_topo_finalize(t, d), TRD_OK);
+        CU_ASSERT_EQUAL(trd_topo_nnodes(t), 2 * leaf0);
+        trd_shape_store st;
+        int *machine;
+        CU_ASSERT_FATAL(trd_machine_shape(t, 0, 0, &st, &machine) == 0);
+        static trd_plan p;
+        trd_plan_build(t, &p);
+        trd_cost_model cm = {t, p.gamma_s_per_byte, TRD_ALPHA_R_RATIO};
+        for (int a = 0; trd_sched_planners[a]; a++)
+            for (int shm = 0; shm < 2; shm++) {
+                trd_sched s;
+                char why[512] = "";
+                CU_ASSERT_FATAL(trd_sched_plan(&s, trd_sched_planners[a], "", &st.s, 1000, 8, 0, 1,
+                                               shm, why, sizeof why) == 0);
+                trd_verify_opts vo = {t, 1};
+                int rc = trd_sched_verify(&s, &st.s, &vo, why, sizeof why);
+                CU_ASSERT_EQUAL(rc, 0);
+                if (rc)
+                    fprintf(stderr, "\n    %d levels, %s: %s", levels, trd_sched_planners[a], why);
+                CU_ASSERT(!strcmp(trd_sched_planners[a], "ring") ? s.contention_free : 1);
+                CU_ASSERT(trd_sched_cost(&s, &st.s, &cm, 8, why, sizeof why) > 0);
+                trd_sched_free(&s);
+            }
+        trd_select_stats sel;
+        trd_search_stats srch;
+        trd_check_stats chk;
+        trd_select_on_schedules(t, &p, &sel);
+        trd_search_params(t, &p, &srch);
+        trd_check_opts co = {"levels.topo", NULL};
+        CU_ASSERT_EQUAL(sel.drawn, p.nshapes);
+        CU_ASSERT_EQUAL(trd_check_schedules(t, &p, &co, d, &chk), 0);
+        CU_ASSERT(chk.nverified > 0 && chk.largest == 4 * trd_topo_nnodes(t));
+        trd_shape_free(&st);
+        free(machine);
+        trd_topo_destroy(t);
+        trd_diag_destroy(d);
+    }
+}
+
 /* Timed cost of recursive doubling (point to point) over the first nnodes
  * nodes of t, one rank each, n doubles, gamma 0.25 ns/B, alpha_r ratio 1/4. */
 static double rd_cost(trd_topo_t t, int nnodes, size_t n)
@@ -561,6 +635,7 @@ int main(void)
         {"large and prime rank counts", test_large},
         {"broken schedules refused with their message", test_broken},
         {"ring contention on the switch tree", test_contention},
+        {"every planner on switch trees of 1..4 levels", test_levels},
         {"cost model: link sharing added up by hand", test_cost},
         {"cost model: a message starts when both ends have posted it", test_cost_posted},
         {"cost model: a link's measured alpha_r", test_cost_alpha_r},
