@@ -434,8 +434,17 @@ static int ir_best(ir_sel *x, size_t count, int need_second, int *second, double
     return b;
 }
 
+/* The probes, in doubles: 1, 2, 4, ... up to 4 MiB, where the schedules
+ * change shape (a node phase folding whole or block-wise at
+ * TRD_SHM_WHOLE_BYTES, a FLEX lane's algorithm at TRD_ALPHA_BETA_BYTES per
+ * lane), then every factor of 4. */
+static size_t next_probe(size_t b)
+{
+    return b < (size_t)4 * 1024 * 1024 / 8 ? 2 * b : 4 * b;
+}
+
 /* The ranges of one shape, as select.c draws them on the closed forms but
- * probing element counts 1, 4, 16, ... and bisecting each change to
+ * probing element counts at next_probe and bisecting each change to
  * 1/TRD_SELECT_PRECISION. */
 static int draw_ranges(ir_sel *x, struct trd_choice *choice, int *nchoices)
 {
@@ -449,10 +458,10 @@ static int draw_ranges(ir_sel *x, struct trd_choice *choice, int *nchoices)
     while (nc < TRD_MAX_CHOICES - 1) {
         size_t good = lo, b = 1;
         while (b <= lo)
-            b *= 4;
+            b = next_probe(b);
         while (b <= top && ir_best(x, b, 0, &second, &tb, &ts) == cur) {
             good = b;
-            b *= 4;
+            b = next_probe(b);
         }
         if (b > top)
             break;

@@ -75,10 +75,10 @@ typedef struct trd_select_stats {
 /* Redraw the size ranges of every planned shape of p of up to 1024 ranks on
  * the schedules' cost model (trd_sched_cost: alpha, beta and gamma per
  * level, link sharing and max-rate injection, alpha_r [MPICH §3, TREE §2,
- * NAP Eq. 3, RM Eq. 3]) in place of the closed forms of plan.h: at element
- * counts of doubles 1, 4, 16, ... up to 1 GiB every candidate's schedule is
- * planned and timed, and each change of the fastest is bisected to 1/64 of
- * its size.  The ring, whose schedule has p^2 messages, is timed only where
+ * NAP Eq. 3, RM Eq. 3]) in place of the closed forms of plan.h: at 8 B,
+ * 16 B, 32 B, ... up to 4 MiB, then every factor of 4 up to 1 GiB, every
+ * candidate's schedule is planned and timed, and each change of the fastest
+ * is bisected to 1/64 of its size.  The ring, whose schedule has p^2 messages, is timed only where
  * a bound on its time (2(p-1) exchanges at the cheapest link) is below the
  * other candidates.  Each range gets the predicted microseconds of its
  * choice and runner-up at its typical size; such shapes get on_schedules,

@@ -224,10 +224,14 @@ static int rm_plan(ctx *c, const trd_rm_schedule *rs)
 
 /* The shared-memory reduction of the first k local ranks' buffers to every
  * rank of the node (root < 0: trd_shm_allreduce) or to local rank root only
- * (trd_shm_reduce), the runtime's block-wise path (runtime/shm.c): the
- * segment's first count elements are the input area, the next count the
- * output area; every rank folds its block, then the receivers copy all
- * blocks out. */
+ * (trd_shm_reduce) as runtime/shm.c does: the segment's first count
+ * elements are the input area, the next count the output area; up to
+ * TRD_SHM_WHOLE_BYTES every receiver folds the whole vector from the
+ * inputs, above it every rank folds its block into the output area, then
+ * the receivers copy all blocks out.  (The runtime reads large vectors
+ * straight from the other ranks' buffers where the kernel allows it; the
+ * schedule keeps the segment path, which moves the same bytes plus the
+ * copy in.) */
 static void shm_reduce_to(ctx *c, int round, int k, int root)
 {
     trd_sched *s = c->s;
@@ -237,6 +241,16 @@ static void shm_reduce_to(ctx *c, int round, int k, int root)
     if (c->local < k)
         trd_s_copy(s, round, TRD_B_SHM, 0, TRD_B_RECV, -1, 0, cnt);
     trd_s_barrier(s, round);
+    if (cnt * c->ext <= TRD_SHM_WHOLE_BYTES || c->ppn == 1) {
+        /* small: every receiver folds the whole vector from the k inputs */
+        if (root < 0 || c->local == root) {
+            trd_s_copy(s, round, TRD_B_RECV, 0, TRD_B_SHM, c->local_ranks[k - 1], 0, cnt);
+            for (int j = k - 2; j >= 0; j--)
+                trd_s_reduce(s, round, TRD_B_RECV, 0, TRD_B_SHM, c->local_ranks[j], 0, cnt, 1);
+        }
+        trd_s_barrier(s, round);
+        return;
+    }
     trd_block_split(cnt, c->ext, c->ppn, c->local, &lo, &hi);
     if (hi > lo) {
         trd_s_copy(s, round, TRD_B_SHM, cnt + lo, TRD_B_SHM, c->local_ranks[k - 1], lo, hi - lo);

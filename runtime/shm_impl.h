@@ -23,8 +23,6 @@
 #include <string.h>
 
 #define TRD_CACHE_LINE 64
-/* chunks at most this large are reduced whole by every rank */
-#define TRD_SHM_WHOLE_BYTES 4096
 /* spins before a wait starts yielding the core (ranks may outnumber cores) */
 #define TRD_SHM_SPINS 2000
 

@@ -65,6 +65,12 @@ static inline void trd_block_split(size_t count, size_t extent, int n, int i, si
     *hi = b * unit < count ? b * unit : count;
 }
 
+/* Shared-memory allreduce and reduce chunks of at most this many bytes are
+ * folded whole by every receiving rank (one synchronisation); larger ones
+ * block-wise (two).  The runtime's shm.c and the generator's schedules use
+ * this one threshold. */
+#define TRD_SHM_WHOLE_BYTES 4096
+
 /* Bytes one network latency is worth (alpha / beta): the scale of the FLEX
  * composite's lane algorithm choice. */
 #define TRD_ALPHA_BETA_BYTES 8192

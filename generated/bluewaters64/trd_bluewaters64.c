@@ -120,12 +120,12 @@ static const int node_packages[64] = {
  * intra-node link 0.6 us, 10 GB/s; ring link 8 us, 6 GB/s;
  * NAP over all 64 nodes: 16 lanes, radix 16, 2 inter-node steps. */
 static const trd_size_choice choices_0[2] = { /* 2 nodes x 1 */
-    {33536, TRD_ALG_RD, ""},
+    {33792, TRD_ALG_RD, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_1[4] = { /* 2 nodes x 2 */
-    {1232, TRD_ALG_RD, ""},
-    {16448, TRD_ALG_FLEX, ""},
+    {1152, TRD_ALG_RD, ""},
+    {16384, TRD_ALG_FLEX, ""},
     {1114112, TRD_ALG_RABENSEIFNER, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
@@ -134,187 +134,200 @@ static const trd_size_choice choices_2[3] = { /* 2 nodes x 4 */
     {32768, TRD_ALG_FLEX, ""},
     {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
 };
-static const trd_size_choice choices_3[2] = { /* 2 nodes x 8 */
-    {65792, TRD_ALG_FLEX, ""},
+static const trd_size_choice choices_3[3] = { /* 2 nodes x 8 */
+    {96, TRD_ALG_SMP, ""},
+    {65536, TRD_ALG_FLEX, ""},
     {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
 };
-static const trd_size_choice choices_4[2] = { /* 2 nodes x 16 */
-    {123392, TRD_ALG_FLEX, ""},
+static const trd_size_choice choices_4[3] = { /* 2 nodes x 16 */
+    {96, TRD_ALG_SMP, ""},
+    {120832, TRD_ALG_FLEX, ""},
     {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
 };
 static const trd_size_choice choices_5[3] = { /* 4 nodes x 1 */
-    {1784, TRD_ALG_RM, ""},
+    {1776, TRD_ALG_RM, ""},
     {22016, TRD_ALG_RD, ""},
     {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
 };
 static const trd_size_choice choices_6[4] = { /* 4 nodes x 2 */
     {976, TRD_ALG_RM, ""},
-    {16448, TRD_ALG_FLEX, ""},
-    {831488, TRD_ALG_RABENSEIFNER, ""},
+    {16384, TRD_ALG_FLEX, ""},
+    {835584, TRD_ALG_RABENSEIFNER, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
-static const trd_size_choice choices_7[4] = { /* 4 nodes x 4 */
-    {8864, TRD_ALG_NAP, ""},
+static const trd_size_choice choices_7[6] = { /* 4 nodes x 4 */
+    {2656, TRD_ALG_NAP, ""},
+    {4160, TRD_ALG_FLEX, ""},
+    {8832, TRD_ALG_NAP, ""},
     {32768, TRD_ALG_FLEX, ""},
-    {3424256, TRD_ALG_RABENSEIFNER, ""},
+    {3407872, TRD_ALG_RABENSEIFNER, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
-static const trd_size_choice choices_8[4] = { /* 4 nodes x 8 */
-    {9632, TRD_ALG_NAP, ""},
+static const trd_size_choice choices_8[6] = { /* 4 nodes x 8 */
+    {1504, TRD_ALG_NAP, ""},
+    {4160, TRD_ALG_FLEX, ""},
+    {9728, TRD_ALG_NAP, ""},
     {63488, TRD_ALG_FLEX, ""},
-    {10649600, TRD_ALG_RABENSEIFNER, ""},
+    {10682368, TRD_ALG_RABENSEIFNER, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
-static const trd_size_choice choices_9[4] = { /* 4 nodes x 16 */
-    {10784, TRD_ALG_NAP, ""},
-    {79616, TRD_ALG_FLEX, ""},
-    {28049408, TRD_ALG_RABENSEIFNER, ""},
+static const trd_size_choice choices_9[6] = { /* 4 nodes x 16 */
+    {856, TRD_ALG_NAP, ""},
+    {4160, TRD_ALG_FLEX, ""},
+    {10752, TRD_ALG_NAP, ""},
+    {79872, TRD_ALG_FLEX, ""},
+    {27787264, TRD_ALG_RABENSEIFNER, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_10[3] = { /* 8 nodes x 1 */
     {1504, TRD_ALG_RM, ""},
-    {17792, TRD_ALG_RD, ""},
+    {17920, TRD_ALG_RD, ""},
     {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
 };
 static const trd_size_choice choices_11[4] = { /* 8 nodes x 2 */
     {752, TRD_ALG_RM, ""},
-    {16448, TRD_ALG_FLEX, ""},
+    {16384, TRD_ALG_FLEX, ""},
     {1507328, TRD_ALG_RABENSEIFNER, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_12[4] = { /* 8 nodes x 4 */
-    {4592, TRD_ALG_NAP, ""},
+    {1872, TRD_ALG_NAP, ""},
     {32768, TRD_ALG_FLEX, ""},
     {4063232, TRD_ALG_RABENSEIFNER, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
-static const trd_size_choice choices_13[4] = { /* 8 nodes x 8 */
+static const trd_size_choice choices_13[6] = { /* 8 nodes x 8 */
+    {2000, TRD_ALG_NAP, ""},
+    {4160, TRD_ALG_FLEX, ""},
     {8960, TRD_ALG_NAP, ""},
-    {50432, TRD_ALG_FLEX, ""},
-    {9469952, TRD_ALG_RABENSEIFNER, ""},
+    {49152, TRD_ALG_FLEX, ""},
+    {9404416, TRD_ALG_RABENSEIFNER, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
-static const trd_size_choice choices_14[4] = { /* 8 nodes x 16 */
+static const trd_size_choice choices_14[6] = { /* 8 nodes x 16 */
+    {1360, TRD_ALG_NAP, ""},
+    {4160, TRD_ALG_FLEX, ""},
     {9728, TRD_ALG_NAP, ""},
-    {58880, TRD_ALG_FLEX, ""},
-    {20381696, TRD_ALG_RABENSEIFNER, ""},
+    {59904, TRD_ALG_FLEX, ""},
+    {20316160, TRD_ALG_RABENSEIFNER, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_15[3] = { /* 16 nodes x 1 */
-    {1784, TRD_ALG_RM, ""},
+    {1776, TRD_ALG_RM, ""},
     {15872, TRD_ALG_RD, ""},
     {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
 };
 static const trd_size_choice choices_16[4] = { /* 16 nodes x 2 */
     {864, TRD_ALG_RM, ""},
-    {16448, TRD_ALG_FLEX, ""},
-    {3006464, TRD_ALG_RABENSEIFNER, ""},
+    {16384, TRD_ALG_FLEX, ""},
+    {3014656, TRD_ALG_RABENSEIFNER, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
-static const trd_size_choice choices_17[4] = { /* 16 nodes x 4 */
-    {8480, TRD_ALG_NAP, ""},
+static const trd_size_choice choices_17[6] = { /* 16 nodes x 4 */
+    {3040, TRD_ALG_NAP, ""},
+    {4160, TRD_ALG_FLEX, ""},
+    {8448, TRD_ALG_NAP, ""},
     {32768, TRD_ALG_FLEX, ""},
-    {7012352, TRD_ALG_RABENSEIFNER, ""},
+    {7045120, TRD_ALG_RABENSEIFNER, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_18[4] = { /* 16 nodes x 8 */
-    {6560, TRD_ALG_NAP, ""},
-    {42368, TRD_ALG_FLEX, ""},
-    {15073280, TRD_ALG_RABENSEIFNER, ""},
+    {1744, TRD_ALG_NAP, ""},
+    {42496, TRD_ALG_FLEX, ""},
+    {15007744, TRD_ALG_RABENSEIFNER, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_19[4] = { /* 16 nodes x 16 */
-    {6464, TRD_ALG_NAP, ""},
-    {50432, TRD_ALG_FLEX, ""},
-    {31195136, TRD_ALG_RABENSEIFNER, ""},
+    {1376, TRD_ALG_NAP, ""},
+    {48640, TRD_ALG_FLEX, ""},
+    {31326208, TRD_ALG_RABENSEIFNER, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_20[4] = { /* 32 nodes x 1 */
-    {1640, TRD_ALG_RM, ""},
-    {7520, TRD_ALG_RD, ""},
-    {3620864, TRD_ALG_RABENSEIFNER, ""},
+    {1632, TRD_ALG_RM, ""},
+    {7488, TRD_ALG_RD, ""},
+    {3604480, TRD_ALG_RABENSEIFNER, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_21[4] = { /* 32 nodes x 2 */
     {464, TRD_ALG_RM, ""},
-    {8768, TRD_ALG_FLEX, ""},
-    {4800512, TRD_ALG_RABENSEIFNER, ""},
+    {8832, TRD_ALG_FLEX, ""},
+    {4784128, TRD_ALG_RABENSEIFNER, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_22[5] = { /* 32 nodes x 4 */
-    {6368, TRD_ALG_NAP, ""},
-    {10016, TRD_ALG_FLEX, ""},
-    {5980160, TRD_ALG_RABENSEIFNER, ""},
-    {12419072, TRD_ALG_HRING, ""},
+    {2496, TRD_ALG_NAP, ""},
+    {10112, TRD_ALG_FLEX, ""},
+    {5963776, TRD_ALG_RABENSEIFNER, ""},
+    {12553216, TRD_ALG_HRING, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_23[5] = { /* 32 nodes x 8 */
-    {3536, TRD_ALG_NAP, ""},
-    {10784, TRD_ALG_FLEX, ""},
-    {5586944, TRD_ALG_RABENSEIFNER, ""},
-    {30801920, TRD_ALG_HRING, ""},
+    {1776, TRD_ALG_NAP, ""},
+    {10880, TRD_ALG_FLEX, ""},
+    {5619712, TRD_ALG_RABENSEIFNER, ""},
+    {30539776, TRD_ALG_HRING, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_24[5] = { /* 32 nodes x 16 */
-    {5792, TRD_ALG_NAP, ""},
-    {11360, TRD_ALG_FLEX, ""},
-    {5390336, TRD_ALG_RABENSEIFNER, ""},
-    {67371008, TRD_ALG_HRING, ""},
+    {1408, TRD_ALG_NAP, ""},
+    {11392, TRD_ALG_FLEX, ""},
+    {5423104, TRD_ALG_RABENSEIFNER, ""},
+    {67108864, TRD_ALG_HRING, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_25[4] = { /* 64 nodes x 1 */
     {960, TRD_ALG_RM, ""},
-    {5840, TRD_ALG_RD, ""},
-    {5046272, TRD_ALG_RABENSEIFNER, ""},
+    {5824, TRD_ALG_RD, ""},
+    {5079040, TRD_ALG_RABENSEIFNER, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
-static const trd_size_choice choices_26[5] = { /* 64 nodes x 2 */
+static const trd_size_choice choices_26[4] = { /* 64 nodes x 2 */
     {336, TRD_ALG_RM, ""},
     {6464, TRD_ALG_FLEX, ""},
-    {7405568, TRD_ALG_RABENSEIFNER, ""},
-    {7467008, TRD_ALG_HRING, ""},
+    {7438336, TRD_ALG_RABENSEIFNER, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_27[5] = { /* 64 nodes x 4 */
-    {4544, TRD_ALG_NAP, ""},
-    {6992, TRD_ALG_FLEX, ""},
-    {6914048, TRD_ALG_RABENSEIFNER, ""},
-    {24313856, TRD_ALG_HRING, ""},
+    {2784, TRD_ALG_NAP, ""},
+    {6976, TRD_ALG_FLEX, ""},
+    {6946816, TRD_ALG_RABENSEIFNER, ""},
+    {24248320, TRD_ALG_HRING, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_28[5] = { /* 64 nodes x 8 */
-    {2000, TRD_ALG_NAP, ""},
-    {7808, TRD_ALG_FLEX, ""},
-    {6619136, TRD_ALG_RABENSEIFNER, ""},
-    {59506688, TRD_ALG_HRING, ""},
+    {1424, TRD_ALG_NAP, ""},
+    {7744, TRD_ALG_FLEX, ""},
+    {6651904, TRD_ALG_RABENSEIFNER, ""},
+    {59244544, TRD_ALG_HRING, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_29[5] = { /* 64 nodes x 16 */
-    {4832, TRD_ALG_NAP, ""},
-    {9248, TRD_ALG_FLEX, ""},
-    {6520832, TRD_ALG_RABENSEIFNER, ""},
-    {131072000, TRD_ALG_HRING, ""},
+    {1728, TRD_ALG_NAP, ""},
+    {9344, TRD_ALG_FLEX, ""},
+    {6553600, TRD_ALG_RABENSEIFNER, ""},
+    {130023424, TRD_ALG_HRING, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_shape_choice shapes[30] = {
     {2, 1, choices_0, 2},
     {2, 2, choices_1, 4},
     {2, 4, choices_2, 3},
-    {2, 8, choices_3, 2},
-    {2, 16, choices_4, 2},
+    {2, 8, choices_3, 3},
+    {2, 16, choices_4, 3},
     {4, 1, choices_5, 3},
     {4, 2, choices_6, 4},
-    {4, 4, choices_7, 4},
-    {4, 8, choices_8, 4},
-    {4, 16, choices_9, 4},
+    {4, 4, choices_7, 6},
+    {4, 8, choices_8, 6},
+    {4, 16, choices_9, 6},
     {8, 1, choices_10, 3},
     {8, 2, choices_11, 4},
     {8, 4, choices_12, 4},
-    {8, 8, choices_13, 4},
-    {8, 16, choices_14, 4},
+    {8, 8, choices_13, 6},
+    {8, 16, choices_14, 6},
     {16, 1, choices_15, 3},
     {16, 2, choices_16, 4},
-    {16, 4, choices_17, 4},
+    {16, 4, choices_17, 6},
     {16, 8, choices_18, 4},
     {16, 16, choices_19, 4},
     {32, 1, choices_20, 4},
@@ -323,7 +336,7 @@ static const trd_shape_choice shapes[30] = {
     {32, 8, choices_23, 5},
     {32, 16, choices_24, 5},
     {64, 1, choices_25, 4},
-    {64, 2, choices_26, 5},
+    {64, 2, choices_26, 4},
     {64, 4, choices_27, 5},
     {64, 8, choices_28, 5},
     {64, 16, choices_29, 5},

@@ -79,26 +79,26 @@ static const int node_packages[32] = {
  * intra-node link 0.3 us, 20 GB/s; ring link 200 us, 0.125 GB/s;
  * NAP over all 32 nodes: 1 lanes, radix 2, 5 inter-node steps. */
 static const trd_size_choice choices_0[2] = { /* 2 nodes x 1 */
-    {843776, TRD_ALG_RD, ""},
+    {835584, TRD_ALG_RD, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_1[3] = { /* 4 nodes x 1 */
-    {2984, TRD_ALG_RM, ""},
+    {3008, TRD_ALG_RM, ""},
     {57344, TRD_ALG_RD, ""},
     {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
 };
 static const trd_size_choice choices_2[3] = { /* 8 nodes x 1 */
-    {2960, TRD_ALG_RM, ""},
-    {35456, TRD_ALG_RD, ""},
+    {2944, TRD_ALG_RM, ""},
+    {35328, TRD_ALG_RD, ""},
     {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
 };
 static const trd_size_choice choices_3[3] = { /* 16 nodes x 1 */
-    {9536, TRD_ALG_RD, ""},
+    {9472, TRD_ALG_RD, ""},
     {892928, TRD_ALG_RABENSEIFNER, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
 static const trd_size_choice choices_4[3] = { /* 32 nodes x 1 */
-    {6944, TRD_ALG_RD, ""},
+    {6976, TRD_ALG_RD, ""},
     {1310720, TRD_ALG_RABENSEIFNER, ""},
     {SIZE_MAX, TRD_ALG_RING, ""},
 };
