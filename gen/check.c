@@ -144,20 +144,28 @@ static int check_shape(trd_topo_t t, const trd_check_opts *o, const breaker *brk
     } else {
         /* non-commutative operations run recursive doubling in rank order */
         rc = check_alg(t, o, brk, d, &st, "rd", "", 0, stats);
-        for (int i = 0; i < 2 * n && !rc; i++) {
-            const struct trd_choice *ch = &choice[i / 2];
-            const char *alg = trd_model_name(ch->alg), *params = i % 2 ? ch->params : "";
-            int seen = i % 2 && (!with_params || !*params);
-            for (int k = 0; k < i && !seen; k++)
-                seen = choice[k / 2].alg == ch->alg &&
-                       !strcmp(k % 2 ? choice[k / 2].params : "", params);
-            if (seen)
-                continue;
+        /* each (algorithm, parameters) pair once: the defaults, then the
+         * searched parameters where they apply */
+        struct {
+            int alg;
+            const char *params;
+        } pair[2 * TRD_MAX_CHOICES];
+        int np = 0;
+        for (int i = 0; i < 2 * n; i++) {
+            const char *params = i < n ? "" : choice[i - n].params;
+            int alg = choice[i % n].alg, seen = i >= n && (!with_params || !*params);
+            for (int k = 0; k < np && !seen; k++)
+                seen = pair[k].alg == alg && !strcmp(pair[k].params, params);
+            if (!seen)
+                pair[np].alg = alg, pair[np++].params = params;
+        }
+        for (int k = 0; k < np && !rc; k++) {
+            const char *alg = trd_model_name(pair[k].alg);
             if (!planned(alg) || (!strcmp(alg, "ring") && st.s.nranks > TRD_CHECK_MAX_RING)) {
                 stats->skipped++;
                 continue;
             }
-            rc = check_alg(t, o, brk, d, &st, alg, params, 1, stats);
+            rc = check_alg(t, o, brk, d, &st, alg, pair[k].params, 1, stats);
         }
     }
     trd_shape_free(&st);
@@ -285,9 +293,6 @@ int trd_predict_csv(FILE *f, trd_topo_t t, const trd_plan *p, double max_bytes)
  * there.  Crossovers are bisected to 1/TRD_SELECT_PRECISION of the size. */
 #define TRD_SELECT_TOP_BYTES 1073741824.0
 #define TRD_SELECT_PRECISION 64
-/* relative difference below which two predictions tie (the candidate
- * listed first wins, as in the closed forms) */
-#define TRD_SELECT_TIE 1e-9
 
 /* One shape's timed candidates, memoised by (algorithm, element count). */
 typedef struct ir_sel {
@@ -339,7 +344,6 @@ static trd_link_cost cheapest_pair(const trd_topo_t t, const trd_shape *sh, int 
     trd_link_cost l = trd_topo_nodetype_package_link(t, ty), n = trd_topo_nodetype_node_link(t, ty);
     l.latency_s = fmin(l.latency_s, n.latency_s);
     l.bandwidth_Bps = fmax(l.bandwidth_Bps, n.bandwidth_Bps);
-    l.alpha_r_s = fmin(l.alpha_r_s, n.alpha_r_s);
     return l;
 }
 
@@ -410,27 +414,19 @@ static int ir_best(ir_sel *x, size_t count, int need_second, int *second, double
     if (ring >= 0) {
         int hit;
         double memo = memo_get(x, ring, count, &hit);
-        if (hit)
-            t[ring] = memo;
-        else if (trd_ring_bound(x->t, x->sh, count, 8, x->p->gamma_s_per_byte) * 1e6 > (need_second ? ts_other : tb_other) * (1 + TRD_SELECT_TIE)) {
+        double above = need_second ? ts_other : tb_other;
+        if (!hit && trd_ring_bound(x->t, x->sh, count, 8, x->p->gamma_s_per_byte) * 1e6 >
+                        above * (1 + TRD_MODEL_TIE)) {
             t[ring] = INFINITY;
             x->stats->pruned++;
-        } else
-            t[ring] = cand_us(x, ring, count);
-    }
-    int b = 0, s = -1;
-    double tb = INFINITY, ts = INFINITY;
-    for (int a = 0; a < TRD_NMODELS; a++) {
-        if (t[a] < tb * (1 - TRD_SELECT_TIE)) {
-            s = b, ts = tb;
-            b = a, tb = t[a];
-        } else if (t[a] < ts) {
-            s = a, ts = t[a];
+        } else {
+            t[ring] = hit ? memo : cand_us(x, ring, count);
         }
     }
-    *second = ts < INFINITY ? s : -1;
-    *tbest = tb;
-    *tsecond = ts;
+    int s, b = trd_model_pick(t, TRD_NMODELS, &s);
+    *second = s;
+    *tbest = t[b];
+    *tsecond = s >= 0 ? t[s] : INFINITY;
     return b;
 }
 

@@ -67,6 +67,17 @@ const char *trd_model_levels(int alg);
  * 16 times its start as its other end. */
 size_t trd_range_typical(size_t from, size_t below);
 
+/* Predictions closer than this (relative) are a tie, which goes to the
+ * candidate listed first: models that reduce to the same steps (flex with
+ * one lane and recursive doubling, say) then do not alternate byte by byte
+ * on rounding. */
+#define TRD_MODEL_TIE 1e-9
+
+/* The fastest of the predictions t[0..n) (seconds or any one unit; INFINITY
+ * for a candidate not available), ties to the first within TRD_MODEL_TIE;
+ * *second gets the runner-up (or -1 where none was seen). */
+int trd_model_pick(const double *t, int n, int *second);
+
 /* Predicted seconds of candidate alg for bytes bytes over nodes x ppn. */
 double trd_model_time(const trd_plan *p, int alg, int nodes, int ppn, double bytes);
 

@@ -177,12 +177,6 @@ double trd_model_time(const trd_plan *p, int alg, int nodes, int ppn, double byt
     return models[alg].time(p, nodes, ppn, bytes);
 }
 
-/* Predictions closer than this (relative) are a tie, which goes to the
- * candidate listed first: models that reduce to the same steps (flex with
- * one lane and recursive doubling, say) then do not alternate byte by byte
- * on rounding. */
-#define TRD_MODEL_TIE 1e-9
-
 size_t trd_range_typical(size_t from, size_t below)
 {
     double a = from < 8 ? 8 : (double)from;
@@ -190,22 +184,30 @@ size_t trd_range_typical(size_t from, size_t below)
     return (size_t)floor(sqrt(a * fmax(a, z)));
 }
 
-/* The best and second best candidates for bytes over nodes x ppn ranks. */
-static int best(const trd_plan *p, int nodes, int ppn, double bytes, int *second)
+int trd_model_pick(const double *t, int n, int *second)
 {
     int b = 0, s = -1;
     double tb = INFINITY, ts = INFINITY;
-    for (int a = 0; a < TRD_NMODELS; a++) {
-        double t = trd_model_time(p, a, nodes, ppn, bytes);
-        if (t < tb * (1 - TRD_MODEL_TIE)) {
-            s = b, ts = tb;
-            b = a, tb = t;
-        } else if (t < ts) {
-            s = a, ts = t;
+    for (int a = 0; a < n; a++) {
+        if (t[a] < tb * (1 - TRD_MODEL_TIE)) {
+            if (tb < INFINITY)
+                s = b, ts = tb;
+            b = a, tb = t[a];
+        } else if (t[a] < ts) {
+            s = a, ts = t[a];
         }
     }
     *second = s;
     return b;
+}
+
+/* The best and second best candidates for bytes over nodes x ppn ranks. */
+static int best(const trd_plan *p, int nodes, int ppn, double bytes, int *second)
+{
+    double t[TRD_NMODELS];
+    for (int a = 0; a < TRD_NMODELS; a++)
+        t[a] = trd_model_time(p, a, nodes, ppn, bytes);
+    return trd_model_pick(t, TRD_NMODELS, second);
 }
 
 /* Size ranges of the best candidate over nodes x ppn ranks into

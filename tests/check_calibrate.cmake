@@ -18,6 +18,15 @@ function(calibrate out_rc out_text)
   set(${out_text} "${out}${err}" PARENT_SCOPE)
 endfunction()
 
+# treeduce-gen must read the written file back
+function(expect_accepted file what)
+  execute_process(COMMAND "${GEN}" "${file}" --explain RESULT_VARIABLE rc
+                  OUTPUT_QUIET ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "treeduce-gen rejects the ${what} ${file}:\n${err}")
+  endif()
+endfunction()
+
 # name: fixture; link_re: the measured link class as written in that format
 foreach(kind topo xml)
   if(kind STREQUAL "topo")
@@ -59,11 +68,7 @@ foreach(kind topo xml)
     message(FATAL_ERROR "${copy} changed beyond link 'core' and its comment:\n--- before\n"
                         "${before}--- after\n${after}")
   endif()
-  execute_process(COMMAND "${GEN}" "${copy}" --explain RESULT_VARIABLE rc
-                  OUTPUT_QUIET ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "treeduce-gen rejects the calibrated ${copy}:\n${err}")
-  endif()
+  expect_accepted("${copy}" "calibrated")
 
   # alpha_r: written (as the summary says) exactly when the fit was meaningful
   set(fit_ok "pipelined postal model \\[RM §3\\]: alpha_p [^\n]*overlap ratio")
@@ -115,11 +120,7 @@ foreach(kind topo xml)
     message(FATAL_ERROR "second calibration of ${copy}: the stale alpha_r 1s was not replaced or "
                         "removed cleanly:\n${again}\n${out}")
   endif()
-  execute_process(COMMAND "${GEN}" "${copy}" --explain RESULT_VARIABLE rc
-                  OUTPUT_QUIET ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "treeduce-gen rejects the twice calibrated ${copy}:\n${err}")
-  endif()
+  expect_accepted("${copy}" "twice calibrated")
   message(STATUS "${kind}: stale alpha_r 1s ${ar_did}")
 
   # read-only: refused, untouched, no temporary file left behind
