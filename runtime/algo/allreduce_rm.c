@@ -1,15 +1,28 @@
-/* Recursive multiplying schedules: parse and check the schedule strings,
- * format them back, choose a default schedule, and give each rank its steps.
- *
- * Algorithm: recursive multiplying [RM §4], a generalisation of recursive
- * doubling in which stage i exchanges vectors among B_i ranks at once, so a
- * factorisation n = B_1 B_2 ... B_s gives s stages.  Counts with awkward
- * prime factors are handled by collapse/expand (MPICH's non-power-of-two fix
- * with any base [MPICH §4]) or by merging the remaining ranks into one group
- * of the first and last stage of a hypercuboid [RM §4.1, Fig. 7].  The
- * grammar and the meaning of every token are in trd_rm.h.
- *
- * Pure C: used by the runtime (one schedule per call) and by the generator.
+/* Algorithm: recursive multiplying allreduce [RM §4], a generalisation of
+ * recursive doubling in which stage i exchanges vectors among B_i ranks at
+ * once, so a factorisation n = B_1 B_2 ... B_s gives s stages.  Counts with
+ * awkward prime factors are handled by collapse/expand (MPICH's
+ * non-power-of-two fix with any base [MPICH §4]) or by merging the remaining
+ * ranks into one group of the first and last stage of a hypercuboid
+ * [RM §4.1, Fig. 7].  The grammar of the schedule strings and the meaning of
+ * every token are in trd_rm.h; this file parses and checks them, formats
+ * them back, chooses a default, gives each rank its steps and plans them.
+ * Each step posts its receives and its sends of the whole vector at once, so
+ * the B-1 messages of a stage overlap (the pipelined postal model [RM §3]),
+ * then folds the vectors in the plan's operand order.  Every rank of a group
+ * evaluates the same expression, so all ranks get the same bits; schedules
+ * without merge keep rank order and serve non-commutative ops (rank order is
+ * then the list; commutative ops run in ring order).
+ * Cost, for m bytes, of each step (each term at the rank that pays most)
+ * [RM Eqs. 3-4]:
+ *   aB          alpha_p + (B-1) alpha_r + (B-1) m beta + (B-1) m gamma
+ *   cTmB        alpha_p + (B-1) alpha_r + (B-1) m beta + (B-1) m gamma
+ *   eTmB        alpha_p + (B-1) alpha_r + (B-1) m beta
+ *   mRgGaB      alpha_p + B alpha_r + B m beta + (B-1+R) m gamma
+ *   nRgGaB      alpha_p + (B-1+R) alpha_r + (B-1+R) m beta + (B-1) m gamma
+ * Cost = the sum over the steps; e.g. "a2,a3" on 6 ranks:
+ *   2 alpha_p + 3 alpha_r + 3 m beta + 3 m gamma, against 4 (alpha + m beta +
+ *   m gamma) for recursive doubling with MPICH's fold [RM Fig. 5, MPICH §4].
  */
 #include "trd_rm.h"
 
@@ -17,6 +30,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "algo.h"
 
 /* Numbers in the text saturate here (far above any count of ranks). */
 #define NUM_CAP 1000000000LL
@@ -743,3 +758,155 @@ int trd_rm_plan_step(const trd_rm_schedule *s, int me, int step, trd_rm_step *ou
     out->nfold = nf;
     return 0;
 }
+
+/* ---- The allreduce ------------------------------------------------------------ */
+
+/* The schedule text, or with "" the default of trd_rm_default_first(size,
+ * ppn, 4): when every node holds the same number ppn (2..64) of ranks and
+ * ppn divides the size, the first stage is the allreduce within each node
+ * (consecutive in ring order) and the other bases are at most 4; otherwise
+ * all bases are at most 4, with a collapse where the size has a prime factor
+ * above 4.  Base 4: per factor of ranks covered a stage costs (alpha_p +
+ * (B-1) alpha_r) / ln B, nearly flat for B = 4..6 at an overlap ratio
+ * alpha_p / alpha_r of 4 [RM Eqs. 4-5, Fig. 4], while the (B-1) m beta term
+ * favours the smaller base. */
+static int parse(const char *text, const trd_shape *sh, void *out, char *why, size_t whylen)
+{
+    trd_rm_schedule *rs = out;
+    char err[128];
+    int ppn_min, ppn_max;
+    if (!*text) {
+        trd_shape_ppn(sh, &ppn_min, &ppn_max);
+        trd_rm_default_first(sh->nranks, ppn_min == ppn_max ? ppn_max : 0, 4, rs);
+        return 0;
+    }
+    if (trd_rm_parse(text, sh->nranks, rs, err, sizeof err) == 0)
+        return 0;
+    snprintf(why, whylen, "rm schedule '%s' does not fit this communicator of %d ranks: %s", text,
+             sh->nranks, err);
+    return -1;
+}
+
+static const char *refuse(const trd_shape *sh, const trd_call *call, const void *params)
+{
+    (void)sh;
+    if (!call->commutative && !trd_rm_keeps_order(params))
+        return "schedule with merge needs a commutative operation";
+    return NULL;
+}
+
+static int plan(trd_sb *b, const void *params)
+{
+    const trd_rm_schedule *rs = params;
+    const int *list = b->call->commutative ? b->sh->ring : NULL;
+    int me = b->call->commutative ? b->pos : b->rank;
+    size_t cnt = b->call->count;
+    int nslots = trd_rm_max_recv(rs);
+    size_t slots = trd_sb_tmp(b, cnt * (size_t)(nslots + 1)), acc0 = slots + (size_t)nslots * cnt;
+    trd_rm_step st;
+    trd_sb_input_to_recv(b);
+#define RM_RANK(v) (list ? list[v] : (v))
+    for (int k = 0; k < trd_rm_nsteps(rs); k++) {
+        trd_rm_plan_step(rs, me, k, &st);
+        if (st.nsend == 0 && st.nrecv == 0)
+            continue;
+        /* a lone received vector that replaces this rank's lands in recvbuf */
+        int direct = st.nsend == 0 && st.nfold == 1 && st.fold[0] == 0 && st.nrecv == 1;
+        for (int i = 0; i < st.nrecv; i++) {
+            if (direct)
+                trd_s_recv(b, k, RM_RANK(st.recv[i]), TRD_B_RECV, 0, cnt);
+            else
+                trd_s_recv(b, k, RM_RANK(st.recv[i]), TRD_B_TMP, slots + (size_t)i * cnt, cnt);
+            trd_sb_nb(b, 1);
+        }
+        for (int i = 0; i < st.nsend; i++) {
+            trd_s_send(b, k, RM_RANK(st.send[i]), TRD_B_RECV, 0, cnt);
+            trd_sb_nb(b, 1);
+        }
+        trd_sb_nb(b, 0); /* then wait for all of them */
+        if (st.nfold == 0 || direct)
+            continue;
+        /* recvbuf = src(fold[0]) op ... op src(fold[nfold-1]), folded right
+         * to left; the last received source serves as the accumulator (its
+         * slot is not read again), otherwise acc does */
+        int last = st.fold[st.nfold - 1];
+        if (st.nfold == 1 && last == TRD_RM_SELF)
+            continue;
+        size_t acc = acc0;
+        if (last == TRD_RM_SELF)
+            trd_s_copy(b, k, TRD_B_TMP, -1, acc, TRD_B_RECV, -1, 0, cnt);
+        else
+            acc = slots + (size_t)last * cnt;
+        for (int i = st.nfold - 2; i >= 0; i--) {
+            int f = st.fold[i];
+            if (f == TRD_RM_SELF)
+                trd_s_reduce(b, k, TRD_B_TMP, acc, TRD_B_RECV, -1, 0, cnt);
+            else
+                trd_s_reduce(b, k, TRD_B_TMP, acc, TRD_B_TMP, -1, slots + (size_t)f * cnt, cnt);
+        }
+        trd_s_copy(b, k, TRD_B_RECV, -1, 0, TRD_B_TMP, -1, acc, cnt);
+    }
+#undef RM_RANK
+    return 0;
+}
+
+/* One stage of base ppn on the node, then base 2 stages across nodes
+ * [RM §4, Eq. 4]. */
+static double model(const trd_levels *l, int nodes, int ppn, double m)
+{
+    double t = ppn > 1 ? l->intra.latency_s +
+                             (ppn - 1) * (m / l->intra.bandwidth_Bps + m * l->gamma_s_per_byte)
+                       : 0;
+    return t + trd_lg(nodes) * (l->far_inter.latency_s + m * trd_beta_eff(l->far_inter, ppn) +
+                                m * l->gamma_s_per_byte);
+}
+
+/* The multisets of bases 2..8 whose product is n, each in increasing and in
+ * decreasing order, as schedule strings: at most cap of them [RM §4.1]. */
+static int bases(int n, int minb, int *stack, int depth, char (*out)[TRD_PARAMS_MAX], int cap,
+                 int k)
+{
+    if (n == 1 && depth > 0) {
+        for (int dir = 0; dir < 2 && k < cap; dir++) {
+            size_t o = 0;
+            out[k][0] = '\0';
+            for (int i = 0; i < depth && o < TRD_PARAMS_MAX - 8; i++) {
+                int base = dir ? stack[depth - 1 - i] : stack[i];
+                o += (size_t)snprintf(out[k] + o, TRD_PARAMS_MAX - o, "%sa%d", i ? "," : "", base);
+            }
+            if (dir == 1 && depth > 1 && !strcmp(out[k], out[k - 1]))
+                continue;
+            if (o < TRD_PARAMS_MAX - 8)
+                k++;
+        }
+        return k;
+    }
+    for (int base = minb; base <= 8 && base <= n && k < cap; base++)
+        if (n % base == 0) {
+            stack[depth] = base;
+            k = bases(n / base, base, stack, depth + 1, out, cap, k);
+        }
+    return k;
+}
+
+static int candidates(const trd_shape *sh, char (*cand)[TRD_PARAMS_MAX], int cap)
+{
+    int stack[32];
+    return bases(sh->nranks, 2, stack, 0, cand, cap, 0);
+}
+
+const trd_algo trd_allreduce_rm = {
+    .name = "rm",
+    .coll = TRD_COLL_ALLREDUCE,
+    .flags = TRD_ALGO_CANDIDATE,
+    .source = "[RM §4]",
+    .levels = "base-ppn stage on the node; base-2 stages across nodes",
+    .params_size = sizeof(trd_rm_schedule),
+    .parse = parse,
+    .refuse = refuse,
+    .plan = plan,
+    .model = model,
+    .candidates = candidates,
+    .mpich = "recursive_doubling",
+    .ompi = 3,
+};

@@ -1,0 +1,152 @@
+/* The algorithm registry: every algorithm treeduce can run, one descriptor
+ * each, in one table (registry.c).  Environment parsing, the runtime's
+ * selection, the generator's selection, verification, --explain, the exports
+ * and the emitter all iterate this table; nothing else enumerates algorithms
+ * or compares them by index.  Pure C, no MPI.
+ *
+ * An algorithm is one file of this folder: its planner (the schedule IR of
+ * one rank, sched.h), its parameters, when it applies, its closed-form cost
+ * and its mapping onto the MPI libraries' own algorithms.  The file's head
+ * comment states the algorithm, its cost in alpha-beta-gamma form and its
+ * source.
+ */
+#ifndef TRD_ALGO_H
+#define TRD_ALGO_H
+
+#include <stddef.h>
+
+#include "sched.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Cost of one link class [MPICH §3, NAP Eq. 3]. */
+typedef struct trd_link_cost {
+    double latency_s;     /* alpha: seconds per message per hop */
+    double bandwidth_Bps; /* 1/beta: bytes per second */
+    double injection_Bps; /* R_N, max-rate injection bandwidth of a node; 0 = unlimited */
+    double alpha_r_s;     /* alpha_r: latency each further message in flight from one rank
+                           * adds [RM §3, Eq. 3]; 0 = not given (the model uses latency/4) */
+} trd_link_cost;
+
+/* The levels of a machine the closed forms weigh [MPICH §3, NAP Eq. 3-6]. */
+typedef struct trd_levels {
+    trd_link_cost intra;      /* between two ranks of one node (worst of package/node links) */
+    trd_link_cost ring_inter; /* slowest link any ring neighbour pair crosses */
+    trd_link_cost far_inter;  /* the most expensive node-to-node path */
+    double gamma_s_per_byte;  /* reduction */
+} trd_levels;
+
+/* ---- Helpers of the closed forms [MPICH §3] ---- */
+
+/* ceil(log2(n)) for n >= 1. */
+static inline double trd_lg(int n)
+{
+    int s = 0;
+    while ((1 << s) < n)
+        s++;
+    return s;
+}
+
+/* One message of b bytes over link l: alpha + b beta. */
+static inline double trd_msg_s(trd_link_cost l, double b)
+{
+    return l.latency_s + b / l.bandwidth_Bps;
+}
+
+/* Seconds per byte when `concurrent` ranks of a node send over link l at
+ * once: the link's own rate or the node's share of injection, whichever is
+ * slower (max-rate [NAP Eq. 3]). */
+static inline double trd_beta_eff(trd_link_cost l, int concurrent)
+{
+    double b = 1.0 / l.bandwidth_Bps, inj = l.injection_Bps > 0 ? concurrent / l.injection_Bps : 0;
+    return inj > b ? inj : b;
+}
+
+/* The composites' node phases in shared memory: one step each way. */
+static inline double trd_node_phases_s(const trd_levels *l, int ppn, double m)
+{
+    return ppn > 1 ? 2 * trd_msg_s(l->intra, m) + m * l->gamma_s_per_byte : 0;
+}
+
+/* Descriptor flags. */
+enum {
+    TRD_ALGO_CANDIDATE = 1,       /* weighed by the size selection across nodes (has model) */
+    TRD_ALGO_CONTENTION_FREE = 2, /* its schedules claim contention freedom [TREE §2] */
+    TRD_ALGO_SPLITS = 4,          /* cuts the vector into a block per rank */
+    TRD_ALGO_NODE_PHASES = 8,     /* plans differently with and without shared memory */
+    TRD_ALGO_QUADRATIC = 16,      /* its schedule has p^2 messages over p ranks (the ring): the
+                                   * generator times and verifies it on fewer ranks */
+};
+
+/* Largest parameter text a descriptor accepts. */
+#define TRD_PARAMS_MAX 48
+
+typedef struct trd_algo {
+    const char *name;   /* as TREEDUCE_ALGORITHM and the tables spell it: "ring", "shm:rx" */
+    int coll;           /* enum trd_coll */
+    unsigned flags;
+    const char *source; /* the paper and section, e.g. "[TREE §3.2]" */
+    const char *levels; /* one line for --explain: what runs on a node, what across nodes */
+    size_t params_size; /* bytes of the parsed parameters (0: none) */
+    /* Parse text ("" the default) for shape sh into out (params_size bytes):
+     * 0, or -1 with why ("rm schedule 'a5' for 6 ranks: ...").  NULL: the
+     * algorithm takes no parameters. */
+    int (*parse)(const char *text, const trd_shape *sh, void *out, char *why, size_t whylen);
+    /* NULL if the algorithm runs call on sh with the parsed params, else why
+     * not, e.g. "needs a commutative operation" (static text).  NULL: any. */
+    const char *(*refuse)(const trd_shape *sh, const trd_call *call, const void *params);
+    /* Append the ops of rank b->rank to b->s.  Returns 0, or -1 (b->fail
+     * says why, or out of memory). */
+    int (*plan)(trd_sb *b, const void *params);
+    /* Allreduce over a rank list, in place on recvbuf[base, base+count), for
+     * the composites (NULL: not usable so): ranks[0..n), me this rank's index;
+     * rounds from round on.  0 or -1 out of memory. */
+    int (*list)(trd_sb *b, int round, const int *ranks, int n, int me, size_t base, size_t count);
+    /* Closed form: predicted seconds for bytes bytes over nodes x ppn ranks
+     * [MPICH §3]; candidates only. */
+    double (*model)(const trd_levels *l, int nodes, int ppn, double bytes);
+    /* The parameter strings worth searching on shape sh (at most cap), for the
+     * generator [RM §4.1, FLEX §2.1.3]; NULL: none. */
+    int (*candidates)(const trd_shape *sh, char (*cand)[TRD_PARAMS_MAX], int cap);
+    /* The nearest algorithm of the MPI libraries: an MPICH 4.x CSEL container
+     * ("recursive_doubling", "reduce_scatter_allgather", "smp") and Open MPI's
+     * coll_tuned_allreduce_algorithm id (3, 4 or 6); allreduce only. */
+    const char *mpich;
+    int ompi;
+} trd_algo;
+
+/* Every algorithm, NULL-terminated, in a fixed order: the candidates across
+ * nodes first, in the order the size selection lists them. */
+extern const trd_algo *const trd_algos[];
+
+/* The algorithm of collective coll called name (len bytes of it), or NULL. */
+const trd_algo *trd_algo_find(int coll, const char *name, size_t len);
+
+/* "NAME" or "NAME:PARAMS" for collective coll: the algorithm whose name is
+ * the longest that spec starts with (followed by ':' or the end), *params the
+ * text after that ':' ("" none); NULL if no name matches. */
+const trd_algo *trd_algo_parse(int coll, const char *spec, const char **params);
+
+/* The names of coll's algorithms joined by ", " into buf (for messages). */
+void trd_algo_names(int coll, char *buf, size_t len);
+
+/* Plan algorithm a with parameter text params for call on shape sh: every
+ * rank's ops (rank -1) or rank's only (the runtime).  Refuses, before
+ * planning, what a->refuse or a->parse refuse.  Returns 0, or -1 with why
+ * (s is then empty). */
+int trd_plan(trd_sched *s, const trd_algo *a, const char *params, const trd_shape *sh,
+             const trd_call *call, int rank, char *why, size_t whylen);
+
+/* A refuse for the algorithms that need a commutative operation. */
+const char *trd_refuse_noncommutative(const trd_shape *sh, const trd_call *call,
+                                      const void *params);
+
+/* For the planners: allreduce's start, recvbuf = sendbuf unless in place. */
+void trd_sb_input_to_recv(trd_sb *b);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,84 @@
+/* Algorithm: bcast on one node through its shared segment [FLEX §2.3, one
+ * level of radix ppn]: the root copies each chunk into its input area (up to
+ * TRD_INLINE_BYTES into the line of its counter) and signals it; every other
+ * rank copies it out.  Two slots alternate, so the root fills chunk e+1 while
+ * the others still read chunk e.
+ * Cost = 2 alpha_shm + 2 m beta_mem
+ *
+ * Single copy: from cma_min (8 KiB, measured on a 2-rank node) every rank
+ * reads the root's buffer directly (process_vm_readv), bytes [0, cut); from
+ * TRD_SHM_BCAST_SPLIT_BYTES, where writing works too, the root meanwhile
+ * writes the last 1/p of it, [cut, m), into every other rank's buffer, so the
+ * root's core copies too instead of idling: 1.6-2x on a 2-rank node from
+ * 4 MiB up.  Below, the buffers live in the cores' caches and the root's
+ * writes into lines cached by the reader cost more than they save (measured
+ * slower up to 1 MiB, even at 2 MiB).
+ * Cost = 2 alpha_shm + alpha_cma + m beta_cma, or with the split
+ *        2 alpha_shm + (p-1) alpha_cma + (p-1)/p m beta_cma
+ */
+#include "phases.h"
+
+#define TRD_SHM_BCAST_SPLIT_BYTES (4u << 20)
+
+int trd_plan_shm_bcast(trd_sb *b, int round, int root, size_t count)
+{
+    const trd_shape *sh = b->sh;
+    size_t ext = b->call->extent, per = b->s->seg_slot;
+    int n = b->ppn, me = b->local;
+    if (per == 0) {
+        b->fail = "an element larger than a segment slot";
+        return -1;
+    }
+    if (n > 1 && (sh->cma & TRD_CMA_READ) && count * ext >= sh->cma_min[TRD_CMA_BCAST]) {
+        size_t m = count * ext, cut = count;
+        int e = trd_sb_epoch(b);
+        if ((sh->cma & TRD_CMA_WRITE) && m >= TRD_SHM_BCAST_SPLIT_BYTES)
+            cut = ((m - m / (size_t)n) & ~(size_t)63) / ext;
+        trd_s_wait(b, round, TRD_PEER_LOCALS, n, TRD_CTR_DONE, e - 2);
+        trd_s_signal(b, round, TRD_CTR_IN, e);
+        if (me != root) {
+            trd_s_wait(b, round, trd_sb_local_rank(b, root), 0, TRD_CTR_IN, e);
+            trd_s_copy(b, round, TRD_B_RECV, -1, 0, TRD_B_RECV, trd_sb_local_rank(b, root), 0, cut);
+        } else {
+            for (int k = 1; k < n && cut < count; k++) {
+                int r = trd_sb_local_rank(b, (me + k) % n);
+                trd_s_wait(b, round, r, 0, TRD_CTR_IN, e);
+                trd_s_copy(b, round, TRD_B_RECV, r, cut, TRD_B_RECV, -1, cut, count - cut);
+            }
+        }
+        trd_s_signal(b, round, TRD_CTR_DONE, e);
+        trd_s_wait(b, round, TRD_PEER_LOCALS, n, TRD_CTR_DONE, e);
+        return 0;
+    }
+    for (size_t first = 0; first < count; first += per) {
+        size_t cnt = count - first < per ? count - first : per;
+        int e = trd_sb_epoch(b), inl = cnt * ext <= TRD_INLINE_BYTES;
+        int cbuf = inl ? TRD_B_INL : TRD_B_SEG;
+        size_t cin = inl ? trd_sb_inl(b, e) : trd_sb_seg_in(b, e);
+        trd_s_wait(b, round, TRD_PEER_LOCALS, n, TRD_CTR_DONE, e - 2);
+        if (me == root) {
+            trd_s_copy(b, round, cbuf, -1, cin, TRD_B_RECV, -1, first, cnt);
+            trd_s_signal(b, round, TRD_CTR_IN, e);
+        } else {
+            trd_s_wait(b, round, trd_sb_local_rank(b, root), 0, TRD_CTR_IN, e);
+            trd_s_copy(b, round, TRD_B_RECV, -1, first, cbuf, trd_sb_local_rank(b, root), cin, cnt);
+        }
+        trd_s_signal(b, round, TRD_CTR_DONE, e);
+    }
+    return 0;
+}
+
+static int plan(trd_sb *b, const void *params)
+{
+    (void)params;
+    return trd_plan_shm_bcast(b, 0, trd_sb_local_of(b, b->call->root), b->call->count);
+}
+
+const trd_algo trd_bcast_shm = {
+    .name = "shm",
+    .coll = TRD_COLL_BCAST,
+    .source = "[FLEX §2.3]",
+    .levels = "one node: through the segment, or single copy from the root's buffer",
+    .refuse = trd_refuse_one_node,
+    .plan = plan,
+};

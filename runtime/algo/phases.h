@@ -1,0 +1,123 @@
+/* Building blocks that one algorithm's file plans and others compose with
+ * [STYLE: compose, don't copy]: the node phases through the shared segment
+ * and the single-copy fold.  Internal to runtime/algo. */
+#ifndef TRD_PHASES_H
+#define TRD_PHASES_H
+
+#include "algo.h"
+
+/* The allreduce algorithms the composites run over rank lists. */
+extern const trd_algo trd_allreduce_rd, trd_allreduce_rabenseifner, trd_allreduce_ring;
+
+/* Parameters naming the allreduce the composites run among leaders or lanes
+ * (smp, flex): "" the default, or the name of an algorithm with a list form. */
+typedef struct trd_list_params {
+    const trd_algo *list; /* NULL: the default */
+} trd_list_params;
+int trd_parse_list_params(const char *text, const char *what, trd_list_params *out, char *why,
+                          size_t whylen);
+/* Those names as candidates for the generator's search: the ring, whose
+ * schedule grows as nodes^2, only up to TRD_LIST_QUADRATIC_MAX_NODES. */
+int trd_list_candidates(const trd_shape *sh, char (*cand)[TRD_PARAMS_MAX], int cap);
+#define TRD_LIST_QUADRATIC_MAX_NODES 1024
+
+/* allreduce_flex.c: the FLEX composite with lane algorithm lane (NULL: by
+ * block size) [FLEX §2.1.2]. */
+int trd_plan_flex(trd_sb *b, const trd_algo *lane);
+
+/* allreduce_shm_rx.c: the multi-radix recursive exchange with factors
+ * [FLEX §2.1] (their product the ranks on the node). */
+int trd_plan_rx(trd_sb *b, const int *factors, int nfactors);
+
+/* Rounds of one phase of a composite: phase k uses k * TRD_PHASE .. */
+#define TRD_PHASE (1 << 20)
+
+/* Pieces of the single-copy path: bytes read from another rank per op. */
+#define TRD_CMA_PIECE_BYTES (512 * 1024)
+
+/* Owner of local rank l's memory as the ops name it: -1 for this rank. */
+static inline int trd_sb_owner(const trd_sb *b, int l)
+{
+    return l == b->local ? -1 : b->local_ranks[l];
+}
+
+/* Local index of comm rank r on this rank's node, or -1. */
+static inline int trd_sb_local_of(const trd_sb *b, int r)
+{
+    for (int l = 0; l < b->ppn; l++)
+        if (b->local_ranks[l] == r)
+            return l;
+    return -1;
+}
+
+/* Why an algorithm on one node's segment cannot run on sh (NULL: it can):
+ * all ranks on one node sharing a segment, local order = rank order (as the
+ * runtime's ring orders a node's ranks). */
+const char *trd_refuse_one_node(const trd_shape *sh, const trd_call *call, const void *params);
+
+/* allreduce_shm.c: the reduction of local ranks 0..k-1's contributions
+ * (in_buf[0, count) of each: TRD_B_SEND or TRD_B_RECV) to every rank of the
+ * node (root -1) or to local rank root, into recvbuf[0, count), streamed
+ * through the segment in chunks [FLEX §2.1]; with every rank contributing
+ * to all (k = ppn) and the single-copy path available from cma_min, read
+ * straight from the others' buffers.  Every rank of the node calls it.
+ * 0, or -1 with b->fail. */
+int trd_plan_shm_fold(trd_sb *b, int round, int k, int root, int in_buf, size_t count);
+
+/* allreduce_shm.c: out = x_0 op x_1 op ... op x_{n-1} over elements [a,
+ * a+len) of the node's ranks' inputs (this rank's own in in_buf, the
+ * others' read from their memory), out = recvbuf[out_off, out_off+len)
+ * [FLEX §2.1, single copy].  tmp: 2 TRD_CMA_PIECE_BYTES of the temporary. */
+void trd_plan_cma_fold(trd_sb *b, int round, int in_buf, size_t out_off, size_t a, size_t len,
+                       size_t tmp);
+
+/* bcast_shm.c: recvbuf[0, count) of local rank root to every rank of the
+ * node, through the segment or, from cma_min, read from the root's buffer.
+ * Every rank of the node calls it. */
+int trd_plan_shm_bcast(trd_sb *b, int round, int root, size_t count);
+
+/* reduce_binomial.c: binomial reduce over ranks[0..n) (NULL: comm ranks
+ * 0..n-1) to list index root of in_buf[in_off, in_off+count), into
+ * recvbuf[0, count) at the root; rank order for any op [MPICH §4.4]. */
+int trd_plan_reduce_binomial(trd_sb *b, int round, const int *ranks, int n, int me, int root,
+                             int in_buf, size_t in_off, size_t count);
+
+/* bcast_binomial.c: binomial bcast over ranks[0..n) (NULL: 0..n-1) from list
+ * index root of recvbuf[0, count); with scatter, only each subtree's blocks
+ * of the even split travel, so list index j ends with block j (the first
+ * half of van de Geijn's bcast) [MPICH §4.2]. */
+int trd_plan_bcast_binomial(trd_sb *b, int round, const int *ranks, int n, int me, int root,
+                            size_t count, int scatter);
+
+/* allgather_rd.c, allgather_ring.c: in place on recvbuf[0, n) cut into p
+ * even blocks (trd_even_at): relative rank j = (rank - root) mod p starts
+ * with block j, every rank ends with all [MPICH §4.1]. */
+void trd_plan_gather_doubling(trd_sb *b, int round, size_t n, int root);
+void trd_plan_gather_ring(trd_sb *b, int round, size_t n, int root);
+
+/* rsb_halving.c: MPICH's non-power-of-two fold and recursive halving
+ * [MPICH §4.3], shared with Rabenseifner's reduce. */
+int trd_pof2_floor(int p);
+/* Comm rank of new rank i after the fold of the first 2 rem ranks: the odd
+ * rank of a pair, or keep (a root, or -1) when keep is in the pair. */
+int trd_fold_rank(int i, int rem, int keep);
+/* Offset of new block i of q after the fold, n elements in nb blocks. */
+size_t trd_fold_off(size_t n, int nb, int q, int i);
+/* The fold of in_buf[in_off, +n) into work (TMP at work, n elements):
+ * survivors get the pair's vector combined in rank order and their new
+ * rank (returned), the others send theirs and get -1; tmp holds n
+ * elements. */
+int trd_plan_fold(trd_sb *b, int round, int rem, int keep, int in_buf, size_t in_off,
+                  int work_buf, size_t work, size_t tmp, size_t n);
+/* Recursive halving among the q survivors: new rank me starts with the
+ * work vector and ends with new block me reduced over all ranks; tmp holds
+ * trd_fold_off(n, nb, q, q/2) elements.  Commutative ops. */
+void trd_plan_halving(trd_sb *b, int round, int q, int me, int rem, int keep, int nb,
+                      int work_buf, size_t work, size_t tmp, size_t n);
+
+/* rsb_halving.c: after the fold the survivor of pair i returns block 2i to
+ * rank 2i, and every rank copies its block of the work vector (TMP at work)
+ * into recvbuf. */
+void trd_plan_rsb_unfold(trd_sb *b, int round, int rem, size_t work, size_t count);
+
+#endif

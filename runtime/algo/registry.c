@@ -1,0 +1,203 @@
+/* The algorithm registry (algo.h): the one table of every algorithm, and
+ * planning through it. */
+#include "phases.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern const trd_algo trd_allreduce_nap, trd_allreduce_ring, trd_allreduce_rd,
+    trd_allreduce_rabenseifner, trd_allreduce_smp, trd_allreduce_hring, trd_allreduce_flex,
+    trd_allreduce_rm, trd_allreduce_shm, trd_allreduce_shm_rx, trd_allreduce_shm_tree,
+    trd_allreduce_shm_cyclic, trd_allreduce_shm_socket;
+extern const trd_algo trd_rsb_shm, trd_rsb_halving, trd_rsb_doubling, trd_rsb_pairwise;
+extern const trd_algo trd_allgather_shm, trd_allgather_rd, trd_allgather_bruck,
+    trd_allgather_ring;
+extern const trd_algo trd_bcast_shm, trd_bcast_binomial, trd_bcast_scatter_allgather;
+extern const trd_algo trd_reduce_shm, trd_reduce_binomial, trd_reduce_rabenseifner;
+
+/* The candidates across nodes come first, in the order the size selection
+ * lists them (ties go to the earlier one). */
+const trd_algo *const trd_algos[] = {
+    &trd_allreduce_nap,
+    &trd_allreduce_ring,
+    &trd_allreduce_rd,
+    &trd_allreduce_rabenseifner,
+    &trd_allreduce_smp,
+    &trd_allreduce_hring,
+    &trd_allreduce_flex,
+    &trd_allreduce_rm,
+    &trd_allreduce_shm,
+    &trd_allreduce_shm_rx,
+    &trd_allreduce_shm_tree,
+    &trd_allreduce_shm_cyclic,
+    &trd_allreduce_shm_socket,
+    &trd_rsb_shm,
+    &trd_rsb_halving,
+    &trd_rsb_doubling,
+    &trd_rsb_pairwise,
+    &trd_allgather_shm,
+    &trd_allgather_rd,
+    &trd_allgather_bruck,
+    &trd_allgather_ring,
+    &trd_bcast_shm,
+    &trd_bcast_binomial,
+    &trd_bcast_scatter_allgather,
+    &trd_reduce_shm,
+    &trd_reduce_binomial,
+    &trd_reduce_rabenseifner,
+    NULL,
+};
+
+const trd_algo *trd_algo_find(int coll, const char *name, size_t len)
+{
+    for (int i = 0; trd_algos[i]; i++)
+        if (trd_algos[i]->coll == coll && strlen(trd_algos[i]->name) == len &&
+            strncmp(trd_algos[i]->name, name, len) == 0)
+            return trd_algos[i];
+    return NULL;
+}
+
+const trd_algo *trd_algo_parse(int coll, const char *spec, const char **params)
+{
+    const trd_algo *best = NULL;
+    size_t blen = 0;
+    for (int i = 0; trd_algos[i]; i++) {
+        const trd_algo *a = trd_algos[i];
+        size_t n = strlen(a->name);
+        if (a->coll == coll && n > blen && strncmp(spec, a->name, n) == 0 &&
+            (spec[n] == '\0' || spec[n] == ':')) {
+            best = a;
+            blen = n;
+        }
+    }
+    if (best)
+        *params = spec[blen] == ':' ? spec + blen + 1 : "";
+    return best;
+}
+
+void trd_algo_names(int coll, char *buf, size_t len)
+{
+    size_t at = 0;
+    if (len)
+        buf[0] = '\0';
+    for (int i = 0; trd_algos[i]; i++)
+        if (trd_algos[i]->coll == coll && at < len)
+            at += (size_t)snprintf(buf + at, len - at, "%s%s", at ? ", " : "", trd_algos[i]->name);
+}
+
+int trd_parse_list_params(const char *text, const char *what, trd_list_params *out, char *why,
+                          size_t whylen)
+{
+    char names[128] = "";
+    out->list = NULL;
+    if (!*text)
+        return 0;
+    out->list = trd_algo_find(TRD_COLL_ALLREDUCE, text, strlen(text));
+    if (out->list && out->list->list)
+        return 0;
+    for (int i = 0; trd_algos[i]; i++)
+        if (trd_algos[i]->coll == TRD_COLL_ALLREDUCE && trd_algos[i]->list)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                     names[0] ? ", " : "", trd_algos[i]->name);
+    snprintf(why, whylen, "%s must be one of %s, not '%s'", what, names, text);
+    return -1;
+}
+
+int trd_list_candidates(const trd_shape *sh, char (*cand)[TRD_PARAMS_MAX], int cap)
+{
+    int k = 0;
+    for (int i = 0; trd_algos[i] && k < cap; i++) {
+        const trd_algo *a = trd_algos[i];
+        if (a->coll == TRD_COLL_ALLREDUCE && a->list &&
+            (!(a->flags & TRD_ALGO_QUADRATIC) || sh->nnodes <= TRD_LIST_QUADRATIC_MAX_NODES))
+            snprintf(cand[k++], TRD_PARAMS_MAX, "%s", a->name);
+    }
+    return k;
+}
+
+const char *trd_refuse_noncommutative(const trd_shape *sh, const trd_call *call,
+                                      const void *params)
+{
+    (void)sh;
+    (void)params;
+    return call->commutative ? NULL : "needs a commutative operation";
+}
+
+void trd_sb_input_to_recv(trd_sb *b)
+{
+    if (!b->call->in_place)
+        trd_s_copy(b, 0, TRD_B_RECV, -1, 0, TRD_B_SEND, -1, 0, b->call->count);
+}
+
+int trd_plan(trd_sched *s, const trd_algo *a, const char *params, const trd_shape *sh,
+             const trd_call *call, int rank, char *why, size_t whylen)
+{
+    void *pp = NULL;
+    int *pos_of = NULL;
+    const char *no;
+    int rc = -1;
+    memset(s, 0, sizeof *s);
+    if (!params)
+        params = "";
+    if (strlen(params) >= TRD_PARAMS_MAX) {
+        snprintf(why, whylen, "%s: parameters longer than %d characters", a->name,
+                 TRD_PARAMS_MAX - 1);
+        return -1;
+    }
+    if (a->params_size && !(pp = calloc(1, a->params_size)))
+        goto oom;
+    if (a->parse) {
+        if (a->parse(params, sh, pp, why, whylen))
+            goto out;
+    } else if (*params) {
+        snprintf(why, whylen, "%s takes no parameters", a->name);
+        goto out;
+    }
+    if (call->extent == 0 || (a->refuse && (no = a->refuse(sh, call, pp)))) {
+        snprintf(why, whylen, "%s %s", a->name, call->extent ? no : "needs elements of some bytes");
+        goto out;
+    }
+    s->alg = a->name;
+    snprintf(s->params, sizeof s->params, "%s", params);
+    s->call = *call;
+    s->nranks = sh->nranks;
+    s->rank0 = rank < 0 ? 0 : rank;
+    s->nplanned = rank < 0 ? sh->nranks : 1;
+    s->seg_slot = sh->slot_bytes / call->extent;
+    s->inl_slot = TRD_INLINE_BYTES / call->extent;
+    s->contention_free = (a->flags & TRD_ALGO_CONTENTION_FREE) != 0;
+    s->first = calloc((size_t)s->nplanned + 1, sizeof *s->first);
+    s->nepochs = calloc((size_t)s->nplanned + 1, sizeof *s->nepochs);
+    pos_of = malloc((size_t)(sh->nranks > 0 ? sh->nranks : 1) * sizeof *pos_of);
+    if (!s->first || !s->nepochs || !pos_of)
+        goto oom;
+    for (int i = 0; i < sh->nranks; i++)
+        pos_of[sh->ring[i]] = i;
+    for (int i = 0; i < s->nplanned; i++) {
+        int r = s->rank0 + i, v = sh->node_of[r];
+        trd_sb b = {.s = s, .sh = sh, .call = call, .rank = r, .pos = pos_of[r], .node = v};
+        b.local = b.pos - sh->node_first[v];
+        b.ppn = sh->node_first[v + 1] - sh->node_first[v];
+        b.local_ranks = sh->ring + sh->node_first[v];
+        s->first[i] = s->nops;
+        if (a->plan(&b, pp)) {
+            snprintf(why, whylen, "%s: %s", a->name, b.fail ? b.fail : "out of memory");
+            goto out;
+        }
+        s->nepochs[i] = b.epoch;
+    }
+    s->first[s->nplanned] = s->nops;
+    if (s->oom)
+        goto oom;
+    rc = 0;
+    goto out;
+oom:
+    snprintf(why, whylen, "out of memory");
+out:
+    if (rc)
+        trd_sched_free(s);
+    free(pp);
+    free(pos_of);
+    return rc;
+}
