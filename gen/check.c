@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../runtime/trd_select.h"
+#include "trd_select.h"
 
 /* Largest communicator a schedule is verified on at generation time; the
  * ring, whose schedule grows as p^2 messages, up to TRD_CHECK_MAX_RING. */

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../runtime/trd_nap.h"
+#include "trd_nap.h"
 
 static void print_size(FILE *f, size_t b)
 {

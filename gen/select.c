@@ -2,7 +2,7 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "../runtime/trd_nap.h"
+#include "trd_nap.h"
 #include "plan.h"
 
 static double log2_ceil(int n)

@@ -17,6 +17,7 @@
 #ifndef TRD_TOPO_H
 #define TRD_TOPO_H
 
+#include "algo.h"
 #include "diag.h"
 
 enum {
@@ -29,14 +30,7 @@ enum {
     TRD_ERR_MAX
 };
 
-/* Cost of one link class [MPICH §3, NAP Eq. 3]. */
-typedef struct trd_link_cost {
-    double latency_s;     /* alpha: seconds per message per hop */
-    double bandwidth_Bps; /* 1/beta: bytes per second */
-    double injection_Bps; /* R_N, max-rate injection bandwidth of a node; 0 = unlimited */
-    double alpha_r_s;     /* alpha_r: latency each further message in flight from one rank
-                           * adds [RM §3, Eq. 3]; 0 = not given (the model uses latency/4) */
-} trd_link_cost;
+/* trd_link_cost, the cost of one link class, is the planners' (algo.h). */
 
 /* A valid alpha_r: >= 0 and at most the latency, give or take the rounding
  * of times written in different units ("1000ns" against "1us"). */

@@ -1,0 +1,145 @@
+/* Selection (trd_select.h): the generated ranges and MPICH's rules for the
+ * pieces [MPICH §4]. */
+#include "trd_select.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+extern const trd_algo trd_allreduce_shm, trd_allreduce_rd, trd_allreduce_nap, trd_allreduce_ring;
+extern const trd_algo trd_rsb_shm, trd_rsb_halving, trd_rsb_doubling, trd_rsb_pairwise;
+extern const trd_algo trd_allgather_shm, trd_allgather_rd, trd_allgather_bruck,
+    trd_allgather_ring;
+extern const trd_algo trd_bcast_shm, trd_bcast_binomial, trd_bcast_scatter_allgather;
+extern const trd_algo trd_reduce_shm, trd_reduce_binomial, trd_reduce_rabenseifner;
+
+/* MPICH's switch points for the pieces across nodes [MPICH §4]. */
+#define TRD_REDSCAT_LONG_BYTES (512 * 1024)   /* commutative: halving below */
+#define TRD_REDSCAT_NONCOMM_BYTES 512         /* non-commutative: doubling below */
+#define TRD_ALLGATHER_LONG_BYTES (512 * 1024) /* p = 2^k: doubling below */
+#define TRD_ALLGATHER_SHORT_BYTES (80 * 1024) /* Bruck below */
+#define TRD_BCAST_SHORT_BYTES (12 * 1024)     /* binomial below */
+#define TRD_BCAST_MIN_PROCS 8                 /* binomial below (gain needs lg p > 2) */
+#define TRD_BCAST_LONG_BYTES (512 * 1024)     /* p = 2^k: doubling allgather below */
+#define TRD_REDUCE_SHORT_BYTES 2048           /* binomial up to */
+
+int trd_shape_pick(const trd_shape_choice *shapes, int nshapes, int nnodes, int ppn)
+{
+    int best = -1;
+    for (int i = 0; i < nshapes; i++) {
+        const trd_shape_choice *s = &shapes[i], *b = best >= 0 ? &shapes[best] : NULL;
+        int fits = s->nnodes <= nnodes, bfits = b && b->nnodes <= nnodes;
+        if (!b || (fits && !bfits) ||
+            (fits == bfits && (fits ? s->nnodes > b->nnodes : s->nnodes < b->nnodes))) {
+            best = i;
+            continue;
+        }
+        if (s->nnodes != b->nnodes)
+            continue;
+        fits = s->ppn <= ppn, bfits = b->ppn <= ppn;
+        if ((fits && !bfits) || (fits == bfits && (fits ? s->ppn > b->ppn : s->ppn < b->ppn)))
+            best = i;
+    }
+    return best;
+}
+
+int trd_selection_init(trd_selection *sel, const trd_shape_choice *shapes, int nshapes,
+                       size_t nap_max_bytes_1node, int nnodes, int ppn_max, int nranks,
+                       char *why, size_t whylen)
+{
+    int i = trd_shape_pick(shapes, nshapes, nnodes, ppn_max);
+    memset(sel, 0, sizeof *sel);
+    sel->nap_max_bytes_1node = nap_max_bytes_1node;
+    if (i < 0)
+        return 0;
+    const trd_shape_choice *sc = &shapes[i];
+    if (sc->nchoices > TRD_MAX_RANGES) {
+        snprintf(why, whylen, "the machine's tables have %d size ranges, at most %d are read",
+                 sc->nchoices, TRD_MAX_RANGES);
+        return -1;
+    }
+    /* parameters were planned for the shape's rank count only */
+    int own = sc->nnodes * sc->ppn == nranks;
+    for (int k = 0; k < sc->nchoices; k++) {
+        const trd_size_choice *c = &sc->choices[k];
+        const trd_algo *a = trd_algo_find(TRD_COLL_ALLREDUCE, c->alg, strlen(c->alg));
+        if (!a) {
+            snprintf(why, whylen, "the machine's tables name an algorithm '%.40s' this runtime "
+                                  "does not have", c->alg);
+            return -1;
+        }
+        sel->choice[k].below = c->below;
+        sel->choice[k].alg = a;
+        sel->choice[k].params = own ? c->params : "";
+    }
+    sel->nchoices = sc->nchoices;
+    return 0;
+}
+
+static int pof2(int p)
+{
+    return (p & (p - 1)) == 0;
+}
+
+static int pof2_floor(int p)
+{
+    int q = 1;
+    while (q * 2 <= p)
+        q *= 2;
+    return q;
+}
+
+const trd_algo *trd_select(const trd_selection *sel, const trd_shape *sh, const trd_call *call,
+                           const char **params)
+{
+    int p = sh->nranks, one_node = sh->nnodes == 1 && sh->shm;
+    size_t bytes = call->count * call->extent, all = (size_t)p * bytes;
+    *params = "";
+    switch (call->coll) {
+    case TRD_COLL_REDUCE_SCATTER_BLOCK:
+        if (one_node)
+            return &trd_rsb_shm;
+        if (call->commutative && all < TRD_REDSCAT_LONG_BYTES)
+            return &trd_rsb_halving;
+        if (!call->commutative && all < TRD_REDSCAT_NONCOMM_BYTES)
+            return &trd_rsb_doubling;
+        return &trd_rsb_pairwise;
+    case TRD_COLL_ALLGATHER:
+        if (one_node)
+            return &trd_allgather_shm;
+        if (!pof2(p) && all < TRD_ALLGATHER_SHORT_BYTES)
+            return &trd_allgather_bruck;
+        if (pof2(p) && all < TRD_ALLGATHER_LONG_BYTES)
+            return &trd_allgather_rd;
+        return &trd_allgather_ring;
+    case TRD_COLL_BCAST:
+        if (one_node)
+            return &trd_bcast_shm;
+        if (bytes < TRD_BCAST_SHORT_BYTES || p < TRD_BCAST_MIN_PROCS)
+            return &trd_bcast_binomial;
+        *params = pof2(p) && bytes < TRD_BCAST_LONG_BYTES ? "rd" : "ring";
+        return &trd_bcast_scatter_allgather;
+    case TRD_COLL_REDUCE:
+        if (one_node)
+            return &trd_reduce_shm;
+        if (call->commutative && bytes > TRD_REDUCE_SHORT_BYTES &&
+            call->count >= (size_t)pof2_floor(p))
+            return &trd_reduce_rabenseifner;
+        return &trd_reduce_binomial;
+    default:
+        break;
+    }
+    if (one_node)
+        return &trd_allreduce_shm;
+    if (!call->commutative)
+        return &trd_allreduce_rd;
+    if (sh->nnodes == 1)
+        return bytes < sel->nap_max_bytes_1node ? &trd_allreduce_nap : &trd_allreduce_ring;
+    int i = 0;
+    while (i + 1 < sel->nchoices && bytes >= sel->choice[i].below)
+        i++;
+    if (sel->nchoices == 0)
+        return &trd_allreduce_ring;
+    *params = sel->choice[i].params;
+    return sel->choice[i].alg;
+}

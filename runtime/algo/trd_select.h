@@ -1,0 +1,79 @@
+/* Selection: which algorithm runs a call when nothing is forced.  The
+ * generated tables (size ranges per planned communicator shape, chosen by
+ * the generator on the cost model) and the fixed rules of the pieces meet
+ * here; the runtime selects with it per call and the generator verifies what
+ * it can select.  Selection is apart from the algorithms: the planners know
+ * no thresholds.  Pure C, no MPI.
+ */
+#ifndef TRD_SELECT_H
+#define TRD_SELECT_H
+
+#include <stddef.h>
+
+#include "algo.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One message-size range of the generated selection [MPICH §3]. */
+typedef struct trd_size_choice {
+    size_t below;       /* the range ends before this many bytes; SIZE_MAX: no end */
+    const char *alg;    /* the allreduce algorithm's registry name */
+    const char *params; /* its parameters, "" the default (chosen on the schedules' cost
+                         * model for the shape's rank count) */
+} trd_size_choice;
+
+/* The size ranges planned for communicators of nnodes nodes with ppn ranks
+ * on each (commutative ops).  The generator plans nnodes = 2, 4, 8, ... and
+ * the machine's node count, times ppn = 1, 2, 4, ... and the machine's
+ * smallest core count. */
+typedef struct trd_shape_choice {
+    int nnodes, ppn;
+    const trd_size_choice *choices; /* [nchoices], the last one ends at SIZE_MAX */
+    int nchoices;
+} trd_shape_choice;
+
+/* Index of the planned shape a communicator of nnodes nodes with at most ppn
+ * ranks on a node uses: the largest planned node count <= nnodes (the
+ * smallest if none is), and among those shapes the largest planned ppn <= ppn
+ * (the smallest if none is).  -1 if nshapes is 0. */
+int trd_shape_pick(const trd_shape_choice *shapes, int nshapes, int nnodes, int ppn);
+
+#define TRD_MAX_RANGES 16
+
+/* A communicator's selection, resolved once from the machine's tables. */
+typedef struct trd_selection {
+    int nchoices;
+    struct {
+        size_t below;
+        const trd_algo *alg;
+        const char *params; /* "" where the communicator's rank count is not the shape's */
+    } choice[TRD_MAX_RANGES];
+    size_t nap_max_bytes_1node; /* one node without shared memory: NAP below, ring from */
+} trd_selection;
+
+/* Resolve the tables for a communicator of nnodes nodes, at most ppn_max
+ * ranks on a node and nranks ranks.  Returns 0, or -1 with why (a table
+ * naming an algorithm this runtime does not have, or too many ranges). */
+int trd_selection_init(trd_selection *sel, const trd_shape_choice *shapes, int nshapes,
+                       size_t nap_max_bytes_1node, int nnodes, int ppn_max, int nranks,
+                       char *why, size_t whylen);
+
+/* The algorithm that runs call on sh (at least 2 ranks) when nothing is
+ * forced, and its parameters (*params, "" the default):
+ *   allreduce  one node with a segment: shm (any op: local order is rank
+ *              order); a non-commutative op: rd in rank order; one node
+ *              without a segment: nap below nap_max_bytes_1node, else ring;
+ *              otherwise the range of sel that holds the message's bytes;
+ *   the pieces one node with a segment: their shm algorithm; otherwise
+ *              MPICH's rules by message size, power-of-two size and
+ *              commutativity [MPICH §4] (select.c). */
+const trd_algo *trd_select(const trd_selection *sel, const trd_shape *sh, const trd_call *call,
+                           const char **params);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
