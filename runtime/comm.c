@@ -1,4 +1,5 @@
-/* Communicator cache: rank -> node mapping, ring order, NAP plan.
+/* Communicator cache: rank -> node mapping, ring order, the shape the
+ * planners plan for, the selection, the segment and the plans.
  *
  * On first use on a communicator every rank finds its node of the generated
  * machine (by host name, or by TREEDUCE_HOSTS for virtual placement), the
@@ -7,7 +8,7 @@
  * the machine keeps a contention-free ring: a subsequence of a DFS order is
  * still one [TREE §3.2, Lemma 4].
  */
-#include "treeduce_rt.h"
+#include "rt.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -39,16 +40,13 @@ static void comm_free(trd_comm *c)
     trd_shm_free(c);
     if (c->comm != MPI_COMM_NULL)
         PMPI_Comm_free(&c->comm);
+    for (int i = 0; i < TRD_PLAN_CACHE; i++)
+        trd_plan_free(c->plans[i]);
     free(c->ring);
     free(c->node_first);
-    free(c->package_first);
-    free(c->nap_nsub);
-    free(c->nap_sub);
-    free(c->nap_recv_off);
-    free(c->nap_recv_rank);
-    free(c->nap_recv_sub);
-    free(c->nap_send_off);
-    free(c->nap_send_rank);
+    free(c->node_of);
+    free(c->machine_node);
+    free(c->node_packages);
     free(c->scratch);
     free(c);
 }
@@ -137,67 +135,6 @@ static int cmp_rank_node(const void *a, const void *b)
     return x->rank < y->rank ? -1 : x->rank > y->rank;
 }
 
-/* Precompute this rank's NAP exchanges [NAP Alg. 1]. */
-static int plan_nap(trd_comm *c)
-{
-    c->nap_lanes = c->ppn_min;
-    c->nap_radix = trd_nap_radix(c->nap_lanes);
-    c->nap_steps = trd_nap_nsteps(c->nnodes, c->nap_radix);
-    int S = c->nap_steps;
-    int maxrecv = (c->nap_radix + c->nap_lanes - 1) / c->nap_lanes;
-    trd_nap_xfer *recv = malloc((size_t)maxrecv * sizeof *recv);
-    trd_nap_xfer *send = malloc((size_t)c->nnodes * sizeof *send);
-    c->nap_nsub = calloc((size_t)S + 1, sizeof(int));
-    c->nap_sub = calloc((size_t)S + 1, sizeof(int));
-    c->nap_recv_off = calloc((size_t)S + 1, sizeof(int));
-    c->nap_send_off = calloc((size_t)S + 1, sizeof(int));
-    c->nap_recv_rank = malloc(((size_t)S * maxrecv + 1) * sizeof(int));
-    c->nap_recv_sub = malloc(((size_t)S * maxrecv + 1) * sizeof(int));
-    int sendcap = c->nnodes + 1, nsendtot = 0;
-    c->nap_send_rank = malloc((size_t)sendcap * sizeof(int));
-    int rc = MPI_ERR_NO_MEM;
-    if (!recv || !send || !c->nap_nsub || !c->nap_sub || !c->nap_recv_off || !c->nap_send_off ||
-        !c->nap_recv_rank || !c->nap_recv_sub || !c->nap_send_rank)
-        goto out;
-    int nrecvtot = 0;
-    for (int s = 0; s < S; s++) {
-        int nr = 0, ns = 0;
-        trd_nap_stepinfo info;
-        /* the step's shape depends on the node only: ranks beyond the lanes
-         * need it too, to wait for the lanes' result */
-        int lane = c->local < c->nap_lanes ? c->local : 0;
-        if (trd_nap_step(c->nnodes, c->nap_lanes, c->nap_radix, s, c->node, lane, &info, recv, &nr,
-                         send, &ns) != 0) {
-            rc = MPI_ERR_INTERN;
-            goto out;
-        }
-        if (c->local >= c->nap_lanes)
-            nr = ns = 0;
-        c->nap_nsub[s] = info.nsub;
-        c->nap_sub[s] = info.sub;
-        for (int i = 0; i < nr; i++) {
-            c->nap_recv_rank[nrecvtot] = trd_node_rank(c, recv[i].node, recv[i].lane);
-            c->nap_recv_sub[nrecvtot++] = recv[i].sub;
-        }
-        if (nsendtot + ns > sendcap) {
-            sendcap = 2 * (nsendtot + ns);
-            int *nsr = realloc(c->nap_send_rank, (size_t)sendcap * sizeof(int));
-            if (!nsr)
-                goto out;
-            c->nap_send_rank = nsr;
-        }
-        for (int i = 0; i < ns; i++)
-            c->nap_send_rank[nsendtot++] = trd_node_rank(c, send[i].node, send[i].lane);
-        c->nap_recv_off[s + 1] = nrecvtot;
-        c->nap_send_off[s + 1] = nsendtot;
-    }
-    rc = MPI_SUCCESS;
-out:
-    free(recv);
-    free(send);
-    return rc;
-}
-
 static int comm_build(MPI_Comm comm, const trd_machine *m, trd_comm **out)
 {
     trd_comm *c = calloc(1, sizeof *c);
@@ -254,45 +191,43 @@ static int comm_build(MPI_Comm comm, const trd_machine *m, trd_comm **out)
     qsort(rn, (size_t)c->size, sizeof *rn, cmp_rank_node);
     c->ring = malloc((size_t)c->size * sizeof(int));
     c->node_first = malloc(((size_t)c->size + 1) * sizeof(int));
-    if (!c->ring || !c->node_first)
+    c->node_of = malloc((size_t)c->size * sizeof(int));
+    c->machine_node = malloc((size_t)c->size * sizeof(int));
+    c->node_packages = malloc((size_t)c->size * sizeof(int));
+    rc = MPI_ERR_NO_MEM;
+    if (!c->ring || !c->node_first || !c->node_of || !c->machine_node || !c->node_packages)
         goto fail;
-    c->nnodes = 0;
+    int nnodes = 0;
     for (int i = 0; i < c->size; i++) {
         c->ring[i] = rn[i].rank;
-        if (i == 0 || rn[i].node != rn[i - 1].node)
-            c->node_first[c->nnodes++] = i;
+        if (i == 0 || rn[i].node != rn[i - 1].node) {
+            c->machine_node[nnodes] = rn[i].node;
+            c->node_packages[nnodes] = m->node_packages[rn[i].node];
+            c->node_first[nnodes++] = i;
+        }
+        c->node_of[rn[i].rank] = nnodes - 1;
         if (rn[i].rank == c->rank) {
             c->pos = i;
-            c->node = c->nnodes - 1;
+            c->node = nnodes - 1;
         }
     }
-    c->node_first[c->nnodes] = c->size;
-    c->ppn_min = c->size;
-    c->ppn_max = 0;
-    for (int v = 0; v < c->nnodes; v++) {
-        int k = c->node_first[v + 1] - c->node_first[v];
-        c->ppn_min = k < c->ppn_min ? k : c->ppn_min;
-        c->ppn_max = k > c->ppn_max ? k : c->ppn_max;
-    }
-    {
-        int sh = trd_shape_pick(m->shapes, m->nshapes, c->nnodes, c->ppn_max);
-        c->choices = sh >= 0 ? m->shapes[sh].choices : NULL;
-        c->nchoices = sh >= 0 ? m->shapes[sh].nchoices : 0;
-        c->choices_ranks = sh >= 0 ? m->shapes[sh].nnodes * m->shapes[sh].ppn : 0;
-    }
+    c->node_first[nnodes] = c->size;
     c->local = c->pos - c->node_first[c->node];
     c->ppn = c->node_first[c->node + 1] - c->node_first[c->node];
-    /* local ranks spread over the packages in order, socket-major */
-    c->npackages = m->node_packages[mynode] < c->ppn ? m->node_packages[mynode] : c->ppn;
-    if (!(c->package_first = malloc(((size_t)c->npackages + 1) * sizeof(int))))
-        goto fail;
-    for (int q = 0; q <= c->npackages; q++)
-        c->package_first[q] = (int)((long)q * c->ppn / c->npackages);
-    for (int q = 0; q < c->npackages; q++)
-        if (c->local >= c->package_first[q])
-            c->package = q;
-    if ((rc = plan_nap(c)) != MPI_SUCCESS)
-        goto fail;
+    c->shape = (trd_shape){.nranks = c->size,
+                           .nnodes = nnodes,
+                           .ring = c->ring,
+                           .node_first = c->node_first,
+                           .node_of = c->node_of,
+                           .machine_node = c->machine_node,
+                           .node_packages = c->node_packages};
+    int ppn_min, ppn_max;
+    trd_shape_ppn(&c->shape, &ppn_min, &ppn_max);
+    if (trd_selection_init(&c->sel, m->shapes, m->nshapes, m->nap_max_bytes_1node, nnodes,
+                           ppn_max, c->size, c->why, sizeof c->why) != 0) {
+        c->fallback = 1;
+        goto done;
+    }
     if ((rc = PMPI_Comm_dup(comm, &c->comm)) != MPI_SUCCESS)
         goto fail;
     if ((rc = trd_shm_create(c)) != MPI_SUCCESS)
@@ -348,14 +283,3 @@ void *trd_comm_scratch(trd_comm *c, size_t bytes)
     c->scratch_bytes = bytes;
     return p;
 }
-
-/* MPICH's prototypes give PMPI_Waitall an access attribute that GCC 12 checks
- * against MPI_STATUSES_IGNORE, a sentinel pointer, and warns; the call is
- * correct, so the warning is silenced here, in one place. */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wstringop-overflow"
-int trd_waitall(int n, MPI_Request *reqs)
-{
-    return PMPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
-}
-#pragma GCC diagnostic pop

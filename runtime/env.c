@@ -1,17 +1,9 @@
 /* Environment switches and fallback notes. */
-#include "treeduce_rt.h"
+#include "rt.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char *const alg_names[TRD_ALG_MAX] = {"auto", "ring", "nap",  "rd",   "shm",
-                                                   "rm",   "rabenseifner", "smp", "flex", "hring"};
-
-const char *trd_algorithm_name(int alg)
-{
-    return alg >= 0 && alg < TRD_ALG_MAX ? alg_names[alg] : "?";
-}
 
 static int env_flag(const char *name)
 {
@@ -19,50 +11,26 @@ static int env_flag(const char *name)
     return v && *v && strcmp(v, "0") != 0 && strcmp(v, "no") != 0;
 }
 
-int trd_algorithm_parse(const char *spec, const char **params)
+const trd_algo *trd_env_algorithm(const char **params)
 {
-    const char *colon = strchr(spec, ':');
-    size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
-    *params = colon ? colon + 1 : "";
-    for (int a = 0; a < TRD_ALG_MAX; a++)
-        if (strlen(alg_names[a]) == len && strncmp(spec, alg_names[a], len) == 0)
-            return a;
-    return -1;
-}
-
-static int env_alg = -1;
-static const char *env_params = "";
-
-static void env_algorithm_read(void)
-{
-    const char *v = getenv("TREEDUCE_ALGORITHM");
-    env_alg = TRD_ALG_AUTO;
-    if (v && *v) {
-        int a = trd_algorithm_parse(v, &env_params);
-        if (a >= 0) {
-            env_alg = a;
-        } else {
-            env_params = "";
+    static int read;
+    static const trd_algo *alg;
+    static const char *alg_params = "";
+    if (!read) {
+        const char *v = getenv("TREEDUCE_ALGORITHM");
+        read = 1;
+        if (v && *v && strcmp(v, "auto") != 0 && !(alg = trd_algo_parse(TRD_COLL_ALLREDUCE, v, &alg_params))) {
+            char names[512];
+            trd_algo_names(TRD_COLL_ALLREDUCE, names, sizeof names);
             fprintf(stderr,
-                    "treeduce: TREEDUCE_ALGORITHM='%s' is not one of auto, ring, nap, rd, shm, rm, "
-                    "rabenseifner, smp, flex, hring (optionally followed by :PARAMS); using auto\n",
-                    v);
+                    "treeduce: TREEDUCE_ALGORITHM='%s' is not one of auto, %s (optionally followed "
+                    "by :PARAMS); using auto\n",
+                    v, names);
+            alg_params = "";
         }
     }
-}
-
-int trd_env_algorithm(void)
-{
-    if (env_alg < 0)
-        env_algorithm_read();
-    return env_alg;
-}
-
-const char *trd_env_algorithm_params(void)
-{
-    if (env_alg < 0)
-        env_algorithm_read();
-    return env_params;
+    *params = alg_params;
+    return alg;
 }
 
 int trd_env_disabled(void)
@@ -81,6 +49,12 @@ int trd_env_verbose(void)
         v = env_flag("TREEDUCE_VERBOSE") ? (atoi(e) >= 2 ? 2 : 1) : 0;
     }
     return v;
+}
+
+const char *trd_env_break(void)
+{
+    const char *v = getenv("TREEDUCE_BREAK");
+    return v && *v ? v : NULL;
 }
 
 #define TRD_MAX_NOTES 64

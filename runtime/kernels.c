@@ -43,7 +43,7 @@
  * As for MPI_Reduce_local, in and inout must not overlap (the kernels take
  * them restrict).
  */
-#include "treeduce_rt.h"
+#include "rt.h"
 
 #include <limits.h>
 #include <stdatomic.h>

@@ -1,0 +1,195 @@
+/* Internal to the runtime: reduction kernels, environment switches,
+ * communicator descriptions, the node segment and the executor of schedules.
+ * Every function returns an MPI error code unless it says otherwise. */
+#ifndef TRD_RT_H
+#define TRD_RT_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <mpi.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "algo.h"
+#include "treeduce_rt.h"
+#include "trd_select.h"
+
+/* ---- Reduction kernels (kernels.c) ------------------------------------------ */
+
+/* inout[i] = in[i] op inout[i] for i in [0, count): the argument order of
+ * MPI_Reduce_local, so that for a non-commutative op "in" is the left operand.
+ * count in elements. */
+typedef void (*trd_kernel_fn)(const void *in, void *inout, size_t count);
+
+/* The kernel for a predefined (named) datatype and predefined op, or NULL if
+ * the pair is not one MPI defines (e.g. MPI_BAND on MPI_DOUBLE), the type is
+ * not predefined, or op is a user op.  Covers every predefined C and
+ * fixed-width integer type, floating types incl. long double and the C complex
+ * types (SUM, PROD only), MPI_C_BOOL, MPI_BYTE (bitwise ops), and the
+ * MINLOC/MAXLOC pair types with MPI's tie rule (the smaller index wins). */
+trd_kernel_fn trd_kernel_lookup(MPI_Datatype type, MPI_Op op);
+
+/* A reduction operator resolved once per call: the kernel if there is one,
+ * otherwise MPI_Reduce_local with (op, type). */
+typedef struct trd_reducer {
+    trd_kernel_fn fn; /* NULL: use MPI_Reduce_local */
+    MPI_Op op;
+    MPI_Datatype type;
+    size_t extent; /* bytes per element */
+    int commutative;
+} trd_reducer;
+
+/* Fill r for (type, op).  Returns MPI_SUCCESS, or MPI_ERR_TYPE if type is not
+ * a predefined datatype (the caller then falls back to the PMPI routine). */
+int trd_reducer_init(trd_reducer *r, MPI_Datatype type, MPI_Op op);
+
+/* Extent in bytes of a predefined (named) datatype: MPI_SUCCESS, or
+ * MPI_ERR_TYPE for a derived type. */
+int trd_type_extent(MPI_Datatype type, size_t *extent);
+
+/* Nonzero if op is one of MPI's predefined operations. */
+int trd_op_is_predefined(MPI_Op op);
+
+/* inout[0:count) = in[0:count) op inout[0:count); count in elements. */
+int trd_reduce(const trd_reducer *r, const void *in, void *inout, size_t count);
+
+/* ---- Environment and notes (env.c) ---------------------------------------------- */
+
+/* TREEDUCE_ALGORITHM, parsed once through the registry: the allreduce
+ * algorithm and its parameters (*params), or NULL for auto (unset, empty,
+ * "auto", or a name that is not an algorithm: reported once on stderr). */
+const trd_algo *trd_env_algorithm(const char **params);
+/* TREEDUCE_DISABLE=1: every call goes to the PMPI routine. */
+int trd_env_disabled(void);
+/* TREEDUCE_VERBOSE: 0 quiet; 1 say why a call falls back, once per reason;
+ * 2 also name each algorithm the first time it runs. */
+int trd_env_verbose(void);
+/* TREEDUCE_BREAK=ALG:RANK:OP, for testing only: the planner's op OP of rank
+ * RANK (of the communicator) is dropped from every plan of algorithm ALG, as
+ * treeduce-gen --break-schedule drops it before verifying: the same broken
+ * schedule that the generator refuses, run.  NULL when unset. */
+const char *trd_env_break(void);
+
+/* With TREEDUCE_VERBOSE=1 prints "treeduce[<machine>]: <routine> uses the MPI
+ * library's routine: <why>" on stderr, once per distinct why per process. */
+void trd_fallback_note(const trd_machine *m, const char *routine, const char *why);
+/* With TREEDUCE_VERBOSE=2, print "treeduce[<machine>]: <routine> runs
+ * <alg>[:<params>]" the first time routine runs alg with params in this
+ * process.  One flag test otherwise. */
+void trd_choice_note(const trd_machine *m, const char *routine, const char *alg,
+                     const char *params);
+
+/* ---- The node segment (shm.c) ------------------------------------------------------ */
+
+#define TRD_CACHE_LINE 64
+
+/* The head of every rank's segment: one cache line per counter, each written
+ * only by its owner [FLEX §3.1]. */
+struct trd_shm_ctrl {
+    /* payloads of at most TRD_INLINE_BYTES travel in the line of the
+     * counter that announces them, one cache miss instead of two (INL):
+     * slot b at byte 32 b, aligned for any element (long double too) */
+    _Alignas(TRD_CACHE_LINE) unsigned char inline_data[32 + TRD_INLINE_BYTES];
+    _Atomic uint64_t ctr_in;                             /* TRD_CTR_IN */
+    _Alignas(TRD_CACHE_LINE) _Atomic uint64_t ctr_red;  /* TRD_CTR_RED */
+    _Alignas(TRD_CACHE_LINE) _Atomic uint64_t ctr_done; /* TRD_CTR_DONE */
+    /* single-copy path: the process and the user buffers of this rank's
+     * current call (its input, its recvbuf) */
+    _Alignas(TRD_CACHE_LINE) int64_t pid;
+    uint64_t src, dst;
+};
+
+/* The segment of a node: one window from MPI_Win_allocate_shared, so MPI
+ * releases it even when a job is killed. */
+typedef struct trd_shm {
+    MPI_Comm comm; /* the ranks of this node, local order */
+    MPI_Win win;
+    int n, me;
+    char **seg;        /* [n] each rank's segment: ctrl, then 2 slots of input + output areas */
+    size_t slot;       /* bytes of one area (TRD_SEG_SLOT_BYTES) */
+    uint64_t epoch;    /* epochs this node has used */
+    uint64_t all_in;   /* latest epoch whose IN this rank saw from every local rank */
+} trd_shm;
+
+static inline struct trd_shm_ctrl *trd_shm_ctrl(const trd_shm *s, int r)
+{
+    return (struct trd_shm_ctrl *)s->seg[r];
+}
+
+/* Single copy with local rank r's process: read bytes at its address remote
+ * into local (process_vm_readv), or write local there (process_vm_writev).
+ * MPI_SUCCESS, or MPI_ERR_OTHER if the kernel refuses. */
+int trd_cma_read(const trd_shm *s, int r, uint64_t remote, void *local, size_t bytes);
+int trd_cma_write(const trd_shm *s, int r, const void *local, uint64_t remote, size_t bytes);
+
+/* ---- Communicators (comm.c) --------------------------------------------------------- */
+
+typedef struct trd_plan_entry trd_plan_entry;
+
+/* Plans kept per communicator (least recently used replaced). */
+#define TRD_PLAN_CACHE 8
+
+/* A communicator as treeduce sees it: its shape (ranks in ring order: nodes
+ * in DFS order, ranks of one node consecutive, by rank within the node), its
+ * selection, its segment and its plans.  Built on first use, cached as an
+ * attribute, freed with the communicator. */
+typedef struct trd_comm {
+    const trd_machine *machine;
+    MPI_Comm comm;   /* private duplicate: treeduce traffic never meets the user's */
+    int fallback;    /* nonzero: the communicator is not handled (see why) */
+    char why[200];
+    int size, rank;
+    trd_shape shape; /* ring, node_first, node_of, machine_node, node_packages below */
+    int *ring, *node_first, *node_of, *machine_node, *node_packages;
+    int pos, node, local, ppn; /* this rank's ring position, node, index on it, its ranks */
+    trd_selection sel;
+    trd_shm *shm;    /* this rank's node segment, or NULL */
+    trd_plan_entry *plans[TRD_PLAN_CACHE];
+    unsigned long calls;
+    void *scratch;   /* the plans' temporaries, reused across calls */
+    size_t scratch_bytes;
+} trd_comm;
+
+/* The cached description of comm for machine m, building it on first use
+ * (collective over comm on first use).  *out is never NULL on success; check
+ * (*out)->fallback. */
+int trd_comm_get(MPI_Comm comm, const trd_machine *m, trd_comm **out);
+
+/* Scratch of at least bytes bytes owned by c, valid until the next call, or
+ * NULL out of memory. */
+void *trd_comm_scratch(trd_comm *c, size_t bytes);
+
+/* Create the node segment for c (collective over c->comm; called once by
+ * trd_comm_get).  Leaves c->shm NULL and c->shape.shm 0 where the ranks of one
+ * node cannot share memory (virtual placement across real hosts) or
+ * TREEDUCE_SHM=0; probes the single-copy path (c->shape.cma). */
+int trd_shm_create(trd_comm *c);
+void trd_shm_free(trd_comm *c);
+
+/* Ring index of the node called name, or -1 (binary search in name_order). */
+int trd_machine_find_node(const trd_machine *m, const char *name);
+
+/* ---- Plans and their execution (exec.c) ------------------------------------------- */
+
+/* This rank's plan of algorithm a (parameter text params) for call on c:
+ * cached per communicator, planned with the same planner the generator
+ * verified (registry.c: trd_plan with this rank only) on the first call of
+ * its kind.  Returns MPI_SUCCESS with *out, or with *out NULL and *why set
+ * (the algorithm refuses the call: the caller falls back), or an error. */
+int trd_plan_get(trd_comm *c, const trd_algo *a, const char *params, const trd_call *call,
+                 trd_plan_entry **out, const char **why);
+
+/* Execute plan p: the user's buffers (sendbuf may be NULL where the call has
+ * none), the MPI datatype of one element, the reducer for reductions (NULL
+ * for bcast and allgather). */
+int trd_exec(trd_comm *c, trd_plan_entry *p, const void *sendbuf, void *recvbuf,
+             MPI_Datatype type, const trd_reducer *red);
+
+/* Free a plan. */
+void trd_plan_free(trd_plan_entry *p);
+
+#define TRD_TAG 0x7e1d
+
+#endif
