@@ -176,7 +176,7 @@ static struct {
     char *copy;    /* [max bytes] where this rank's copies land */
     size_t max;    /* bytes of each input and output area */
     uint64_t epoch;
-} xf = {MPI_COMM_NULL};
+} xf = {.node = MPI_COMM_NULL};
 
 static _Atomic uint64_t *xfer_flag(int r)
 {
