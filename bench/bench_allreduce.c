@@ -7,9 +7,14 @@
  * follows a PMPI_Barrier and is timed with MPI_Wtime; an iteration's time is
  * the slowest rank's, and the table reports medians over iterations.
  *
- * Before timing, both routines' results are compared at a few sizes (within
- * rounding: |a - e| <= 2 p eps * sum_r |x_r|, and bitwise equal on every rank);
- * a mismatch aborts the run.
+ * Built without treeduce, --lib NEW.so [--lib OLD.so] loads one or two
+ * builds' libtreeduce_MACHINE.so instead and times their trd_MACHINE_allreduce
+ * (with two: new, old, MPI, then old, new, MPI, ...); the table adds old_us
+ * and new/old, NEW's time over OLD's.
+ *
+ * Before timing, each treeduce routine's results are compared with the MPI
+ * library's at a few sizes (within rounding: |a - e| <= 2 p eps * sum_r |x_r|,
+ * and bitwise equal on every rank); a mismatch aborts the run.
  *
  * Memory bandwidth.  Then every rank at once copies a --copy-bytes buffer
  * (256 MiB) with memcpy, COPY_REPS times after a barrier each, buffers touched
@@ -50,7 +55,7 @@
  *
  * Usage: bench_allreduce [--min-bytes N] [--max-bytes N] [--iters N]
  *                        [--warmup N] [--csv FILE] [--copy-bytes N]
- *                        [--check-only]
+ *                        [--lib LIB [--lib LIB]] [--check-only]
  * Sizes take a K, M or G suffix (powers of 1024); --copy-bytes 0 skips the
  * bandwidth measurement and the bound.  --iters is the most iterations per
  * size; a size runs fewer when the warm-up shows they would take over
@@ -85,11 +90,11 @@ static int parse_arg(const char *a, const char *v)
 
 /* ---- Correctness check ------------------------------------------------------ */
 
-/* Compares MPI_Allreduce with PMPI_Allreduce on count doubles, in place or
- * not; aborts on a mismatch. */
+/* Compares each library's allreduce with PMPI_Allreduce on count doubles, in
+ * place or not; aborts on a mismatch. */
 static void check(size_t count, int inplace)
 {
-    int n = (int)count, rc;
+    int n = (int)count, rc, l;
     double *x = xmalloc(count * sizeof *x), *e = xmalloc(count * sizeof *e), *a = xmalloc(count * sizeof *a);
     double *ab = xmalloc(count * sizeof *ab), *s = xmalloc(count * sizeof *s);
     size_t i;
@@ -97,25 +102,32 @@ static void check(size_t count, int inplace)
     fill_check(x, count, count);
     for (i = 0; i < count; i++)
         ab[i] = fabs(x[i]);
-    if (inplace) {
+    if (inplace)
         memcpy(e, x, count * sizeof *x);
-        memcpy(a, x, count * sizeof *x);
-    }
     rc = PMPI_Allreduce(inplace ? MPI_IN_PLACE : x, e, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Allreduce(inplace ? MPI_IN_PLACE : x, a, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Allreduce(ab, s, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     if (rc != MPI_SUCCESS)
-        die("MPI_Allreduce returned an error during the correctness check");
-    for (i = 0; i < count; i++) {
-        double tol = 2.0 * nprocs * DBL_EPSILON * s[i];
-        if (!(fabs(a[i] - e[i]) <= tol))
-            die("wrong result: count=%zu in_place=%s index=%zu expected=%.17g actual=%.17g tol=%.3g", count,
-                inplace ? "yes" : "no", i, e[i], a[i], tol);
+        die("PMPI_Allreduce returned an error during the correctness check");
+    for (l = 0; l < nlibs; l++) {
+        const char *who = libs[l].name;
+        const void *send = inplace ? MPI_IN_PLACE : x;
+        if (inplace)
+            memcpy(a, x, count * sizeof *x);
+        rc = libs[l].allreduce(send, a, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        if (rc != MPI_SUCCESS)
+            die("MPI_Allreduce (%s) returned an error during the correctness check", who);
+        for (i = 0; i < count; i++) {
+            double tol = 2.0 * nprocs * DBL_EPSILON * s[i];
+            if (!(fabs(a[i] - e[i]) <= tol))
+                die("wrong result (%s): count=%zu in_place=%s index=%zu expected=%.17g "
+                    "actual=%.17g tol=%.3g",
+                    who, count, inplace ? "yes" : "no", i, e[i], a[i], tol);
+        }
+        if (!same_on_all_ranks(a, count))
+            die("result differs between ranks (%s): count=%zu in_place=%s", who, count,
+                inplace ? "yes" : "no");
     }
-    if (!same_on_all_ranks(a, count))
-        die("result differs between ranks: count=%zu in_place=%s", count, inplace ? "yes" : "no");
     free(x);
     free(e);
     free(a);
@@ -176,7 +188,7 @@ static struct {
     char *copy;    /* [max bytes] where this rank's copies land */
     size_t max;    /* bytes of each input and output area */
     uint64_t epoch;
-} xf = {MPI_COMM_NULL};
+} xf = {.node = MPI_COMM_NULL};
 
 static _Atomic uint64_t *xfer_flag(int r)
 {
@@ -248,12 +260,12 @@ struct xfer_args {
     int one_step;
 };
 
-/* One floor "call" of m bytes (bench_call_fn; mine is ignored). */
-static int xfer_call(int mine, void *ctx)
+/* One floor "call" of m bytes (bench_call_fn; who is ignored). */
+static int xfer_call(int who, void *ctx)
 {
     const struct xfer_args *a = ctx;
     size_t lo, len;
-    (void)mine;
+    (void)who;
     xfer_sync();
     if (a->one_step) {
         for (int k = 1; k < nprocs; k++)
@@ -280,7 +292,7 @@ static double xfer_time(size_t m, int one_step, int iters)
     struct xfer_args a = {m, one_step};
     double *t = xmalloc((size_t)iters * sizeof *t), med;
     for (int i = 0; i < iters; i++)
-        t[i] = bench_timed(xfer_call, &a, 1, "the data-movement floor");
+        t[i] = bench_timed(xfer_call, &a, 0, "the data-movement floor");
     PMPI_Allreduce(MPI_IN_PLACE, t, iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     med = median(t, iters);
     free(t);
@@ -310,21 +322,21 @@ struct args {
     int count;
 };
 
-static int call(int mine, void *ctx)
+static int call(int who, void *ctx)
 {
     const struct args *c = ctx;
 
-    if (mine)
-        return MPI_Allreduce(c->x, c->y, c->count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    if (who < nlibs)
+        return libs[who].allreduce(c->x, c->y, c->count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     return PMPI_Allreduce(c->x, c->y, c->count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 }
 
-/* Medians (seconds) of the slowest rank's time, library and MPI; returns the
- * number of iterations. */
-static int measure(const double *x, double *y, size_t bytes, double *t_lib, double *t_mpi)
+/* Medians (seconds) of the slowest rank's time, t[0 .. nlibs] (the libraries,
+ * MPI); returns the number of iterations. */
+static int measure(const double *x, double *y, size_t bytes, double *t)
 {
     struct args c = {x, y, (int)(bytes / sizeof(double))};
-    return bench_measure(call, &c, "MPI_Allreduce", t_lib, t_mpi);
+    return bench_measure(call, &c, "MPI_Allreduce", t);
 }
 
 /* "64 MiB", or one decimal of the next unit up ("1.5 KiB") for a size that is
@@ -349,11 +361,16 @@ static void human(char *buf, size_t n, size_t bytes)
 
 static void print_header(void)
 {
-    printf("# MPI_Allreduce benchmark: treeduce (MPI_Allreduce) vs MPI library (PMPI_Allreduce), interleaved\n");
+    const char *tr = libs[0].name, *ab = libs[0].abbr;
+    char bound_head[32], xfer_head[32];
+
+    printf("# MPI_Allreduce benchmark: treeduce (%s) vs MPI library (PMPI_Allreduce), "
+           "interleaved\n",
+           bench_under_test("MPI_Allreduce"));
     bench_print_env();
     printf("# MPI_DOUBLE, MPI_SUM, out of place; times: median over iterations of the slowest rank, in us\n");
-    printf("# speed-up = MPI time / treeduce time (> 1: treeduce faster)\n");
-    printf("# algbw = bytes / treeduce time; busbw = algbw * 2(p-1)/p; GB/s = 1e9 B/s\n");
+    bench_print_ratios();
+    printf("# algbw = bytes / %s time; busbw = algbw * 2(p-1)/p; GB/s = 1e9 B/s\n", tr);
     if (bw.sum_Bps > 0) {
         char size[32];
         int r;
@@ -366,15 +383,19 @@ static void print_header(void)
         printf("\n#   sum GB/s: %.2f\n", bw.sum_Bps / 1e9);
         human(size, sizeof size, BOUND_MIN_BYTES);
         printf("# bound_us (size >= %s) = 2 p m / (sum GB/s): each of the p ranks' m-byte input read once and\n"
-               "#   output written once; tr/bound, mpi/bound = treeduce, MPI time / bound_us\n",
-               size);
+               "#   output written once; %s/bound, mpi/bound = %s, MPI time / bound_us\n",
+               size, ab, tr);
     }
     if (xf.node != MPI_COMM_NULL)
         printf("# xfer_us: the copies between the ranks' caches of an allreduce through a shared segment, timed\n"
-               "#   like the calls, no arithmetic (one flag exchange at 8 B); tr/xfer, mpi/xfer = time / xfer_us\n");
-    printf("%10s %6s %13s %13s %9s %10s %10s %10s %9s %9s %9s %8s %8s\n", "size", "iters", "treeduce_us", "mpi_us",
-           "speed-up", "algbw_GB/s", "busbw_GB/s", "bound_us", "tr/bound", "mpi/bound", "xfer_us", "tr/xfer",
-           "mpi/xfer");
+               "#   like the calls, no arithmetic (one flag exchange at 8 B); %s/xfer, mpi/xfer = time / xfer_us\n",
+               ab);
+    snprintf(bound_head, sizeof bound_head, "%s/bound", ab);
+    snprintf(xfer_head, sizeof xfer_head, "%s/xfer", ab);
+    printf("%10s %6s", "size", "iters");
+    bench_print_time_heads();
+    printf(" %10s %10s %10s %9s %9s %9s %8s %8s\n", "algbw_GB/s", "busbw_GB/s", "bound_us",
+           bound_head, "mpi/bound", "xfer_us", xfer_head, "mpi/xfer");
     fflush(stdout);
 }
 
@@ -389,10 +410,15 @@ int main(int argc, char **argv)
     bench_init(&argc, &argv);
     if (bench_parse_args(argc, argv, parse_arg) != 0)
         return bench_usage("usage: bench_allreduce [--min-bytes N] [--max-bytes N] [--iters N] [--warmup N] "
-                           "[--csv FILE] [--copy-bytes N] [--check-only]\n"
+                           "[--csv FILE] [--copy-bytes N]\n"
+                           "                       [--lib LIB [--lib LIB]] [--check-only]\n"
                            "  sizes in bytes, with an optional K, M or G suffix (1024-based);\n"
-                           "  --copy-bytes 0 skips the memory bandwidth measurement and the bound\n");
+                           "  --copy-bytes 0 skips the memory bandwidth measurement and the "
+                           "bound;\n"
+                           "  --lib: a libtreeduce_MACHINE.so to time instead of MPI_Allreduce; "
+                           "twice:\n  NEW's and OLD's side by side\n");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    bench_load_libs();
 
     for (k = 0; k < sizeof check_counts / sizeof check_counts[0]; k++)
         for (ip = 0; ip < 2; ip++)
@@ -407,10 +433,12 @@ int main(int argc, char **argv)
     xfer_init(opt.max_bytes);
 
     if (rank == 0) {
+        const char *tr = libs[0].name;
         print_header();
-        csv = bench_csv_open("ranks,algorithm,bytes,count,iters,treeduce_us,mpi_us,speedup,treeduce_algbw_GBps,"
-                             "mpi_algbw_GBps,treeduce_busbw_GBps,copy_sum_GBps,bound_us,treeduce_over_bound,"
-                             "mpi_over_bound,xfer_us,treeduce_over_xfer,mpi_over_xfer");
+        csv = bench_csv_open("ranks,algorithm,bytes,count,iters,%s,%s_algbw_GBps,mpi_algbw_GBps,"
+                             "%s_busbw_GBps,copy_sum_GBps,bound_us,%s_over_bound,mpi_over_bound,"
+                             "xfer_us,%s_over_xfer,mpi_over_xfer",
+                             bench_csv_time_heads(), tr, tr, tr, tr);
     }
 
     sweep_buffers(opt.max_bytes, &x, &y);
@@ -418,9 +446,11 @@ int main(int argc, char **argv)
     t0 = MPI_Wtime();
     bytes = opt.min_bytes;
     do {
-        double t_lib, t_mpi;
-        int iters = measure(x, y, bytes, &t_lib, &t_mpi);
+        double t[BENCH_MAX_LIBS + 1], t_lib, t_mpi;
+        int iters = measure(x, y, bytes, t);
         double xt = xfer_s(bytes, iters);
+        t_lib = t[0]; /* the first library's (new) in the ratios to the bound and floor */
+        t_mpi = t[nlibs];
         if (rank == 0) {
             char size[32], bound[3][32] = {"-", "-", "-"}, xfer[3][32] = {"-", "-", "-"}, copy[32] = "";
             double algbw = (double)bytes / t_lib / 1e9, busbw = algbw * 2.0 * (nprocs - 1) / nprocs;
@@ -436,9 +466,10 @@ int main(int argc, char **argv)
                 snprintf(xfer[1], sizeof xfer[1], "%.3f", t_lib / xt);
                 snprintf(xfer[2], sizeof xfer[2], "%.3f", t_mpi / xt);
             }
-            printf("%10s %6d %13.2f %13.2f %9.3f %10.3f %10.3f %10s %9s %9s %9s %8s %8s\n", size, iters,
-                   t_lib * 1e6, t_mpi * 1e6, t_mpi / t_lib, algbw, busbw, bound[0], bound[1], bound[2], xfer[0],
-                   xfer[1], xfer[2]);
+            printf("%10s %6d", size, iters);
+            bench_print_times(t);
+            printf(" %10.3f %10.3f %10s %9s %9s %9s %8s %8s\n", algbw, busbw, bound[0], bound[1],
+                   bound[2], xfer[0], xfer[1], xfer[2]);
             fflush(stdout);
             if (b <= 0) /* empty fields in the CSV */
                 bound[0][0] = bound[1][0] = bound[2][0] = '\0';
@@ -446,11 +477,14 @@ int main(int argc, char **argv)
                 xfer[0][0] = xfer[1][0] = xfer[2][0] = '\0';
             if (bw.sum_Bps > 0)
                 snprintf(copy, sizeof copy, "%.4f", bw.sum_Bps / 1e9);
-            if (csv)
-                fprintf(csv, "%d,%s,%zu,%zu,%d,%.3f,%.3f,%.4f,%.4f,%.4f,%.4f,%s,%s,%s,%s,%s,%s,%s\n", nprocs,
-                        bench_algorithm(), bytes, bytes / sizeof(double), iters, t_lib * 1e6, t_mpi * 1e6,
-                        t_mpi / t_lib, algbw, (double)bytes / t_mpi / 1e9, busbw, copy, bound[0], bound[1],
-                        bound[2], xfer[0], xfer[1], xfer[2]);
+            if (csv) {
+                fprintf(csv, "%d,%s,%zu,%zu,%d,", nprocs, bench_algorithm(), bytes,
+                        bytes / sizeof(double), iters);
+                bench_csv_times(csv, t);
+                fprintf(csv, ",%.4f,%.4f,%.4f,%s,%s,%s,%s,%s,%s,%s\n", algbw,
+                        (double)bytes / t_mpi / 1e9, busbw, copy, bound[0], bound[1], bound[2],
+                        xfer[0], xfer[1], xfer[2]);
+            }
         }
     } while (bench_next_size(&bytes));
     bench_sweep_end(t0, csv);

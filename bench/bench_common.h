@@ -1,17 +1,24 @@
 /* bench_common.h - what bench_allreduce.c and bench_pieces.c have in common.
  *
- * Both time a routine of treeduce (MPI_X) against the MPI library's own
- * (PMPI_X) in one job, interleaved call by call, after comparing their
- * results.  This header holds:
+ * Both time a routine of treeduce against the MPI library's own (PMPI_X) in
+ * one job, interleaved call by call, after comparing their results.
+ * treeduce's routine is the program's MPI_X (treeduce linked in or
+ * preloaded), or that of one or two libraries given with --lib: with two
+ * (NEW, then OLD) both builds run in the same process and the tables add
+ * new/old.  This header holds:
  *   - the options both take (--min-bytes, --max-bytes, --iters, --warmup,
- *     --csv, --check-only) and their parsing, sizes with K, M or G suffixes;
+ *     --csv, --lib, --check-only) and their parsing, sizes with K, M or G
+ *     suffixes;
+ *   - the treeduce libraries under test (libs[], bench_load_libs);
  *   - die() and xmalloc();
  *   - the data: random doubles (fill), hashes of results compared across
  *     ranks (same_on_all_ranks);
  *   - the timing: a call after a barrier (bench_timed), warm-up, iterations
  *     fitted to SECONDS_PER_SIZE and medians of the slowest rank's times
- *     for interleaved calls (bench_measure);
- *   - the table's common header lines, the CSV file and the sweep over sizes.
+ *     for interleaved calls, one per library and the MPI library's
+ *     (bench_measure);
+ *   - the table's common header lines and time columns, the CSV file and the
+ *     sweep over sizes.
  *
  * Header-only: everything is static, each benchmark is built from its one .c.
  * A benchmark defines BENCH_PROG (its name, for messages) before including it.
@@ -24,6 +31,7 @@
 #endif
 
 #include <ctype.h>
+#include <dlfcn.h>
 #include <float.h>
 #include <math.h>
 #include <mpi.h>
@@ -35,6 +43,7 @@
 
 #define MIN_ITERS 20
 #define SECONDS_PER_SIZE 0.5 /* iterations shrink to fit; at least MIN_ITERS */
+#define BENCH_MAX_LIBS 2     /* --lib NEW --lib OLD */
 
 /* The options every benchmark takes (see bench_parse_args). */
 static struct {
@@ -42,7 +51,9 @@ static struct {
     int iters, warmup;
     const char *csv;
     int check_only;
-} opt = {8, 64u << 20, 1000, 5, NULL, 0};
+    const char *lib[BENCH_MAX_LIBS]; /* --lib, in order */
+    int nlib;
+} opt = {8, 64u << 20, 1000, 5, NULL, 0, {NULL, NULL}, 0};
 
 static int rank, nprocs;
 
@@ -136,6 +147,10 @@ static inline int bench_parse_args(int argc, char **argv,
             opt.warmup = atoi(v);
         } else if (!strcmp(a, "--csv")) {
             opt.csv = v;
+        } else if (!strcmp(a, "--lib")) {
+            if (opt.nlib == BENCH_MAX_LIBS)
+                return -1;
+            opt.lib[opt.nlib++] = v;
         } else if (!extra || extra(a, v) <= 0) {
             return -1;
         }
@@ -148,6 +163,108 @@ static inline int bench_parse_args(int argc, char **argv,
         opt.max_bytes > ((size_t)INT32_MAX) * 8)
         return -1;
     return 0;
+}
+
+/* ---- The treeduce libraries under test --------------------------------------- */
+
+/* A treeduce library's routines, with the MPI routines' signatures. */
+typedef int (*bench_allreduce_fn)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
+typedef int (*bench_rsb_fn)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
+typedef int (*bench_allgather_fn)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype,
+                                  MPI_Comm);
+typedef int (*bench_reduce_fn)(const void *, void *, int, MPI_Datatype, MPI_Op, int, MPI_Comm);
+typedef int (*bench_bcast_fn)(void *, int, MPI_Datatype, int, MPI_Comm);
+
+struct bench_lib {
+    const char *name; /* "treeduce"; with two libraries "new" and "old" */
+    const char *abbr; /* the same in the table's ratio columns: "tr", "new", "old" */
+    const char *path; /* --lib, or NULL: the program's own MPI_ routines */
+    bench_allreduce_fn allreduce;
+    bench_rsb_fn reduce_scatter_block;
+    bench_allgather_fn allgather;
+    bench_reduce_fn reduce;
+    bench_bcast_fn bcast;
+};
+
+/* Without --lib, the program's MPI_ routines: treeduce's when it is linked in
+ * or preloaded. */
+static struct bench_lib libs[BENCH_MAX_LIBS] = {{"treeduce", "tr", NULL, MPI_Allreduce,
+                                                 MPI_Reduce_scatter_block, MPI_Allgather,
+                                                 MPI_Reduce, MPI_Bcast}};
+static int nlibs = 1; /* libs[0 .. nlibs-1]; routine nlibs is the MPI library's (PMPI_) */
+
+/* trd_<machine>_<name> of the library loaded as handle from path. */
+static inline void *bench_lib_sym(void *handle, const char *machine, const char *name,
+                                  const char *path)
+{
+    char sym[160];
+    void *f;
+
+    snprintf(sym, sizeof sym, "trd_%s_%s", machine, name);
+    if (!(f = dlsym(handle, sym)))
+        die("--lib %s: no %s", path, sym);
+    return f;
+}
+
+/* Loads libs[l] from path, a libtreeduce_<machine>.so. */
+static inline void bench_lib_open(int l, const char *path)
+{
+    static const char prefix[] = "libtreeduce_";
+    const size_t np = sizeof prefix - 1;
+    const char *base = strrchr(path, '/');
+    struct bench_lib *b = &libs[l];
+    char machine[64], file[4096];
+    size_t n;
+    void *h;
+
+    base = base ? base + 1 : path;
+    n = strncmp(base, prefix, np) ? 0 : strcspn(base + np, ".");
+    if (n == 0 || n >= sizeof machine || strncmp(base + np + n, ".so", 3))
+        die("--lib %s: not a libtreeduce_MACHINE.so", path);
+    memcpy(machine, base + np, n);
+    machine[n] = '\0';
+    /* dlopen would search the library path for a name without a slash */
+    snprintf(file, sizeof file, "%s%s", strchr(path, '/') ? "" : "./", path);
+    /* RTLD_LOCAL: the library's symbols stay out of the global scope, so that
+     * each library's calls into its runtime bind within itself (its own
+     * communicator cache, shared-memory segment and notes).  RTLD_DEEPBIND is
+     * not needed, as the program defines none of them, and AddressSanitizer
+     * refuses it.  Never closed: MPI may call its attribute callbacks until
+     * MPI_Finalize. */
+    if (!(h = dlopen(file, RTLD_NOW | RTLD_LOCAL)))
+        die("--lib: %s", dlerror());
+    b->path = path;
+    b->allreduce = (bench_allreduce_fn)bench_lib_sym(h, machine, "allreduce", path);
+    b->reduce_scatter_block = (bench_rsb_fn)bench_lib_sym(h, machine, "reduce_scatter_block", path);
+    b->allgather = (bench_allgather_fn)bench_lib_sym(h, machine, "allgather", path);
+    b->reduce = (bench_reduce_fn)bench_lib_sym(h, machine, "reduce", path);
+    b->bcast = (bench_bcast_fn)bench_lib_sym(h, machine, "bcast", path);
+    /* dlopen hands out a file already loaded (same path, or a link to it) once */
+    for (int k = 0; k < l; k++)
+        if (libs[k].allreduce == b->allreduce)
+            die("--lib %s is the library --lib %s, already loaded: give two files", path,
+                libs[k].path);
+}
+
+/* Replaces libs[] by the --lib libraries, if any: "treeduce" for one, "new"
+ * and "old" for two. */
+static inline void bench_load_libs(void)
+{
+    static const char *const names[BENCH_MAX_LIBS] = {"new", "old"};
+
+    if (opt.nlib == 0)
+        return;
+    /* A treeduce already in the process (linked in or preloaded) defines its
+     * runtime's symbols globally, and the libraries would share its copies. */
+    if (dlsym(RTLD_DEFAULT, "MPI_Allreduce") != dlsym(RTLD_DEFAULT, "PMPI_Allreduce"))
+        die("--lib needs a program whose MPI_Allreduce is the MPI library's (bench_allreduce, "
+            "bench_pieces; no LD_PRELOAD)");
+    for (int l = 0; l < opt.nlib; l++) {
+        bench_lib_open(l, opt.lib[l]);
+        if (opt.nlib > 1)
+            libs[l].name = libs[l].abbr = names[l];
+    }
+    nlibs = opt.nlib;
 }
 
 /* ---- Data ------------------------------------------------------------------ */
@@ -214,9 +331,9 @@ static inline void sweep_buffers(size_t bytes, double **x, double **y)
 
 /* ---- Timing ------------------------------------------------------------------ */
 
-/* One call of the routine under test, treeduce's (mine) or the MPI library's,
- * with the arguments in ctx; returns its error code. */
-typedef int (*bench_call_fn)(int mine, void *ctx);
+/* One call of a routine under test with the arguments in ctx: treeduce's of
+ * libs[who], or the MPI library's for who == nlibs; returns its error code. */
+typedef int (*bench_call_fn)(int who, void *ctx);
 
 static inline int cmp_double(const void *a, const void *b)
 {
@@ -230,11 +347,11 @@ static inline double median(double *t, int n)
     return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
 }
 
-/* Iterations that fit SECONDS_PER_SIZE, given the seconds one (library, MPI)
- * pair took in the warm-up on the slowest rank. */
-static inline int iters_for(double pair_s)
+/* Iterations that fit SECONDS_PER_SIZE, given the seconds one round (a call
+ * of each routine) took in the warm-up on the slowest rank. */
+static inline int iters_for(double round_s)
 {
-    double fit = pair_s > 0 ? SECONDS_PER_SIZE / pair_s : opt.iters;
+    double fit = round_s > 0 ? SECONDS_PER_SIZE / round_s : opt.iters;
     int n = fit < opt.iters ? (int)fit : opt.iters;
     if (n < MIN_ITERS)
         n = MIN_ITERS < opt.iters ? MIN_ITERS : opt.iters;
@@ -243,47 +360,54 @@ static inline int iters_for(double pair_s)
 
 /* Seconds one call takes on this rank, after a barrier; an error aborts the
  * job with name, the routine's. */
-static inline double bench_timed(bench_call_fn call, void *ctx, int mine, const char *name)
+static inline double bench_timed(bench_call_fn call, void *ctx, int who, const char *name)
 {
     double t0;
     int rc;
 
     PMPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
-    rc = call(mine, ctx);
+    rc = call(who, ctx);
     t0 = MPI_Wtime() - t0;
     if (rc != MPI_SUCCESS)
         die("%s returned an error", name);
     return t0;
 }
 
-/* Times call interleaved, library then MPI, after --warmup pairs; medians
- * (seconds) of the slowest rank's time, library and MPI; returns the number
- * of iterations. */
-static inline int bench_measure(bench_call_fn call, void *ctx, const char *name, double *t_lib,
-                                double *t_mpi)
+/* The routine that makes call k of round i: the libraries first, starting one
+ * further on each round, so that with two neither always runs just after the
+ * MPI library's call (which leaves the caches its way); the MPI library's last. */
+static inline int bench_turn(int i, int k)
 {
-    int i, iters, warm = opt.warmup > 0 ? opt.warmup : 1;
-    double pair_s, *t = xmalloc((size_t)warm * sizeof *t);
+    return k < nlibs ? (i + k) % nlibs : nlibs;
+}
 
-    for (i = 0; i < warm; i++) {
-        t[i] = bench_timed(call, ctx, 1, name);
-        t[i] += bench_timed(call, ctx, 0, name);
-    }
-    /* The median pair, as the first may pay for first touch; every rank must
+/* Times call interleaved, a call of each library's routine then the MPI
+ * library's per round, after --warmup rounds; t[who] (0 .. nlibs): median
+ * (seconds) of the slowest rank's time; returns the number of iterations. */
+static inline int bench_measure(bench_call_fn call, void *ctx, const char *name, double *t_out)
+{
+    int i, k, iters, warm = opt.warmup > 0 ? opt.warmup : 1, n = nlibs + 1;
+    double round_s, *t = xmalloc((size_t)warm * sizeof *t);
+
+    for (i = 0; i < warm; i++)
+        for (t[i] = 0, k = 0; k < n; k++)
+            t[i] += bench_timed(call, ctx, bench_turn(i, k), name);
+    /* The median round, as the first may pay for first touch; every rank must
      * run the same number of iterations. */
-    pair_s = median(t, warm);
+    round_s = median(t, warm);
     free(t);
-    PMPI_Allreduce(MPI_IN_PLACE, &pair_s, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    iters = iters_for(pair_s);
-    t = xmalloc(2 * (size_t)iters * sizeof *t);
-    for (i = 0; i < iters; i++) {
-        t[i] = bench_timed(call, ctx, 1, name);
-        t[iters + i] = bench_timed(call, ctx, 0, name);
-    }
-    PMPI_Allreduce(MPI_IN_PLACE, t, 2 * iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    *t_lib = median(t, iters);
-    *t_mpi = median(t + iters, iters);
+    PMPI_Allreduce(MPI_IN_PLACE, &round_s, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    iters = iters_for(round_s);
+    t = xmalloc((size_t)n * (size_t)iters * sizeof *t);
+    for (i = 0; i < iters; i++)
+        for (k = 0; k < n; k++) {
+            int who = bench_turn(i, k);
+            t[(size_t)who * (size_t)iters + (size_t)i] = bench_timed(call, ctx, who, name);
+        }
+    PMPI_Allreduce(MPI_IN_PLACE, t, n * iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    for (k = 0; k < n; k++)
+        t_out[k] = median(t + (size_t)k * (size_t)iters, iters);
     free(t);
     return iters;
 }
@@ -324,8 +448,9 @@ static inline const char *bench_algorithm(void)
     return alg && *alg ? alg : "";
 }
 
-/* The header lines on the run's environment: the MPI library (one line,
- * blanks squeezed), the ranks, TREEDUCE_ALGORITHM and TREEDUCE_HOSTS. */
+/* The header lines on the run's environment: the --lib libraries, the MPI
+ * library (one line, blanks squeezed), the ranks, TREEDUCE_ALGORITHM and
+ * TREEDUCE_HOSTS. */
 static inline void bench_print_env(void)
 {
     char lib[MPI_MAX_LIBRARY_VERSION_STRING], *p;
@@ -339,6 +464,9 @@ static inline void bench_print_env(void)
             lib[k++] = *p == '\t' ? ' ' : *p;
     lib[k] = '\0';
 
+    for (k = 0; k < nlibs; k++)
+        if (libs[k].path)
+            printf("# %s: %s\n", libs[k].name, libs[k].path);
     printf("# MPI library: %s\n", lib);
     printf("# ranks: %d\n", nprocs);
     printf("# TREEDUCE_ALGORITHM: %s\n", *alg ? alg : "(unset)");
@@ -346,16 +474,82 @@ static inline void bench_print_env(void)
         printf("# TREEDUCE_HOSTS: %s\n", hosts);
 }
 
-/* The --csv file with its line of column names, or NULL (no --csv, or it
- * cannot be opened: reported).  Rank 0 only. */
-static inline FILE *bench_csv_open(const char *columns)
+/* What the header's first lines call treeduce's routine: linked, the
+ * program's own MPI_ routine, else the --lib libraries. */
+static inline const char *bench_under_test(const char *linked)
+{
+    if (!libs[0].path)
+        return linked;
+    return nlibs == 1 ? "--lib" : "new and old, --lib --lib";
+}
+
+/* The header line on the time columns' ratios. */
+static inline void bench_print_ratios(void)
+{
+    if (nlibs == 1)
+        printf("# speed-up = MPI time / treeduce time (> 1: treeduce faster)\n");
+    else
+        printf("# new/old = new time / old time (> 1.05: new more than 5%% slower; the two take "
+               "turns at\n#   going first); speed-up = MPI time / new time (> 1: new faster)\n");
+}
+
+/* The table's time columns, each after a blank: one per library, the MPI
+ * library's, new/old (two libraries), speed-up (MPI time / the first's). */
+static inline void bench_print_time_heads(void)
+{
+    char head[32];
+
+    for (int l = 0; l < nlibs; l++) {
+        snprintf(head, sizeof head, "%s_us", libs[l].name);
+        printf(" %13s", head);
+    }
+    printf(" %13s", "mpi_us");
+    if (nlibs == 2)
+        printf(" %8s", "new/old");
+    printf(" %9s", "speed-up");
+}
+
+/* The time columns of a row with the medians t[0 .. nlibs] (seconds). */
+static inline void bench_print_times(const double *t)
+{
+    for (int l = 0; l <= nlibs; l++)
+        printf(" %13.2f", t[l] * 1e6);
+    if (nlibs == 2)
+        printf(" %8.3f", t[0] / t[1]);
+    printf(" %9.3f", t[nlibs] / t[0]);
+}
+
+/* The CSV's names of the time columns, as bench_csv_times writes them. */
+static inline const char *bench_csv_time_heads(void)
+{
+    return nlibs == 1 ? "treeduce_us,mpi_us,speedup" : "new_us,old_us,mpi_us,new_over_old,speedup";
+}
+
+/* The time columns of a CSV line (no comma before or after). */
+static inline void bench_csv_times(FILE *csv, const double *t)
+{
+    for (int l = 0; l <= nlibs; l++)
+        fprintf(csv, "%.3f,", t[l] * 1e6);
+    if (nlibs == 2)
+        fprintf(csv, "%.4f,", t[0] / t[1]);
+    fprintf(csv, "%.4f", t[nlibs] / t[0]);
+}
+
+/* The --csv file with its line of column names (printf-style), or NULL (no
+ * --csv, or it cannot be opened: reported).  Rank 0 only. */
+static inline __attribute__((format(printf, 1, 2))) FILE *bench_csv_open(const char *fmt, ...)
 {
     FILE *csv = NULL;
+    va_list ap;
 
     if (opt.csv && !(csv = fopen(opt.csv, "w")))
         perror(opt.csv);
-    if (csv)
-        fprintf(csv, "%s\n", columns);
+    if (csv) {
+        va_start(ap, fmt);
+        vfprintf(csv, fmt, ap);
+        va_end(ap);
+        fputc('\n', csv);
+    }
     return csv;
 }
 

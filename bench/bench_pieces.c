@@ -9,6 +9,11 @@
  * with MPI_Wtime; an iteration's time is the slowest rank's, and the table
  * reports medians over iterations.
  *
+ * Built without treeduce, --lib NEW.so [--lib OLD.so] loads one or two
+ * builds' libtreeduce_MACHINE.so instead and times their trd_MACHINE_X (with
+ * two: new, old, MPI, then old, new, MPI, ...); the table adds old_us and
+ * new/old, NEW's time over OLD's.
+ *
  * The size is the whole message of one rank: for rsb the input vector (p
  * blocks, the result is one), for allgather the output vector (p blocks, the
  * input is one), for reduce and bcast the buffer.  For rsb and allgather it is
@@ -17,16 +22,16 @@
  * the size used.  algbw = size / time; busbw = algbw * (p-1)/p for rsb and
  * allgather, algbw for reduce and bcast (the conventions of nccl-tests).
  *
- * Before timing, each piece's results are compared with the MPI library's at
- * a few sizes, out of place and in place (MPI_IN_PLACE at root 0 only for
- * reduce: MPICH 4.0 crashes on it at other roots, pmodels/mpich#6540), reduce
- * and bcast at the first and last rank as root: rsb and reduce within
+ * Before timing, each treeduce piece's results are compared with the MPI
+ * library's at a few sizes, out of place and in place (MPI_IN_PLACE at root 0
+ * only for reduce: MPICH 4.0 crashes on it at other roots, pmodels/mpich#6540),
+ * reduce and bcast at the first and last rank as root: rsb and reduce within
  * rounding (|a - e| <= 2 p eps * sum_r |x_r|), allgather and bcast exactly
  * and bitwise equal on every rank; a mismatch aborts the run.
  *
  * Usage: bench_pieces [--piece rsb|allgather|reduce|bcast|all] [--min-bytes N]
  *                     [--max-bytes N] [--iters N] [--warmup N] [--csv FILE]
- *                     [--check-only]
+ *                     [--lib LIB [--lib LIB]] [--check-only]
  * Sizes take a K, M or G suffix (powers of 1024).  --iters is the most
  * iterations per size; a size runs fewer when the warm-up shows they would
  * take over SECONDS_PER_SIZE, but at least MIN_ITERS.
@@ -95,78 +100,86 @@ static size_t bytes_of(enum piece pc, size_t count)
     return (pc == P_RSB ? n_in(pc, count) : n_out(pc, count)) * sizeof(double);
 }
 
-/* One call of the piece, treeduce's (mine) or the MPI library's; x is the
- * send buffer, y the receive buffer (bcast: the buffer; in: MPI_IN_PLACE). */
-static int call(enum piece pc, int mine, const void *x, double *y, int count, int root)
+/* One call of the piece, treeduce's of libs[who] or, for who == nlibs, the
+ * MPI library's; x is the send buffer, y the receive buffer (bcast: the
+ * buffer; in: MPI_IN_PLACE). */
+static int call(enum piece pc, int who, const void *x, double *y, int count, int root)
 {
+    const struct bench_lib *l = who < nlibs ? &libs[who] : NULL;
     MPI_Comm w = MPI_COMM_WORLD;
 
     switch (pc) {
     case P_RSB:
-        return mine ? MPI_Reduce_scatter_block(x, y, count, MPI_DOUBLE, MPI_SUM, w)
-                    : PMPI_Reduce_scatter_block(x, y, count, MPI_DOUBLE, MPI_SUM, w);
+        return l ? l->reduce_scatter_block(x, y, count, MPI_DOUBLE, MPI_SUM, w)
+                 : PMPI_Reduce_scatter_block(x, y, count, MPI_DOUBLE, MPI_SUM, w);
     case P_ALLGATHER:
-        return mine ? MPI_Allgather(x, count, MPI_DOUBLE, y, count, MPI_DOUBLE, w)
-                    : PMPI_Allgather(x, count, MPI_DOUBLE, y, count, MPI_DOUBLE, w);
+        return l ? l->allgather(x, count, MPI_DOUBLE, y, count, MPI_DOUBLE, w)
+                 : PMPI_Allgather(x, count, MPI_DOUBLE, y, count, MPI_DOUBLE, w);
     case P_REDUCE:
-        return mine ? MPI_Reduce(x, y, count, MPI_DOUBLE, MPI_SUM, root, w)
-                    : PMPI_Reduce(x, y, count, MPI_DOUBLE, MPI_SUM, root, w);
+        return l ? l->reduce(x, y, count, MPI_DOUBLE, MPI_SUM, root, w)
+                 : PMPI_Reduce(x, y, count, MPI_DOUBLE, MPI_SUM, root, w);
     default:
-        return mine ? MPI_Bcast(y, count, MPI_DOUBLE, root, w)
-                    : PMPI_Bcast(y, count, MPI_DOUBLE, root, w);
+        return l ? l->bcast(y, count, MPI_DOUBLE, root, w)
+                 : PMPI_Bcast(y, count, MPI_DOUBLE, root, w);
     }
 }
 
 /* ---- Correctness check ------------------------------------------------------ */
 
-/* Compares treeduce's piece with the MPI library's on count (see n_in), in
- * place or not, at root (reduce, bcast); aborts on a mismatch. */
+/* The buffer of a call on the check's input x (nin doubles), nbuf doubles:
+ * zeroed, or holding x where the call reads it (bcast, in place). */
+static void check_buffer(enum piece pc, double *buf, size_t nbuf, const double *x, size_t nin,
+                         size_t count, int inplace)
+{
+    memset(buf, 0, nbuf * sizeof *buf);
+    if (pc == P_BCAST || (inplace && pc != P_ALLGATHER))
+        memcpy(buf, x, nin * sizeof *x);
+    else if (inplace)
+        memcpy(buf + (size_t)rank * count, x, nin * sizeof *x);
+}
+
+/* Compares each library's piece with the MPI library's on count (see n_in),
+ * in place or not, at root (reduce, bcast); aborts on a mismatch. */
 static void check(enum piece pc, size_t count, int inplace, int root)
 {
     size_t nin = n_in(pc, count), nout = n_out(pc, count), nbuf = nin > nout ? nin : nout, i;
-    size_t ncmp = nout;
+    size_t ncmp = pc == P_REDUCE && rank != root ? 0 : nout;
     double *x = xmalloc(nin * sizeof *x), *e = xmalloc(nbuf * sizeof *e);
     double *a = xmalloc(nbuf * sizeof *a), *s = NULL;
     /* reduce: MPI_IN_PLACE at the root only */
     const void *send = inplace && (pc != P_REDUCE || rank == root) ? MPI_IN_PLACE : x;
-    int n = (int)count, rc, exact = pc == P_ALLGATHER || pc == P_BCAST;
+    int n = (int)count, rc, l, exact = pc == P_ALLGATHER || pc == P_BCAST;
 
     fill_check(x, nin, count);
-    memset(e, 0, nbuf * sizeof *e);
-    memset(a, 0, nbuf * sizeof *a);
-    if (pc == P_BCAST || (inplace && pc != P_ALLGATHER)) {
-        memcpy(e, x, nin * sizeof *x);
-        memcpy(a, x, nin * sizeof *x);
-    } else if (inplace) {
-        memcpy(e + (size_t)rank * count, x, nin * sizeof *x);
-        memcpy(a + (size_t)rank * count, x, nin * sizeof *x);
-    }
-    rc = call(pc, 0, send, e, n, root);
-    if (rc == MPI_SUCCESS)
-        rc = call(pc, 1, send, a, n, root);
+    check_buffer(pc, e, nbuf, x, nin, count, inplace);
+    rc = call(pc, nlibs, send, e, n, root);
     if (rc == MPI_SUCCESS && !exact) {
         double *ab = xmalloc(nin * sizeof *ab);
         s = xmalloc(nout * sizeof *s);
         for (i = 0; i < nin; i++)
             ab[i] = fabs(x[i]);
-        rc = call(pc, 0, ab, s, n, root);
+        rc = call(pc, nlibs, ab, s, n, root);
         free(ab);
     }
     if (rc != MPI_SUCCESS)
-        die("%s returned an error during the correctness check", piece_mpi[pc]);
-    if (pc == P_REDUCE && rank != root)
-        ncmp = 0;
-    for (i = 0; i < ncmp; i++) {
-        double tol = exact ? 0 : 2.0 * nprocs * DBL_EPSILON * s[i];
-        if (!(fabs(a[i] - e[i]) <= tol))
-            die("%s: wrong result: count=%zu in_place=%s root=%d index=%zu expected=%.17g "
-                "actual=%.17g tol=%.3g",
-                piece_mpi[pc], count, inplace ? "yes" : "no",
-                pc == P_REDUCE || pc == P_BCAST ? root : -1, i, e[i], a[i], tol);
+        die("P%s returned an error during the correctness check", piece_mpi[pc]);
+    for (l = 0; l < nlibs; l++) {
+        const char *who = libs[l].name;
+        check_buffer(pc, a, nbuf, x, nin, count, inplace);
+        if (call(pc, l, send, a, n, root) != MPI_SUCCESS)
+            die("%s (%s) returned an error during the correctness check", piece_mpi[pc], who);
+        for (i = 0; i < ncmp; i++) {
+            double tol = exact ? 0 : 2.0 * nprocs * DBL_EPSILON * s[i];
+            if (!(fabs(a[i] - e[i]) <= tol))
+                die("%s (%s): wrong result: count=%zu in_place=%s root=%d index=%zu "
+                    "expected=%.17g actual=%.17g tol=%.3g",
+                    piece_mpi[pc], who, count, inplace ? "yes" : "no",
+                    pc == P_REDUCE || pc == P_BCAST ? root : -1, i, e[i], a[i], tol);
+        }
+        if (exact && !same_on_all_ranks(a, nout))
+            die("%s (%s): result differs between ranks: count=%zu in_place=%s", piece_mpi[pc], who,
+                count, inplace ? "yes" : "no");
     }
-    if (exact && !same_on_all_ranks(a, nout))
-        die("%s: result differs between ranks: count=%zu in_place=%s", piece_mpi[pc], count,
-            inplace ? "yes" : "no");
     free(x);
     free(e);
     free(a);
@@ -207,19 +220,18 @@ struct args {
     int count;
 };
 
-static int call_args(int mine, void *ctx)
+static int call_args(int who, void *ctx)
 {
     const struct args *c = ctx;
-    return call(c->pc, mine, c->x, c->y, c->count, 0);
+    return call(c->pc, who, c->x, c->y, c->count, 0);
 }
 
-/* Medians (seconds) of the slowest rank's time, library and MPI; returns the
- * number of iterations. */
-static int measure(enum piece pc, const double *x, double *y, size_t count, double *t_lib,
-                   double *t_mpi)
+/* Medians (seconds) of the slowest rank's time, t[0 .. nlibs] (the libraries,
+ * MPI); returns the number of iterations. */
+static int measure(enum piece pc, const double *x, double *y, size_t count, double *t)
 {
     struct args c = {pc, x, y, (int)count};
-    return bench_measure(call_args, &c, piece_mpi[pc], t_lib, t_mpi);
+    return bench_measure(call_args, &c, piece_mpi[pc], t);
 }
 
 /* "64 MiB", or "64.0 MiB" for a size just short of it. */
@@ -241,17 +253,19 @@ static void human(char *buf, size_t n, size_t bytes)
 static void print_header(void)
 {
     printf("# MPI_Reduce_scatter_block (rsb), MPI_Allgather, MPI_Reduce, MPI_Bcast benchmark:\n");
-    printf("# treeduce (MPI_X) vs MPI library (PMPI_X), interleaved\n");
+    printf("# treeduce (%s) vs MPI library (PMPI_X), interleaved\n", bench_under_test("MPI_X"));
     bench_print_env();
     printf("# MPI_DOUBLE, MPI_SUM, out of place, root 0; times: median over iterations of the "
            "slowest rank, in us\n");
     printf("# size: per rank, rsb's input (p blocks), allgather's output (p blocks), reduce's and "
            "bcast's buffer\n");
-    printf("# speed-up = MPI time / treeduce time (> 1: treeduce faster)\n");
-    printf("# algbw = size / treeduce time; busbw = algbw * (p-1)/p (rsb, allgather) or algbw "
-           "(reduce, bcast); GB/s = 1e9 B/s\n");
-    printf("%-9s %10s %6s %13s %13s %9s %10s %10s\n", "piece", "size", "iters", "treeduce_us",
-           "mpi_us", "speed-up", "algbw_GB/s", "busbw_GB/s");
+    bench_print_ratios();
+    printf("# algbw = size / %s time; busbw = algbw * (p-1)/p (rsb, allgather) or algbw "
+           "(reduce, bcast); GB/s = 1e9 B/s\n",
+           libs[0].name);
+    printf("%-9s %10s %6s", "piece", "size", "iters");
+    bench_print_time_heads();
+    printf(" %10s %10s\n", "algbw_GB/s", "busbw_GB/s");
     fflush(stdout);
 }
 
@@ -266,10 +280,13 @@ int main(int argc, char **argv)
     if (bench_parse_args(argc, argv, parse_arg) != 0)
         return bench_usage(
             "usage: bench_pieces [--piece rsb|allgather|reduce|bcast|all] [--min-bytes N]\n"
-            "                    [--max-bytes N] [--iters N] [--warmup N] [--csv FILE] "
-            "[--check-only]\n"
-            "  sizes in bytes, with an optional K, M or G suffix (1024-based)\n");
+            "                    [--max-bytes N] [--iters N] [--warmup N] [--csv FILE]\n"
+            "                    [--lib LIB [--lib LIB]] [--check-only]\n"
+            "  sizes in bytes, with an optional K, M or G suffix (1024-based);\n"
+            "  --lib: a libtreeduce_MACHINE.so to time instead of MPI_X; twice: NEW's and OLD's\n"
+            "  side by side\n");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    bench_load_libs();
 
     for (pc = 0; pc < P_MAX; pc++)
         if (pieces_on & 1 << pc)
@@ -279,8 +296,9 @@ int main(int argc, char **argv)
 
     if (rank == 0) {
         print_header();
-        csv = bench_csv_open("ranks,algorithm,piece,bytes,count,iters,treeduce_us,mpi_us,speedup,"
-                             "treeduce_algbw_GBps,mpi_algbw_GBps,treeduce_busbw_GBps");
+        csv = bench_csv_open("ranks,algorithm,piece,bytes,count,iters,%s,%s_algbw_GBps,"
+                             "mpi_algbw_GBps,%s_busbw_GBps",
+                             bench_csv_time_heads(), libs[0].name, libs[0].name);
     }
 
     /* a block of one double per rank may exceed --max-bytes */
@@ -296,26 +314,29 @@ int main(int argc, char **argv)
         bytes = opt.min_bytes;
         do {
             size_t count = count_for(pc, bytes), used = bytes_of(pc, count);
-            double t_lib, t_mpi;
+            double t[BENCH_MAX_LIBS + 1];
             int iters;
             if (used != last) {
                 last = used;
-                iters = measure(pc, x, y, count, &t_lib, &t_mpi);
+                iters = measure(pc, x, y, count, t);
                 if (rank == 0) {
                     char size[32];
-                    double algbw = (double)used / t_lib / 1e9;
+                    double algbw = (double)used / t[0] / 1e9;
                     double busbw = pc == P_RSB || pc == P_ALLGATHER
                                        ? algbw * (nprocs - 1) / nprocs
                                        : algbw;
                     human(size, sizeof size, used);
-                    printf("%-9s %10s %6d %13.2f %13.2f %9.3f %10.3f %10.3f\n", piece_name[pc],
-                           size, iters, t_lib * 1e6, t_mpi * 1e6, t_mpi / t_lib, algbw, busbw);
+                    printf("%-9s %10s %6d", piece_name[pc], size, iters);
+                    bench_print_times(t);
+                    printf(" %10.3f %10.3f\n", algbw, busbw);
                     fflush(stdout);
-                    if (csv)
-                        fprintf(csv, "%d,%s,%s,%zu,%zu,%d,%.3f,%.3f,%.4f,%.4f,%.4f,%.4f\n", nprocs,
-                                bench_algorithm(), piece_name[pc], used, used / sizeof(double),
-                                iters, t_lib * 1e6, t_mpi * 1e6, t_mpi / t_lib, algbw,
-                                (double)used / t_mpi / 1e9, busbw);
+                    if (csv) {
+                        fprintf(csv, "%d,%s,%s,%zu,%zu,%d,", nprocs, bench_algorithm(),
+                                piece_name[pc], used, used / sizeof(double), iters);
+                        bench_csv_times(csv, t);
+                        fprintf(csv, ",%.4f,%.4f,%.4f\n", algbw, (double)used / t[nlibs] / 1e9,
+                                busbw);
+                    }
                 }
             }
         } while (bench_next_size(&bytes));

@@ -3,22 +3,61 @@
 # allreduce (and the pieces) against the MPI library's own in one run
 # (2 ranks), correctness check first, and keep the tables as CSV under
 # bench/results/.
-#   bench/run.sh [BUILD_DIR] [extra bench options]
+#   bench/run.sh [NEW [OLD]] [extra bench_allreduce options]
+# NEW and OLD are build directories (NEW defaults to build/).  With OLD, both
+# builds' libtreeduce_local.so are loaded into NEW's plain bench_allreduce and
+# bench_pieces (--lib, --lib) and timed in the same run, interleaved call by
+# call with the MPI library's: the tables add old_us and new/old, NEW's time
+# over OLD's, to show that a change to the runtime is no slower.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$top/build}
 [ $# -gt 0 ] && shift
+old=
+if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then
+    old=$1
+    shift
+fi
 mpiexec=$(command -v mpiexec.mpich || command -v mpiexec)
 mkdir -p "$top/bench/results"
-csv="$top/bench/results/allreduce-$(hostname -s).csv"
+host=$(hostname -s)
 echo "== plan for this machine (treeduce-gen local --explain)"
-"$build/treeduce-gen" local --explain
-echo
-echo "== generated allreduce vs the MPI library's, 2 ranks, same run"
-"$mpiexec" -n 2 "$build/bench_allreduce_local" --csv "$csv" "$@"
-echo
-pcsv="$top/bench/results/pieces-$(hostname -s).csv"
-echo "== reduce_scatter_block, allgather, reduce, bcast vs the MPI library's, 2 ranks, same run"
-"$mpiexec" -n 2 "$build/bench_pieces_local" --csv "$pcsv"
+plan=$("$build/treeduce-gen" local --explain)
+echo "$plan"
+if [ -z "$old" ]; then
+    csv="$top/bench/results/allreduce-$host.csv"
+    pcsv="$top/bench/results/pieces-$host.csv"
+    echo
+    echo "== generated allreduce vs the MPI library's, 2 ranks, same run"
+    "$mpiexec" -n 2 "$build/bench_allreduce_local" --csv "$csv" "$@"
+    echo
+    echo "== reduce_scatter_block, allgather, reduce, bcast vs the MPI library's, 2 ranks, same run"
+    "$mpiexec" -n 2 "$build/bench_pieces_local" --csv "$pcsv"
+else
+    new_lib=$build/libtreeduce_local.so
+    old_lib=$old/libtreeduce_local.so
+    for lib in "$new_lib" "$old_lib"; do
+        [ -f "$lib" ] || { echo "bench/run.sh: no $lib" >&2; exit 2; }
+    done
+    # OLD's generator may plan differently: then its plan too (the seconds
+    # the verification took aside)
+    if [ -x "$old/treeduce-gen" ]; then
+        old_plan=$("$old/treeduce-gen" local --explain 2>&1 || true)
+        strip='s/, [0-9.]* s$//'
+        if [ "$(echo "$old_plan" | sed "$strip")" != "$(echo "$plan" | sed "$strip")" ]; then
+            echo
+            echo "== OLD's plan ($old/treeduce-gen local --explain) differs"
+            echo "$old_plan"
+        fi
+    fi
+    csv="$top/bench/results/allreduce-$host-new-old.csv"
+    pcsv="$top/bench/results/pieces-$host-new-old.csv"
+    echo
+    echo "== generated allreduce, NEW ($build) and OLD ($old), vs the MPI library's, 2 ranks, same run"
+    "$mpiexec" -n 2 "$build/bench_allreduce" --lib "$new_lib" --lib "$old_lib" --csv "$csv" "$@"
+    echo
+    echo "== reduce_scatter_block, allgather, reduce, bcast, NEW and OLD, vs the MPI library's, 2 ranks, same run"
+    "$mpiexec" -n 2 "$build/bench_pieces" --lib "$new_lib" --lib "$old_lib" --csv "$pcsv"
+fi
 echo
 echo "CSV: $csv $pcsv"
