@@ -50,7 +50,6 @@ struct trd_plan_entry {
     size_t nx;
     size_t tmp_bytes;
     int nepochs;
-    int publish;  /* others read or write this rank's user buffers: publish their addresses */
     int maxreq;
     MPI_Request *reqs;
     unsigned long used;
@@ -172,8 +171,6 @@ static const char *lower(trd_comm *c, const trd_sched *s, trd_plan_entry *p)
                 if (!c->shm || seg_addr(s, c, buf, v, o->len, ext, &off, &par))
                     return "a segment access outside its areas";
             }
-            if (remote == REMOTE_CMA)
-                p->publish = 1;
             if (side) {
                 x->dremote = remote;
                 x->dpeer = li;
@@ -432,7 +429,9 @@ int trd_exec(trd_comm *c, trd_plan_entry *p, const void *sendbuf, void *recvbuf,
     e.basepar = (unsigned)(e.base & 1);
     if (p->tmp_bytes && !(e.tmp = trd_comm_scratch(c, p->tmp_bytes)))
         return MPI_ERR_NO_MEM;
-    if (p->publish) {
+    if (s && c->shape.cma) {
+        /* another rank's ops may read or write this rank's buffers directly:
+         * where they are, before anything is signalled */
         struct trd_shm_ctrl *k = trd_shm_ctrl(s, s->me);
         k->src = (uint64_t)(uintptr_t)input_of(c, &p->call, sendbuf, recvbuf);
         k->dst = (uint64_t)(uintptr_t)recvbuf;
@@ -445,7 +444,7 @@ int trd_exec(trd_comm *c, trd_plan_entry *p, const void *sendbuf, void *recvbuf,
             i++;
             break;
         case TRD_S_REDUCE:
-            rc = trd_reduce(red, addr(&e, x->sbuf, x->speer, x->spar, x->soff),
+            rc = trd_reduce_local(red, addr(&e, x->sbuf, x->speer, x->spar, x->soff),
                             addr(&e, x->dbuf, x->dpeer, x->dpar, x->doff), x->len);
             i++;
             break;

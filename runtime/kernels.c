@@ -516,7 +516,7 @@ fn_exit:
     return rc;
 }
 
-int trd_reduce(const trd_reducer *r, const void *in, void *inout, size_t count)
+int trd_reduce_local(const trd_reducer *r, const void *in, void *inout, size_t count)
 {
     if (r->fn) {
         r->fn(in, inout, count);

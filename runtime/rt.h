@@ -53,7 +53,7 @@ int trd_type_extent(MPI_Datatype type, size_t *extent);
 int trd_op_is_predefined(MPI_Op op);
 
 /* inout[0:count) = in[0:count) op inout[0:count); count in elements. */
-int trd_reduce(const trd_reducer *r, const void *in, void *inout, size_t count);
+int trd_reduce_local(const trd_reducer *r, const void *in, void *inout, size_t count);
 
 /* ---- Environment and notes (env.c) ---------------------------------------------- */
 

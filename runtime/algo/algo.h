@@ -15,7 +15,7 @@
 
 #include <stddef.h>
 
-#include "sched.h"
+#include "trd_sched.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,6 +1,6 @@
 /* Schedule IR storage, shapes, the builder and the readable step script
  * (sched.h). */
-#include "sched.h"
+#include "trd_sched.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -14,7 +14,7 @@
  * "N passed, M failed" (N counts checked pairs and reducer checks); the exit
  * status is non-zero if any check failed.
  */
-#include "treeduce_rt.h"
+#include "rt.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -412,7 +412,7 @@ static int compare_with_mpich(const struct type_case *tc, const struct op_case *
                 fn(in_buf, kernel_buf, count);
             else
                 memcpy(kernel_buf, ref_buf, bytes);
-            rc = trd_reduce(&r, in_copy, reducer_buf, count);
+            rc = trd_reduce_local(&r, in_copy, reducer_buf, count);
 
             if (memcmp(kernel_buf, ref_buf, bytes) != 0) {
                 describe_difference(tc->name, oc->name, "kernel", kernel_buf, count, extent);
@@ -492,8 +492,8 @@ static void check_user_op(void)
         in[i] = i;
         inout[i] = 1000 + 3 * i;
     }
-    ok = ok && trd_reduce(&r, in, inout, 0) == MPI_SUCCESS && inout[1] == 1003;
-    ok = ok && trd_reduce(&r, in, inout, N) == MPI_SUCCESS;
+    ok = ok && trd_reduce_local(&r, in, inout, 0) == MPI_SUCCESS && inout[1] == 1003;
+    ok = ok && trd_reduce_local(&r, in, inout, N) == MPI_SUCCESS;
     for (int i = 0; i < N; i++)
         ok = ok && inout[i] == 2 * i + 1000 + 3 * i;
     check(ok, "MPI_INT", "user op 2*in+inout", "fallback result or operand order wrong");
@@ -533,8 +533,8 @@ static void check_rejected_pair(void)
     double in = 1.0, inout = 2.0;
 
     int ok = trd_reducer_init(&r, MPI_DOUBLE, MPI_BAND) == MPI_SUCCESS && r.fn == NULL;
-    ok = ok && trd_reduce(&r, &in, &inout, 0) != MPI_SUCCESS;
-    ok = ok && trd_reduce(&r, &in, &inout, 1) != MPI_SUCCESS && inout == 2.0;
+    ok = ok && trd_reduce_local(&r, &in, &inout, 0) != MPI_SUCCESS;
+    ok = ok && trd_reduce_local(&r, &in, &inout, 1) != MPI_SUCCESS && inout == 2.0;
     check(ok, "MPI_DOUBLE", "MPI_BAND", "trd_reduce must return MPI_Reduce_local's error");
 }
 
