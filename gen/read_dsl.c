@@ -683,6 +683,10 @@ static void end_switch(trd_dsl_ctx *ctx)
 
 /* ---- source map ------------------------------------------------------------ */
 
+/* A statement for the map: keyword kw at kwloc, its arguments from the token
+ * at first to the one at last (both NULL: it has none), semi its ';'.  Several
+ * tokens ("nodes a[0-3] : t", "cores 8 4") are one range, so a caller can
+ * replace the whole argument without knowing how the scanner split it. */
 void trd__dsl_stmt(trd_dsl_ctx *ctx, int kw, const TRD_YYLTYPE *kwloc, const TRD_YYLTYPE *first,
                    const TRD_YYLTYPE *last, const TRD_YYLTYPE *semi)
 {
