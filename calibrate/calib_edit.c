@@ -6,10 +6,10 @@
  * (trd_topo_path_cost's walk: node -> leaf switch on both ends, then child ->
  * parent hops, each hop costing the parent's link class [MPICH §3]).  The
  * topology API does not name a node type's package and node link classes, so
- * those come from the file itself: for the DSL a small scanner that follows
- * grammar/topo.l (comments, strings, punctuation, words) and finds the link,
- * nodetype and switch blocks with the byte offsets of their items; for XML the
- * libxml2 tree.
+ * those come from the file itself: for the DSL the reader's source map
+ * (trd_read_dsl_string_map: the link, nodetype and switch blocks with the
+ * byte offsets of their statements, from the parser's own tokens); for XML
+ * the libxml2 tree.
  *
  * Writing: latency, bandwidth, injection (when measured) and alpha_r (when
  * the pipelined postal fit was meaningful [RM §3, Eq. 3]; an older alpha_r
@@ -57,23 +57,6 @@ static const char *const level_xml_attr[CAL_NLEVELS] = {"package-link", "node-li
 static const char *const level_new_name[CAL_NLEVELS] = {"measured_package", "measured_node",
                                                         "measured_network"};
 
-/* ---- DSL blocks ------------------------------------------------------------ */
-
-typedef struct dsl_item {
-    char kw[16];
-    size_t arg_off, arg_end; /* bytes of the arguments, first to last token */
-    size_t kw_off, stmt_end; /* the whole statement: its keyword to after its ';' */
-} dsl_item;
-
-typedef struct dsl_block {
-    char kind[16]; /* link, nodetype, switch */
-    char name[128];
-    size_t kw_off;         /* the keyword that opens the block */
-    size_t close;          /* its '}' */
-    dsl_item items[8];     /* only latency bandwidth injection alpha_r package node link */
-    int nitems;
-} dsl_block;
-
 struct cal_file {
     char *path; /* as given, for messages */
     char *real; /* what is replaced */
@@ -82,8 +65,7 @@ struct cal_file {
     size_t len;
     struct stat st;
     trd_topo_t topo;
-    dsl_block *blocks;
-    int nblocks;
+    trd_dsl_map *map; /* DSL: where the blocks and statements are in text */
     xmlDocPtr doc;
     int dropped_ar[CAL_NLEVELS]; /* cal_write removed a stale alpha_r of this level's link */
 };
@@ -106,163 +88,36 @@ static int line_of(const char *text, size_t off)
     return line;
 }
 
-typedef struct tok {
-    char kind; /* '{' '}' ';' ':' 'w' (word) 's' (string) */
-    size_t off, end;
-} tok;
+/* ---- DSL blocks ------------------------------------------------------------ */
 
-static int is_blank(char c)
+/* Block names are planned and looked up in cal_target's 128-byte fields: a
+ * file with a longer one is refused before anything is measured. */
+static int dsl_check_names(cal_file *f, char *err, size_t errlen)
 {
-    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
-}
-
-/* Tokens as grammar/topo.l sees their boundaries; values and host lists may
- * come out as several words, which is all the block finder needs. */
-static int dsl_tokens(const char *s, size_t n, tok **out, int *ntok)
-{
-    int cap = 256, k = 0;
-    tok *v = malloc((size_t)cap * sizeof *v);
-    if (!v)
-        return -1;
-    size_t i = 0;
-    while (i < n) {
-        char c = s[i];
-        if (is_blank(c)) {
-            i++;
-            continue;
-        }
-        if (c == '#') {
-            while (i < n && s[i] != '\n')
-                i++;
-            continue;
-        }
-        if (k == cap) {
-            tok *nv = realloc(v, (size_t)(cap *= 2) * sizeof *v);
-            if (!nv) {
-                free(v);
-                return -1;
-            }
-            v = nv;
-        }
-        size_t start = i;
-        if (c == '{' || c == '}' || c == ';' || c == ':') {
-            v[k++] = (tok){c, start, ++i};
-        } else if (c == '"') {
-            for (i++; i < n && s[i] != '"' && s[i] != '\n'; i++)
-                if (s[i] == '\\' && i + 1 < n)
-                    i++;
-            if (i < n && s[i] == '"')
-                i++;
-            v[k++] = (tok){'s', start, i};
-        } else {
-            while (i < n && !is_blank(s[i]) && !strchr("{};:#\"", s[i]))
-                i++;
-            v[k++] = (tok){'w', start, i};
+    for (int i = 0; i < f->map->nblocks; i++) {
+        const trd_dsl_block *b = &f->map->blocks[i];
+        if (strlen(b->name) >= sizeof(((cal_target *)0)->link)) {
+            fail(err, errlen, "%s:%d: cannot follow the file's structure here", f->path,
+                 line_of(f->text, b->kw_off));
+            return -1;
         }
     }
-    *out = v;
-    *ntok = k;
     return 0;
 }
 
-static int tok_is(const char *s, const tok *t, const char *word)
+static const trd_dsl_block *dsl_find(cal_file *f, const char *kind, const char *name)
 {
-    size_t l = strlen(word);
-    return t->kind == 'w' && t->end - t->off == l && memcmp(s + t->off, word, l) == 0;
-}
-
-/* Find the link, nodetype and switch blocks of a file the reader accepted. */
-static int dsl_blocks(cal_file *f, char *err, size_t errlen)
-{
-    tok *tk;
-    int nt;
-    if (dsl_tokens(f->text, f->len, &tk, &nt) != 0) {
-        fail(err, errlen, "out of memory");
-        return -1;
-    }
-    int cap = 0, rc = 0;
-    for (int i = 0; i < nt && rc == 0;) {
-        if (tok_is(f->text, &tk[i], "machine")) {
-            while (i < nt && tk[i].kind != ';')
-                i++;
-            i++;
-            continue;
-        }
-        if (!(tok_is(f->text, &tk[i], "link") || tok_is(f->text, &tk[i], "nodetype") ||
-              tok_is(f->text, &tk[i], "switch")) ||
-            i + 2 >= nt || tk[i + 1].kind != 'w' || tk[i + 2].kind != '{' ||
-            tk[i + 1].end - tk[i + 1].off >= sizeof f->blocks[0].name) {
-            fail(err, errlen, "%s:%d: cannot follow the file's structure here", f->path,
-                 line_of(f->text, tk[i].off));
-            rc = -1;
-            break;
-        }
-        if (f->nblocks == cap) {
-            cap = cap ? 2 * cap : 16;
-            dsl_block *nb = realloc(f->blocks, (size_t)cap * sizeof *nb);
-            if (!nb) {
-                fail(err, errlen, "out of memory");
-                rc = -1;
-                break;
-            }
-            f->blocks = nb;
-        }
-        dsl_block *b = &f->blocks[f->nblocks++];
-        memset(b, 0, sizeof *b);
-        snprintf(b->kind, sizeof b->kind, "%.*s", (int)(tk[i].end - tk[i].off), f->text + tk[i].off);
-        snprintf(b->name, sizeof b->name, "%.*s", (int)(tk[i + 1].end - tk[i + 1].off),
-                 f->text + tk[i + 1].off);
-        b->kw_off = tk[i].off;
-        i += 3;
-        while (i < nt && tk[i].kind != '}') {
-            int kw = i, last = -1;
-            for (i++; i < nt && tk[i].kind != ';' && tk[i].kind != '}'; i++)
-                last = i;
-            if (i >= nt || tk[i].kind != ';') {
-                fail(err, errlen, "%s:%d: cannot follow the file's structure here", f->path,
-                     line_of(f->text, tk[kw].off));
-                rc = -1;
-                break;
-            }
-            i++; /* ';' */
-            static const char *const keep[] = {"latency", "bandwidth", "injection", "alpha_r",
-                                               "package", "node",      "link"};
-            for (size_t k = 0; k < sizeof keep / sizeof keep[0]; k++) {
-                if (last >= 0 && tok_is(f->text, &tk[kw], keep[k]) &&
-                    b->nitems < (int)(sizeof b->items / sizeof b->items[0])) {
-                    dsl_item *it = &b->items[b->nitems++];
-                    snprintf(it->kw, sizeof it->kw, "%s", keep[k]);
-                    it->arg_off = tk[kw + 1].off;
-                    it->arg_end = tk[last].end;
-                    it->kw_off = tk[kw].off;
-                    it->stmt_end = tk[i - 1].end;
-                }
-            }
-        }
-        if (rc == 0 && i >= nt) {
-            fail(err, errlen, "%s: block '%s' is not closed", f->path, b->name);
-            rc = -1;
-        }
-        if (rc == 0)
-            b->close = tk[i++].off;
-    }
-    free(tk);
-    return rc;
-}
-
-static dsl_block *dsl_find(cal_file *f, const char *kind, const char *name)
-{
-    for (int i = 0; i < f->nblocks; i++)
-        if (strcmp(f->blocks[i].kind, kind) == 0 && strcmp(f->blocks[i].name, name) == 0)
-            return &f->blocks[i];
+    for (int i = 0; i < f->map->nblocks; i++)
+        if (strcmp(f->map->blocks[i].kind, kind) == 0 && strcmp(f->map->blocks[i].name, name) == 0)
+            return &f->map->blocks[i];
     return NULL;
 }
 
-static dsl_item *dsl_item_of(dsl_block *b, const char *kw)
+static const trd_dsl_stmt *dsl_item_of(const trd_dsl_block *b, const char *kw)
 {
-    for (int i = 0; b && i < b->nitems; i++)
-        if (strcmp(b->items[i].kw, kw) == 0)
-            return &b->items[i];
+    for (int i = 0; b && i < b->nstmts; i++)
+        if (strcmp(b->stmts[i].kw, kw) == 0)
+            return &b->stmts[i];
     return NULL;
 }
 
@@ -311,10 +166,10 @@ static int nodetype_link(cal_file *f, const char *nt, int level, char *buf, size
         xmlFree(v);
         return 0;
     }
-    dsl_block *b = dsl_find(f, "nodetype", nt);
+    const trd_dsl_block *b = dsl_find(f, "nodetype", nt);
     if (!b)
         return -1;
-    dsl_item *it = dsl_item_of(b, level_link_kw[level]);
+    const trd_dsl_stmt *it = dsl_item_of(b, level_link_kw[level]);
     if (!it)
         return 1;
     snprintf(buf, len, "%.*s", (int)(it->arg_end - it->arg_off), f->text + it->arg_off);
@@ -381,9 +236,10 @@ static void diag_to(trd_diag *d, const char *head, char *err, size_t errlen)
     free(buf);
 }
 
-/* Read text with the generator's reader into a finalized model. */
+/* Read text with the generator's reader into a finalized model; map (DSL
+ * only, may be NULL) receives the reader's source map of an accepted text. */
 static trd_topo_t read_model(const char *path, int xml, const char *text, size_t len,
-                             const char *what, char *err, size_t errlen)
+                             const char *what, trd_dsl_map **map, char *err, size_t errlen)
 {
     trd_topo_t t = NULL;
     trd_diag *d = trd_diag_create();
@@ -398,13 +254,17 @@ static trd_topo_t read_model(const char *path, int xml, const char *text, size_t
     int one = 1;
     trd_topo_set_default_nodetype(t, 1, &one, "--nodetype \"package:1 core:1\"");
     int rc = xml ? trd_read_xml_string(t, d, path, text, len)
-                 : trd_read_dsl_string(t, d, path, text, len);
+                 : trd_read_dsl_string_map(t, d, path, text, len, map);
     if (rc == TRD_OK && trd_diag_count(d) == 0)
         rc = trd_topo_finalize(t, d);
     if (rc != TRD_OK || trd_diag_count(d) > 0) {
         diag_to(d, what, err, errlen);
         trd_topo_destroy(t);
         t = NULL;
+        if (map) {
+            trd_dsl_map_free(*map);
+            *map = NULL;
+        }
     }
     trd_diag_destroy(d);
     return t;
@@ -459,8 +319,9 @@ int cal_open(cal_file **out, const char *path, char *err, size_t errlen)
             goto bad;
         }
     }
-    f->topo = read_model(path, f->xml, f->text, f->len, "the topology file "
-                         "has errors; nothing measured or written:", err, errlen);
+    f->topo = read_model(path, f->xml, f->text, f->len,
+                         "the topology file has errors; nothing measured or written:",
+                         f->xml ? NULL : &f->map, err, errlen);
     if (!f->topo)
         goto bad;
     if (f->xml) {
@@ -470,7 +331,7 @@ int cal_open(cal_file **out, const char *path, char *err, size_t errlen)
             fail(err, errlen, "%s: libxml2 cannot read it", path);
             goto bad;
         }
-    } else if (dsl_blocks(f, err, errlen) != 0)
+    } else if (dsl_check_names(f, err, errlen) != 0)
         goto bad;
     *out = f;
     return 0;
@@ -487,7 +348,7 @@ void cal_close(cal_file *f)
         trd_topo_destroy(f->topo);
     if (f->doc)
         xmlFreeDoc(f->doc);
-    free(f->blocks);
+    trd_dsl_map_free(f->map);
     free(f->text);
     free(f->real);
     free(f->path);
@@ -841,9 +702,9 @@ static int dsl_insert_item(const char *text, size_t close, const char *stmt, edi
 }
 
 /* Remove a statement; a statement alone on its line takes its line along. */
-static int dsl_delete_item(const char *text, size_t len, const dsl_item *it, edits *es)
+static int dsl_delete_item(const char *text, size_t len, const trd_dsl_stmt *it, edits *es)
 {
-    size_t start = it->kw_off, end = it->stmt_end;
+    size_t start = it->kw_off, end = it->end;
     while (start > 0 && (text[start - 1] == ' ' || text[start - 1] == '\t'))
         start--;
     size_t after = end;
@@ -857,9 +718,10 @@ static int dsl_delete_item(const char *text, size_t len, const dsl_item *it, edi
     return add_edit(es, start, end - start, "");
 }
 
-static int dsl_value(cal_file *f, dsl_block *b, const char *kw, const char *val, edits *es)
+static int dsl_value(cal_file *f, const trd_dsl_block *b, const char *kw, const char *val,
+                     edits *es)
 {
-    dsl_item *it = dsl_item_of(b, kw);
+    const trd_dsl_stmt *it = dsl_item_of(b, kw);
     char stmt[64];
     if (it)
         return add_edit(es, it->arg_off, it->arg_end - it->arg_off, val);
@@ -877,7 +739,7 @@ static int dsl_write(cal_file *f, const cal_target tg[], const cal_values v[],
         cal_strings s = level_strings(&tg[l], &v[l]);
         int rc = 0;
         if (!tg[l].create) {
-            dsl_block *b = dsl_find(f, "link", tg[l].link);
+            const trd_dsl_block *b = dsl_find(f, "link", tg[l].link);
             if (!b) {
                 fail(err, errlen, "link class '%s' is not written in %s", tg[l].link, f->path);
                 return -1;
@@ -887,7 +749,7 @@ static int dsl_write(cal_file *f, const cal_target tg[], const cal_values v[],
             rc |= dsl_value(f, b, "bandwidth", s.bw, &es);
             if (s.inj[0])
                 rc |= dsl_value(f, b, "injection", s.inj, &es);
-            dsl_item *ar = dsl_item_of(b, "alpha_r");
+            const trd_dsl_stmt *ar = dsl_item_of(b, "alpha_r");
             char old[64];
             if (s.ar[0]) {
                 rc |= dsl_value(f, b, "alpha_r", s.ar, &es);
@@ -900,7 +762,8 @@ static int dsl_write(cal_file *f, const cal_target tg[], const cal_values v[],
                 }
             }
         } else {
-            dsl_block *owner = dsl_find(f, l == CAL_NETWORK ? "switch" : "nodetype", tg[l].owner);
+            const trd_dsl_block *owner =
+                dsl_find(f, l == CAL_NETWORK ? "switch" : "nodetype", tg[l].owner);
             if (!owner) {
                 fail(err, errlen, "'%s' is not written in %s", tg[l].owner, f->path);
                 return -1;
@@ -1087,9 +950,9 @@ static int same(double x, const char *s, int (*parse)(const char *, double *))
 static int check_back(cal_file *f, const char *text, size_t len, const cal_target tg[],
                       const cal_values v[], char *err, size_t errlen)
 {
-    trd_topo_t t = read_model(f->path, f->xml, text, len,
-                              "the generator rejects the updated file "
-                              "(bug); not written:", err, errlen);
+    trd_topo_t t =
+        read_model(f->path, f->xml, text, len,
+                   "the generator rejects the updated file (bug); not written:", NULL, err, errlen);
     if (!t)
         return -1;
     int ok = 1;

@@ -3,9 +3,10 @@
  * No MPI in here: treeduce-calibrate's rank 0 opens the file before it
  * measures anything (so that a bad file costs no measurement), plans which
  * link class each measured level goes to, and after measuring writes the
- * values back.  The generator's own readers (libtrdgen: trd_read_dsl_string,
+ * values back.  The generator's own readers (libtrdgen: trd_read_dsl_string_map,
  * trd_read_xml_string) check the file, map host names to nodes, node types
- * and switches, and check the result again before it replaces the original.
+ * and switches, locate the DSL statements to rewrite, and check the result
+ * again before it replaces the original.
  */
 #ifndef CALIB_EDIT_H
 #define CALIB_EDIT_H

@@ -7,6 +7,10 @@
  * place the missing token belongs.  All of one file's messages are sorted by
  * position before they reach the trd_diag, since the scanner and the error
  * productions find them slightly out of order.
+ *
+ * On request the reader also keeps a source map (readers.h): the clean
+ * productions report each statement's token positions and each block's
+ * keyword and '}', so that an editor of the file needs no lexer of its own.
  */
 #include "readers.h"
 #include "util.h"
@@ -238,6 +242,10 @@ static const char *kw_name(int kw)
         return "node";
     case TRD_TOK_LINK:
         return "link";
+    case TRD_TOK_NODES:
+        return "nodes";
+    case TRD_TOK_SWITCHES:
+        return "switches";
     default:
         return "?";
     }
@@ -298,6 +306,8 @@ void trd__dsl_begin(trd_dsl_ctx *ctx, const char *kind, const char *name, const 
     ctx->blk_name = dup_or_null(ctx, name);
     ctx->blk_loc = trd__dsl_loc(ctx, loc);
     ctx->blk_nerrs = ctx->nerrs;
+    if (ctx->map)
+        ctx->map->nstmts = ctx->stmts_kept;
 }
 
 void trd__dsl_machine(trd_dsl_ctx *ctx, const char *name, const TRD_YYLTYPE *loc)
@@ -671,8 +681,86 @@ static void end_switch(trd_dsl_ctx *ctx)
         ctx->nomem = 1;
 }
 
-void trd__dsl_end(trd_dsl_ctx *ctx, const TRD_YYLTYPE *close)
+/* ---- source map ------------------------------------------------------------ */
+
+/* A statement for the map: keyword kw at kwloc, its arguments from the token
+ * at first to the one at last (both NULL: it has none), semi its ';'.  Several
+ * tokens ("nodes a[0-3] : t", "cores 8 4") are one range, so a caller can
+ * replace the whole argument without knowing how the scanner split it. */
+void trd__dsl_stmt(trd_dsl_ctx *ctx, int kw, const TRD_YYLTYPE *kwloc, const TRD_YYLTYPE *first,
+                   const TRD_YYLTYPE *last, const TRD_YYLTYPE *semi)
 {
+    trd_dsl_map *m = ctx->map;
+    if (!m)
+        return;
+    if (trd__grow((void **)&m->stmts, &ctx->capstmts, m->nstmts + 1, sizeof(trd_dsl_stmt))) {
+        ctx->nomem = 1;
+        return;
+    }
+    m->stmts[m->nstmts++] = (trd_dsl_stmt){
+        .kw = kw_name(kw),
+        .kw_off = kwloc->first_byte,
+        .arg_off = first ? first->first_byte : semi->first_byte,
+        .arg_end = last ? last->last_byte : semi->first_byte,
+        .end = semi->last_byte,
+    };
+}
+
+/* The block just closed, with the statements recorded since its head.  A
+ * block without its '}' (an error) gives its statements up. */
+static void map_block(trd_dsl_ctx *ctx, const TRD_YYLTYPE *head, const TRD_YYLTYPE *close)
+{
+    trd_dsl_map *m = ctx->map;
+    if (!m)
+        return;
+    if (!close || !ctx->blk_kind || !ctx->blk_name) {
+        m->nstmts = ctx->stmts_kept;
+        return;
+    }
+    char *name = dup_or_null(ctx, ctx->blk_name);
+    if (!name ||
+        trd__grow((void **)&m->blocks, &ctx->capblocks, m->nblocks + 1, sizeof(trd_dsl_block))) {
+        free(name);
+        ctx->nomem = 1;
+        return;
+    }
+    /* stmts point into m->stmts once it has stopped growing (map_finish) */
+    m->blocks[m->nblocks++] = (trd_dsl_block){
+        .kind = ctx->blk_kind,
+        .name = name,
+        .kw_off = head->first_byte,
+        .close = close->first_byte,
+        .nstmts = m->nstmts - ctx->stmts_kept,
+    };
+    ctx->stmts_kept = m->nstmts;
+}
+
+/* Point every block at its statements; statements outside a block are dropped. */
+static void map_finish(trd_dsl_ctx *ctx)
+{
+    trd_dsl_map *m = ctx->map;
+    m->nstmts = ctx->stmts_kept;
+    const trd_dsl_stmt *p = m->stmts;
+    for (int i = 0; i < m->nblocks; i++) {
+        m->blocks[i].stmts = p;
+        p += m->blocks[i].nstmts;
+    }
+}
+
+void trd_dsl_map_free(trd_dsl_map *map)
+{
+    if (!map)
+        return;
+    for (int i = 0; i < map->nblocks; i++)
+        free(map->blocks[i].name);
+    free(map->blocks);
+    free(map->stmts);
+    free(map);
+}
+
+void trd__dsl_end(trd_dsl_ctx *ctx, const TRD_YYLTYPE *head, const TRD_YYLTYPE *close)
+{
+    map_block(ctx, head, close);
     /* A block with an error anywhere is left out of the model; close is NULL
      * when the '}' itself is missing. */
     if (ctx->blk_kind && ctx->blk_name && close && ctx->nerrs == ctx->blk_nerrs) {
@@ -699,6 +787,14 @@ static char *dir_of(trd_dsl_ctx *ctx, const char *file)
 int trd_read_dsl_string(trd_topo_t t, trd_diag *d, const char *filename, const char *text,
                         size_t len)
 {
+    return trd_read_dsl_string_map(t, d, filename, text, len, NULL);
+}
+
+int trd_read_dsl_string_map(trd_topo_t t, trd_diag *d, const char *filename, const char *text,
+                            size_t len, trd_dsl_map **map)
+{
+    if (map)
+        *map = NULL;
     trd_dsl_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.t = t;
@@ -712,6 +808,8 @@ int trd_read_dsl_string(trd_topo_t t, trd_diag *d, const char *filename, const c
         trd_diag_error(d, (trd_loc){ctx.file, 0, 0}, "file is too large");
         return TRD_ERR_INPUT;
     }
+    if (map && !(ctx.map = calloc(1, sizeof *ctx.map)))
+        return TRD_ERR_NOMEM;
     trd_diag_add_source(d, ctx.file, text, len);
     ctx.dir = dir_of(&ctx, filename);
 
@@ -725,6 +823,12 @@ int trd_read_dsl_string(trd_topo_t t, trd_diag *d, const char *filename, const c
         rc = TRD_ERR_NOMEM;
     if (rc == TRD_OK && (ctx.nerrs > 0 || trd_diag_count(d) > before))
         rc = TRD_ERR_INPUT;
+    if (rc == TRD_OK && ctx.map) {
+        map_finish(&ctx);
+        *map = ctx.map;
+    } else {
+        trd_dsl_map_free(ctx.map);
+    }
     return rc;
 }
 

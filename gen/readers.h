@@ -65,6 +65,54 @@ int trd_read_dsl(trd_topo_t t, trd_diag *d, const char *path);
 int trd_read_dsl_string(trd_topo_t t, trd_diag *d, const char *filename, const char *text,
                         size_t len);
 
+/** One statement of a DSL block, as byte offsets into the text that was read
+ * (from 0; an end is one past the last byte).  The offsets are the scanner's
+ * token positions, so comments and blanks between tokens are never part of a
+ * token but may lie inside arg_off..arg_end. */
+typedef struct trd_dsl_stmt {
+    const char *kw; /* keyword (static): "latency", "bandwidth", "injection", "alpha_r",
+                     * "synthetic", "hwloc", "local", "packages", "cores", "package",
+                     * "node", "link", "nodes" or "switches" */
+    size_t kw_off;  /* first byte of the keyword */
+    size_t arg_off; /* first byte of the first token after the keyword */
+    size_t arg_end; /* end of the last token before the ';': a whole "50 us", or
+                     * "n[0-7], gpu[00-03] : big" of a nodes statement; for "local;",
+                     * which has none, arg_off == arg_end == the offset of its ';' */
+    size_t end;     /* one past the ';' */
+} trd_dsl_stmt;
+
+/** A link, nodetype or switch block of a DSL text. */
+typedef struct trd_dsl_block {
+    const char *kind;          /* "link", "nodetype" or "switch" (static) */
+    char *name;                /* owned by the map */
+    size_t kw_off;             /* first byte of the keyword that opens the block */
+    size_t close;              /* offset of its '}' */
+    const trd_dsl_stmt *stmts; /* its nstmts statements in written order (in the map's stmts) */
+    int nstmts;
+} trd_dsl_block;
+
+/** Source map of a DSL text: where the parser found each block and statement,
+ * for tools that edit the file in place and keep every other byte.  The
+ * machine statement is not part of it. */
+typedef struct trd_dsl_map {
+    trd_dsl_block *blocks; /* in written order */
+    int nblocks;
+    trd_dsl_stmt *stmts; /* all statements, block after block */
+    int nstmts;
+} trd_dsl_map;
+
+/** trd_read_dsl_string() that also returns the source map of text in *map
+ * (free it with trd_dsl_map_free()).  *map is set only when the result is
+ * TRD_OK, so it always describes a text the reader accepted; otherwise it is
+ * NULL.  map may be NULL: then this is trd_read_dsl_string().
+ * \return as trd_read_dsl_string(); TRD_ERR_NOMEM also when the map cannot
+ *         be kept. */
+int trd_read_dsl_string_map(trd_topo_t t, trd_diag *d, const char *filename, const char *text,
+                            size_t len, trd_dsl_map **map);
+
+/** Free a map of trd_read_dsl_string_map() with its names; NULL is ignored. */
+void trd_dsl_map_free(trd_dsl_map *map);
+
 /** Parse a Slurm topology.conf at path into t (not finalized).  Nodes get the
  * default node type and switches the default link (trd_topo_set_default_*);
  * LinkSpeed is accepted and ignored, as Slurm itself does.

@@ -8,6 +8,8 @@
  *   switch NAME { [link LINK;] nodes HOSTLIST [: NODETYPE]; ... switches NAME...; }
  *
  * Every block is checked and handed to the model when its '}' is read.
+ * When the caller asks for a source map, the clean productions also record
+ * the byte ranges of blocks and statements (trd__dsl_stmt, trd__dsl_end).
  * Error productions ("X value error", "error ';'", "head items error") let
  * one run report every broken statement; a block that had an error is not
  * added to the model, so that it cannot cause follow-up errors there.
@@ -15,6 +17,7 @@
 %code requires {
 #include <stddef.h>
 
+#include "readers.h"
 #include "topo.h"
 
 #ifndef YY_TYPEDEF_YY_SCANNER_T
@@ -23,6 +26,13 @@ typedef void *yyscan_t;
 #endif
 
 typedef struct trd_dsl_ctx trd_dsl_ctx;
+
+/* Token and symbol positions: line and column (bytes from 1) for messages,
+ * and byte offsets into the text [first_byte, last_byte) for the source map. */
+typedef struct trd_dsl_yyltype {
+    int first_line, first_column, last_line, last_column;
+    size_t first_byte, last_byte;
+} trd_dsl_yyltype;
 }
 
 %code provides {
@@ -51,6 +61,7 @@ struct trd_dsl_ctx {
     char *dir;        /* directory of file ending in '/', or NULL: relative hwloc paths */
     int nomem;
     int line, col; /* scanner position of the next byte */
+    size_t off;    /* its byte offset */
 
     /* The token read last (the lookahead when a syntax error is found). */
     long ntokens;
@@ -93,6 +104,11 @@ struct trd_dsl_ctx {
     char *sw_link;
     trd_dsl_item *items;
     int nitems, capitems;
+
+    /* Source map asked for by the caller, or NULL (nothing recorded). */
+    trd_dsl_map *map;
+    int capblocks, capstmts;
+    int stmts_kept; /* statements of the map's blocks; the ones after belong to the open block */
 };
 
 /* Helpers for the scanner and the grammar actions (gen/read_dsl.c).  Every
@@ -114,7 +130,9 @@ void trd__dsl_recovered(trd_dsl_ctx *ctx);
 void trd__dsl_machine(trd_dsl_ctx *ctx, const char *name, const TRD_YYLTYPE *loc);
 void trd__dsl_begin(trd_dsl_ctx *ctx, const char *kind, const char *name,
                     const TRD_YYLTYPE *loc);
-void trd__dsl_end(trd_dsl_ctx *ctx, const TRD_YYLTYPE *close);
+void trd__dsl_end(trd_dsl_ctx *ctx, const TRD_YYLTYPE *head, const TRD_YYLTYPE *close);
+void trd__dsl_stmt(trd_dsl_ctx *ctx, int kw, const TRD_YYLTYPE *kwloc, const TRD_YYLTYPE *first,
+                   const TRD_YYLTYPE *last, const TRD_YYLTYPE *semi);
 void trd__dsl_link_value(trd_dsl_ctx *ctx, int kw, const TRD_YYLTYPE *kwloc, const char *text,
                          const TRD_YYLTYPE *loc);
 void trd__dsl_nt_hwloc(trd_dsl_ctx *ctx, int kw, const TRD_YYLTYPE *kwloc, const char *arg,
@@ -139,6 +157,23 @@ int trd_yylex(TRD_YYSTYPE *lval, TRD_YYLTYPE *lloc, yyscan_t scanner);
 #include <stdlib.h>
 #include <string.h>
 
+/* Bison's default span (first symbol's start to last symbol's end; an empty
+ * rule sits at the end of the symbol before it), byte offsets included. */
+#define YYLLOC_DEFAULT(Cur, Rhs, N)                                                    \
+    do {                                                                               \
+        if (N) {                                                                       \
+            (Cur) = YYRHSLOC(Rhs, 1);                                                  \
+            (Cur).last_line = YYRHSLOC(Rhs, N).last_line;                              \
+            (Cur).last_column = YYRHSLOC(Rhs, N).last_column;                          \
+            (Cur).last_byte = YYRHSLOC(Rhs, N).last_byte;                              \
+        } else {                                                                       \
+            (Cur) = YYRHSLOC(Rhs, 0);                                                  \
+            (Cur).first_line = (Cur).last_line;                                        \
+            (Cur).first_column = (Cur).last_column;                                    \
+            (Cur).first_byte = (Cur).last_byte;                                        \
+        }                                                                              \
+    } while (0)
+
 /* Bison calls this only when its stack is exhausted. */
 static void yyerror(const YYLTYPE *loc, yyscan_t scanner, trd_dsl_ctx *ctx, const char *msg)
 {
@@ -157,6 +192,7 @@ static void yyerror(const YYLTYPE *loc, yyscan_t scanner, trd_dsl_ctx *ctx, cons
 %define api.token.prefix {TRD_TOK_}
 %define parse.error custom
 %locations
+%define api.location.type {trd_dsl_yyltype}
 %expect 0
 %param {yyscan_t scanner}
 %parse-param {trd_dsl_ctx *ctx}
@@ -207,17 +243,17 @@ stmt
     | MACHINE error ';'
         { yyerrok; trd__dsl_expect_got(ctx, "a machine name"); }
     | link_head link_items '}'
-        { trd__dsl_end(ctx, &@3); }
+        { trd__dsl_end(ctx, &@1, &@3); }
     | link_head link_items error
-        { trd__dsl_expect_close(ctx); trd__dsl_end(ctx, NULL); }
+        { trd__dsl_expect_close(ctx); trd__dsl_end(ctx, &@1, NULL); }
     | nodetype_head nodetype_items '}'
-        { trd__dsl_end(ctx, &@3); }
+        { trd__dsl_end(ctx, &@1, &@3); }
     | nodetype_head nodetype_items error
-        { trd__dsl_expect_close(ctx); trd__dsl_end(ctx, NULL); }
+        { trd__dsl_expect_close(ctx); trd__dsl_end(ctx, &@1, NULL); }
     | switch_head switch_items '}'
-        { trd__dsl_end(ctx, &@3); }
+        { trd__dsl_end(ctx, &@1, &@3); }
     | switch_head switch_items error
-        { trd__dsl_expect_close(ctx); trd__dsl_end(ctx, NULL); }
+        { trd__dsl_expect_close(ctx); trd__dsl_end(ctx, &@1, NULL); }
     | error ';'
         { yyerrok; trd__dsl_recovered(ctx); }
     | error '}'
@@ -278,28 +314,32 @@ link_items
 
 link_item
     : LATENCY value ';'
-        { trd__dsl_link_value(ctx, TRD_TOK_LATENCY, &@1, $2, &@2); free($2); }
+        { trd__dsl_link_value(ctx, TRD_TOK_LATENCY, &@1, $2, &@2); free($2);
+          trd__dsl_stmt(ctx, TRD_TOK_LATENCY, &@1, &@2, &@2, &@3); }
     | LATENCY value error
         { trd__dsl_expect_after(ctx, "';' after latency value");
           trd__dsl_link_value(ctx, TRD_TOK_LATENCY, &@1, $2, &@2); free($2); }
     | LATENCY error ';'
         { yyerrok; trd__dsl_expect_got(ctx, "a time such as 50us"); }
     | BANDWIDTH value ';'
-        { trd__dsl_link_value(ctx, TRD_TOK_BANDWIDTH, &@1, $2, &@2); free($2); }
+        { trd__dsl_link_value(ctx, TRD_TOK_BANDWIDTH, &@1, $2, &@2); free($2);
+          trd__dsl_stmt(ctx, TRD_TOK_BANDWIDTH, &@1, &@2, &@2, &@3); }
     | BANDWIDTH value error
         { trd__dsl_expect_after(ctx, "';' after bandwidth value");
           trd__dsl_link_value(ctx, TRD_TOK_BANDWIDTH, &@1, $2, &@2); free($2); }
     | BANDWIDTH error ';'
         { yyerrok; trd__dsl_expect_got(ctx, "a bandwidth such as 125MB/s"); }
     | INJECTION value ';'
-        { trd__dsl_link_value(ctx, TRD_TOK_INJECTION, &@1, $2, &@2); free($2); }
+        { trd__dsl_link_value(ctx, TRD_TOK_INJECTION, &@1, $2, &@2); free($2);
+          trd__dsl_stmt(ctx, TRD_TOK_INJECTION, &@1, &@2, &@2, &@3); }
     | INJECTION value error
         { trd__dsl_expect_after(ctx, "';' after injection value");
           trd__dsl_link_value(ctx, TRD_TOK_INJECTION, &@1, $2, &@2); free($2); }
     | INJECTION error ';'
         { yyerrok; trd__dsl_expect_got(ctx, "a bandwidth such as 10GB/s"); }
     | ALPHA_R value ';'
-        { trd__dsl_link_value(ctx, TRD_TOK_ALPHA_R, &@1, $2, &@2); free($2); }
+        { trd__dsl_link_value(ctx, TRD_TOK_ALPHA_R, &@1, $2, &@2); free($2);
+          trd__dsl_stmt(ctx, TRD_TOK_ALPHA_R, &@1, &@2, &@2, &@3); }
     | ALPHA_R value error
         { trd__dsl_expect_after(ctx, "';' after alpha_r value");
           trd__dsl_link_value(ctx, TRD_TOK_ALPHA_R, &@1, $2, &@2); free($2); }
@@ -316,46 +356,53 @@ nodetype_items
 
 nodetype_item
     : SYNTHETIC STRING ';'
-        { trd__dsl_nt_hwloc(ctx, TRD_TOK_SYNTHETIC, &@1, $2, &@2); free($2); }
+        { trd__dsl_nt_hwloc(ctx, TRD_TOK_SYNTHETIC, &@1, $2, &@2); free($2);
+          trd__dsl_stmt(ctx, TRD_TOK_SYNTHETIC, &@1, &@2, &@2, &@3); }
     | SYNTHETIC STRING error
         { trd__dsl_expect_after(ctx, "';' after synthetic description");
           trd__dsl_nt_hwloc(ctx, TRD_TOK_SYNTHETIC, &@1, $2, &@2); free($2); }
     | SYNTHETIC error ';'
         { yyerrok; trd__dsl_expect_got(ctx, "a quoted hwloc synthetic description"); }
     | HWLOC STRING ';'
-        { trd__dsl_nt_hwloc(ctx, TRD_TOK_HWLOC, &@1, $2, &@2); free($2); }
+        { trd__dsl_nt_hwloc(ctx, TRD_TOK_HWLOC, &@1, $2, &@2); free($2);
+          trd__dsl_stmt(ctx, TRD_TOK_HWLOC, &@1, &@2, &@2, &@3); }
     | HWLOC STRING error
         { trd__dsl_expect_after(ctx, "';' after hwloc file name");
           trd__dsl_nt_hwloc(ctx, TRD_TOK_HWLOC, &@1, $2, &@2); free($2); }
     | HWLOC error ';'
         { yyerrok; trd__dsl_expect_got(ctx, "a quoted hwloc XML file name"); }
     | LOCAL ';'
-        { trd__dsl_nt_hwloc(ctx, TRD_TOK_LOCAL, &@1, NULL, &@1); }
+        { trd__dsl_nt_hwloc(ctx, TRD_TOK_LOCAL, &@1, NULL, &@1);
+          trd__dsl_stmt(ctx, TRD_TOK_LOCAL, &@1, NULL, NULL, &@2); }
     | LOCAL error
         { trd__dsl_expect_after(ctx, "';' after 'local'");
           trd__dsl_nt_hwloc(ctx, TRD_TOK_LOCAL, &@1, NULL, &@1); }
     | PACKAGES value ';'
-        { trd__dsl_nt_packages(ctx, &@1, $2, &@2); free($2); }
+        { trd__dsl_nt_packages(ctx, &@1, $2, &@2); free($2);
+          trd__dsl_stmt(ctx, TRD_TOK_PACKAGES, &@1, &@2, &@2, &@3); }
     | PACKAGES value error
         { trd__dsl_expect_after(ctx, "';' after package count");
           trd__dsl_nt_packages(ctx, &@1, $2, &@2); free($2); }
     | PACKAGES error ';'
         { yyerrok; trd__dsl_expect_got(ctx, "a package count such as 2"); }
     | CORES counts ';'
-        { trd__dsl_nt_cores(ctx, &@1); }
+        { trd__dsl_nt_cores(ctx, &@1);
+          trd__dsl_stmt(ctx, TRD_TOK_CORES, &@1, &@2, &@2, &@3); }
     | CORES counts error
         { trd__dsl_expect_after(ctx, "';' after core counts"); trd__dsl_nt_cores(ctx, &@1); }
     | CORES error ';'
         { yyerrok; trd__dsl_expect_got(ctx, "a core count such as 8"); }
     | PACKAGE IDENT ';'
-        { trd__dsl_nt_link(ctx, TRD_TOK_PACKAGE, &@1, $2); free($2); }
+        { trd__dsl_nt_link(ctx, TRD_TOK_PACKAGE, &@1, $2); free($2);
+          trd__dsl_stmt(ctx, TRD_TOK_PACKAGE, &@1, &@2, &@2, &@3); }
     | PACKAGE IDENT error
         { trd__dsl_expect_after(ctx, "';' after link name");
           trd__dsl_nt_link(ctx, TRD_TOK_PACKAGE, &@1, $2); free($2); }
     | PACKAGE error ';'
         { yyerrok; trd__dsl_expect_got(ctx, "a link name"); }
     | NODE IDENT ';'
-        { trd__dsl_nt_link(ctx, TRD_TOK_NODE, &@1, $2); free($2); }
+        { trd__dsl_nt_link(ctx, TRD_TOK_NODE, &@1, $2); free($2);
+          trd__dsl_stmt(ctx, TRD_TOK_NODE, &@1, &@2, &@2, &@3); }
     | NODE IDENT error
         { trd__dsl_expect_after(ctx, "';' after link name");
           trd__dsl_nt_link(ctx, TRD_TOK_NODE, &@1, $2); free($2); }
@@ -379,26 +426,30 @@ switch_items
 
 switch_item
     : LINK IDENT ';'
-        { trd__dsl_sw_link(ctx, &@1, $2); free($2); }
+        { trd__dsl_sw_link(ctx, &@1, $2); free($2);
+          trd__dsl_stmt(ctx, TRD_TOK_LINK, &@1, &@2, &@2, &@3); }
     | LINK IDENT error
         { trd__dsl_expect_after(ctx, "';' after link name");
           trd__dsl_sw_link(ctx, &@1, $2); free($2); }
     | LINK error ';'
         { yyerrok; trd__dsl_expect_got(ctx, "a link name"); }
     | NODES hosts ':' IDENT ';'
-        { trd__dsl_sw_nodes(ctx, $2, &@2, $4); free($2); free($4); }
+        { trd__dsl_sw_nodes(ctx, $2, &@2, $4); free($2); free($4);
+          trd__dsl_stmt(ctx, TRD_TOK_NODES, &@1, &@2, &@4, &@5); }
     | NODES hosts ':' IDENT error
         { trd__dsl_expect_after(ctx, "';' after node type");
           trd__dsl_sw_nodes(ctx, $2, &@2, $4); free($2); free($4); }
     | NODES hosts ':' error ';'
         { yyerrok; trd__dsl_expect_got(ctx, "a node type name"); free($2); }
     | NODES hosts ';'
-        { trd__dsl_sw_nodes(ctx, $2, &@2, NULL); free($2); }
+        { trd__dsl_sw_nodes(ctx, $2, &@2, NULL); free($2);
+          trd__dsl_stmt(ctx, TRD_TOK_NODES, &@1, &@2, &@2, &@3); }
     | NODES hosts error
         { trd__dsl_expect_after(ctx, "':' or ';' after host list"); free($2); }
     | NODES error ';'
         { yyerrok; trd__dsl_expect_got(ctx, "a host list such as n[0-7]"); }
     | SWITCHES children ';'
+        { trd__dsl_stmt(ctx, TRD_TOK_SWITCHES, &@1, &@2, &@2, &@3); }
     | SWITCHES children error
         { trd__dsl_expect_after(ctx, "';' after switch names"); }
     | SWITCHES error ';'

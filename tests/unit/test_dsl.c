@@ -2,8 +2,8 @@
  * files checked through the model after trd_topo_finalize (names, DFS ring
  * order, switch parents, link costs, node shapes), bad files checked by the
  * exact text of every message, several errors per file, names that only
- * finalize can resolve, and every truncation of a good file (no crash, and
- * an error is always reported). */
+ * finalize can resolve, every truncation of a good file (no crash, and an
+ * error is always reported), and the byte ranges of the source map. */
 #include <CUnit/Basic.h>
 #include <math.h>
 #include <stdio.h>
@@ -472,8 +472,124 @@ static void test_finalize_errors(void)
                   "t.topo:2:8: error: unknown link 'ethx'");
 }
 
+/* ---- Source map ------------------------------------------------------------ */
+
+/* Comments between and inside statements, values with a blank before the
+ * unit, host lists of several ranges and with a tab after the comma, child
+ * lists of several names, a statement without a blank before the next one. */
+static const char mapped[] =
+    "# where the parser found things\n"
+    "machine m;\n"
+    "link eth {  # the network\n"
+    "    latency 50 us;    # number and unit apart\n"
+    "    bandwidth 1.5 GB/s ;\n"
+    "    injection 10GB/s;alpha_r 0.5us;\n"
+    "}\n"
+    "nodetype big { synthetic \"package:2 core:4\"; package eth; node eth; }\n"
+    "nodetype here { local; }\n"
+    "nodetype hand { packages 2; cores 8 4; }\n"
+    "switch s0 {\n"
+    "    link eth;\n"
+    "    nodes n[0-7], gpu[00-03] # two ranges\n"
+    "        : big;\n"
+    "    nodes login;\n"
+    "}\n"
+    "switch s1 { nodes x,\ty : hand; }\n"
+    "switch root { link eth; switches s0 s1; }\n";
+
+typedef struct want_stmt {
+    const char *kw;
+    size_t kw_off, arg_off, arg_end, end;
+    const char *arg; /* the text of arg_off..arg_end */
+} want_stmt;
+
+typedef struct want_block {
+    const char *kind, *name;
+    size_t kw_off, close;
+    int nstmts;
+} want_block;
+
+static void test_map(void)
+{
+    static const want_block blocks[] = {
+        {"link", "eth", 43, 176, 4},       {"nodetype", "big", 178, 246, 3},
+        {"nodetype", "here", 248, 271, 1}, {"nodetype", "hand", 273, 312, 2},
+        {"switch", "s0", 314, 414, 3},     {"switch", "s1", 416, 447, 1},
+        {"switch", "root", 449, 489, 2},
+    };
+    static const want_stmt stmts[] = {
+        {"latency", 73, 81, 86, 87, "50 us"},
+        {"bandwidth", 119, 129, 137, 139, "1.5 GB/s"}, /* the blank before ';' is not in it */
+        {"injection", 144, 154, 160, 161, "10GB/s"},
+        {"alpha_r", 161, 169, 174, 175, "0.5us"},
+        {"synthetic", 193, 203, 221, 222, "\"package:2 core:4\""},
+        {"package", 223, 231, 234, 235, "eth"},
+        {"node", 236, 241, 244, 245, "eth"},
+        {"local", 264, 269, 269, 270, ""}, /* no argument: the empty range at its ';' */
+        {"packages", 289, 298, 299, 300, "2"},
+        {"cores", 301, 307, 310, 311, "8 4"},
+        {"link", 330, 335, 338, 339, "eth"},
+        {"nodes", 344, 350, 395, 396, "n[0-7], gpu[00-03] # two ranges\n        : big"},
+        {"nodes", 401, 407, 412, 413, "login"},
+        {"nodes", 428, 434, 445, 446, "x,\ty : hand"},
+        {"link", 463, 468, 471, 472, "eth"},
+        {"switches", 473, 482, 487, 488, "s0 s1"},
+    };
+    trd_topo_t t;
+    trd_diag *d = trd_diag_create();
+    trd_dsl_map *m = NULL;
+    CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
+    CU_ASSERT_EQUAL_FATAL(trd_read_dsl_string_map(t, d, "map.topo", mapped, strlen(mapped), &m),
+                          TRD_OK);
+    CU_ASSERT_EQUAL(trd_diag_count(d), 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    CU_ASSERT_EQUAL_FATAL(m->nblocks, 7);
+    CU_ASSERT_EQUAL_FATAL(m->nstmts, 16);
+    int k = 0;
+    for (int i = 0; i < m->nblocks; i++) {
+        const trd_dsl_block *b = &m->blocks[i];
+        CU_ASSERT_STRING_EQUAL(b->kind, blocks[i].kind);
+        CU_ASSERT_STRING_EQUAL(b->name, blocks[i].name);
+        CU_ASSERT_EQUAL(b->kw_off, blocks[i].kw_off);
+        CU_ASSERT_EQUAL(b->close, blocks[i].close);
+        CU_ASSERT_EQUAL(mapped[b->close], '}');
+        CU_ASSERT_EQUAL_FATAL(b->nstmts, blocks[i].nstmts);
+        CU_ASSERT_PTR_EQUAL(b->stmts, m->stmts + k);
+        for (int j = 0; j < b->nstmts; j++, k++) {
+            const trd_dsl_stmt *s = &b->stmts[j];
+            const want_stmt *w = &stmts[k];
+            CU_ASSERT_STRING_EQUAL(s->kw, w->kw);
+            CU_ASSERT_EQUAL(s->kw_off, w->kw_off);
+            CU_ASSERT_EQUAL(s->arg_off, w->arg_off);
+            CU_ASSERT_EQUAL(s->arg_end, w->arg_end);
+            CU_ASSERT_EQUAL(s->end, w->end);
+            /* the numbers above are the places of these texts */
+            CU_ASSERT_EQUAL(strncmp(mapped + w->kw_off, w->kw, strlen(w->kw)), 0);
+            CU_ASSERT_EQUAL(w->arg_end - w->arg_off, strlen(w->arg));
+            CU_ASSERT_EQUAL(strncmp(mapped + w->arg_off, w->arg, strlen(w->arg)), 0);
+            CU_ASSERT_EQUAL(mapped[w->end - 1], ';');
+        }
+    }
+    trd_dsl_map_free(m);
+    trd_topo_destroy(t);
+    trd_diag_destroy(d);
+
+    /* A text with an error gives no map; NULL asks for none. */
+    CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
+    d = trd_diag_create();
+    static trd_dsl_map stale;
+    m = &stale; /* must be reset */
+    CU_ASSERT_EQUAL(trd_read_dsl_string_map(t, d, "bad.topo", "link a { latency 1us; }", 23, &m),
+                    TRD_ERR_INPUT);
+    CU_ASSERT_PTR_NULL(m);
+    CU_ASSERT_EQUAL(trd_read_dsl_string_map(t, d, "ok.topo", "machine m;", 10, NULL), TRD_OK);
+    trd_topo_destroy(t);
+    trd_diag_destroy(d);
+}
+
 /* Every prefix of a good file, and the file with any one byte replaced by
- * '}', reads without a crash and either succeeds or reports an error. */
+ * '}', reads without a crash and either succeeds or reports an error; a
+ * source map comes with success only, and its offsets lie in the text. */
 static void test_robust(void)
 {
     size_t len = strlen(cluster);
@@ -489,11 +605,19 @@ static void test_robust(void)
             buf[cut - len - 1] = '}';
         if (trd_topo_create(&t) != TRD_OK || !d)
             break;
-        int rc = trd_read_dsl_string(t, d, "t.topo", buf, n);
+        trd_dsl_map *m = NULL;
+        int rc = trd_read_dsl_string_map(t, d, "t.topo", buf, n, &m);
         if (rc != TRD_OK && rc != TRD_ERR_INPUT)
             bad++;
         if (rc == TRD_ERR_INPUT && trd_diag_count(d) == 0)
             bad++;
+        if ((rc == TRD_OK) != (m != NULL))
+            bad++;
+        for (int i = 0; m && i < m->nblocks; i++)
+            bad += m->blocks[i].close >= n || buf[m->blocks[i].close] != '}';
+        for (int i = 0; m && i < m->nstmts; i++)
+            bad += m->stmts[i].end > n || buf[m->stmts[i].end - 1] != ';';
+        trd_dsl_map_free(m);
         trd_topo_destroy(t);
         trd_diag_destroy(d);
     }
@@ -517,6 +641,7 @@ int main(void)
         {"many errors in one file", test_many_errors},
         {"names resolved at finalize", test_finalize_errors},
         {"truncated and damaged files", test_robust},
+        {"source map: byte ranges of blocks and statements", test_map},
     };
     return trd_test_main("dsl", tests, TRD_NTESTS(tests));
 }
