@@ -45,20 +45,21 @@ static int setup(const trd_machine *m, MPI_Comm comm, trd_comm **c, const char *
     return MPI_SUCCESS;
 }
 
-/* Run algorithm a (selected when NULL) for call: *why set, nothing done,
- * where it cannot. */
+/* Run algorithm a (the selection's when NULL) for call: *why set, nothing
+ * done, where it cannot. */
 static int run(trd_comm *c, const char *routine, const trd_algo *a, const char *params,
                const trd_call *call, const void *sendbuf, void *recvbuf, MPI_Datatype type,
                const trd_reducer *red, const char **why)
 {
     trd_plan_entry *p;
-    if (!a)
-        a = trd_select(&c->sel, &c->shape, call, &params);
     int rc = trd_plan_get(c, a, params, call, &p, why);
     if (rc != MPI_SUCCESS || !p)
         return rc;
     rc = trd_exec(c, p, sendbuf, recvbuf, type, red);
-    trd_choice_note(c->machine, routine, a->name, params);
+    if (trd_env_verbose() >= 2) {
+        a = trd_plan_algo(p, &params);
+        trd_choice_note(c->machine, routine, a->name, params);
+    }
     return rc;
 }
 

@@ -32,18 +32,22 @@ enum { REMOTE_NONE = 0, REMOTE_LOAD, REMOTE_CMA };
 typedef struct trd_xop {
     unsigned char op, sbuf, dbuf, ctr;
     unsigned char sremote, dremote; /* REMOTE_*: the other rank's segment, or its user buffer */
-    unsigned char spar, dpar;       /* slot parity of SEG/INL addresses */
     int speer, dpeer;               /* segment/single copy: local index (-1: own); send:
                                      * destination, recv: source (comm ranks) */
-    int nwait;                      /* wait: local ranks 0..nwait-1, 0: speer only */
+    int nwait;                      /* wait: local ranks 0..nwait-1, 0: one rank */
     int win;                        /* first op of a window of messages: its ops */
     long long epoch;
-    size_t soff, doff;              /* bytes within the buffer, or within the slot pair */
-    size_t len, rlen;               /* elements */
+    size_t soff, doff;              /* user buffers: bytes from their start */
+    size_t len, rlen, bytes;        /* elements; bytes of a copy */
+    char *sseg[2], *dseg[2];        /* segment sides: the address when the node's epoch base is
+                                     * even, odd (NULL: a user buffer or the temporary) */
+    _Atomic uint64_t *ctrp;         /* signal: this rank's counter; a wait on one rank: its */
 } trd_xop;
 
 struct trd_plan_entry {
     const trd_algo *alg;
+    const char *given;  /* the params pointer it was planned for (tables and literals stay put) */
+    int selected;       /* the selection chose it for this call */
     char params[TRD_PARAMS_MAX];
     trd_call call;
     trd_xop *x;
@@ -53,13 +57,19 @@ struct trd_plan_entry {
     int maxreq;
     MPI_Request *reqs;
     unsigned long used;
+    trd_xop x0[]; /* the ops, in the same allocation: a small call touches few lines */
 };
+
+const trd_algo *trd_plan_algo(const trd_plan_entry *p, const char **params)
+{
+    *params = p->params;
+    return p->alg;
+}
 
 void trd_plan_free(trd_plan_entry *p)
 {
     if (!p)
         return;
-    free(p->x);
     free(p->reqs);
     free(p);
 }
@@ -77,27 +87,35 @@ static int local_of(const trd_comm *c, int r)
     return -1;
 }
 
-/* Byte offset and slot parity of a segment address (SEG or INL); -1 where the
- * range does not stay in one area. */
-static int seg_addr(const trd_sched *s, const trd_comm *c, int buf, size_t v, size_t len,
-                    size_t ext, size_t *off, unsigned char *par)
+static inline _Atomic uint64_t *counter(const trd_shm *s, int r, int ctr)
 {
-    if (buf == TRD_B_SEG) {
-        size_t S = s->seg_slot, a = v % (2 * S);
-        *par = (unsigned char)((v / (2 * S)) & 1);
-        if (a < S) {
-            *off = a * ext;
-            return a + len <= S ? 0 : -1;
+    struct trd_shm_ctrl *k = trd_shm_ctrl(s, r);
+    return ctr == TRD_CTR_IN ? &k->ctr_in : ctr == TRD_CTR_RED ? &k->ctr_red : &k->ctr_done;
+}
+
+/* The addresses of a segment range (SEG or INL) of local rank li at virtual
+ * offset v, for an even and an odd epoch base; -1 where the range does not
+ * stay in one area. */
+static int seg_addr(const trd_sched *s, const trd_comm *c, int buf, int li, size_t v, size_t len,
+                    size_t ext, char *out[2])
+{
+    const trd_shm *shm = c->shm;
+    for (unsigned q = 0; q < 2; q++) {
+        if (buf == TRD_B_SEG) {
+            size_t S = s->seg_slot, a = v % (2 * S), par = ((v / (2 * S)) & 1) ^ q;
+            if (a + len > (a < S ? S : 2 * S))
+                return -1;
+            out[q] = shm->seg[li] + sizeof(struct trd_shm_ctrl) + par * 2 * shm->slot +
+                     (a < S ? a * ext : shm->slot + (a - S) * ext);
+        } else {
+            size_t I = s->inl_slot;
+            if (I == 0 || v % I + len > I)
+                return -1;
+            out[q] = (char *)trd_shm_ctrl(shm, li)->inline_data + 32 * (((v / I) & 1) ^ q) +
+                     (v % I) * ext;
         }
-        *off = c->shm->slot + (a - S) * ext;
-        return a + len <= 2 * S ? 0 : -1;
     }
-    size_t I = s->inl_slot;
-    if (I == 0)
-        return -1;
-    *par = (unsigned char)((v / I) & 1);
-    *off = (v % I) * ext;
-    return v % I + len <= I ? 0 : -1;
+    return 0;
 }
 
 static int is_msg(int op)
@@ -110,9 +128,6 @@ static const char *lower(trd_comm *c, const trd_sched *s, trd_plan_entry *p)
 {
     size_t n, ext = s->call.extent;
     const trd_sstep *ops = trd_sched_ops(s, c->rank, &n);
-    if (!(p->x = calloc(n + 1, sizeof *p->x)))
-        return "out of memory";
-    p->nx = n;
     for (size_t i = 0; i < n; i++) {
         const trd_sstep *o = &ops[i];
         trd_xop *x = &p->x[i];
@@ -123,6 +138,7 @@ static const char *lower(trd_comm *c, const trd_sched *s, trd_plan_entry *p)
         x->epoch = o->epoch;
         x->len = o->len;
         x->rlen = o->rlen;
+        x->bytes = o->len * ext;
         x->speer = x->dpeer = -1;
         if (is_msg(o->op)) {
             if (o->len > INT_MAX || o->rlen > INT_MAX)
@@ -145,13 +161,15 @@ static const char *lower(trd_comm *c, const trd_sched *s, trd_plan_entry *p)
             } else if (o->op == TRD_S_WAIT && (x->speer = local_of(c, o->peer)) < 0) {
                 return "a wait on a rank of another node";
             }
+            x->ctrp = counter(c->shm, o->op == TRD_S_SIGNAL ? c->shm->me : x->speer, o->ctr);
             continue;
         }
         /* copy, reduce: source, then destination */
         for (int side = 0; side < 2; side++) {
             int buf = side ? o->dst : o->src, owner = side ? o->peer2 : o->peer;
             size_t v = side ? o->off : o->soff, off = v * ext;
-            unsigned char remote = REMOTE_NONE, par = 0;
+            unsigned char remote = REMOTE_NONE;
+            char **seg = side ? x->dseg : x->sseg;
             int li = -1;
             if (owner >= 0 && owner != c->rank) {
                 if ((li = local_of(c, owner)) < 0)
@@ -167,19 +185,16 @@ static const char *lower(trd_comm *c, const trd_sched *s, trd_plan_entry *p)
                 if (remote == REMOTE_CMA && side && !(c->shape.cma & TRD_CMA_WRITE))
                     return "a single-copy write the node does not allow";
             }
-            if (buf == TRD_B_SEG || buf == TRD_B_INL) {
-                if (!c->shm || seg_addr(s, c, buf, v, o->len, ext, &off, &par))
-                    return "a segment access outside its areas";
-            }
+            if ((buf == TRD_B_SEG || buf == TRD_B_INL) &&
+                (!c->shm || seg_addr(s, c, buf, li < 0 ? c->shm->me : li, v, o->len, ext, seg)))
+                return "a segment access outside its areas";
             if (side) {
                 x->dremote = remote;
                 x->dpeer = li;
-                x->dpar = par;
                 x->doff = off;
             } else {
                 x->sremote = remote;
                 x->speer = li;
-                x->spar = par;
                 x->soff = off;
             }
         }
@@ -225,24 +240,41 @@ static void apply_break(trd_sched *s, const trd_algo *a, int rank)
         trd_sched_drop(s, rank, (size_t)atol(c2 + 1));
 }
 
+/* Whether p was planned for call. */
+static inline int same_call(const trd_plan_entry *p, const trd_call *call)
+{
+    return p->call.count == call->count && p->call.extent == call->extent &&
+           p->call.coll == call->coll && p->call.root == call->root &&
+           p->call.in_place == call->in_place && p->call.commutative == call->commutative;
+}
+
 int trd_plan_get(trd_comm *c, const trd_algo *a, const char *params, const trd_call *call,
                  trd_plan_entry **out, const char **why)
 {
     static char reason[256]; /* the same on every rank that plans the same call */
-    trd_plan_entry *p;
-    int victim = 0;
+    trd_plan_entry *p = c->plans[c->mru];
+    int victim = 0, selected = !a;
     c->calls++;
+    /* calls of one kind in a row: the selection would choose the same */
+    if (p && same_call(p, call) &&
+        (a ? p->alg == a && (p->given == params || !strcmp(p->params, params)) : p->selected)) {
+        p->used = c->calls;
+        *out = p;
+        return MPI_SUCCESS;
+    }
+    if (!a)
+        a = trd_select(&c->sel, &c->shape, call, &params);
     for (int i = 0; i < TRD_PLAN_CACHE; i++) {
         p = c->plans[i];
         if (!p) {
             victim = i;
             continue;
         }
-        if (p->alg == a && p->call.count == call->count && p->call.extent == call->extent &&
-            p->call.coll == call->coll && p->call.root == call->root &&
-            p->call.in_place == call->in_place && p->call.commutative == call->commutative &&
-            strcmp(p->params, params) == 0) {
+        if (same_call(p, call) && p->alg == a &&
+            (p->given == params || strcmp(p->params, params) == 0)) {
             p->used = c->calls;
+            p->selected |= selected;
+            c->mru = i;
             *out = p;
             return MPI_SUCCESS;
         }
@@ -255,12 +287,18 @@ int trd_plan_get(trd_comm *c, const trd_algo *a, const char *params, const trd_c
         *why = reason;
         return strcmp(reason, "out of memory") ? MPI_SUCCESS : MPI_ERR_NO_MEM;
     }
-    if (!(p = calloc(1, sizeof *p))) {
+    size_t nops;
+    trd_sched_ops(&s, c->rank, &nops);
+    if (!(p = calloc(1, sizeof *p + (nops + 1) * sizeof(trd_xop)))) {
         trd_sched_free(&s);
         return MPI_ERR_NO_MEM;
     }
+    p->x = p->x0;
+    p->nx = nops;
     apply_break(&s, a, c->rank);
     p->alg = a;
+    p->given = params;
+    p->selected = selected;
     snprintf(p->params, sizeof p->params, "%s", params);
     p->call = *call;
     p->nepochs = s.nepochs[0];
@@ -275,6 +313,7 @@ int trd_plan_get(trd_comm *c, const trd_algo *a, const char *params, const trd_c
     }
     trd_plan_free(c->plans[victim]);
     c->plans[victim] = p;
+    c->mru = victim;
     p->used = c->calls;
     *out = p;
     return MPI_SUCCESS;
@@ -291,16 +330,9 @@ static inline void cpu_relax(void)
 #endif
 }
 
-static inline _Atomic uint64_t *counter(const trd_shm *s, int r, int ctr)
+/* Wait until counter f holds at least e: spin, then yield. */
+static inline void wait_one(_Atomic uint64_t *f, uint64_t e)
 {
-    struct trd_shm_ctrl *k = trd_shm_ctrl(s, r);
-    return ctr == TRD_CTR_IN ? &k->ctr_in : ctr == TRD_CTR_RED ? &k->ctr_red : &k->ctr_done;
-}
-
-/* Wait until local rank r has published at least e: spin, then yield. */
-static inline void wait_one(const trd_shm *s, int r, int ctr, uint64_t e)
-{
-    _Atomic uint64_t *f = counter(s, r, ctr);
     unsigned spins = 0;
     while (atomic_load_explicit(f, memory_order_acquire) < e) {
         if (++spins < TRD_SPINS)
@@ -310,95 +342,86 @@ static inline void wait_one(const trd_shm *s, int r, int ctr, uint64_t e)
     }
 }
 
-typedef struct exec {
-    trd_comm *c;
-    const trd_shm *s;
-    const char *send;
-    char *recv, *tmp;
-    MPI_Datatype type;
-    const trd_reducer *red;
-    uint64_t base;
-    unsigned basepar;
-} exec;
-
-/* Address of a side of a local or segment access. */
-static inline char *addr(const exec *e, int buf, int peer, unsigned par, size_t off)
+/* Address of a side of an op: a segment address, or a user buffer or the
+ * temporary at off. */
+static inline char *addr(const trd_run *e, char *const seg[2], int buf, size_t off)
 {
-    switch (buf) {
-    case TRD_B_SEND:
-        return (char *)e->send + off;
-    case TRD_B_RECV:
-        return e->recv + off;
-    case TRD_B_TMP:
-        return e->tmp + off;
-    case TRD_B_SEG:
-        return e->s->seg[peer < 0 ? e->s->me : peer] + sizeof(struct trd_shm_ctrl) +
-               (size_t)(par ^ e->basepar) * 2 * e->s->slot + off;
-    default:
-        return (char *)trd_shm_ctrl(e->s, peer < 0 ? e->s->me : peer)->inline_data +
-               32 * (par ^ e->basepar) + off;
-    }
+    return seg[0] ? seg[e->base & 1] : e->b[buf] + off;
 }
 
 /* The other rank's published address of its user buffer buf. */
-static inline uint64_t remote_addr(const exec *e, int buf, int peer, size_t off)
+static inline uint64_t remote_addr(const trd_run *e, int buf, int peer, size_t off)
 {
     struct trd_shm_ctrl *k = trd_shm_ctrl(e->s, peer);
     return (buf == TRD_B_SEND ? k->src : k->dst) + off;
 }
 
-static int copy(const exec *e, const trd_xop *x, size_t ext)
+static int copy(const trd_run *e, const trd_xop *x)
 {
-    size_t bytes = x->len * ext;
     if (x->sremote == REMOTE_CMA)
         return trd_cma_read(e->s, x->speer, remote_addr(e, x->sbuf, x->speer, x->soff),
-                            addr(e, x->dbuf, x->dpeer, x->dpar, x->doff), bytes);
-    const char *src = addr(e, x->sbuf, x->speer, x->spar, x->soff);
+                            addr(e, x->dseg, x->dbuf, x->doff), x->bytes);
+    const char *src = addr(e, x->sseg, x->sbuf, x->soff);
     if (x->dremote == REMOTE_CMA)
         return trd_cma_write(e->s, x->dpeer, src, remote_addr(e, x->dbuf, x->dpeer, x->doff),
-                             bytes);
-    memcpy(addr(e, x->dbuf, x->dpeer, x->dpar, x->doff), src, bytes);
+                             x->bytes);
+    memcpy(addr(e, x->dseg, x->dbuf, x->doff), src, x->bytes);
     return MPI_SUCCESS;
 }
 
-/* Post the window of messages at x (x->win ops) and wait for all of them.
- * A window of one op uses the blocking call. */
-static int messages(const exec *e, const trd_xop *x, trd_plan_entry *p)
+/* The window of messages at x (x->win ops): blocking, a window of one op
+ * through the blocking call, else posted and waited for; otherwise posted
+ * once and tested.  *done when all completed. */
+static int messages(trd_run *e, const trd_xop *x, int blocking, int *done)
 {
     MPI_Comm comm = e->c->comm;
-    int rc = MPI_SUCCESS, nreq = 0;
-    if (x->win == 1) {
+    MPI_Request *reqs = e->p->reqs;
+    int rc = MPI_SUCCESS;
+    *done = 1;
+    if (blocking && x->win == 1) {
         switch (x->op) {
         case TRD_S_SEND:
-            return PMPI_Send(addr(e, x->sbuf, -1, 0, x->soff), (int)x->len, e->type, x->speer,
+            return PMPI_Send(e->b[x->sbuf] + x->soff, (int)x->len, e->type, x->speer,
                              TRD_TAG, comm);
         case TRD_S_RECV:
-            return PMPI_Recv(addr(e, x->dbuf, -1, 0, x->doff), (int)x->len, e->type, x->dpeer,
+            return PMPI_Recv(e->b[x->dbuf] + x->doff, (int)x->len, e->type, x->dpeer,
                              TRD_TAG, comm, MPI_STATUS_IGNORE);
         default:
-            return PMPI_Sendrecv(addr(e, x->sbuf, -1, 0, x->soff), (int)x->len, e->type, x->speer,
-                                 TRD_TAG, addr(e, x->dbuf, -1, 0, x->doff), (int)x->rlen, e->type,
+            return PMPI_Sendrecv(e->b[x->sbuf] + x->soff, (int)x->len, e->type, x->speer,
+                                 TRD_TAG, e->b[x->dbuf] + x->doff, (int)x->rlen, e->type,
                                  x->dpeer, TRD_TAG, comm, MPI_STATUS_IGNORE);
         }
     }
-    for (int k = 0; k < x->win && rc == MPI_SUCCESS; k++) {
-        const trd_xop *o = &x[k];
-        if (o->op != TRD_S_SEND)
-            rc = PMPI_Irecv(addr(e, o->dbuf, -1, 0, o->doff),
-                            (int)(o->op == TRD_S_SENDRECV ? o->rlen : o->len), e->type, o->dpeer,
-                            TRD_TAG, comm, &p->reqs[nreq++]);
-        if (rc == MPI_SUCCESS && o->op != TRD_S_RECV)
-            rc = PMPI_Isend(addr(e, o->sbuf, -1, 0, o->soff), (int)o->len, e->type, o->speer,
-                            TRD_TAG, comm, &p->reqs[nreq++]);
+    if (!e->posted) {
+        e->nreq = 0;
+        for (int k = 0; k < x->win && rc == MPI_SUCCESS; k++) {
+            const trd_xop *o = &x[k];
+            if (o->op != TRD_S_SEND)
+                rc = PMPI_Irecv(e->b[o->dbuf] + o->doff,
+                                (int)(o->op == TRD_S_SENDRECV ? o->rlen : o->len), e->type,
+                                o->dpeer, TRD_TAG, comm, &reqs[e->nreq++]);
+            if (rc == MPI_SUCCESS && o->op != TRD_S_RECV)
+                rc = PMPI_Isend(e->b[o->sbuf] + o->soff, (int)o->len, e->type, o->speer,
+                                TRD_TAG, comm, &reqs[e->nreq++]);
+        }
+        e->posted = 1;
+        if (rc != MPI_SUCCESS)
+            return rc;
     }
-    /* MPICH's prototype gives PMPI_Waitall an access attribute that GCC 12
-     * checks against MPI_STATUSES_IGNORE, a sentinel pointer; the call is
-     * correct */
+    /* MPICH's prototypes give PMPI_Waitall and PMPI_Testall an access
+     * attribute that GCC 12 checks against MPI_STATUSES_IGNORE, a sentinel
+     * pointer; the calls are correct */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
-    int wrc = PMPI_Waitall(nreq, p->reqs, MPI_STATUSES_IGNORE);
+    if (blocking) {
+        rc = PMPI_Waitall(e->nreq, reqs, MPI_STATUSES_IGNORE);
+    } else {
+        rc = PMPI_Testall(e->nreq, reqs, done, MPI_STATUSES_IGNORE);
+    }
 #pragma GCC diagnostic pop
-    return rc != MPI_SUCCESS ? rc : wrc;
+    if (*done)
+        e->posted = 0;
+    return rc;
 }
 
 /* The input other ranks read by single copy: sendbuf, or where MPI_IN_PLACE
@@ -419,66 +442,111 @@ static const char *input_of(const trd_comm *c, const trd_call *call, const void 
     }
 }
 
+int trd_run_start(trd_run *r, trd_comm *c, trd_plan_entry *p, const void *sendbuf,
+                  void *recvbuf, MPI_Datatype type, const trd_reducer *red)
+{
+    trd_shm *s = c->shm;
+    r->c = c;
+    r->p = p;
+    r->s = s;
+    r->b[TRD_B_SEND] = (char *)sendbuf;
+    r->b[TRD_B_RECV] = recvbuf;
+    r->b[TRD_B_TMP] = NULL;
+    r->type = type;
+    r->red = red;
+    r->base = 0;
+    r->pc = 0;
+    r->posted = r->nreq = 0;
+    if (p->tmp_bytes && !(r->b[TRD_B_TMP] = trd_comm_scratch(c, p->tmp_bytes)))
+        return MPI_ERR_NO_MEM;
+    if (s) {
+        /* the node's epochs of this call: every rank of the node runs the
+         * same calls in the same order */
+        r->base = s->epoch;
+        s->epoch += (uint64_t)p->nepochs;
+        if (c->shape.cma) {
+            /* another rank's ops may read or write this rank's buffers
+             * directly: where they are, before anything is signalled */
+            struct trd_shm_ctrl *k = trd_shm_ctrl(s, s->me);
+            k->src = (uint64_t)(uintptr_t)input_of(c, &p->call, sendbuf, recvbuf);
+            k->dst = (uint64_t)(uintptr_t)recvbuf;
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+/* Whether the wait x is satisfied (blocking: wait until it is). */
+static int wait_done(trd_run *e, const trd_xop *x, int blocking)
+{
+    trd_shm *s = e->c->shm;
+    long long at = (long long)e->base + x->epoch;
+    if (at <= 0)
+        return 1;
+    if (!x->nwait) {
+        if (blocking)
+            wait_one(x->ctrp, (uint64_t)at);
+        return blocking || atomic_load_explicit(x->ctrp, memory_order_acquire) >= (uint64_t)at;
+    }
+    /* every rank published IN of a later epoch only after it had finished
+     * the epochs before: their DONE lines need no reading */
+    if (x->ctr == TRD_CTR_DONE && x->nwait == s->n && s->all_in >= (uint64_t)at + 1)
+        return 1;
+    for (int r = 0; r < x->nwait; r++) {
+        if (blocking)
+            wait_one(counter(s, r, x->ctr), (uint64_t)at);
+        else if (atomic_load_explicit(counter(s, r, x->ctr), memory_order_acquire) < (uint64_t)at)
+            return 0;
+    }
+    if (x->ctr == TRD_CTR_IN && x->nwait == s->n && (uint64_t)at > s->all_in)
+        s->all_in = (uint64_t)at;
+    return 1;
+}
+
+int trd_run_progress(trd_run *e, int blocking, int *done)
+{
+    const trd_plan_entry *p = e->p;
+    int rc = MPI_SUCCESS, ok;
+    while (e->pc < p->nx && rc == MPI_SUCCESS) {
+        const trd_xop *x = &p->x[e->pc];
+        switch (x->op) {
+        case TRD_S_COPY:
+            rc = copy(e, x);
+            e->pc++;
+            break;
+        case TRD_S_REDUCE:
+            rc = trd_reduce_local(e->red, addr(e, x->sseg, x->sbuf, x->soff),
+                                  addr(e, x->dseg, x->dbuf, x->doff), x->len);
+            e->pc++;
+            break;
+        case TRD_S_SIGNAL:
+            atomic_store_explicit(x->ctrp, e->base + (uint64_t)x->epoch, memory_order_release);
+            e->pc++;
+            break;
+        case TRD_S_WAIT:
+            if (!wait_done(e, x, blocking)) {
+                *done = 0;
+                return MPI_SUCCESS;
+            }
+            e->pc++;
+            break;
+        default:
+            rc = messages(e, x, blocking, &ok);
+            if (rc == MPI_SUCCESS && !ok) {
+                *done = 0;
+                return MPI_SUCCESS;
+            }
+            e->pc += (size_t)x->win;
+            break;
+        }
+    }
+    *done = 1;
+    return rc;
+}
+
 int trd_exec(trd_comm *c, trd_plan_entry *p, const void *sendbuf, void *recvbuf,
              MPI_Datatype type, const trd_reducer *red)
 {
-    trd_shm *s = c->shm;
-    size_t ext = p->call.extent;
-    int rc = MPI_SUCCESS;
-    exec e = {c, s, sendbuf, recvbuf, NULL, type, red, s ? s->epoch : 0, 0};
-    e.basepar = (unsigned)(e.base & 1);
-    if (p->tmp_bytes && !(e.tmp = trd_comm_scratch(c, p->tmp_bytes)))
-        return MPI_ERR_NO_MEM;
-    if (s && c->shape.cma) {
-        /* another rank's ops may read or write this rank's buffers directly:
-         * where they are, before anything is signalled */
-        struct trd_shm_ctrl *k = trd_shm_ctrl(s, s->me);
-        k->src = (uint64_t)(uintptr_t)input_of(c, &p->call, sendbuf, recvbuf);
-        k->dst = (uint64_t)(uintptr_t)recvbuf;
-    }
-    for (size_t i = 0; i < p->nx && rc == MPI_SUCCESS;) {
-        const trd_xop *x = &p->x[i];
-        switch (x->op) {
-        case TRD_S_COPY:
-            rc = copy(&e, x, ext);
-            i++;
-            break;
-        case TRD_S_REDUCE:
-            rc = trd_reduce_local(red, addr(&e, x->sbuf, x->speer, x->spar, x->soff),
-                            addr(&e, x->dbuf, x->dpeer, x->dpar, x->doff), x->len);
-            i++;
-            break;
-        case TRD_S_SIGNAL:
-            atomic_store_explicit(counter(s, s->me, x->ctr), e.base + (uint64_t)x->epoch,
-                                  memory_order_release);
-            i++;
-            break;
-        case TRD_S_WAIT: {
-            long long at = (long long)e.base + x->epoch;
-            i++;
-            if (at <= 0)
-                break;
-            if (!x->nwait) {
-                wait_one(s, x->speer, x->ctr, (uint64_t)at);
-                break;
-            }
-            /* every rank published IN of a later epoch only after it had
-             * finished the epochs before: their DONE lines need no reading */
-            if (x->ctr == TRD_CTR_DONE && x->nwait == s->n && s->all_in >= (uint64_t)at + 1)
-                break;
-            for (int r = 0; r < x->nwait; r++)
-                wait_one(s, r, x->ctr, (uint64_t)at);
-            if (x->ctr == TRD_CTR_IN && x->nwait == s->n && (uint64_t)at > s->all_in)
-                s->all_in = (uint64_t)at;
-            break;
-        }
-        default:
-            rc = messages(&e, x, p);
-            i += (size_t)x->win;
-            break;
-        }
-    }
-    if (s)
-        s->epoch += (uint64_t)p->nepochs;
-    return rc;
+    trd_run r;
+    int done, rc = trd_run_start(&r, c, p, sendbuf, recvbuf, type, red);
+    return rc != MPI_SUCCESS ? rc : trd_run_progress(&r, 1, &done);
 }

@@ -147,6 +147,7 @@ typedef struct trd_comm {
     trd_selection sel;
     trd_shm *shm;    /* this rank's node segment, or NULL */
     trd_plan_entry *plans[TRD_PLAN_CACHE];
+    int mru;         /* the plan used last */
     unsigned long calls;
     void *scratch;   /* the plans' temporaries, reused across calls */
     size_t scratch_bytes;
@@ -173,17 +174,47 @@ int trd_machine_find_node(const trd_machine *m, const char *name);
 
 /* ---- Plans and their execution (exec.c) ------------------------------------------- */
 
-/* This rank's plan of algorithm a (parameter text params) for call on c:
- * cached per communicator, planned with the same planner the generator
- * verified (registry.c: trd_plan with this rank only) on the first call of
- * its kind.  Returns MPI_SUCCESS with *out, or with *out NULL and *why set
- * (the algorithm refuses the call: the caller falls back), or an error. */
+/* This rank's plan of algorithm a (parameter text params; a NULL: the one
+ * trd_select chooses) for call on c: cached per communicator, planned with
+ * the same planner the generator verified (registry.c: trd_plan with this
+ * rank only) on the first call of its kind.  Returns MPI_SUCCESS with *out,
+ * or with *out NULL and *why set (the algorithm refuses the call: the caller
+ * falls back), or an error. */
 int trd_plan_get(trd_comm *c, const trd_algo *a, const char *params, const trd_call *call,
                  trd_plan_entry **out, const char **why);
 
-/* Execute plan p: the user's buffers (sendbuf may be NULL where the call has
- * none), the MPI datatype of one element, the reducer for reductions (NULL
- * for bcast and allgather). */
+/* A plan's algorithm and parameters. */
+const trd_algo *trd_plan_algo(const trd_plan_entry *p, const char **params);
+
+/* One execution of a plan, advanced op by op: resumable, so that it can be
+ * run to the end at once (blocking calls) or advanced whenever it can move
+ * (persistent and nonblocking collectives). */
+typedef struct trd_run {
+    trd_comm *c;
+    trd_plan_entry *p;
+    trd_shm *s;
+    char *b[TRD_B_SEG];     /* the user's send and receive buffers, the plan's temporary */
+    MPI_Datatype type;      /* of one element */
+    const trd_reducer *red; /* reductions; NULL for bcast and allgather */
+    uint64_t base;          /* the node's epochs before this call */
+    size_t pc;              /* next op */
+    int posted, nreq;       /* the window of messages at pc is posted: nreq requests */
+} trd_run;
+
+/* Start plan p on the user's buffers (sendbuf NULL where the call has none),
+ * the MPI datatype of one element and the reducer: takes the call's epochs
+ * of the node and publishes the buffers' addresses.  Calls on one node must
+ * start in the same order on all its ranks. */
+int trd_run_start(trd_run *r, trd_comm *c, trd_plan_entry *p, const void *sendbuf, void *recvbuf,
+                  MPI_Datatype type, const trd_reducer *red);
+
+/* Advance r: blocking, to the end; otherwise as far as it goes without
+ * waiting (a counter not yet there, messages not yet arrived).  *done when
+ * every op has completed.  A plan's requests are its own: one run of a plan
+ * at a time. */
+int trd_run_progress(trd_run *r, int blocking, int *done);
+
+/* Start and run to the end. */
 int trd_exec(trd_comm *c, trd_plan_entry *p, const void *sendbuf, void *recvbuf,
              MPI_Datatype type, const trd_reducer *red);
 
