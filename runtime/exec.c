@@ -161,7 +161,8 @@ static const char *lower(trd_comm *c, const trd_sched *s, trd_plan_entry *p)
             } else if (o->op == TRD_S_WAIT && (x->speer = local_of(c, o->peer)) < 0) {
                 return "a wait on a rank of another node";
             }
-            x->ctrp = counter(c->shm, o->op == TRD_S_SIGNAL ? c->shm->me : x->speer, o->ctr);
+            if (!x->nwait)
+                x->ctrp = counter(c->shm, o->op == TRD_S_SIGNAL ? c->shm->me : x->speer, o->ctr);
             continue;
         }
         /* copy, reduce: source, then destination */

@@ -135,7 +135,7 @@ int trd_plan(trd_sched *s, const trd_algo *a, const char *params, const trd_shap
 {
     void *pp = NULL;
     int *pos_of = NULL;
-    const char *no;
+    const char *no = NULL;
     int rc = -1;
     memset(s, 0, sizeof *s);
     if (!params)
