@@ -65,9 +65,11 @@ const char *trd_refuse_one_node(const trd_shape *sh, const trd_call *call, const
 int trd_plan_shm_fold(trd_sb *b, int round, int k, int root, int in_buf, size_t count);
 
 /* allreduce_shm.c: out = x_0 op x_1 op ... op x_{n-1} over elements [a,
- * a+len) of the node's ranks' inputs (this rank's own in in_buf, the
- * others' read from their memory), out = recvbuf[out_off, out_off+len)
- * [FLEX §2.1, single copy].  tmp: 2 TRD_CMA_PIECE_BYTES of the temporary. */
+ * a+len) of the node's ranks' vectors, each in buffer in_buf of its rank
+ * (TRD_B_SEND: their inputs; TRD_B_RECV: their recvbufs, where a composite's
+ * later phase keeps the partial results; the others' read from their
+ * memory), out = recvbuf[out_off, out_off+len) [FLEX §2.1, single copy].
+ * tmp: 2 TRD_CMA_PIECE_BYTES of the temporary. */
 void trd_plan_cma_fold(trd_sb *b, int round, int in_buf, size_t out_off, size_t a, size_t len,
                        size_t tmp);
 
