@@ -115,6 +115,11 @@ int trd_plan_shm_fold(trd_sb *b, int round, int k, int root, int in_buf, size_t 
     const trd_shape *sh = b->sh;
     size_t ext = b->call->extent, per = b->s->seg_slot, lo, hi;
     int n = b->ppn, me = b->local, gets = root < 0 || root == me;
+    if (n == 1) { /* a node of one rank: its vector is the result, no epoch */
+        if (in_buf != TRD_B_RECV)
+            trd_s_copy(b, round, TRD_B_RECV, -1, 0, in_buf, -1, 0, count);
+        return 0;
+    }
     if (per == 0) {
         b->fail = "an element larger than a segment slot";
         return -1;
