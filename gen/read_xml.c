@@ -1141,39 +1141,3 @@ int trd_xml_root_name(const char *path, char *buf, size_t len)
     restore_handlers(&saved);
     return rc;
 }
-
-int trd_read_hwloc_machine(trd_topo_t t, trd_diag *d, const char *kind, const char *arg)
-{
-    const int is_xml = kind != NULL && strcmp(kind, "xml") == 0;
-    trd_loc loc = {trd_diag_intern(d, is_xml && arg ? arg : "local machine"), 0, 0};
-    trd_link_cost net = {TRD_DEFAULT_NET_LATENCY_S, TRD_DEFAULT_NET_BANDWIDTH_BPS, 0, 0};
-    int cores[TRD_MAX_PACKAGES], npackages = 0, sw = -1, rc;
-    char *host = NULL, err[512], source[600];
-    const char *node;
-
-    if (kind == NULL || (!is_xml && strcmp(kind, "local") != 0)) {
-        trd_diag_error(d, loc, "unknown hwloc source '%s' (expected xml or local)",
-                       kind ? kind : "");
-        return TRD_ERR_INPUT;
-    }
-    if (trd_hwloc_node_shape(kind, arg, &npackages, cores, &host, err, sizeof err) != 0) {
-        trd_diag_error(d, loc, "%s", err);
-        return is_xml && arg != NULL && access(arg, R_OK) != 0 ? TRD_ERR_IO : TRD_ERR_INPUT;
-    }
-    node = host != NULL ? host : "localhost";
-    if (is_xml)
-        snprintf(source, sizeof source, "hwloc %s", arg);
-    else
-        snprintf(source, sizeof source, "local");
-    rc = trd_topo_set_name(t, node);
-    if (rc == TRD_OK)
-        rc = trd_topo_set_default_link(t, net);
-    if (rc == TRD_OK)
-        rc = trd_topo_add_nodetype(t, d, loc, "node", npackages, cores, NULL, NULL, source);
-    if (rc == TRD_OK)
-        rc = trd_topo_add_switch(t, d, loc, "node-switch", NULL, &sw);
-    if (rc == TRD_OK)
-        rc = trd_topo_switch_add_node(t, d, loc, sw, node, "node");
-    free(host);
-    return rc;
-}

@@ -37,7 +37,7 @@ int trd_read_xml_string(trd_topo_t t, trd_diag *d, const char *filename, const c
  *         not fit in buf. */
 int trd_xml_root_name(const char *path, char *buf, size_t len);
 
-/* ---- One node from hwloc (gen/read_xml.c) --------------------------------- */
+/* ---- One node from hwloc (gen/hwloc_nodetype.c) ------------------------------ */
 
 /** A machine of one node: switch "node-switch" with the default link
  * (TRD_DEFAULT_NET_*), one node named after the HostName of the hwloc
