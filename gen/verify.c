@@ -879,10 +879,14 @@ static int check_result(vm *m, int w, int c)
         if (m->t.total[v.seq] != p)
             return trd_exec_failf(&m->x, "rank %d%s: recvbuf[%zu] holds %d of the %d contributions",
                                   w, ord, e, m->t.total[v.seq], p);
-        if (!call->commutative && (m->t.len[v.seq] != 1 || iv[0].lo != 0))
+        if (!call->commutative && iv[0].lo != 0)
             return trd_exec_failf(&m->x, "rank %d%s: recvbuf[%zu] holds all %d contributions, but "
                                          "not in rank order (starts with rank %d)",
                                   w, ord, e, p, iv[0].lo);
+        if (!call->commutative && m->t.len[v.seq] != 1)
+            return trd_exec_failf(&m->x, "rank %d%s: recvbuf[%zu] holds all %d contributions, but "
+                                         "not in rank order (rank %d follows rank %d)",
+                                  w, ord, e, p, iv[1].lo, iv[0].hi);
     }
     return 0;
 }
