@@ -96,7 +96,7 @@ int trd_hwloc_node_shape(const char *kind, const char *arg, int *npackages,
     hwloc_obj_type_t unit = HWLOC_OBJ_CORE;
     hwloc_obj_t root;
     const char *host;
-    int npkg, p, rc = -1;
+    int npkg, p, rc = TRD_ERR_INPUT;
 
     if (hostname != NULL)
         *hostname = NULL;
@@ -104,12 +104,12 @@ int trd_hwloc_node_shape(const char *kind, const char *arg, int *npackages,
         err[0] = '\0';
     if (kind == NULL) {
         snprintf(err, errlen, "no hwloc source given");
-        return -1;
+        return TRD_ERR_INPUT;
     }
 
     if (hwloc_topology_init(&topo) < 0) {
         snprintf(err, errlen, "cannot initialise hwloc: %s", strerror(errno));
-        return -1;
+        return TRD_ERR_NOMEM;
     }
     /* Only packages and cores matter: skip I/O discovery on local loads. */
     hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);
@@ -152,10 +152,11 @@ int trd_hwloc_node_shape(const char *kind, const char *arg, int *npackages,
         *hostname = strdup(host);
         if (*hostname == NULL) {
             snprintf(err, errlen, "out of memory");
+            rc = TRD_ERR_NOMEM;
             goto out;
         }
     }
-    rc = 0;
+    rc = TRD_OK;
 
 out:
     hwloc_topology_destroy(topo);
@@ -178,7 +179,7 @@ int trd_read_hwloc_machine(trd_topo_t t, trd_diag *d, const char *kind, const ch
                        kind ? kind : "");
         return TRD_ERR_INPUT;
     }
-    if (trd_hwloc_node_shape(kind, arg, &npackages, cores, &host, err, sizeof err) != 0) {
+    if (trd_hwloc_node_shape(kind, arg, &npackages, cores, &host, err, sizeof err) != TRD_OK) {
         trd_diag_error(d, loc, "%s", err);
         return is_xml && arg != NULL && access(arg, R_OK) != 0 ? TRD_ERR_IO : TRD_ERR_INPUT;
     }

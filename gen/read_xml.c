@@ -1117,10 +1117,10 @@ int trd_xml_root_name(const char *path, char *buf, size_t len)
 {
     struct saved_handlers saved;
     xmlTextReaderPtr reader;
-    int rc = -1;
+    int rc = TRD_ERR_INPUT;
 
     if (len == 0)
-        return -1;
+        return TRD_ERR_INPUT;
     buf[0] = '\0';
     capture_handlers(&saved, NULL, ignore_structured);
     reader = xmlReaderForFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR |
@@ -1131,7 +1131,7 @@ int trd_xml_root_name(const char *path, char *buf, size_t len)
                 const xmlChar *name = xmlTextReaderConstLocalName(reader);
                 if (name != NULL && strlen((const char *)name) < len) {
                     snprintf(buf, len, "%s", (const char *)name);
-                    rc = 0;
+                    rc = TRD_OK;
                 }
                 break;
             }
