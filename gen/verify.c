@@ -1037,7 +1037,7 @@ static int vm_init(vm *m, const trd_sched *s, const trd_shape *sh, int ncalls)
                                o->op == TRD_S_SENDRECV ? o->rlen : o->len, ncalls, epochs);
         }
     free(epochs);
-    if (!rc)
+    if (!rc && nt)
         qsort(tv, nt, sizeof *tv, cmp_touch);
     /* merge each rank's intervals per area and give them cells */
     for (size_t i = 0, j; i < nt && !rc; i = j) {
