@@ -242,8 +242,10 @@ static void counts_of(const trd_algo *a, const trd_shape *sh, size_t n[2])
     trd_shape_ppn(sh, &ppn_min, &ppn_max);
     n[0] = 3;
     switch (a->coll) {
-    case TRD_COLL_REDUCE_SCATTER_BLOCK:
-    case TRD_COLL_ALLGATHER: /* count is each rank's block; one node chunks them */
+    case TRD_COLL_REDUCE_SCATTER_BLOCK: /* count is each rank's block: more than a line */
+        n[1] = 9;
+        break;
+    case TRD_COLL_ALLGATHER: /* the same; one node copies them through slots of 8 ppn */
         n[1] = sh->nnodes == 1 ? (size_t)ppn_max * 8 + 5 : 9;
         break;
     case TRD_COLL_REDUCE:
