@@ -80,8 +80,7 @@ typedef struct memv {
 
 /* Whether a's parameters and refuse accept call on sh (before planning:
  * trd_plan's refusals are not errors here, its planners' failures are). */
-static int accepts(const trd_algo *a, const char *params, const trd_shape *sh,
-                   const trd_call *call)
+static int accepts(const trd_algo *a, const char *params, const trd_shape *sh, const trd_call *call)
 {
     void *pp = NULL;
     char why[256];
@@ -133,10 +132,11 @@ static void describe(const checker *c, const trd_shape *sh, const trd_algo *a, c
     if (c->shape_name)
         snprintf(shape, sizeof shape, "%s", c->shape_name);
     else
-        snprintf(shape, sizeof shape, "%d node%s x %d ranks", sh->nnodes, sh->nnodes == 1 ? "" : "s",
-                 sh->nranks / (sh->nnodes ? sh->nnodes : 1));
+        snprintf(shape, sizeof shape, "%d node%s x %d ranks", sh->nnodes,
+                 sh->nnodes == 1 ? "" : "s", sh->nranks / (sh->nnodes ? sh->nnodes : 1));
     if (m->cma)
-        snprintf(mem, sizeof mem, ", single-copy reads%s", m->cma & TRD_CMA_WRITE ? " and writes" : "");
+        snprintf(mem, sizeof mem, ", single-copy reads%s",
+                 m->cma & TRD_CMA_WRITE ? " and writes" : "");
     if (m->slot)
         snprintf(mem + strlen(mem), sizeof mem - strlen(mem), ", %zu-byte slots", m->slot);
     if (call->coll == TRD_COLL_REDUCE || call->coll == TRD_COLL_BCAST)
@@ -394,7 +394,9 @@ static int check_one_node(checker *c, const trd_machine_plan *p)
             continue;
         /* parameters where the default is none: the cores' prime factors
          * (shm:rx), else radix 2 (shm:tree) */
-        const char *params = accepts_text(a, "", &st.s) ? "" : accepts_text(a, fx, &st.s) ? fx : "2";
+        const char *params = accepts_text(a, "", &st.s)   ? ""
+                             : accepts_text(a, fx, &st.s) ? fx
+                                                          : "2";
         rc = check_alg(c, &st, a, params, (a->flags & TRD_ALGO_CANDIDATE) ? 1 : -1);
     }
     if (!rc)

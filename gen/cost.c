@@ -15,14 +15,14 @@ typedef struct cst {
     const trd_cost_model *cm;
     trd_exec x;
     double ext;
-    double *clock;        /* [p] seconds */
-    double *post;         /* [p] when the current window was posted */
-    double *fin;          /* [nops] when the op's messages completed */
-    double *alpha_r;      /* [nops] alpha_r of the op's link (the largest of its messages') */
-    double *sig_time;     /* [signal id] when it was given */
+    double *clock;    /* [p] seconds */
+    double *post;     /* [p] when the current window was posted */
+    double *fin;      /* [nops] when the op's messages completed */
+    double *alpha_r;  /* [nops] alpha_r of the op's link (the largest of its messages') */
+    double *sig_time; /* [signal id] when it was given */
     size_t capsig;
-    int *pkg;             /* [p] package of each rank on its node */
-    const double *share;  /* [nops] bandwidth divisor of the message each send op starts */
+    int *pkg;            /* [p] package of each rank on its node */
+    const double *share; /* [nops] bandwidth divisor of the message each send op starts */
 } cst;
 
 /* Package of rank r on its node: local ranks spread over the packages in

@@ -13,10 +13,10 @@
 #define TRD_ALPHA_R_RATIO 0.25
 
 typedef struct trd_cost_model {
-    trd_topo_t topo;          /* link classes, injection bandwidths, the switch tree */
-    double gamma_s_per_byte;  /* reduction cost [MPICH §3] */
-    double alpha_r_ratio;     /* where a link gives no alpha_r: each further message in flight
-                               * from one rank costs this fraction of its latency [RM Eq. 3] */
+    trd_topo_t topo;         /* link classes, injection bandwidths, the switch tree */
+    double gamma_s_per_byte; /* reduction cost [MPICH §3] */
+    double alpha_r_ratio;    /* where a link gives no alpha_r: each further message in flight
+                              * from one rank costs this fraction of its latency [RM Eq. 3] */
 } trd_cost_model;
 
 /* Predicted seconds of schedule s (every rank planned, verified) on shape sh

@@ -109,7 +109,8 @@ int trd_exec_init(trd_exec *x, const trd_sched *s, const trd_shape *sh, int ncal
                 return trd_exec_failf(x,
                                       "rank %d takes %d epochs of its node's segment, rank %d "
                                       "of the same node %d",
-                                      r, s->nepochs[r], sh->ring[first], s->nepochs[sh->ring[first]]);
+                                      r, s->nepochs[r], sh->ring[first],
+                                      s->nepochs[sh->ring[first]]);
         }
         x->epochs[v] = n ? s->nepochs[sh->ring[first]] : 0;
     }
@@ -320,7 +321,8 @@ static int try_sends(trd_exec *x, int a)
             if (!has_recv(q) || recv_peer(q) != a || (x->done[k] & 2))
                 continue;
             if (recv_len(q) != o->len) {
-                trd_exec_fail(x, b, k, "receives %zu elements from rank %d, which sends %zu (its op %zu)",
+                trd_exec_fail(x, b, k,
+                              "receives %zu elements from rank %d, which sends %zu (its op %zu)",
                               recv_len(q), a, o->len, i - s->first[a]);
                 return progress;
             }

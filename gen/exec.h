@@ -67,36 +67,36 @@ struct trd_exec {
     const trd_sched *s;
     const trd_shape *sh;
     const trd_exec_hooks *h;
-    void *ctx;             /* the client's */
-    int ncalls;            /* the calls run back to back (1 or 2) */
+    void *ctx;  /* the client's */
+    int ncalls; /* the calls run back to back (1 or 2) */
     int p;
-    size_t *pc;            /* [p] next op of each rank, an index into s->op */
-    int *call;             /* [p] the call it runs; ncalls once it has returned from the last */
-    size_t *wend;          /* [p] end of the window posted at pc, 0 if none */
-    unsigned char *done;   /* [nops] bit 0: send half matched, bit 1: receive half */
-    int *local;            /* [p] index of the rank on its node (ring order) */
-    int *npn;              /* [p] ranks on its node */
-    int *epochs;           /* [nnodes] epochs per call of each node */
-    int *ctr;              /* [p * TRD_CTR_MAX] counter values */
-    int *all_in;           /* [p] largest epoch of a completed wait on every local in */
+    size_t *pc;          /* [p] next op of each rank, an index into s->op */
+    int *call;           /* [p] the call it runs; ncalls once it has returned from the last */
+    size_t *wend;        /* [p] end of the window posted at pc, 0 if none */
+    unsigned char *done; /* [nops] bit 0: send half matched, bit 1: receive half */
+    int *local;          /* [p] index of the rank on its node (ring order) */
+    int *npn;            /* [p] ranks on its node */
+    int *epochs;         /* [nnodes] epochs per call of each node */
+    int *ctr;            /* [p * TRD_CTR_MAX] counter values */
+    int *all_in;         /* [p] largest epoch of a completed wait on every local in */
     struct trd_xhist {
         int *id;
         size_t n, cap;
-    } *hist;               /* [p * TRD_CTR_MAX] ids of the signals of each counter */
+    } * hist; /* [p * TRD_CTR_MAX] ids of the signals of each counter */
     struct trd_xsig {
-        int value, rank;   /* the epoch it set, the rank that signalled */
-    } *sig;                /* [nsig] every signal, in the order they happened */
+        int value, rank; /* the epoch it set, the rank that signalled */
+    } * sig;             /* [nsig] every signal, in the order they happened */
     size_t nsig, sigcap;
-    int record;            /* TRD_X_RECORD_* */
+    int record; /* TRD_X_RECORD_* */
     trd_xmsg *msgs;
     size_t nmsgs, msgcap;
-    size_t nmatched;       /* messages matched so far */
+    size_t nmatched; /* messages matched so far */
     int *queue;
     unsigned char *queued;
     size_t qhead, qtail;
     char *why;
     size_t whylen;
-    int failed;            /* TRD_OK, or the first error */
+    int failed; /* TRD_OK, or the first error */
 };
 
 /* Set x up to run s on sh for ncalls calls (s holds every rank, its ranks

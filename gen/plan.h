@@ -45,8 +45,8 @@ typedef struct trd_shape_plan {
 /* The costs and choices for one machine. */
 typedef struct trd_machine_plan {
     int nnodes;
-    int ppn;           /* cores of the smallest node */
-    trd_levels levels; /* the link classes and gamma the closed forms weigh */
+    int ppn;                             /* cores of the smallest node */
+    trd_levels levels;                   /* the link classes and gamma the closed forms weigh */
     int nap_lanes, nap_radix, nap_steps; /* NAP over the whole machine */
     size_t nap_max_bytes;       /* NAP below, ring from (several nodes, NAP vs ring only) */
     size_t nap_max_bytes_1node; /* the same on one node without shared memory */
@@ -124,7 +124,6 @@ size_t trd_model_crossover(const trd_machine_plan *p, int nodes, int ppn);
  * [TREE §2, Lemma 4]: *dups gets 0 if contention-free, else the number of
  * directed links used more than once, with the first one described in why.
  * Returns TRD_OK or TRD_ERR_NOMEM. */
-int trd_ring_contention(trd_topo_t t, const int *nodes, int n, int *dups, char *why,
-                        size_t whylen);
+int trd_ring_contention(trd_topo_t t, const int *nodes, int n, int *dups, char *why, size_t whylen);
 
 #endif

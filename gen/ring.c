@@ -56,8 +56,7 @@ int trd_topo_path_links(trd_topo_t t, int a, int b, int *links, int cap)
     return n;
 }
 
-int trd_ring_contention(trd_topo_t t, const int *nodes, int n, int *dups, char *why,
-                        size_t whylen)
+int trd_ring_contention(trd_topo_t t, const int *nodes, int n, int *dups, char *why, size_t whylen)
 {
     int S = trd_topo_nswitches(t), N = trd_topo_nnodes(t);
     int *use = calloc(2 * ((size_t)S + (size_t)N), sizeof(int));

@@ -11,8 +11,8 @@ int trd_model_candidates(const trd_algo **out, int cap)
 {
     int n = 0;
     for (int i = 0; trd_algos[i] && n < cap; i++)
-        if (trd_algos[i]->coll == TRD_COLL_ALLREDUCE && (trd_algos[i]->flags & TRD_ALGO_CANDIDATE) &&
-            trd_algos[i]->model)
+        if (trd_algos[i]->coll == TRD_COLL_ALLREDUCE &&
+            (trd_algos[i]->flags & TRD_ALGO_CANDIDATE) && trd_algos[i]->model)
             out[n++] = trd_algos[i];
     return n;
 }

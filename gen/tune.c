@@ -32,8 +32,7 @@ struct trd_timer {
     int timed, extrapolated;
 };
 
-int trd_timer_create(trd_timer **tm, trd_topo_t t, const trd_machine_plan *p,
-                     const trd_shape *sh)
+int trd_timer_create(trd_timer **tm, trd_topo_t t, const trd_machine_plan *p, const trd_shape *sh)
 {
     if (!(*tm = calloc(1, sizeof **tm)))
         return TRD_ERR_NOMEM;
@@ -66,8 +65,7 @@ static size_t tkey(const trd_algo *a, const char *params, size_t count)
     return h ^ (h >> 29);
 }
 
-static struct tmemo *tfind(const trd_timer *tm, const trd_algo *a, const char *params,
-                           size_t count)
+static struct tmemo *tfind(const trd_timer *tm, const trd_algo *a, const char *params, size_t count)
 {
     if (!tm->slotcap)
         return NULL;
@@ -168,8 +166,8 @@ int trd_timer_us(trd_timer *tm, const trd_algo *a, const char *params, size_t co
                 e2 = c;
         }
         double grow = (double)e1->nops - (double)e2->nops;
-        double ops = (double)e1->nops + grow * (double)(count - e1->count) /
-                                            (double)(e1->count - e2->count);
+        double ops =
+            (double)e1->nops + grow * (double)(count - e1->count) / (double)(e1->count - e2->count);
         if (grow > 0 && ops > (double)TRD_TIME_MAX_OPS) {
             e = (struct tmemo){a, "", count, 0, 0, 0};
             snprintf(e.params, sizeof e.params, "%s", params);
@@ -204,8 +202,10 @@ int trd_explain_schedules(FILE *f, trd_topo_t t, const trd_machine_plan *p)
         fprintf(f, "\nthe schedules over the whole machine: not timed above %d ranks\n",
                 TRD_SELECT_MAX_RANKS);
     } else {
-        fprintf(f, "\nthe schedules over the whole machine (%d ranks, each node's cores), timed,\n"
-                   "  microseconds:\n  %10s", st.s.nranks, "bytes");
+        fprintf(f,
+                "\nthe schedules over the whole machine (%d ranks, each node's cores), timed,\n"
+                "  microseconds:\n  %10s",
+                st.s.nranks, "bytes");
         for (int a = 0; a < n; a++)
             fprintf(f, " %12s", cand[a]->name);
         fprintf(f, "\n");
@@ -405,8 +405,8 @@ static size_t ir_next(size_t lo, size_t b)
  * predictions. */
 static int draw_ranges(ir_sel *x, trd_choice *choice, int *nchoices)
 {
-    trd_range_probe pr = {ir_best, x, ir_next, (size_t)(TRD_SELECT_TOP_BYTES / 8),
-                          TRD_SELECT_PRECISION, 8};
+    trd_range_probe pr = {
+        ir_best, x, ir_next, (size_t)(TRD_SELECT_TOP_BYTES / 8), TRD_SELECT_PRECISION, 8};
     if (trd_draw_ranges(&pr, choice, nchoices) != TRD_OK)
         return TRD_ERR_STATE;
     size_t from = 0;

@@ -33,8 +33,7 @@ typedef struct trd_timer trd_timer;
 
 /* A timer for sh (machine_node set) on t with p's gamma.  Returns TRD_OK or
  * TRD_ERR_NOMEM. */
-int trd_timer_create(trd_timer **tm, trd_topo_t t, const trd_machine_plan *p,
-                     const trd_shape *sh);
+int trd_timer_create(trd_timer **tm, trd_topo_t t, const trd_machine_plan *p, const trd_shape *sh);
 void trd_timer_destroy(trd_timer *tm);
 
 /* Predicted microseconds of a with params for count doubles (at least 1):
@@ -57,12 +56,12 @@ double trd_ring_bound(trd_topo_t t, const trd_shape *sh, size_t count, size_t ex
                       double gamma_s_per_byte);
 
 typedef struct trd_select_stats {
-    int drawn;      /* shapes whose ranges were drawn on the schedules */
-    int closed;     /* shapes left on the closed forms (above 1024 ranks) */
-    int timed;      /* schedules timed */
+    int drawn;        /* shapes whose ranges were drawn on the schedules */
+    int closed;       /* shapes left on the closed forms (above 1024 ranks) */
+    int timed;        /* schedules timed */
     int extrapolated; /* timings extrapolated (trd_timer) */
-    int pruned;     /* quadratic schedules not timed: their bound was above the others */
-    double seconds; /* CPU time */
+    int pruned;       /* quadratic schedules not timed: their bound was above the others */
+    double seconds;   /* CPU time */
 } trd_select_stats;
 
 /* Redraw the size ranges of every planned shape of p of up to

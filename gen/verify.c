@@ -360,8 +360,8 @@ typedef struct vm {
     trd_exec x;
     seqtab t;
     int p;
-    uint32_t *single;  /* [p] the id of {r} */
-    uint32_t all_id;   /* 0..p-1 in rank order (or the set) */
+    uint32_t *single;      /* [p] the id of {r} */
+    uint32_t all_id;       /* 0..p-1 in rank order (or the set) */
     size_t *nsend, *nrecv; /* [p] elements of each rank's buffers */
     size_t *ntmp;          /* [p] elements of the temporary its ops reach (<= tmp_count) */
     cell **recv, **tmp;    /* [p] */
@@ -374,10 +374,10 @@ typedef struct vm {
     uacc **acc;            /* [p] other ranks' accesses this call */
     int *nacc, *capacc;
     /* vector clocks over the node's ranks */
-    int **vc;              /* [p] -> [ranks on the node] */
-    int *snap;             /* clocks at each signal */
+    int **vc;  /* [p] -> [ranks on the node] */
+    int *snap; /* clocks at each signal */
     size_t nsnap, capsnap;
-    size_t *snap_at;       /* [signal id] offset in snap */
+    size_t *snap_at; /* [signal id] offset in snap */
     size_t capat;
     cell *scratch;
     size_t capscratch;
@@ -426,7 +426,9 @@ static const char *elem_name(char *out, size_t n, uint32_t elem, int call)
 {
     int c = (elem & CALL_BIT) != 0;
     snprintf(out, n, "%u%s", elem & ~CALL_BIT,
-             c == call ? "" : c ? " of the second call" : " of the first call");
+             c == call ? ""
+             : c       ? " of the second call"
+                       : " of the first call");
     return out;
 }
 
@@ -519,8 +521,8 @@ static int resolve(vm *m, int q, size_t k, int b, int o, size_t off, size_t len,
     if (b >= TRD_B_MAX)
         return trd_exec_fail(&m->x, q, k, "%s buffer %d, which does not exist", verb, b);
     if (w >= m->p)
-        return trd_exec_fail(&m->x, q, k, "%s %s of rank %d, which does not exist", verb,
-                             bname[b], w);
+        return trd_exec_fail(&m->x, q, k, "%s %s of rank %d, which does not exist", verb, bname[b],
+                             w);
     if (remote) {
         if (m->sh->node_of[w] != m->sh->node_of[q])
             return trd_exec_fail(&m->x, q, k, "%s %s of rank %d, not on its node", verb, bname[b],
@@ -529,9 +531,9 @@ static int resolve(vm *m, int q, size_t k, int b, int o, size_t off, size_t len,
             return trd_exec_fail(&m->x, q, k, "%s tmp of rank %d (a temporary is its rank's own)",
                                  verb, w);
         if (write && b != TRD_B_RECV)
-            return trd_exec_fail(&m->x, q, k,
-                                 "writes %s of rank %d (of another rank only recvbuf may be written)",
-                                 bname[b], w);
+            return trd_exec_fail(
+                &m->x, q, k, "writes %s of rank %d (of another rank only recvbuf may be written)",
+                bname[b], w);
     }
     if (b == TRD_B_SEG || b == TRD_B_INL) {
         int kind = b - TRD_B_SEG;
@@ -598,7 +600,8 @@ static int resolve(vm *m, int q, size_t k, int b, int o, size_t off, size_t len,
                               write ? "write" : "read",
                               range_text(m, t, sizeof t, named, -1, off, len));
     if (ub == TRD_B_SEND && vcomp(m, q, w) <= m->start_comp[w])
-        return trd_exec_fail(&m->x, q, k, "reads %s before rank %d signals that it entered the call",
+        return trd_exec_fail(&m->x, q, k,
+                             "reads %s before rank %d signals that it entered the call",
                              range_text(m, t, sizeof t, named, w, off, len), w);
     /* the latest access of q, checked when w returns */
     uacc a = {q, vcomp(m, q, q), write, named, off, off + len};
@@ -637,9 +640,9 @@ static int sync_access(vm *m, int q, size_t k, const ref *r, size_t off, size_t 
         if (write) {
             for (int j = 0; j < u->nr; j++)
                 if (u->r[j].rank != q && vcomp(m, q, u->r[j].rank) <= u->r[j].comp)
-                    return trd_exec_fail(&m->x, q, k, "overwrites %s while rank %d may still read it",
-                                         range_text(m, t, sizeof t, r->buf, owner, off, len),
-                                         u->r[j].rank);
+                    return trd_exec_fail(
+                        &m->x, q, k, "overwrites %s while rank %d may still read it",
+                        range_text(m, t, sizeof t, r->buf, owner, off, len), u->r[j].rank);
             continue;
         }
         int j = 0;
@@ -706,8 +709,7 @@ static cell *read_cells(vm *m, int q, size_t k, int b, int o, size_t off, size_t
 }
 
 /* Write v[0..len) to [off, off+len) of buffer b of owner o for rank q's op k. */
-static int write_cells(vm *m, int q, size_t k, int b, int o, size_t off, size_t len,
-                       const cell *v)
+static int write_cells(vm *m, int q, size_t k, int b, int o, size_t off, size_t len, const cell *v)
 {
     ref r;
     if (resolve(m, q, k, b, o, off, len, 1, &r) || sync_access(m, q, k, &r, off, len, 1))
@@ -725,9 +727,10 @@ static int h_local(trd_exec *x, int q, size_t k)
     char t[96], e1[48], e2[48];
     int dst_owner = o->op == TRD_S_COPY ? o->peer2 : -1;
     if (o->op == TRD_S_REDUCE && o->peer2 >= 0 && o->peer2 != q)
-        return trd_exec_fail(x, q, k, "reduces into %s of rank %d (only a copy writes another "
-                                      "rank's memory)", bname[o->dst < TRD_B_MAX ? o->dst : 0],
-                             o->peer2);
+        return trd_exec_fail(x, q, k,
+                             "reduces into %s of rank %d (only a copy writes another "
+                             "rank's memory)",
+                             bname[o->dst < TRD_B_MAX ? o->dst : 0], o->peer2);
     if (dst_owner == q)
         dst_owner = -1;
     cell *v = read_cells(m, q, k, o->src, o->peer == q ? -1 : o->peer, o->soff, o->len);
@@ -751,8 +754,10 @@ static int h_local(trd_exec *x, int q, size_t k)
             int dup;
             uint32_t z = combine(&m->t, v[e].seq, y.seq, &dup);
             if (dup >= 0)
-                return trd_exec_fail(x, q, k, "element %zu of %s would hold rank %d's contribution "
-                                              "twice", o->off + e, bname[o->dst], dup);
+                return trd_exec_fail(x, q, k,
+                                     "element %zu of %s would hold rank %d's contribution "
+                                     "twice",
+                                     o->off + e, bname[o->dst], dup);
             if (z == SEQ_UNDEF)
                 return trd_exec_oom(x);
             v[e].seq = z;
@@ -833,8 +838,8 @@ static int h_enter(trd_exec *x, int w, int c)
     memset(m->tmp[w], 0, m->ntmp[w] * sizeof(cell));
     if (ib == TRD_B_RECV)
         for (size_t e = 0; e < n && at + e < m->nrecv[w]; e++)
-            m->recv[w][at + e] =
-                (cell){(uint32_t)e | cb, m->single[m->call->coll == TRD_COLL_BCAST ? m->call->root : w]};
+            m->recv[w][at + e] = (cell){
+                (uint32_t)e | cb, m->single[m->call->coll == TRD_COLL_BCAST ? m->call->root : w]};
     m->start_comp[w] = vcomp(m, w, w);
     if (m->shared[w])
         runmap_reset(&m->umeta[w], w, m->start_comp[w]);
@@ -862,30 +867,35 @@ static int check_result(vm *m, int w, int c)
             int j = coll == TRD_COLL_BCAST ? call->root : (int)(e / count);
             size_t want = coll == TRD_COLL_BCAST ? e : e % count;
             if (m->t.total[v.seq] != 1)
-                return trd_exec_failf(&m->x, "rank %d%s: recvbuf[%zu] holds %d contributions, not "
-                                             "element %zu of rank %d's input",
+                return trd_exec_failf(&m->x,
+                                      "rank %d%s: recvbuf[%zu] holds %d contributions, not "
+                                      "element %zu of rank %d's input",
                                       w, ord, e, m->t.total[v.seq], want, j);
             if (v.elem != (uint32_t)(want | cb) || iv[0].lo != j)
-                return trd_exec_failf(&m->x, "rank %d%s: recvbuf[%zu] holds element %s of rank %d's "
-                                             "input, not element %zu of rank %d's",
+                return trd_exec_failf(&m->x,
+                                      "rank %d%s: recvbuf[%zu] holds element %s of rank %d's "
+                                      "input, not element %zu of rank %d's",
                                       w, ord, e, elem_name(e1, sizeof e1, v.elem, c), iv[0].lo,
                                       want, j);
             continue;
         }
         size_t want = coll == TRD_COLL_REDUCE_SCATTER_BLOCK ? (size_t)w * count + e : e;
         if (v.elem != (uint32_t)(want | cb))
-            return trd_exec_failf(&m->x, "rank %d%s: recvbuf[%zu] holds element %s, not element %zu",
-                                  w, ord, e, elem_name(e1, sizeof e1, v.elem, c), want);
+            return trd_exec_failf(&m->x,
+                                  "rank %d%s: recvbuf[%zu] holds element %s, not element %zu", w,
+                                  ord, e, elem_name(e1, sizeof e1, v.elem, c), want);
         if (m->t.total[v.seq] != p)
             return trd_exec_failf(&m->x, "rank %d%s: recvbuf[%zu] holds %d of the %d contributions",
                                   w, ord, e, m->t.total[v.seq], p);
         if (!call->commutative && iv[0].lo != 0)
-            return trd_exec_failf(&m->x, "rank %d%s: recvbuf[%zu] holds all %d contributions, but "
-                                         "not in rank order (starts with rank %d)",
+            return trd_exec_failf(&m->x,
+                                  "rank %d%s: recvbuf[%zu] holds all %d contributions, but "
+                                  "not in rank order (starts with rank %d)",
                                   w, ord, e, p, iv[0].lo);
         if (!call->commutative && m->t.len[v.seq] != 1)
-            return trd_exec_failf(&m->x, "rank %d%s: recvbuf[%zu] holds all %d contributions, but "
-                                         "not in rank order (rank %d follows rank %d)",
+            return trd_exec_failf(&m->x,
+                                  "rank %d%s: recvbuf[%zu] holds all %d contributions, but "
+                                  "not in rank order (rank %d follows rank %d)",
                                   w, ord, e, p, iv[1].lo, iv[0].hi);
     }
     return 0;
@@ -926,8 +936,8 @@ static int cmp_touch(const void *x, const void *y)
     return (a->lo > b->lo) - (a->lo < b->lo);
 }
 
-static int add_touch(vm *m, touch **tv, size_t *n, size_t *cap, int r, int b, int owner,
-                     size_t off, size_t len, int ncalls, const int *epochs)
+static int add_touch(vm *m, touch **tv, size_t *n, size_t *cap, int r, int b, int owner, size_t off,
+                     size_t len, int ncalls, const int *epochs)
 {
     if ((b != TRD_B_SEG && b != TRD_B_INL) || len == 0)
         return 0;
@@ -1026,7 +1036,8 @@ static int vm_init(vm *m, const trd_sched *s, const trd_shape *sh, int ncalls)
             int src = o->op == TRD_S_SEND || o->op == TRD_S_SENDRECV || local;
             int dst = o->op == TRD_S_RECV || o->op == TRD_S_SENDRECV || local;
             int so = local ? o->peer : -1, dow = o->op == TRD_S_COPY ? o->peer2 : -1;
-            if (local && so >= 0 && so < p && so != r && (o->src == TRD_B_SEND || o->src == TRD_B_RECV))
+            if (local && so >= 0 && so < p && so != r &&
+                (o->src == TRD_B_SEND || o->src == TRD_B_RECV))
                 m->shared[so] = 1;
             if (dow >= 0 && dow < p && dow != r && o->dst == TRD_B_RECV)
                 m->shared[dow] = 1;
@@ -1150,20 +1161,23 @@ static int check_contention(vm *m, trd_topo_t t)
         g1 = trd_exec_round_end(x, order, n, g0);
         for (size_t i = g0; i < g1 && !rc; i++) {
             const trd_xmsg *g = &x->msgs[order[i]];
-            int a = sh->machine_node[sh->node_of[g->from]], b = sh->machine_node[sh->node_of[g->to]];
+            int a = sh->machine_node[sh->node_of[g->from]],
+                b = sh->machine_node[sh->node_of[g->to]];
             int nl = trd_topo_path_links(t, a, b, links, 256);
             for (int l = 0; l < nl && l < 256 && !rc; l++) {
                 if (use[links[l]]++) {
                     int v = links[l] / 2, down = links[l] % 2;
-                    const char *vn = v < S ? trd_topo_switch_name(t, v) : trd_topo_node_name(t, v - S);
+                    const char *vn =
+                        v < S ? trd_topo_switch_name(t, v) : trd_topo_node_name(t, v - S);
                     const trd_xmsg *h = &owner[links[l]];
                     rc = trd_exec_failf(
-                        &m->x, "round %d: the messages %s -> %s and %s -> %s share the link %s '%s' "
-                               "[TREE §2]",
+                        &m->x,
+                        "round %d: the messages %s -> %s and %s -> %s share the link %s '%s' "
+                        "[TREE §2]",
                         g->round, trd_topo_node_name(t, sh->machine_node[sh->node_of[h->from]]),
                         trd_topo_node_name(t, sh->machine_node[sh->node_of[h->to]]),
-                        trd_topo_node_name(t, a), trd_topo_node_name(t, b), down ? "down to" : "up from",
-                        vn);
+                        trd_topo_node_name(t, a), trd_topo_node_name(t, b),
+                        down ? "down to" : "up from", vn);
                 }
                 owner[links[l]] = *g;
             }

@@ -172,7 +172,8 @@ static void check_ranges(const trd_machine_plan *p, int nodes, int ppn, const tr
         for (int k = 0; k < 3; k++) {
             double tc = trd_model_time(p, ch->alg, nodes, ppn, sizes[k]);
             for (int a = 0; a < nc; a++)
-                CU_ASSERT(tc <= trd_model_time(p, cand[a], nodes, ppn, sizes[k]) * (1 + 2e-9)); /* ties */
+                /* ties */
+                CU_ASSERT(tc <= trd_model_time(p, cand[a], nodes, ppn, sizes[k]) * (1 + 2e-9));
         }
         lo = ch->below;
     }

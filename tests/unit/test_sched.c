@@ -45,11 +45,11 @@ typedef struct mem {
 } mem;
 
 static const mem mems[] = {
-    {1, 0, 0, 0},                                  /* the segment, no single copy */
-    {0, 0, 0, 0},                                  /* point to point */
-    {1, 0, 0, 256},                                /* small slots: chunks, slot reuse */
-    {1, TRD_CMA_READ, 64, 0},                      /* single-copy reads from 64 bytes */
-    {1, TRD_CMA_READ | TRD_CMA_WRITE, 0, 256},     /* reads and writes from 0 bytes */
+    {1, 0, 0, 0},                              /* the segment, no single copy */
+    {0, 0, 0, 0},                              /* point to point */
+    {1, 0, 0, 256},                            /* small slots: chunks, slot reuse */
+    {1, TRD_CMA_READ, 64, 0},                  /* single-copy reads from 64 bytes */
+    {1, TRD_CMA_READ | TRD_CMA_WRITE, 0, 256}, /* reads and writes from 0 bytes */
 };
 #define NMEMS ((int)(sizeof mems / sizeof mems[0]))
 
@@ -57,8 +57,7 @@ static int verified[64]; /* per registry index */
 
 /* Whether a accepts params and call on sh (refusals are skipped, not
  * failures). */
-static int accepts(const trd_algo *a, const char *params, const trd_shape *sh,
-                   const trd_call *call)
+static int accepts(const trd_algo *a, const char *params, const trd_shape *sh, const trd_call *call)
 {
     void *pp = a->params_size ? calloc(1, a->params_size) : NULL;
     char why[256];
@@ -108,8 +107,9 @@ static int check_one(const trd_algo *a, const char *params, int nnodes, const in
         trd_sched_free(&s);
     }
     if (rc)
-        fprintf(stderr, "\n  %s %s%s%s on %d nodes, %d ranks, seed %u, count %zu, %s, %s, %s%s%s, "
-                        "root %d: %s\n",
+        fprintf(stderr,
+                "\n  %s %s%s%s on %d nodes, %d ranks, seed %u, count %zu, %s, %s, %s%s%s, "
+                "root %d: %s\n",
                 trd_coll_name(a->coll), a->name, *params ? ":" : "", params, nnodes, st.s.nranks,
                 seed, call.count, call.in_place ? "in place" : "out of place",
                 call.commutative ? "commutative" : "rank order", m->shm ? "shm" : "p2p",
@@ -165,8 +165,12 @@ static int check_shape_variants(const trd_algo *a, int nnodes, const int *ppn, u
         for (int in_place = 0; in_place < 2; in_place++)
             for (int comm = 1; comm >= 0; comm--) {
                 int v = turn + k + in_place + 2 * comm;
-                trd_call call = {a->coll, counts[k], 8, (turn + k) % 2 ? p - 1 : 0,
-                                 a->coll == TRD_COLL_BCAST ? 0 : in_place, comm};
+                trd_call call = {a->coll,
+                                 counts[k],
+                                 8,
+                                 (turn + k) % 2 ? p - 1 : 0,
+                                 a->coll == TRD_COLL_BCAST ? 0 : in_place,
+                                 comm};
                 n += check_one(a, params, nnodes, ppn, seed, call, &mems[v % NMEMS], 2);
             }
     return n;
@@ -216,19 +220,27 @@ static void test_every_algorithm(void)
         size_t count;
         int in_place, comm;
     } extra[] = {
-        {smp, "ring", 8, ppn4, 0, 333, 0, 1},           {smp, "rabenseifner", 5, ppn4, 3, 333, 0, 1},
-        {smp, "rd", 7, ppn4, 0, 33, 1, 1},              {flex, "ring", 5, ppn4, 0, 3333, 0, 1},
-        {flex, "rabenseifner", 6, ppn4, 2, 3333, 1, 1}, {flex, "rd", 3, ppn4, 0, 77, 0, 1},
-        {rm, "a2,a3", 6, ones, 0, 40, 0, 0},            {rm, "m1g0a3,n1g0a2", 7, ones, 5, 40, 0, 1},
-        {rm, "c2m2,a2,a3,e2m2", 7, ones, 0, 40, 0, 0},  {rm, "a4,a3", 12, ones, 0, 40, 1, 0},
-        {rx, "4", 1, ppn4, 0, 3333, 0, 0},              {rx, "1,2,1,2", 1, ppn4, 0, 333, 1, 0},
-        {tree, "3", 1, ppn4, 0, 3333, 1, 0},            {tree, "2", 1, ppn4, 0, 77, 0, 1},
-        {sa, "ring", 8, ones, 0, 333, 0, 1},            {sa, "rd", 8, ones, 0, 333, 0, 1},
+        {smp, "ring", 8, ppn4, 0, 333, 0, 1},
+        {smp, "rabenseifner", 5, ppn4, 3, 333, 0, 1},
+        {smp, "rd", 7, ppn4, 0, 33, 1, 1},
+        {flex, "ring", 5, ppn4, 0, 3333, 0, 1},
+        {flex, "rabenseifner", 6, ppn4, 2, 3333, 1, 1},
+        {flex, "rd", 3, ppn4, 0, 77, 0, 1},
+        {rm, "a2,a3", 6, ones, 0, 40, 0, 0},
+        {rm, "m1g0a3,n1g0a2", 7, ones, 5, 40, 0, 1},
+        {rm, "c2m2,a2,a3,e2m2", 7, ones, 0, 40, 0, 0},
+        {rm, "a4,a3", 12, ones, 0, 40, 1, 0},
+        {rx, "4", 1, ppn4, 0, 3333, 0, 0},
+        {rx, "1,2,1,2", 1, ppn4, 0, 333, 1, 0},
+        {tree, "3", 1, ppn4, 0, 3333, 1, 0},
+        {tree, "2", 1, ppn4, 0, 77, 0, 1},
+        {sa, "ring", 8, ones, 0, 333, 0, 1},
+        {sa, "rd", 8, ones, 0, 333, 0, 1},
     };
     for (size_t i = 0; i < sizeof extra / sizeof *extra; i++)
         for (int m = 0; m < NMEMS; m++) {
-            trd_call call = {extra[i].a->coll, extra[i].count, 8, 0, extra[i].in_place,
-                             extra[i].comm};
+            trd_call call = {extra[i].a->coll,  extra[i].count, 8, 0,
+                             extra[i].in_place, extra[i].comm};
             /* the one-node algorithms refuse a node without a segment */
             CU_ASSERT(check_one(extra[i].a, extra[i].params, extra[i].nnodes, extra[i].ppn,
                                 extra[i].seed, call, &mems[m], 2) == 1 ||
@@ -262,13 +274,20 @@ static void test_large(void)
         size_t count;
         int commutative;
     } big[] = {
-        {"rd", 4096, 1, 7, 1},          {"rd", 4093, 1, 5, 0},
-        {"rabenseifner", 4096, 1, 4099, 1}, {"rabenseifner", 4093, 1, 9, 1},
-        {"rm", 4096, 1, 5, 0},          {"rm", 4093, 1, 5, 1},
-        {"nap", 4096, 1, 3, 1},         {"nap", 256, 16, 33, 1},
-        {"nap", 1021, 4, 5, 1},         {"smp", 512, 8, 9, 1},
-        {"flex", 512, 8, 1000, 1},      {"hring", 256, 16, 2000, 1},
-        {"ring", 1024, 1, 2051, 1},     {"ring", 64, 16, 2051, 1},
+        {"rd", 4096, 1, 7, 1},
+        {"rd", 4093, 1, 5, 0},
+        {"rabenseifner", 4096, 1, 4099, 1},
+        {"rabenseifner", 4093, 1, 9, 1},
+        {"rm", 4096, 1, 5, 0},
+        {"rm", 4093, 1, 5, 1},
+        {"nap", 4096, 1, 3, 1},
+        {"nap", 256, 16, 33, 1},
+        {"nap", 1021, 4, 5, 1},
+        {"smp", 512, 8, 9, 1},
+        {"flex", 512, 8, 1000, 1},
+        {"hring", 256, 16, 2000, 1},
+        {"ring", 1024, 1, 2051, 1},
+        {"ring", 64, 16, 2051, 1},
     };
     for (size_t i = 0; i < sizeof big / sizeof *big; i++) {
         const trd_algo *a = trd_algo_find(TRD_COLL_ALLREDUCE, big[i].alg, strlen(big[i].alg));
@@ -352,7 +371,8 @@ static void test_broken(void)
     /* a receive one element short */
     plan(&b, TRD_COLL_ALLREDUCE, "ring", 3, 1, 72, 1, 0, 0);
     at(&b.s, 1, find(&b.s, 1, TRD_S_SENDRECV, 0))->rlen--;
-    expect(&b, "rank 1, op 1 (round 1): receives 23 elements from rank 0, which sends 24 (its op 1)");
+    expect(&b,
+           "rank 1, op 1 (round 1): receives 23 elements from rank 0, which sends 24 (its op 1)");
 
     /* operands swapped in a rank-order fold: rank 1 folds x1 before x2 */
     plan(&b, TRD_COLL_ALLREDUCE, "shm", 1, 4, 5, 0, 0, 0);
@@ -360,8 +380,9 @@ static void test_broken(void)
     trd_sstep tmp = *at(&b.s, 1, i);
     *at(&b.s, 1, i) = *at(&b.s, 1, i + 1);
     *at(&b.s, 1, i + 1) = tmp;
-    expect(&b, "rank 1: recvbuf[0] holds all 4 contributions, but not in rank order (rank 2 follows "
-               "rank 0)");
+    expect(&b,
+           "rank 1: recvbuf[0] holds all 4 contributions, but not in rank order (rank 2 follows "
+           "rank 0)");
 
     /* a send that never happens: rank 0 goes on to wait for the result */
     plan(&b, TRD_COLL_ALLREDUCE, "rd", 3, 1, 4, 1, 0, 0);
@@ -463,8 +484,9 @@ static void test_contention(void)
     for (int v = 0; v < 16; v++)
         machine[v] = (v % 2) * 8 + v / 2;
     CU_ASSERT_EQUAL(trd_sched_verify(&s, &st.s, &o, why, sizeof why), TRD_ERR_VERIFY);
-    CU_ASSERT_STRING_EQUAL(why, "round 1: the messages n31 -> n0 and n8 -> n1 share the link down to "
-                                "'sw0' [TREE §2]");
+    CU_ASSERT_STRING_EQUAL(why,
+                           "round 1: the messages n31 -> n0 and n8 -> n1 share the link down to "
+                           "'sw0' [TREE §2]");
     fprintf(stderr, "\n    out of DFS order: %s", why);
     trd_sched_free(&s);
     trd_shape_free(&st);
@@ -493,8 +515,8 @@ static void test_levels(void)
             if (i >= leaf0) {
                 int k = i - leaf0;
                 o += (size_t)snprintf(text + o, sizeof text - o,
-                                      "switch s%d { link net; nodes n%d,n%d : two; }\n", i, 2 * k + 1,
-                                      2 * k);
+                                      "switch s%d { link net; nodes n%d,n%d : two; }\n", i,
+                                      2 * k + 1, 2 * k);
             } else {
                 o += (size_t)snprintf(text + o, sizeof text - o,
                                       "switch s%d { link net; switches s%d s%d; }\n", i, 2 * i,
@@ -589,7 +611,7 @@ static void test_cost(void)
     trd_link_cost near = trd_topo_path_cost(t, 0, 1), far = trd_topo_path_cost(t, 0, 2);
     CU_ASSERT(far.latency_s > near.latency_s);
     double local = m / pk.bandwidth_Bps;
-    double want = local                                                           /* copy in */
+    double want = local                                                                /* copy in */
                   + 1.25 * near.latency_s + m / near.bandwidth_Bps + local + m * gamma /* step 1 */
                   + 1.25 * far.latency_s + 2 * m / far.bandwidth_Bps + local + m * gamma; /* 2 */
     CU_ASSERT_DOUBLE_EQUAL(rd_cost(t, 4, n), want, want * 1e-9);
@@ -710,13 +732,14 @@ static void test_cost_posted(void)
 static void test_cost_single_copy(void)
 {
     trd_diag *d;
-    trd_topo_t t = load_text("cma.topo",
-                             "machine cma;\nlink eth { latency 2us; bandwidth 10GB/s; }\n"
-                             "link pkg { latency 100ns; bandwidth 20GB/s; }\n"
-                             "link qpi { latency 400ns; bandwidth 8GB/s; }\n"
-                             "nodetype two { synthetic \"package:2 core:1\"; package pkg; node qpi; }\n"
-                             "switch top { link eth; nodes a : two; }\n",
-                             &d);
+    trd_topo_t t =
+        load_text("cma.topo",
+                  "machine cma;\nlink eth { latency 2us; bandwidth 10GB/s; }\n"
+                  "link pkg { latency 100ns; bandwidth 20GB/s; }\n"
+                  "link qpi { latency 400ns; bandwidth 8GB/s; }\n"
+                  "nodetype two { synthetic \"package:2 core:1\"; package pkg; node qpi; }\n"
+                  "switch top { link eth; nodes a : two; }\n",
+                  &d);
     int twos[1] = {2}, machine[1] = {0};
     trd_shape_store st;
     CU_ASSERT_FATAL(trd_shape_init(&st, 1, twos, 0) == 0);
@@ -728,8 +751,8 @@ static void test_cost_single_copy(void)
     size_t n = 4096, piece = 64;
     double gamma = 0.25e-9;
     double in = 8.0 * (double)piece / pk.bandwidth_Bps; /* rank 1's copy into its segment */
-    double want = in + qpi.latency_s                      /* the wait */
-                  + qpi.latency_s + 8.0 * (double)n / qpi.bandwidth_Bps /* the single copy */
+    double want = in + qpi.latency_s                    /* the wait */
+                  + qpi.latency_s + 8.0 * (double)n / qpi.bandwidth_Bps    /* the single copy */
                   + 8.0 * (double)piece * (1 / qpi.bandwidth_Bps + gamma); /* the reduce */
     hand h;
     char why[256];
@@ -785,8 +808,8 @@ static void test_ring_bound(void)
                 CU_ASSERT(bound <= cost * (1 + 1e-12));
                 CU_ASSERT(bound >= cost / 1.5);
                 if (bound > cost * (1 + 1e-12) || bound < cost / 1.5)
-                    fprintf(stderr, "\n    %s %d x %d, %zu elements: bound %g s, cost %g s", topos[k],
-                            shapes[i][0], shapes[i][1], counts[c], bound, cost);
+                    fprintf(stderr, "\n    %s %d x %d, %zu elements: bound %g s, cost %g s",
+                            topos[k], shapes[i][0], shapes[i][1], counts[c], bound, cost);
                 trd_sched_free(&s);
             }
             trd_shape_free(&st);
