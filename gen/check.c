@@ -311,8 +311,8 @@ static int check_alg(checker *c, const trd_shape_store *st, const trd_algo *a, c
     return TRD_OK;
 }
 
-/* The pieces (every collective but allreduce): every registered algorithm,
- * where it accepts the shape; allreduce: the one-node algorithms when one. */
+/* The pieces (every collective but allreduce): every registered algorithm
+ * that accepts the shape, in its variants. */
 static int check_pieces(checker *c, const trd_shape_store *st)
 {
     for (int i = 0; trd_algos[i]; i++) {

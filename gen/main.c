@@ -362,9 +362,10 @@ static int write_outputs(const args *a, trd_topo_t t, trd_diag *d, const planned
         if (c->skipped)
             printf("  %d (shape, algorithm) pairs above the rank limit not verified\n", c->skipped);
         if (sel->drawn)
-            printf("size ranges drawn on the schedules for %d shape%s: %d schedules timed, %d ring\n"
-                   "  timings skipped on its bound, %.2f s\n",
-                   sel->drawn, sel->drawn == 1 ? "" : "s", sel->timed, sel->pruned, sel->seconds);
+            printf("size ranges drawn on the schedules for %d shape%s: %d schedules timed, %d\n"
+                   "  extrapolated, %d ring timings skipped on its bound, %.2f s\n",
+                   sel->drawn, sel->drawn == 1 ? "" : "s", sel->timed, sel->extrapolated,
+                   sel->pruned, sel->seconds);
         if (sel->closed)
             printf("  %d shape%s above %d ranks drawn on the closed forms\n", sel->closed,
                    sel->closed == 1 ? "" : "s", TRD_SELECT_MAX_RANKS);
