@@ -1,19 +1,13 @@
-/* The schedules a machine's plan uses, verified before anything is written
- * (check.h). */
+/* Every schedule the runtime can run for a machine, verified before anything
+ * is written (check.h). */
 #include "check.h"
 
-#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "trd_select.h"
-
-/* Largest communicator a schedule is verified on at generation time; the
- * ring, whose schedule grows as p^2 messages, up to TRD_CHECK_MAX_RING. */
-#define TRD_CHECK_MAX_RANKS 4096
-#define TRD_CHECK_MAX_RING 1024
+#include "verify.h"
 
 /* --break-schedule ALG:RANK:OP, parsed once: drop that op (alg "" none). */
 typedef struct breaker {
@@ -24,616 +18,442 @@ typedef struct breaker {
 
 static int parse_break(const char *spec, breaker *b)
 {
-    const char *a = strchr(spec, ':'), *c = a ? strchr(a + 1, ':') : NULL;
-    if (!a || !c || (size_t)(a - spec) >= sizeof b->alg)
-        return -1;
+    const char *c = strrchr(spec, ':'), *a = NULL;
+    for (const char *q = spec; c && q < c; q++)
+        if (*q == ':')
+            a = q; /* the last ':' before OP: names may hold one ("shm:rx") */
+    if (!a || (size_t)(a - spec) >= sizeof b->alg)
+        return TRD_ERR_INPUT;
     memcpy(b->alg, spec, (size_t)(a - spec));
     b->alg[a - spec] = '\0';
     char *end;
     b->rank = (int)strtol(a + 1, &end, 10);
-    if (end != c)
-        return -1;
+    if (end != c || end == a + 1)
+        return TRD_ERR_INPUT;
     b->op = strtol(c + 1, &end, 10);
-    return *end || b->rank < 0 || b->op < 0 ? -1 : 0;
+    return *end || end == c + 1 || b->rank < 0 || b->op < 0 ? TRD_ERR_INPUT : TRD_OK;
 }
 
-/* Drop rank r's op k (testing the refusal). */
-static void drop_op(trd_sched *s, int r, long k)
-{
-    if (r < s->nranks && (size_t)k < s->first[r + 1] - s->first[r])
-        trd_sched_drop(s, s->first[r] + (size_t)k);
-}
-
-int trd_machine_shape(trd_topo_t t, int nnodes, int ppn, trd_shape_store *st, int **machine)
+int trd_machine_shape(trd_topo_t t, int nnodes, int ppn, trd_shape_store *st, int **aux)
 {
     int n = nnodes ? nnodes : trd_topo_nnodes(t);
     int *p = malloc((size_t)n * sizeof *p);
-    *machine = malloc((size_t)n * sizeof **machine);
-    if (!p || !*machine) {
+    *aux = malloc(2 * (size_t)n * sizeof **aux);
+    if (!p || !*aux) {
         free(p);
-        free(*machine);
-        return -1;
+        free(*aux);
+        return TRD_ERR_NOMEM;
     }
     for (int v = 0; v < n; v++) {
-        p[v] = ppn ? ppn : trd_topo_nodetype_ncores(t, trd_topo_node_type(t, v));
-        (*machine)[v] = v;
+        int ty = trd_topo_node_type(t, v);
+        p[v] = ppn ? ppn : trd_topo_nodetype_ncores(t, ty);
+        (*aux)[v] = v;
+        (*aux)[n + v] = trd_topo_nodetype_npackages(t, ty);
     }
     int rc = trd_shape_init(st, n, p, 0);
     free(p);
     if (rc) {
-        free(*machine);
-        return -1;
+        free(*aux);
+        return TRD_ERR_NOMEM;
     }
-    st->s.machine_node = *machine;
-    return 0;
+    st->s.machine_node = *aux;
+    st->s.node_packages = *aux + n;
+    return TRD_OK;
 }
 
-/* Plan and verify alg over st for the variants the runtime runs; 0 or -1
- * with the diagnostic reported to d. */
-static int check_alg(trd_topo_t t, const trd_check_opts *o, const breaker *brk, trd_diag *d,
-                     const trd_shape_store *st, const char *alg, const char *params,
-                     int commutative, trd_check_stats *stats)
-{
-    /* a few elements (most blocks empty), and enough for a block per rank:
-     * blocks are split on 64-byte lines, 8 doubles; algorithms that move
-     * whole vectors split blocks only on the node */
-    int ppn_min, ppn_max;
-    trd_shape_ppn(&st->s, &ppn_min, &ppn_max);
-    int split = !strcmp(alg, "ring") || !strcmp(alg, "rabenseifner");
-    size_t counts[2] = {3, (size_t)(split ? st->s.nranks : ppn_max) * 8 + 5};
-    char why[512];
-    /* only the algorithms with node phases differ with shared memory */
-    int phases = !strcmp(alg, "nap") || !strcmp(alg, "smp") || !strcmp(alg, "flex") ||
-                 !strcmp(alg, "hring");
-    int shm_last = phases ? 0 : 1;
-    for (int k = 0; k < 2; k++)
-        for (int shm = 1; shm >= shm_last; shm--) {
-            trd_sched s;
-            if (trd_sched_plan(&s, alg, params, &st->s, counts[k], 8, 0, commutative, shm, why,
-                               sizeof why)) {
-                trd_diag_error(d, (trd_loc){o->input, 0, 0}, "cannot plan %s%s%s: %s", alg,
-                               *params ? ":" : "", params, why);
-                return -1;
-            }
-            if (!strcmp(brk->alg, alg))
-                drop_op(&s, brk->rank, brk->op);
-            trd_verify_opts vo = {t, 1};
-            int rc = trd_sched_verify(&s, &st->s, &vo, why, sizeof why);
-            stats->ops += s.nops;
-            trd_sched_free(&s);
-            stats->nverified++;
-            if (st->s.nranks > stats->largest)
-                stats->largest = st->s.nranks;
-            if (rc) {
-                trd_diag_error(d, (trd_loc){o->input, 0, 0},
-                               "the %s%s%s schedule for %d nodes x %d ranks (%zu elements, %s%s) fails "
-                               "verification: %s; nothing written",
-                               alg, *params ? ":" : "", params, st->s.nnodes, st->s.nranks / (st->s.nnodes ? st->s.nnodes : 1),
-                               counts[k], shm ? "shared memory" : "point to point",
-                               commutative ? "" : ", rank order", why);
-                return -1;
-            }
-        }
-    return 0;
-}
+/* ---- One algorithm in its variants ---------------------------------------------- */
 
-static int planned(const char *alg)
-{
-    for (int i = 0; trd_sched_planners[i]; i++)
-        if (!strcmp(trd_sched_planners[i], alg))
-            return 1;
-    return 0;
-}
-
-/* Verify over nnodes x ppn (0, 0: the whole machine, each node's cores)
- * every algorithm of choice[0..n) with its default parameters and, where
- * with_params, with the range's searched ones (the runtime uses those on
- * communicators of the planned rank count), each pair once. */
-static int check_shape(trd_topo_t t, const trd_check_opts *o, const breaker *brk, trd_diag *d,
-                       int nnodes, int ppn, const struct trd_choice *choice, int n, int with_params,
-                       trd_check_stats *stats)
-{
-    trd_shape_store st;
-    int *machine, rc = 0;
-    if (trd_machine_shape(t, nnodes, ppn, &st, &machine)) {
-        trd_diag_error(d, (trd_loc){o->input, 0, 0}, "out of memory");
-        return -1;
-    }
-    if (st.s.nranks > TRD_CHECK_MAX_RANKS) {
-        stats->skipped++;
-    } else {
-        /* non-commutative operations run recursive doubling in rank order */
-        rc = check_alg(t, o, brk, d, &st, "rd", "", 0, stats);
-        /* each (algorithm, parameters) pair once: the defaults, then the
-         * searched parameters where they apply */
-        struct {
-            int alg;
-            const char *params;
-        } pair[2 * TRD_MAX_CHOICES];
-        int np = 0;
-        for (int i = 0; i < 2 * n; i++) {
-            const char *params = i < n ? "" : choice[i - n].params;
-            int alg = choice[i % n].alg, seen = i >= n && (!with_params || !*params);
-            for (int k = 0; k < np && !seen; k++)
-                seen = pair[k].alg == alg && !strcmp(pair[k].params, params);
-            if (!seen)
-                pair[np].alg = alg, pair[np++].params = params;
-        }
-        for (int k = 0; k < np && !rc; k++) {
-            const char *alg = trd_model_name(pair[k].alg);
-            if (!planned(alg) || (!strcmp(alg, "ring") && st.s.nranks > TRD_CHECK_MAX_RING)) {
-                stats->skipped++;
-                continue;
-            }
-            rc = check_alg(t, o, brk, d, &st, alg, pair[k].params, 1, stats);
-        }
-    }
-    trd_shape_free(&st);
-    free(machine);
-    return rc;
-}
-
-int trd_check_schedules(trd_topo_t t, const trd_plan *p, const trd_check_opts *o, trd_diag *d,
-                        trd_check_stats *stats)
-{
-    clock_t t0 = clock();
-    memset(stats, 0, sizeof *stats);
-    int rc = 0;
-    breaker brk = {"", -1, -1};
-    if (o->break_spec && parse_break(o->break_spec, &brk)) {
-        trd_diag_error(d, (trd_loc){o->input, 0, 0}, "--break-schedule: expected ALG:RANK:OP, not '%s'",
-                       o->break_spec);
-        return -1;
-    }
-    if (p->nnodes == 1) {
-        /* one node without shared memory: NAP (recursive doubling), then ring */
-        struct trd_choice one[2] = {{.alg = 0}, {.alg = 1}};
-        rc = check_shape(t, o, &brk, d, 1, 0, one, 2, 0, stats);
-    }
-    for (int s = 0; s < p->nshapes && !rc; s++)
-        rc = check_shape(t, o, &brk, d, p->shape[s].nnodes, p->shape[s].ppn, p->shape[s].choice,
-                         p->shape[s].nchoices, 1, stats);
-    /* the whole machine with every node's own core count: the searched
-     * parameters apply where that is the planned rank count */
-    if (!rc && p->nnodes > 1) {
-        int ranks = 0;
-        for (int v = 0; v < p->nnodes; v++)
-            ranks += trd_topo_nodetype_ncores(t, trd_topo_node_type(t, v));
-        rc = check_shape(t, o, &brk, d, 0, 0, p->choice, p->nchoices, ranks == p->nnodes * p->ppn,
-                         stats);
-    }
-    stats->seconds = (double)(clock() - t0) / CLOCKS_PER_SEC;
-    return rc;
-}
-
-/* ---- The ranges on their schedules (--explain) ---------------------------- */
-
-/* Predicted microseconds of the schedule of algorithm name (with params)
- * over sh for bytes bytes of doubles (at least one): -1 where it cannot be
- * planned for sh, -2 where it cannot be timed. */
-static double sched_us(trd_topo_t t, const trd_plan *p, const trd_shape *sh, const char *name,
-                       const char *params, double bytes)
-{
-    trd_sched s;
-    char why[256];
-    size_t count = (size_t)(bytes / 8) ? (size_t)(bytes / 8) : 1;
-    if (trd_sched_plan(&s, name, params, sh, count, 8, 0, 1, 1, why, sizeof why))
-        return -1;
-    trd_cost_model cm = {t, p->gamma_s_per_byte, TRD_ALPHA_R_RATIO};
-    double c = trd_sched_cost(&s, sh, &cm, 8, why, sizeof why);
-    trd_sched_free(&s);
-    return c < 0 ? -2 : c * 1e6;
-}
-
-/* The same for candidate alg of the plan, or -1 where it is not planned as a
- * schedule. */
-static double ir_us(trd_topo_t t, const trd_plan *p, const trd_shape *sh, int alg, double bytes)
-{
-    const char *name = trd_model_name(alg);
-    double us = planned(name) ? sched_us(t, p, sh, name, "", bytes) : -1;
-    return us < 0 ? -1 : us;
-}
-
-void trd_explain_schedules(FILE *f, trd_topo_t t, const trd_plan *p)
-{
-    trd_shape_store st;
-    int *machine;
-    if (p->nnodes < 2 || trd_machine_shape(t, 0, 0, &st, &machine))
-        return;
-    if (st.s.nranks > TRD_CHECK_MAX_RING) {
-        fprintf(f, "\nthe schedules over the whole machine: not timed above %d ranks\n", TRD_CHECK_MAX_RING);
-    } else {
-        fprintf(f, "\nthe schedules over the whole machine (%d ranks, each node's cores), timed,\n"
-                   "  microseconds:\n  %10s", st.s.nranks, "bytes");
-        for (int a = 0; a < TRD_NMODELS; a++)
-            fprintf(f, " %12s", trd_model_name(a));
-        fprintf(f, "\n");
-        for (double sz = 8; sz <= 64.0 * 1024 * 1024; sz *= 16) {
-            fprintf(f, "  %10.0f", sz);
-            for (int a = 0; a < TRD_NMODELS; a++) {
-                double us = ir_us(t, p, &st.s, a, sz);
-                if (us < 0)
-                    fprintf(f, " %12s", "-");
-                else
-                    fprintf(f, " %12.2f", us);
-            }
-            fprintf(f, "\n");
-        }
-    }
-    trd_shape_free(&st);
-    free(machine);
-}
-
-int trd_predict_csv(FILE *f, trd_topo_t t, const trd_plan *p, double max_bytes)
-{
-    trd_shape_store st;
-    int *machine, rc = 0;
-    if (trd_machine_shape(t, 0, 0, &st, &machine))
-        return -1;
-    fprintf(f, "algorithm,bytes,predicted_us\n");
-    for (int a = 0; trd_sched_planners[a] && !rc; a++) {
-        for (double b = 8; b <= max_bytes && !rc; b *= 2) {
-            double us = sched_us(t, p, &st.s, trd_sched_planners[a], "", b);
-            if (us == -1)
-                break; /* not for this machine (e.g. a planner needing several nodes) */
-            if (us < 0)
-                rc = -1;
-            else
-                fprintf(f, "%s,%.0f,%.4f\n", trd_sched_planners[a], b, us);
-        }
-    }
-    trd_shape_free(&st);
-    free(machine);
-    return rc;
-}
-
-/* ---- Size ranges drawn on the schedules ------------------------------------- */
-
-/* The ranges are drawn up to this message size; the last one goes on from
- * there.  Crossovers are bisected to 1/TRD_SELECT_PRECISION of the size. */
-#define TRD_SELECT_TOP_BYTES 1073741824.0
-#define TRD_SELECT_PRECISION 64
-
-/* One shape's timed candidates, memoised by (algorithm, element count). */
-typedef struct ir_sel {
+typedef struct checker {
     trd_topo_t t;
-    const trd_plan *p;
-    const trd_shape *sh;
-    struct memo {
-        size_t count;
-        int alg;
-        double us; /* INFINITY: not available for the shape */
-    } *memo;
-    size_t nmemo, capmemo;
-    int failed; /* a schedule could not be timed */
-    trd_select_stats *stats;
-} ir_sel;
+    const trd_check_opts *o;
+    trd_diag *d;
+    trd_check_stats *stats;
+    breaker brk;
+    const char *shape_name; /* "the whole machine" etc., or NULL: nodes x ranks */
+} checker;
 
-static double memo_get(ir_sel *x, int alg, size_t count, int *hit)
-{
-    for (size_t i = x->nmemo; i-- > 0;)
-        if (x->memo[i].alg == alg && x->memo[i].count == count) {
-            *hit = 1;
-            return x->memo[i].us;
-        }
-    *hit = 0;
-    return 0;
-}
+/* What the memory of a node offers in one variant. */
+typedef struct memv {
+    int shm, cma;
+    size_t slot; /* 0: the runtime's */
+} memv;
 
-static void memo_put(ir_sel *x, int alg, size_t count, double us)
+/* Whether a's parameters and refuse accept call on sh (before planning:
+ * trd_plan's refusals are not errors here, its planners' failures are). */
+static int accepts(const trd_algo *a, const char *params, const trd_shape *sh, const trd_call *call)
 {
-    if (x->nmemo == x->capmemo) {
-        size_t cap = x->capmemo ? 2 * x->capmemo : 256;
-        struct memo *m = realloc(x->memo, cap * sizeof *m);
-        if (!m)
-            return; /* not memoised: timed again */
-        x->memo = m;
-        x->capmemo = cap;
-    }
-    x->memo[x->nmemo++] = (struct memo){count, alg, us};
-}
-
-/* The cheapest link between ranks a and b of the shape: the switch-tree
- * path between their nodes, or the cheaper of the package and node links. */
-static trd_link_cost cheapest_pair(const trd_topo_t t, const trd_shape *sh, int a, int b)
-{
-    int va = sh->node_of[a], vb = sh->node_of[b];
-    if (va != vb)
-        return trd_topo_path_cost(t, sh->machine_node[va], sh->machine_node[vb]);
-    int ty = trd_topo_node_type(t, sh->machine_node[va]);
-    trd_link_cost l = trd_topo_nodetype_package_link(t, ty), n = trd_topo_nodetype_node_link(t, ty);
-    l.latency_s = fmin(l.latency_s, n.latency_s);
-    l.bandwidth_Bps = fmax(l.bandwidth_Bps, n.bandwidth_Bps);
-    return l;
-}
-
-double trd_ring_bound(trd_topo_t t, const trd_shape *sh, size_t count, size_t extent,
-                      double gamma_s_per_byte)
-{
-    int p = sh->nranks;
-    size_t lo, hi, big = 0;
-    if (p < 2)
+    void *pp = NULL;
+    char why[256];
+    int ok = 1;
+    if (a->params_size && !(pp = calloc(1, a->params_size)))
         return 0;
-    for (int i = 0; i < p; i++) {
-        trd_block_split(count, extent, p, i, &lo, &hi);
-        big = hi - lo > big ? hi - lo : big;
-    }
-    double bytes = (double)(count - big) * (double)extent, worst = 0;
-    for (int i = 0; i < p; i++) {
-        trd_link_cost l = cheapest_pair(t, sh, sh->ring[i], sh->ring[(i + 1) % p]);
-        trd_link_cost own = trd_topo_nodetype_package_link(
-            t, trd_topo_node_type(t, sh->machine_node[sh->node_of[sh->ring[i]]]));
-        double s = 2.0 * (p - 1) * l.latency_s;
-        if (l.bandwidth_Bps > 0)
-            s += 2 * bytes / l.bandwidth_Bps;
-        s += bytes * gamma_s_per_byte; /* the blocks it reduces */
-        if (own.bandwidth_Bps > 0)
-            s += bytes / own.bandwidth_Bps;
-        worst = s > worst ? s : worst;
-    }
-    return worst;
+    if (a->parse)
+        ok = a->parse(params, sh, pp, why, sizeof why) == 0;
+    else
+        ok = !*params;
+    if (ok && a->refuse && a->refuse(sh, call, pp))
+        ok = 0;
+    free(pp);
+    return ok;
 }
 
-/* Predicted microseconds of candidate alg over the shape for count doubles;
- * INFINITY where it is not planned for the shape. */
-static double cand_us(ir_sel *x, int alg, size_t count)
+/* Whether a's parameters parse from text on sh. */
+static int accepts_text(const trd_algo *a, const char *text, const trd_shape *sh)
 {
-    int hit;
-    double us = memo_get(x, alg, count, &hit);
-    if (hit)
-        return us;
-    us = ir_us(x->t, x->p, x->sh, alg, (double)count * 8);
-    if (us == -2)
-        x->failed = 1;
-    us = us < 0 ? INFINITY : us;
-    x->stats->timed++;
-    memo_put(x, alg, count, us);
-    return us;
+    void *pp = NULL;
+    char why[256];
+    int ok;
+    if (!a->parse)
+        return !*text;
+    if (a->params_size && !(pp = calloc(1, a->params_size)))
+        return 0;
+    ok = a->parse(text, sh, pp, why, sizeof why) == 0;
+    free(pp);
+    return ok;
 }
 
-/* The best and second best candidates at count doubles.  The ring, whose
- * schedule grows as p^2, is timed only where its bound is below the best of
- * the others (with need_second, the second best: then the runner-up is
- * exact too; otherwise it is the runner-up among those timed). */
-static int ir_best(ir_sel *x, size_t count, int need_second, int *second, double *tbest,
-                   double *tsecond)
+/* Whether s uses the node's shared memory or counters (then the call runs
+ * twice, and the segment's variants apply). */
+static int uses_node_memory(const trd_sched *s)
 {
-    double t[TRD_NMODELS] = {0}, ts_other = INFINITY, tb_other = INFINITY;
-    int ring = -1;
-    for (int a = 0; a < TRD_NMODELS; a++) {
-        if (!strcmp(trd_model_name(a), "ring")) {
-            ring = a;
-            continue;
-        }
-        t[a] = cand_us(x, a, count);
-        if (t[a] < tb_other)
-            ts_other = tb_other, tb_other = t[a];
-        else if (t[a] < ts_other)
-            ts_other = t[a];
-    }
-    if (ring >= 0) {
-        int hit;
-        double memo = memo_get(x, ring, count, &hit);
-        double above = need_second ? ts_other : tb_other;
-        if (!hit && trd_ring_bound(x->t, x->sh, count, 8, x->p->gamma_s_per_byte) * 1e6 >
-                        above * (1 + TRD_MODEL_TIE)) {
-            t[ring] = INFINITY;
-            x->stats->pruned++;
-        } else {
-            t[ring] = hit ? memo : cand_us(x, ring, count);
-        }
-    }
-    int s, b = trd_model_pick(t, TRD_NMODELS, &s);
-    *second = s;
-    *tbest = t[b];
-    *tsecond = s >= 0 ? t[s] : INFINITY;
-    return b;
-}
-
-/* The probes, in doubles: 1, 2, 4, ... up to 4 MiB, where the schedules
- * change shape (a node phase folding whole or block-wise at
- * TRD_SHM_WHOLE_BYTES, a FLEX lane's algorithm at TRD_ALPHA_BETA_BYTES per
- * lane), then every factor of 4. */
-static size_t next_probe(size_t b)
-{
-    return b < (size_t)4 * 1024 * 1024 / 8 ? 2 * b : 4 * b;
-}
-
-/* The ranges of one shape, as select.c draws them on the closed forms but
- * probing element counts at next_probe and bisecting each change to
- * 1/TRD_SELECT_PRECISION. */
-static int draw_ranges(ir_sel *x, struct trd_choice *choice, int *nchoices)
-{
-    const size_t top = (size_t)(TRD_SELECT_TOP_BYTES / 8);
-    int second, nc = 0;
-    double tb, ts;
-    size_t lo = 1;
-    int cur = ir_best(x, lo, 0, &second, &tb, &ts);
-    if (tb == INFINITY)
-        return -1;
-    while (nc < TRD_MAX_CHOICES - 1) {
-        size_t good = lo, b = 1;
-        while (b <= lo)
-            b = next_probe(b);
-        while (b <= top && ir_best(x, b, 0, &second, &tb, &ts) == cur) {
-            good = b;
-            b = next_probe(b);
-        }
-        if (b > top)
-            break;
-        size_t l = good, h = b;
-        while (h - l > (l / TRD_SELECT_PRECISION > 1 ? l / TRD_SELECT_PRECISION : 1)) {
-            size_t mid = l + (h - l) / 2;
-            if (ir_best(x, mid, 0, &second, &tb, &ts) == cur)
-                l = mid;
-            else
-                h = mid;
-        }
-        choice[nc++] = (struct trd_choice){.below = h * 8, .alg = cur};
-        cur = ir_best(x, h, 0, &second, &tb, &ts);
-        lo = h;
-    }
-    choice[nc++] = (struct trd_choice){.below = SIZE_MAX, .alg = cur};
-    size_t from = 0;
-    for (int i = 0; i < nc; i++) {
-        struct trd_choice *ch = &choice[i];
-        ch->typical = trd_range_typical(from, ch->below);
-        size_t count = ch->typical / 8 ? ch->typical / 8 : 1;
-        int b = ir_best(x, count, 1, &ch->runner_up, &tb, &ts);
-        ch->us = cand_us(x, ch->alg, count);
-        if (b != ch->alg) { /* the bisection's neighbourhood: the range's own is runner-up */
-            ch->runner_up = b;
-            ch->runner_us = tb;
-        } else {
-            ch->runner_us = ch->runner_up >= 0 ? ts : 0;
-        }
-        from = ch->below;
-    }
-    *nchoices = nc;
-    return x->failed ? -1 : 0;
-}
-
-void trd_select_on_schedules(trd_topo_t t, trd_plan *p, trd_select_stats *stats)
-{
-    clock_t t0 = clock();
-    memset(stats, 0, sizeof *stats);
-    for (int s = 0; s < p->nshapes; s++) {
-        struct trd_shape_plan *sp = &p->shape[s];
-        trd_shape_store st;
-        int *machine;
-        if (sp->nnodes * sp->ppn > TRD_SELECT_MAX_RANKS ||
-            trd_machine_shape(t, sp->nnodes, sp->ppn, &st, &machine)) {
-            stats->closed++;
-            continue;
-        }
-        ir_sel x = {t, p, &st.s, NULL, 0, 0, 0, stats};
-        struct trd_choice choice[TRD_MAX_CHOICES];
-        int n;
-        if (draw_ranges(&x, choice, &n) == 0) {
-            memcpy(sp->choice, choice, sizeof choice);
-            sp->nchoices = n;
-            sp->on_schedules = 1;
-            stats->drawn++;
-            if (sp->nnodes == p->nnodes && sp->ppn == p->ppn) {
-                memcpy(p->choice, choice, sizeof choice);
-                p->nchoices = n;
-                p->on_schedules = 1;
-            }
-        } else {
-            stats->closed++;
-        }
-        free(x.memo);
-        trd_shape_free(&st);
-        free(machine);
-    }
-    stats->seconds = (double)(clock() - t0) / CLOCKS_PER_SEC;
-}
-
-/* ---- Parameters searched on the schedules ------------------------------------ */
-
-/* The multisets of bases 2..8 whose product is n, each in increasing and in
- * decreasing order, as schedule strings: at most cap of them [RM §4.1]. */
-static int rm_candidates(int n, int minb, int *stack, int depth, char (*out)[48], int cap, int k)
-{
-    if (n == 1 && depth > 0) {
-        for (int dir = 0; dir < 2 && k < cap; dir++) {
-            size_t o = 0;
-            out[k][0] = '\0';
-            for (int i = 0; i < depth && o < 40; i++) {
-                int b = dir ? stack[depth - 1 - i] : stack[i];
-                o += (size_t)snprintf(out[k] + o, 48 - o, "%sa%d", i ? "," : "", b);
-            }
-            if (dir == 1 && depth > 1 && !strcmp(out[k], out[k - 1]))
-                continue;
-            if (o < 40)
-                k++;
-        }
-        return k;
-    }
-    for (int b = minb; b <= 8 && b <= n && k < cap; b++)
-        if (n % b == 0) {
-            stack[depth] = b;
-            k = rm_candidates(n / b, b, stack, depth + 1, out, cap, k);
-        }
-    return k;
-}
-
-/* The parameter strings searched for algorithm name over sh into cand
- * (at most cap); 0 for an algorithm without parameters.  rm: the bases;
- * smp and flex: the algorithm among the leaders / per lane [NAP §II-A,
- * FLEX §2.1.3]. */
-static int param_candidates(const char *name, const trd_shape *sh, char (*cand)[48], int cap)
-{
-    if (!strcmp(name, "rm")) {
-        int stack[32];
-        return rm_candidates(sh->nranks, 2, stack, 0, cand, cap, 0);
-    }
-    if (!strcmp(name, "smp") || !strcmp(name, "flex")) {
-        static const char *const inter[] = {"rd", "rabenseifner", "ring"};
-        int k = 0;
-        /* the ring among the nodes grows as nodes^2, as the ring over ranks */
-        for (int i = 0; i < 3 && k < cap; i++)
-            if (strcmp(inter[i], "ring") || sh->nnodes <= TRD_CHECK_MAX_RING)
-                snprintf(cand[k++], 48, "%s", inter[i]);
-        return k;
+    for (size_t i = 0; i < s->nops; i++) {
+        const trd_sstep *o = &s->op[i];
+        if (o->op == TRD_S_SIGNAL || o->op == TRD_S_WAIT || o->src == TRD_B_SEG ||
+            o->src == TRD_B_INL || o->dst == TRD_B_SEG || o->dst == TRD_B_INL)
+            return 1;
     }
     return 0;
 }
 
-/* For each range of choice[0..n) over shape sh whose algorithm has
- * parameters: the schedule with the lowest predicted time at the range's
- * typical size among the default and the candidates; its string goes to
- * params when it beats the default. */
-static void search_ranges(trd_topo_t t, const trd_plan *p, const trd_shape *sh,
-                          struct trd_choice *choice, int n, int on_schedules,
-                          trd_search_stats *stats)
+static void describe(const checker *c, const trd_shape *sh, const trd_algo *a, const char *params,
+                     const trd_call *call, const memv *m, char *out, size_t n)
 {
-    char cand[64][48];
-    for (int i = 0; i < n; i++) {
-        struct trd_choice *ch = &choice[i];
-        const char *name = trd_model_name(ch->alg);
-        int nc = param_candidates(name, sh, cand, 64);
-        if (!nc)
-            continue;
-        double best = -1;
-        ch->params[0] = '\0';
-        for (int c = -1; c < nc; c++) {
-            const char *params = c < 0 ? "" : cand[c];
-            double us = sched_us(t, p, sh, name, params, (double)ch->typical);
-            if (us == -1)
-                continue;
-            stats->evaluated++;
-            if (us >= 0 && (best < 0 || us < best * (1 - 1e-9))) {
-                best = us;
-                snprintf(ch->params, sizeof ch->params, "%s", params);
-            }
-        }
-        if (on_schedules && best >= 0)
-            ch->us = best; /* the range's prediction is the chosen parameters' */
-        stats->searched++;
+    char shape[96], mem[96] = "", root[32] = "";
+    if (c->shape_name)
+        snprintf(shape, sizeof shape, "%s", c->shape_name);
+    else
+        snprintf(shape, sizeof shape, "%d node%s x %d ranks", sh->nnodes,
+                 sh->nnodes == 1 ? "" : "s", sh->nranks / (sh->nnodes ? sh->nnodes : 1));
+    if (m->cma)
+        snprintf(mem, sizeof mem, ", single-copy reads%s",
+                 m->cma & TRD_CMA_WRITE ? " and writes" : "");
+    if (m->slot)
+        snprintf(mem + strlen(mem), sizeof mem - strlen(mem), ", %zu-byte slots", m->slot);
+    if (call->coll == TRD_COLL_REDUCE || call->coll == TRD_COLL_BCAST)
+        snprintf(root, sizeof root, ", root %d", call->root);
+    snprintf(out, n, "the %s%s%s%s%s schedule for %s (%zu elements, %s%s%s%s%s)",
+             a->coll == TRD_COLL_ALLREDUCE ? "" : trd_coll_name(a->coll),
+             a->coll == TRD_COLL_ALLREDUCE ? "" : " ", a->name, *params ? ":" : "", params, shape,
+             call->count, m->shm ? "shared memory" : "point to point", mem,
+             call->in_place ? ", in place" : "", call->commutative ? "" : ", rank order", root);
+}
+
+/* A hash of everything of s the verifier reads but the call: its ops, who
+ * holds which, the epochs and the buffer sizes. */
+static uint64_t sched_hash(const trd_sched *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+#define MIX(v) (h = (h ^ (uint64_t)(v)) * 0x100000001b3ull)
+    MIX(s->seg_slot);
+    MIX(s->inl_slot);
+    MIX(s->tmp_count);
+    for (int r = 0; r < s->nplanned; r++) {
+        MIX(s->first[r + 1]);
+        MIX(s->nepochs[r]);
+    }
+    for (size_t i = 0; i < s->nops; i++) {
+        const trd_sstep *o = &s->op[i];
+        MIX(o->op | o->dst << 8 | o->src << 16 | o->nb << 24 | (uint64_t)o->ctr << 32);
+        MIX((uint64_t)(uint32_t)o->peer << 32 | (uint32_t)o->peer2);
+        MIX((uint64_t)(uint32_t)o->nwait << 32 | (uint32_t)o->round);
+        MIX(o->epoch);
+        MIX(o->off);
+        MIX(o->soff);
+        MIX(o->len);
+        MIX(o->rlen);
+    }
+#undef MIX
+    return h;
+}
+
+/* Plan a with params for call on sh in memory variant m and verify it;
+ * *shared gets whether the schedule uses the node's memory.  A schedule
+ * whose hash is *seen (one proved in rank order, where the operation's
+ * commutativity changes nothing) is not verified again; *seen gets the
+ * hash of a schedule verified for a non-commutative operation (seen NULL:
+ * a takes one kind of operation only).  TRD_OK where a refuses it. */
+static int check_variant(checker *c, const trd_shape_store *st, const trd_algo *a,
+                         const char *params, const trd_call *call, const memv *m, int *shared,
+                         uint64_t *seen)
+{
+    trd_shape sh = st->s;
+    static const size_t none[TRD_CMA_MAX] = {0};
+    char why[512], what[320];
+    trd_sched s;
+    sh.shm = m->shm;
+    sh.cma = m->shm ? m->cma : 0;
+    if (m->cma)
+        memcpy(sh.cma_min, none, sizeof none);
+    sh.slot_bytes = m->slot ? m->slot : TRD_SEG_SLOT_BYTES;
+    *shared = 0;
+    if (!accepts(a, params, &sh, call))
+        return TRD_OK;
+    if (trd_plan(&s, a, params, &sh, call, -1, why, sizeof why)) {
+        describe(c, &sh, a, params, call, m, what, sizeof what);
+        trd_diag_error(c->d, (trd_loc){c->o->input, 0, 0}, "cannot plan %s: %s", what, why);
+        return TRD_ERR_VERIFY;
+    }
+    *shared = uses_node_memory(&s);
+    if (!strcmp(c->brk.alg, a->name))
+        trd_sched_drop(&s, c->brk.rank, (size_t)c->brk.op);
+    uint64_t h = seen ? sched_hash(&s) : 0;
+    if (seen && call->commutative && *seen == h) {
+        trd_sched_free(&s);
+        return TRD_OK; /* proved already, for any operation */
+    }
+    if (seen && !call->commutative)
+        *seen = h;
+    /* the call twice where the slots and counters carry over */
+    trd_verify_opts vo = {c->t, 1, *shared ? 2 : 1};
+    int rc = trd_sched_verify(&s, &sh, &vo, why, sizeof why);
+    c->stats->ops += s.nops * (size_t)vo.repeat;
+    c->stats->nverified++;
+    if (sh.nranks > c->stats->largest)
+        c->stats->largest = sh.nranks;
+    trd_sched_free(&s);
+    if (rc == TRD_ERR_NOMEM) {
+        trd_diag_error(c->d, (trd_loc){c->o->input, 0, 0}, "out of memory");
+        return rc;
+    }
+    if (rc) {
+        describe(c, &sh, a, params, call, m, what, sizeof what);
+        trd_diag_error(c->d, (trd_loc){c->o->input, 0, 0},
+                       "%s fails verification: %s; nothing written", what, why);
+        return TRD_ERR_VERIFY;
+    }
+    return TRD_OK;
+}
+
+/* The element counts of a's variants on sh: a few elements, and enough for
+ * a block per rank (blocks are cut on 64-byte lines, 8 doubles). */
+static void counts_of(const trd_algo *a, const trd_shape *sh, size_t n[2])
+{
+    int ppn_min, ppn_max;
+    trd_shape_ppn(sh, &ppn_min, &ppn_max);
+    n[0] = 3;
+    switch (a->coll) {
+    case TRD_COLL_REDUCE_SCATTER_BLOCK: /* count is each rank's block: more than a line */
+        n[1] = 9;
+        break;
+    case TRD_COLL_ALLGATHER: /* the same; one node copies them through slots of 8 ppn */
+        n[1] = sh->nnodes == 1 ? (size_t)ppn_max * 8 + 5 : 9;
+        break;
+    case TRD_COLL_REDUCE:
+    case TRD_COLL_BCAST:
+        n[1] = (size_t)sh->nranks * 8 + 5;
+        break;
+    default: /* algorithms that split the vector per rank, or per node's ranks */
+        n[1] = (size_t)((a->flags & TRD_ALGO_SPLITS) ? sh->nranks : ppn_max) * 8 + 5;
+        break;
     }
 }
 
-void trd_search_params(trd_topo_t t, trd_plan *p, trd_search_stats *stats)
+/* Algorithm a with params over st in every variant, for commutative ops
+ * (comm 1), non-commutative ones (0) or both (-1). */
+static int check_alg(checker *c, const trd_shape_store *st, const trd_algo *a, const char *params,
+                     int comm)
+{
+    const trd_shape *sh = &st->s;
+    int p = sh->nranks, ppn_min, ppn_max;
+    int big = (a->flags & TRD_ALGO_QUADRATIC) || a->coll == TRD_COLL_REDUCE_SCATTER_BLOCK ||
+              a->coll == TRD_COLL_ALLGATHER;
+    if (p > (big ? TRD_CHECK_MAX_QUADRATIC : TRD_CHECK_MAX_RANKS)) {
+        c->stats->skipped++;
+        return TRD_OK;
+    }
+    trd_shape_ppn(sh, &ppn_min, &ppn_max);
+    /* small slots: several chunks per call and slots reused within two calls */
+    size_t small = (size_t)8 * 8 * (size_t)(ppn_max > 1 ? ppn_max : 2);
+    size_t n[2];
+    counts_of(a, sh, n);
+    int rooted = a->coll == TRD_COLL_REDUCE || a->coll == TRD_COLL_BCAST;
+    for (int k = 0; k < 2; k++)
+        for (int in_place = 0; in_place < 2; in_place++)
+            for (int ri = 0; ri < (rooted && p > 1 ? 2 : 1); ri++) {
+                /* rank order first: a schedule that does not change with the
+                 * operation is then proved once */
+                uint64_t seen[5] = {0};
+                for (int cm = comm < 0 ? 0 : comm; cm <= (comm < 0 ? 1 : comm); cm++) {
+                    trd_call call = {a->coll, n[k], 8, ri ? p - 1 : 0, in_place, cm};
+                    memv mem[5] = {{1, 0, 0},
+                                   {0, 0, 0},
+                                   {1, 0, small},
+                                   {1, TRD_CMA_READ, 0},
+                                   {1, TRD_CMA_READ | TRD_CMA_WRITE, small}};
+                    int shared = 0, rc;
+                    if (a->coll == TRD_COLL_BCAST && in_place)
+                        continue; /* bcast has no in place */
+                    for (int i = 0; i < 5; i++) {
+                        /* without shared memory: only where the node phases
+                         * change; small slots and single copy: only where the
+                         * schedule uses the node's memory */
+                        if ((i == 1 && !(a->flags & TRD_ALGO_NODE_PHASES)) || (i >= 2 && !shared))
+                            continue;
+                        int sh_i;
+                        if ((rc = check_variant(c, st, a, params, &call, &mem[i], &sh_i,
+                                                comm < 0 ? &seen[i] : NULL)))
+                            return rc;
+                        if (i == 0)
+                            shared = sh_i;
+                    }
+                }
+            }
+    return TRD_OK;
+}
+
+/* The pieces (every collective but allreduce): every registered algorithm
+ * that accepts the shape, in its variants. */
+static int check_pieces(checker *c, const trd_shape_store *st)
+{
+    for (int i = 0; trd_algos[i]; i++) {
+        const trd_algo *a = trd_algos[i];
+        if (a->coll == TRD_COLL_ALLREDUCE)
+            continue;
+        int rc = check_alg(c, st, a, "", -1);
+        if (rc)
+            return rc;
+    }
+    return TRD_OK;
+}
+
+/* Verify over shape st every algorithm of choice[0..n) with its default
+ * parameters and, where with_params, with the range's searched ones (the
+ * runtime uses those on communicators of the planned rank count), each pair
+ * once; recursive doubling in rank order; the pieces. */
+static int check_shape(checker *c, const trd_shape_store *st, const trd_choice *choice, int n,
+                       int with_params)
+{
+    const trd_algo *rd = trd_algo_find(TRD_COLL_ALLREDUCE, "rd", 2);
+    int rc = check_alg(c, st, rd, "", 0);
+    struct {
+        const trd_algo *alg;
+        const char *params;
+    } pair[2 * TRD_MAX_CHOICES];
+    int np = 0;
+    for (int i = 0; i < 2 * n && !rc; i++) {
+        const char *params = i < n ? "" : choice[i - n].params;
+        const trd_algo *a = choice[i % n].alg;
+        int seen = i >= n && (!with_params || !*params);
+        for (int k = 0; k < np && !seen; k++)
+            seen = pair[k].alg == a && !strcmp(pair[k].params, params);
+        if (!seen)
+            pair[np].alg = a, pair[np++].params = params;
+    }
+    for (int k = 0; k < np && !rc; k++)
+        rc = check_alg(c, st, pair[k].alg, pair[k].params, 1);
+    if (!rc)
+        rc = check_pieces(c, st);
+    return rc;
+}
+
+/* The prime factors of n joined by ',' ("1" for 1). */
+static void factor_list(int n, char *out, size_t len)
+{
+    size_t o = 0;
+    out[0] = '\0';
+    if (n <= 1)
+        snprintf(out, len, "1");
+    for (int f = 2; n > 1 && o < len; f++)
+        while (n % f == 0 && o < len) {
+            o += (size_t)snprintf(out + o, len - o, "%s%d", o ? "," : "", f);
+            n /= f;
+        }
+}
+
+/* One node of the first node type: every algorithm the runtime can run on a
+ * one-node communicator.  Allreduce: the segment's (shm, shm:rx with the
+ * cores' prime factors, shm:tree:2, shm:cyclic, shm:socket; any op where
+ * they take it), without shared memory NAP and the ring, rank order rd;
+ * the pieces. */
+static int check_one_node(checker *c, const trd_machine_plan *p)
+{
+    trd_shape_store st;
+    int *aux, rc, cores = trd_topo_nodetype_ncores(c->t, trd_topo_node_type(c->t, 0));
+    char fx[TRD_PARAMS_MAX];
+    if (trd_machine_shape(c->t, 1, 0, &st, &aux) != TRD_OK) {
+        trd_diag_error(c->d, (trd_loc){c->o->input, 0, 0}, "out of memory");
+        return TRD_ERR_NOMEM;
+    }
+    factor_list(cores, fx, sizeof fx);
+    c->shape_name = p->nnodes == 1 ? "the machine's node" : "one node of the first type";
+    const trd_algo *rd = trd_algo_find(TRD_COLL_ALLREDUCE, "rd", 2);
+    rc = check_alg(c, &st, rd, "", 0);
+    for (int i = 0; trd_algos[i] && !rc; i++) {
+        const trd_algo *a = trd_algos[i];
+        if (a->coll != TRD_COLL_ALLREDUCE || a == rd)
+            continue;
+        /* parameters where the default is none: the cores' prime factors
+         * (shm:rx), else radix 2 (shm:tree) */
+        const char *params = accepts_text(a, "", &st.s)   ? ""
+                             : accepts_text(a, fx, &st.s) ? fx
+                                                          : "2";
+        rc = check_alg(c, &st, a, params, (a->flags & TRD_ALGO_CANDIDATE) ? 1 : -1);
+    }
+    if (!rc)
+        rc = check_pieces(c, &st);
+    c->shape_name = NULL;
+    trd_shape_free(&st);
+    free(aux);
+    return rc;
+}
+
+int trd_check_schedules(trd_topo_t t, const trd_machine_plan *p, const trd_check_opts *o,
+                        trd_diag *d, trd_check_stats *stats)
 {
     clock_t t0 = clock();
+    checker c = {t, o, d, stats, {"", -1, -1}, NULL};
+    int rc = TRD_OK;
     memset(stats, 0, sizeof *stats);
-    for (int s = 0; s < p->nshapes; s++) {
-        trd_shape_store st;
-        int *machine;
-        struct trd_shape_plan *sp = &p->shape[s];
-        if (sp->nnodes * sp->ppn > TRD_CHECK_MAX_RANKS ||
-            trd_machine_shape(t, sp->nnodes, sp->ppn, &st, &machine))
-            continue;
-        search_ranges(t, p, &st.s, sp->choice, sp->nchoices, sp->on_schedules, stats);
-        /* the whole machine's ranges are the shape nnodes x ppn's */
-        if (sp->nnodes == p->nnodes && sp->ppn == p->ppn)
-            for (int i = 0; i < p->nchoices && i < sp->nchoices; i++) {
-                memcpy(p->choice[i].params, sp->choice[i].params, sizeof p->choice[i].params);
-                p->choice[i].us = sp->choice[i].us;
-            }
-        trd_shape_free(&st);
-        free(machine);
+    if (o->break_spec && parse_break(o->break_spec, &c.brk)) {
+        trd_diag_error(d, (trd_loc){o->input, 0, 0},
+                       "--break-schedule: expected ALG:RANK:OP, not '%s'", o->break_spec);
+        return TRD_ERR_INPUT;
     }
+    for (int s = 0; s < p->nshapes && !rc; s++) {
+        trd_shape_store st;
+        int *aux;
+        if (trd_machine_shape(t, p->shape[s].nnodes, p->shape[s].ppn, &st, &aux) != TRD_OK) {
+            trd_diag_error(d, (trd_loc){o->input, 0, 0}, "out of memory");
+            return TRD_ERR_NOMEM;
+        }
+        rc = check_shape(&c, &st, p->shape[s].choice, p->shape[s].nchoices, 1);
+        trd_shape_free(&st);
+        free(aux);
+    }
+    /* the whole machine with every node's own core count, where that is not
+     * a planned shape: the searched parameters apply where its rank count is
+     * the planned one */
+    int ranks = 0, uniform = 1;
+    for (int v = 0; v < p->nnodes; v++) {
+        int cores = trd_topo_nodetype_ncores(t, trd_topo_node_type(t, v));
+        ranks += cores;
+        uniform &= cores == p->ppn;
+    }
+    if (!rc && p->nnodes > 1 && !uniform) {
+        trd_shape_store st;
+        int *aux;
+        if (trd_machine_shape(t, 0, 0, &st, &aux) != TRD_OK) {
+            trd_diag_error(d, (trd_loc){o->input, 0, 0}, "out of memory");
+            return TRD_ERR_NOMEM;
+        }
+        c.shape_name = "the whole machine";
+        rc = check_shape(&c, &st, p->choice, p->nchoices, ranks == p->nnodes * p->ppn);
+        c.shape_name = NULL;
+        trd_shape_free(&st);
+        free(aux);
+    }
+    if (!rc)
+        rc = check_one_node(&c, p);
     stats->seconds = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    return rc;
 }

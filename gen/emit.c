@@ -170,7 +170,7 @@ static void size_value(sbuf *b, size_t v)
         sb_printf(b, "%zu", v);
 }
 
-static int tables(trd_topo_t t, const trd_plan *p, const char *name, sbuf *b)
+static int tables(trd_topo_t t, const trd_machine_plan *p, const char *name, sbuf *b)
 {
     int n = trd_topo_nnodes(t);
     int *order = malloc((size_t)n * sizeof(int)), *cores = malloc((size_t)n * sizeof(int));
@@ -211,29 +211,26 @@ static int tables(trd_topo_t t, const trd_plan *p, const char *name, sbuf *b)
               " * [TREE §2, NAP Eq. 3, RM Eq. 3]), the others on closed forms:\n"
               " * intra-node link %.3g us, %.3g GB/s; ring link %.3g us, %.3g GB/s;\n"
               " * NAP over all %d nodes: %d lanes, radix %d, %d inter-node step%s. */\n",
-              drawn, p->nshapes, p->intra.latency_s * 1e6, p->intra.bandwidth_Bps / 1e9,
-              p->ring_inter.latency_s * 1e6, p->ring_inter.bandwidth_Bps / 1e9, n, p->nap_lanes,
+              drawn, p->nshapes, p->levels.intra.latency_s * 1e6,
+              p->levels.intra.bandwidth_Bps / 1e9, p->levels.ring_inter.latency_s * 1e6,
+              p->levels.ring_inter.bandwidth_Bps / 1e9, n, p->nap_lanes,
               p->nap_radix, p->nap_steps, p->nap_steps == 1 ? "" : "s");
     int nsh = p->nshapes;
     if (nsh == 0) { /* one node: the table is never consulted */
         sb_printf(b, "static const trd_size_choice choices_0[1] = {{");
         size_value(b, SIZE_MAX);
-        sb_printf(b, ", TRD_ALG_RING, \"\"}};\n");
+        sb_printf(b, ", \"ring\", \"\"}};\n");
     }
     for (int s = 0; s < nsh; s++) {
-        const struct trd_shape_plan *sp = &p->shape[s];
+        const trd_shape_plan *sp = &p->shape[s];
         sb_printf(b, "static const trd_size_choice choices_%d[%d] = { /* %d nodes x %d */\n", s,
                   sp->nchoices, sp->nnodes, sp->ppn);
         for (int i = 0; i < sp->nchoices; i++) {
-            char uname[32];
-            const char *nm = trd_model_name(sp->choice[i].alg);
-            size_t k = 0;
-            for (; nm[k] && k + 1 < sizeof uname; k++)
-                uname[k] = (char)toupper((unsigned char)nm[k]);
-            uname[k] = '\0';
             sb_printf(b, "    {");
             size_value(b, sp->choice[i].below);
-            sb_printf(b, ", TRD_ALG_%s, ", uname);
+            sb_printf(b, ", ");
+            c_string(b, sp->choice[i].alg->name);
+            sb_printf(b, ", ");
             c_string(b, sp->choice[i].params);
             sb_printf(b, "},\n");
         }
@@ -294,7 +291,7 @@ static int write_file(const char *path, const char *text, size_t len)
     return (w == len && rc == 0) ? 0 : -1;
 }
 
-int trd_emit(trd_topo_t t, const trd_plan *p, const trd_emit_opts *o, const char *outdir,
+int trd_emit(trd_topo_t t, const trd_machine_plan *p, const trd_emit_opts *o, const char *outdir,
              trd_diag *d)
 {
     trd_loc here = {trd_diag_intern(d, outdir), 0, 0};

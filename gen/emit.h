@@ -25,7 +25,7 @@ int trd_emit_valid_name(const char *name);
  * all three are complete, so a failure leaves no half-written output.  Same
  * topology and options give byte-identical files.  Returns TRD_OK, or
  * TRD_ERR_IO / TRD_ERR_NOMEM / TRD_ERR_STATE with a message in d. */
-int trd_emit(trd_topo_t t, const trd_plan *p, const trd_emit_opts *o, const char *outdir,
+int trd_emit(trd_topo_t t, const trd_machine_plan *p, const trd_emit_opts *o, const char *outdir,
              trd_diag *d);
 
 /* Append the expansion of template tmpl to out, replacing each @KEY@ by the

@@ -1,18 +1,12 @@
 /* Export of the planned MPI_Allreduce selection as MPICH and Open MPI tuning
  * files (see export.h for the formats' sources).
  *
- * Algorithm mapping (treeduce -> MPICH 4.x CSEL container -> Open MPI
- * coll_tuned_allreduce_algorithm):
- *
- *   treeduce      what it does                         MPICH 4.x                  Open MPI
- *   nap           node-aware, every lane, latency      smp                        3 recursive_doubling
- *   ring          one ring through every rank          reduce_scatter_allgather   4 ring
- *   rd            recursive doubling                   recursive_doubling         3 recursive_doubling
- *   rabenseifner  halving + doubling                   reduce_scatter_allgather   6 rabenseifner
- *   smp           node reduce/bcast + rd of leaders    smp                        3 recursive_doubling
- *   hring         node reduce_scatter + ring per lane  reduce_scatter_allgather   4 ring
- *   flex          node reduce_scatter + rd per lane    reduce_scatter_allgather   6 rabenseifner
- *   rm            recursive multiplying                recursive_doubling         3 recursive_doubling
+ * Algorithm mapping: every allreduce descriptor of the registry (algo.h)
+ * names the nearest MPICH 4.x CSEL container (trd_algo.mpich) and Open MPI
+ * coll_tuned_allreduce_algorithm (trd_algo.ompi): the node-aware ones map to
+ * smp or recursive doubling, the rings to reduce_scatter_allgather / 4 ring,
+ * Rabenseifner's and the FLEX composite to reduce_scatter_allgather /
+ * 6 rabenseifner, recursive doubling and multiplying to recursive_doubling.
  *
  * MPICH: only recursive_doubling, reduce_scatter_allgather and smp are
  * accepted by every 4.x release (MPICH 4.0.2's container parser knows no
@@ -62,29 +56,13 @@
 
 /* ---- mapping ------------------------------------------------------------------ */
 
-static const struct {
-    const char *name;
-    enum trd_export_mpich_alg mpich;
-    int ompi;
-} map[] = {
-    {"nap", TRD_MPICH_SMP, 3},          {"ring", TRD_MPICH_RSA, 4}, {"rd", TRD_MPICH_RD, 3},
-    {"rabenseifner", TRD_MPICH_RSA, 6}, {"smp", TRD_MPICH_SMP, 3},  {"hring", TRD_MPICH_RSA, 4},
-    {"flex", TRD_MPICH_RSA, 6},         {"rm", TRD_MPICH_RD, 3},
-};
-
-static int map_index(int alg)
+enum trd_export_mpich_alg trd_export_mpich_alg(const trd_algo *a)
 {
-    const char *n = trd_model_name(alg);
-    for (size_t i = 0; n && i < sizeof map / sizeof map[0]; i++)
-        if (strcmp(n, map[i].name) == 0)
-            return (int)i;
-    return -1;
-}
-
-enum trd_export_mpich_alg trd_export_mpich_alg(int alg)
-{
-    int i = map_index(alg);
-    return i < 0 ? TRD_MPICH_RD : map[i].mpich;
+    if (a && a->mpich && !strcmp(a->mpich, "reduce_scatter_allgather"))
+        return TRD_MPICH_RSA;
+    if (a && a->mpich && !strcmp(a->mpich, "smp"))
+        return TRD_MPICH_SMP;
+    return TRD_MPICH_RD;
 }
 
 const char *trd_export_mpich_name(enum trd_export_mpich_alg a)
@@ -96,10 +74,9 @@ const char *trd_export_mpich_name(enum trd_export_mpich_alg a)
     }
 }
 
-int trd_export_ompi_alg(int alg)
+int trd_export_ompi_alg(const trd_algo *a)
 {
-    int i = map_index(alg);
-    return i < 0 ? 3 : map[i].ompi;
+    return a && (a->ompi == 3 || a->ompi == 4 || a->ompi == 6) ? a->ompi : 3;
 }
 
 static const char *ompi_name(int id)
@@ -107,25 +84,17 @@ static const char *ompi_name(int id)
     return id == 4 ? "ring" : id == 6 ? "rabenseifner" : "recursive_doubling";
 }
 
-static int model_by_name(const char *name)
-{
-    for (int a = 0; a < TRD_NMODELS; a++)
-        if (strcmp(trd_model_name(a), name) == 0)
-            return a;
-    return -1;
-}
-
 /* ---- the shapes as the export sees them ----------------------------------------- */
 
 typedef struct {
     int nnodes, ppn, nchoices;
-    const struct trd_choice *choice;
+    const trd_choice *choice;
 } shape_view;
 
 typedef struct {
     int nshapes;
     shape_view *s;            /* sorted by ranks, then ranks per node */
-    struct trd_choice one[2]; /* the one-node rule */
+    trd_choice one[2];        /* the one-node rule */
     int none;
 } shapes;
 
@@ -139,28 +108,30 @@ static int by_ranks_ppn(const void *a, const void *b)
 }
 
 /* The planned shapes of p (the whole machine's choice[] if p has several
- * nodes but no shape list), and the one-node rule.  -1 when out of memory. */
-static int shapes_of(const trd_plan *p, shapes *sh)
+ * nodes but no shape list), and the one-node rule.  TRD_OK or TRD_ERR_NOMEM. */
+static int shapes_of(const trd_machine_plan *p, shapes *sh)
 {
     int n = p->nshapes > 0 ? p->nshapes : p->nnodes > 1 ? 1 : 0;
     sh->nshapes = n;
     sh->s = calloc(n ? (size_t)n : 1, sizeof *sh->s);
     if (!sh->s)
-        return -1;
+        return TRD_ERR_NOMEM;
     for (int i = 0; i < p->nshapes; i++)
         sh->s[i] = (shape_view){p->shape[i].nnodes, p->shape[i].ppn, p->shape[i].nchoices,
                                 p->shape[i].choice};
     if (p->nshapes <= 0 && n == 1)
         sh->s[0] = (shape_view){p->nnodes, p->ppn, p->nchoices, p->choice};
     qsort(sh->s, (size_t)n, sizeof *sh->s, by_ranks_ppn);
-    int rd = model_by_name("rd"), ring = model_by_name("ring");
+    /* NAP on one node is recursive doubling among its ranks */
+    const trd_algo *rd = trd_algo_find(TRD_COLL_ALLREDUCE, "rd", 2);
+    const trd_algo *ring = trd_algo_find(TRD_COLL_ALLREDUCE, "ring", 4);
     memset(sh->one, 0, sizeof sh->one);
     sh->none = 0;
     int split = p->nap_max_bytes_1node > 0 && p->nap_max_bytes_1node != SIZE_MAX;
     if (split)
-        sh->one[sh->none++] = (struct trd_choice){.below = p->nap_max_bytes_1node, .alg = rd};
-    sh->one[sh->none++] = (struct trd_choice){.below = SIZE_MAX, .alg = split ? ring : rd};
-    return 0;
+        sh->one[sh->none++] = (trd_choice){.below = p->nap_max_bytes_1node, .alg = rd};
+    sh->one[sh->none++] = (trd_choice){.below = SIZE_MAX, .alg = split ? ring : rd};
+    return TRD_OK;
 }
 
 static long ranks(const shape_view *v)
@@ -213,10 +184,10 @@ static void sb_printf(sbuf *b, const char *fmt, ...)
 typedef struct {
     size_t below;
     int alg; /* mapped (MPICH enum or Open MPI id) */
-    int model;
+    const trd_algo *model;
 } merged;
 
-static int merge(const struct trd_choice *c, int n, int ompi, merged *out)
+static int merge(const trd_choice *c, int n, int ompi, merged *out)
 {
     int m = 0;
     for (int i = 0; i < n; i++) {
@@ -250,7 +221,7 @@ static void csel_leaf(sbuf *b, enum trd_export_mpich_alg a)
 /* The avg_msg_size chain for one shape.  MPICH reads thresholds with atoi()
  * into an int, so a range ending above INT_MAX bytes becomes the last
  * ("=any") one and later ranges are dropped. */
-static void csel_sizes(sbuf *b, const struct trd_choice *c, int n)
+static void csel_sizes(sbuf *b, const trd_choice *c, int n)
 {
     merged m[TRD_MAX_CHOICES];
     int nm = merge(c, n, 0, m);
@@ -401,10 +372,10 @@ static int csel_pretty(FILE *f, const char *s)
         char c = *s;
         if (in_str) {
             if (putc(c, f) == EOF)
-                return -1;
+                return TRD_ERR_IO;
             if (c == '\\' && s[1]) {
                 if (putc(*++s, f) == EOF)
-                    return -1;
+                    return TRD_ERR_IO;
             } else if (c == '"')
                 in_str = 0;
             continue;
@@ -430,18 +401,18 @@ static int csel_pretty(FILE *f, const char *s)
             rc = putc(c, f) == EOF;
         }
         if (rc)
-            return -1;
+            return TRD_ERR_IO;
     }
-    return putc('\n', f) == EOF ? -1 : 0;
+    return putc('\n', f) == EOF ? TRD_ERR_IO : TRD_OK;
 }
 
-int trd_export_csel_json(FILE *f, const trd_plan *p, const char *machine_name)
+int trd_export_csel_json(FILE *f, const trd_machine_plan *p, const char *machine_name)
 {
     (void)machine_name; /* JSON has no comments and CSEL rejects unknown keys */
     shapes sh;
     sbuf b = {NULL, 0, 0, 0};
-    if (shapes_of(p, &sh))
-        return -1;
+    if (shapes_of(p, &sh) != TRD_OK)
+        return TRD_ERR_NOMEM;
     const char *rd = trd_export_mpich_name(TRD_MPICH_RD);
     sb_printf(&b, "{\"collective=allreduce\":{\"comm_type=intra\":{"
                   "\"is_commutative=no\":{\"algorithm=%s\":{}},\"is_commutative=yes\":{", rd);
@@ -478,18 +449,18 @@ int trd_export_csel_json(FILE *f, const trd_plan *p, const char *machine_name)
     for (size_t i = 0; i < sizeof csel_others / sizeof csel_others[0]; i++)
         sb_printf(&b, ",\"collective=%s\":%s", csel_others[i][0], csel_others[i][1]);
     sb_printf(&b, "}");
-    int rc = b.oom ? -1 : csel_pretty(f, b.s);
+    int rc = b.oom ? TRD_ERR_NOMEM : csel_pretty(f, b.s) ? TRD_ERR_IO : TRD_OK;
     free(b.s);
     free(sh.s);
     if (!rc && (fflush(f) != 0 || ferror(f)))
-        rc = -1;
+        rc = TRD_ERR_IO;
     return rc;
 }
 
 /* ---- Open MPI --------------------------------------------------------------------- */
 
 /* One rule set: "comment" lines then "MSGSIZE ALG FANINOUT SEGSIZE" lines. */
-static int ompi_rules(FILE *f, const struct trd_choice *c, int n)
+static int ompi_rules(FILE *f, const trd_choice *c, int n)
 {
     merged m[TRD_MAX_CHOICES];
     int nm = merge(c, n, 1, m), rc = 0;
@@ -497,17 +468,17 @@ static int ompi_rules(FILE *f, const struct trd_choice *c, int n)
     size_t from = 0;
     for (int i = 0; i < nm; i++) {
         rc |= fprintf(f, "%zu %d 0 0 # from %zu bytes: %s (treeduce %s)\n", from, m[i].alg, from,
-                      ompi_name(m[i].alg), trd_model_name(m[i].model)) < 0;
+                      ompi_name(m[i].alg), m[i].model->name) < 0;
         from = m[i].below;
     }
-    return rc ? -1 : 0;
+    return rc ? TRD_ERR_IO : TRD_OK;
 }
 
-int trd_export_ompi_rules(FILE *f, const trd_plan *p, const char *machine_name)
+int trd_export_ompi_rules(FILE *f, const trd_machine_plan *p, const char *machine_name)
 {
     shapes sh;
     if (shapes_of(p, &sh))
-        return -1;
+        return TRD_ERR_NOMEM;
     const char *name = machine_name ? machine_name : "machine";
     int rc = 0, nsizes = 0;
     for (int i = 0; i < sh.nshapes; i++)
@@ -538,5 +509,5 @@ int trd_export_ompi_rules(FILE *f, const trd_plan *p, const char *machine_name)
     free(sh.s);
     if (!rc && (fflush(f) != 0 || ferror(f)))
         rc = -1;
-    return rc ? -1 : 0;
+    return rc ? TRD_ERR_IO : TRD_OK;
 }

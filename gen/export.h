@@ -8,7 +8,7 @@
  *     coll_tuned_dynamic_rules_filename.
  *
  * Both map each treeduce algorithm to the nearest algorithm the library has
- * (table in export.c) and reproduce the plan's message-size ranges per
+ * (its registry descriptor's mpich and ompi fields, algo.h) and reproduce the plan's message-size ranges per
  * communicator size.  Message sizes are bytes of the whole vector (count x
  * datatype size) in treeduce, in MPICH's avg_msg_size for allreduce and in
  * Open MPI's dsize for allreduce alike.  Output is deterministic: the same
@@ -43,17 +43,17 @@ enum trd_export_mpich_alg {
     TRD_MPICH_SMP, /* MPIR_Allreduce_intra_smp (commutative ops, hierarchical communicators) */
 };
 
-/* The MPICH algorithm for treeduce algorithm alg (an index of
- * trd_model_name()); an unknown index gives TRD_MPICH_RD. */
-enum trd_export_mpich_alg trd_export_mpich_alg(int alg);
+/* The MPICH algorithm for allreduce algorithm a (its descriptor's mpich
+ * container); NULL or an unknown container gives TRD_MPICH_RD. */
+enum trd_export_mpich_alg trd_export_mpich_alg(const trd_algo *a);
 
 /* Its CSEL container name, "MPIR_Allreduce_intra_...". */
 const char *trd_export_mpich_name(enum trd_export_mpich_alg a);
 
-/* The Open MPI coll/tuned allreduce algorithm number for treeduce algorithm
- * alg: 3 recursive_doubling, 4 ring or 6 rabenseifner (valid in Open MPI 4.x
- * and 5.x); an unknown index gives 3. */
-int trd_export_ompi_alg(int alg);
+/* The Open MPI coll/tuned allreduce algorithm number for allreduce algorithm
+ * a (its descriptor's ompi): 3 recursive_doubling, 4 ring or 6 rabenseifner
+ * (valid in Open MPI 4.x and 5.x); NULL or another number gives 3. */
+int trd_export_ompi_alg(const trd_algo *a);
 
 /* Write the complete MPICH collective selection file for p to f: every
  * collective MPICH selects through the file, because MPICH replaces its
@@ -65,15 +65,15 @@ int trd_export_ompi_alg(int alg);
  * NULL).  Use with MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE=FILE and, so
  * that the CH4 device does not pick its own composition first,
  * MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE=0 (or MPIR_CVAR_DEVICE_COLLECTIVES=none).
- * Returns 0, or -1 when writing failed (or memory ran out). */
-int trd_export_csel_json(FILE *f, const trd_plan *p, const char *machine_name);
+ * Returns TRD_OK, TRD_ERR_IO when writing failed or TRD_ERR_NOMEM. */
+int trd_export_csel_json(FILE *f, const trd_machine_plan *p, const char *machine_name);
 
 /* Write the Open MPI coll/tuned dynamic rules file for p to f: one
  * collective (MPI_Allreduce, id 2), one rule set per planned communicator
  * size, '#' comments naming the machine (machine_name, or "machine" when
  * NULL) and the treeduce algorithm of each line.  Use with
  * --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_dynamic_rules_filename FILE.
- * Returns 0, or -1 when writing failed. */
-int trd_export_ompi_rules(FILE *f, const trd_plan *p, const char *machine_name);
+ * Returns TRD_OK, TRD_ERR_IO when writing failed or TRD_ERR_NOMEM. */
+int trd_export_ompi_rules(FILE *f, const trd_machine_plan *p, const char *machine_name);
 
 #endif

@@ -17,17 +17,17 @@ static int push(struct list *l, const char *prefix, size_t plen, const char *num
         int ncap = l->cap ? 2 * l->cap : 16;
         char **nv = realloc(l->v, (size_t)ncap * sizeof(char *));
         if (!nv)
-            return -1;
+            return TRD_ERR_NOMEM;
         l->v = nv;
         l->cap = ncap;
     }
     size_t len = plen + strlen(num) + strlen(suffix) + 1;
     char *s = malloc(len);
     if (!s)
-        return -1;
+        return TRD_ERR_NOMEM;
     snprintf(s, len, "%.*s%s%s", (int)plen, prefix, num, suffix);
     l->v[l->n++] = s;
-    return 0;
+    return TRD_OK;
 }
 
 static int fail(char *err, size_t errlen, int *errpos, int pos, const char *msg)
@@ -35,7 +35,7 @@ static int fail(char *err, size_t errlen, int *errpos, int pos, const char *msg)
     snprintf(err, errlen, "%s", msg);
     if (errpos)
         *errpos = pos;
-    return -1;
+    return strcmp(msg, "out of memory") ? TRD_ERR_INPUT : TRD_ERR_NOMEM;
 }
 
 static int is_name_char(int c)
@@ -48,7 +48,7 @@ int trd_hostlist_expand(const char *expr, char ***names, int *n, char *err, size
 {
     struct list l = {0};
     const char *p = expr;
-    int rc = 0;
+    int rc = TRD_OK;
     while (*p) {
         const char *start = p;
         while (is_name_char((unsigned char)*p))
@@ -144,7 +144,7 @@ out:
     }
     *names = l.v;
     *n = l.n;
-    return 0;
+    return TRD_OK;
 }
 
 void trd_hostlist_free(char **names, int n)

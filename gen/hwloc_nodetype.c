@@ -1,4 +1,5 @@
-/* Node shapes from hwloc: packages and cores per package of one node.
+/* Node shapes from hwloc: packages and cores per package of one node, and
+ * the machine of one node that an hwloc source describes.
  *
  * The shape is read from an hwloc synthetic description, from an
  * `lstopo --of xml` dump or from the machine this runs on, so that a
@@ -12,7 +13,9 @@
 #include <string.h>
 
 #include <hwloc.h>
+#include <unistd.h>
 
+#include "readers.h"
 #include "topo.h"
 
 /* hwloc wants PUs as the last level; the model counts cores, so
@@ -93,7 +96,7 @@ int trd_hwloc_node_shape(const char *kind, const char *arg, int *npackages,
     hwloc_obj_type_t unit = HWLOC_OBJ_CORE;
     hwloc_obj_t root;
     const char *host;
-    int npkg, p, rc = -1;
+    int npkg, p, rc = TRD_ERR_INPUT;
 
     if (hostname != NULL)
         *hostname = NULL;
@@ -101,12 +104,12 @@ int trd_hwloc_node_shape(const char *kind, const char *arg, int *npackages,
         err[0] = '\0';
     if (kind == NULL) {
         snprintf(err, errlen, "no hwloc source given");
-        return -1;
+        return TRD_ERR_INPUT;
     }
 
     if (hwloc_topology_init(&topo) < 0) {
         snprintf(err, errlen, "cannot initialise hwloc: %s", strerror(errno));
-        return -1;
+        return TRD_ERR_NOMEM;
     }
     /* Only packages and cores matter: skip I/O discovery on local loads. */
     hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);
@@ -149,12 +152,51 @@ int trd_hwloc_node_shape(const char *kind, const char *arg, int *npackages,
         *hostname = strdup(host);
         if (*hostname == NULL) {
             snprintf(err, errlen, "out of memory");
+            rc = TRD_ERR_NOMEM;
             goto out;
         }
     }
-    rc = 0;
+    rc = TRD_OK;
 
 out:
     hwloc_topology_destroy(topo);
+    return rc;
+}
+
+/* ---- A machine of one node (readers.h) ----------------------------------------- */
+
+int trd_read_hwloc_machine(trd_topo_t t, trd_diag *d, const char *kind, const char *arg)
+{
+    const int is_xml = kind != NULL && strcmp(kind, "xml") == 0;
+    trd_loc loc = {trd_diag_intern(d, is_xml && arg ? arg : "local machine"), 0, 0};
+    trd_link_cost net = {TRD_DEFAULT_NET_LATENCY_S, TRD_DEFAULT_NET_BANDWIDTH_BPS, 0, 0};
+    int cores[TRD_MAX_PACKAGES], npackages = 0, sw = -1, rc;
+    char *host = NULL, err[512], source[600];
+    const char *node;
+
+    if (kind == NULL || (!is_xml && strcmp(kind, "local") != 0)) {
+        trd_diag_error(d, loc, "unknown hwloc source '%s' (expected xml or local)",
+                       kind ? kind : "");
+        return TRD_ERR_INPUT;
+    }
+    if (trd_hwloc_node_shape(kind, arg, &npackages, cores, &host, err, sizeof err) != TRD_OK) {
+        trd_diag_error(d, loc, "%s", err);
+        return is_xml && arg != NULL && access(arg, R_OK) != 0 ? TRD_ERR_IO : TRD_ERR_INPUT;
+    }
+    node = host != NULL ? host : "localhost";
+    if (is_xml)
+        snprintf(source, sizeof source, "hwloc %s", arg);
+    else
+        snprintf(source, sizeof source, "local");
+    rc = trd_topo_set_name(t, node);
+    if (rc == TRD_OK)
+        rc = trd_topo_set_default_link(t, net);
+    if (rc == TRD_OK)
+        rc = trd_topo_add_nodetype(t, d, loc, "node", npackages, cores, NULL, NULL, source);
+    if (rc == TRD_OK)
+        rc = trd_topo_add_switch(t, d, loc, "node-switch", NULL, &sw);
+    if (rc == TRD_OK)
+        rc = trd_topo_switch_add_node(t, d, loc, sw, node, "node");
+    free(host);
     return rc;
 }

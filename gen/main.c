@@ -15,6 +15,9 @@
 #include "report.h"
 #include "sha256.h"
 #include "topo.h"
+#include "trd_select.h"
+#include "tune.h"
+#include "verify.h"
 
 #ifndef TRD_VERSION
 #define TRD_VERSION "0.0.0"
@@ -38,12 +41,14 @@ static const char usage[] =
     "      --explain        print the plan: ring order, NAP groups, thresholds, predictions\n"
     "      --schedule RANK  print RANK's schedule over the whole machine (each node's cores),\n"
     "                       for the algorithm chosen at --bytes (default 64KiB) or --algorithm\n"
-    "      --algorithm A    with --schedule: ring, rd, rabenseifner, rm[:SCHEDULE], nap, smp[:ALG]\n"
+    "      --algorithm A    with --schedule: any allreduce algorithm, NAME[:PARAMS]\n"
+    "                       (nap, ring, rd, rabenseifner, smp[:ALG], hring, flex[:ALG],\n"
+    "                       rm[:SCHEDULE], shm, ...)\n"
     "      --bytes N        with --schedule: message size in bytes (doubles)\n"
-    "      --predict MAX    CSV of every planned algorithm's predicted time over the whole\n"
+    "      --predict MAX    CSV of every allreduce algorithm's predicted time over the whole\n"
     "                       machine, 8 B .. MAX (the schedules' cost model)\n"
-    "      --break-schedule ALG:RANK:OP  testing: drop that op from every ALG schedule before\n"
-    "                       it is verified, to see the refusal\n"
+    "      --break-schedule ALG:RANK:OP  testing: drop that op from every schedule of an\n"
+    "                       algorithm named ALG (any collective) before it is verified\n"
     "      --dot FILE       write the switch tree with the ring as Graphviz ('-': stdout)\n"
     "      --export-mpich FILE  write an MPICH 4.x collective selection file (JSON) with this plan for\n"
     "                       MPI_Allreduce (MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE)\n"
@@ -86,25 +91,6 @@ static void append_quoted(char *cmd, size_t len, const char *arg)
     snprintf(cmd + n, len - n, plain ? " %s" : " '%s'", arg);
 }
 
-/* Write an export through a temporary name, renamed when complete. */
-static int write_export(const char *path, int (*fn)(FILE *, const trd_plan *, const char *),
-                        const trd_plan *p, const char *name)
-{
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    int ok = f && fn(f, p, name) == 0;
-    if (f && fclose(f) != 0)
-        ok = 0;
-    if (ok && rename(tmp, path) != 0)
-        ok = 0;
-    if (!ok) {
-        unlink(tmp);
-        fprintf(stderr, "%s: error: cannot write: %s\n", path, strerror(errno));
-    }
-    return ok ? 0 : -1;
-}
-
 /* "65536", "64K", "64KiB", "1M", "1MiB": bytes (powers of 1024). */
 static int parse_bytes(const char *s, double *bytes)
 {
@@ -127,59 +113,267 @@ static int parse_bytes(const char *s, double *bytes)
     return 0;
 }
 
-/* --schedule RANK: the schedule of rank over the whole machine, for the
- * algorithm chosen at bytes (or algorithm), with its verification. */
-static int print_schedule(trd_topo_t t, const trd_plan *p, const char *rank_arg, const char *algorithm,
-                          const char *bytes_arg)
+/* --schedule RANK: rank's schedule over the whole machine (each node's
+ * cores) for the algorithm the runtime selects at bytes (default 64 KiB) or
+ * the one forced with --algorithm NAME[:PARAMS], as trd_sched_print writes
+ * it, and its verification over all ranks.  Returns TRD_OK, TRD_ERR_INPUT
+ * for a bad argument or a schedule that does not plan, TRD_ERR_VERIFY. */
+static int print_schedule(trd_topo_t t, const trd_machine_plan *p, const char *rank_arg,
+                          const char *algorithm, const char *bytes_arg)
 {
-    char *end, alg[64], why[512];
+    char *end, why[512];
     long rank = strtol(rank_arg, &end, 10);
     double bytes = 65536;
+    const trd_algo *a = NULL;
+    const char *params = "";
+    trd_shape_store st;
+    trd_sched s;
+    int *aux, rc;
     if (*end || rank < 0) {
         fprintf(stderr, "treeduce-gen: --schedule '%s': expected a rank number\n", rank_arg);
-        return -1;
+        return TRD_ERR_INPUT;
     }
     if (bytes_arg && parse_bytes(bytes_arg, &bytes) != 0) {
         fprintf(stderr, "treeduce-gen: --bytes '%s': expected a size such as 64KiB\n", bytes_arg);
-        return -1;
+        return TRD_ERR_INPUT;
     }
-    const char *params = "";
+    if ((rc = trd_machine_shape(t, 0, 0, &st, &aux)) != TRD_OK) {
+        fprintf(stderr, "treeduce-gen: out of memory\n");
+        return rc;
+    }
+    trd_call call = {TRD_COLL_ALLREDUCE, (size_t)bytes / 8 ? (size_t)bytes / 8 : 1, 8, 0, 0, 1};
     if (algorithm) {
-        snprintf(alg, sizeof alg, "%s", algorithm);
-        char *colon = strchr(alg, ':');
-        if (colon) {
-            *colon = '\0';
-            params = algorithm + (colon - alg) + 1;
+        if (!(a = trd_algo_parse(TRD_COLL_ALLREDUCE, algorithm, &params))) {
+            char names[512];
+            trd_algo_names(TRD_COLL_ALLREDUCE, names, sizeof names);
+            fprintf(stderr, "treeduce-gen: --algorithm '%s': expected one of %s\n", algorithm,
+                    names);
+            rc = TRD_ERR_INPUT;
         }
-    } else {
+    } else if (p->nnodes > 1) {
+        /* the whole machine's ranges; their parameters where it has the
+         * planned rank count, as the runtime uses them */
         int i = 0;
         while (i + 1 < p->nchoices && (size_t)bytes >= p->choice[i].below)
             i++;
-        snprintf(alg, sizeof alg, "%s", p->nnodes > 1 ? trd_model_name(p->choice[i].alg) : "nap");
+        a = p->choice[i].alg;
+        params = st.s.nranks == p->nnodes * p->ppn ? p->choice[i].params : "";
+    } else {
+        trd_selection sel = {.nap_max_bytes_1node = p->nap_max_bytes_1node};
+        a = trd_select(&sel, &st.s, &call, &params);
     }
-    trd_shape_store st;
-    int *machine;
-    if (trd_machine_shape(t, 0, 0, &st, &machine)) {
-        fprintf(stderr, "treeduce-gen: out of memory\n");
-        return -1;
-    }
-    int rc = -1;
-    trd_sched s;
-    size_t count = (size_t)bytes / 8 ? (size_t)bytes / 8 : 1;
-    if (rank >= st.s.nranks)
+    if (rc == TRD_OK && rank >= st.s.nranks) {
         fprintf(stderr, "treeduce-gen: --schedule %ld: the machine has ranks 0..%d\n", rank,
                 st.s.nranks - 1);
-    else if (trd_sched_plan(&s, alg, params, &st.s, count, 8, 0, 1, 1, why, sizeof why))
+        rc = TRD_ERR_INPUT;
+    }
+    if (rc == TRD_OK && trd_plan(&s, a, params, &st.s, &call, -1, why, sizeof why)) {
         fprintf(stderr, "treeduce-gen: --schedule: %s\n", why);
-    else {
-        trd_verify_opts vo = {t, 1};
+        rc = TRD_ERR_INPUT;
+    }
+    if (rc == TRD_OK) {
+        trd_verify_opts vo = {t, 1, 2};
         trd_sched_print(stdout, &s, (int)rank);
         rc = trd_sched_verify(&s, &st.s, &vo, why, sizeof why);
         printf("# verified over all %d ranks: %s\n", st.s.nranks, rc ? why : "ok");
         trd_sched_free(&s);
     }
     trd_shape_free(&st);
-    free(machine);
+    free(aux);
+    return rc;
+}
+
+/* Write a file through a temporary name, renamed when complete. */
+static int write_file(const char *path, int (*fn)(FILE *, const void *, const char *),
+                      const void *arg, const char *name)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    int ok = f && fn(f, arg, name) == TRD_OK;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    if (ok && rename(tmp, path) != 0)
+        ok = 0;
+    if (!ok) {
+        unlink(tmp);
+        fprintf(stderr, "%s: error: cannot write: %s\n", path, strerror(errno));
+    }
+    return ok ? TRD_OK : TRD_ERR_IO;
+}
+
+static int csel_json(FILE *f, const void *p, const char *name)
+{
+    return trd_export_csel_json(f, p, name);
+}
+
+static int ompi_rules(FILE *f, const void *p, const char *name)
+{
+    return trd_export_ompi_rules(f, p, name);
+}
+
+static int dot_file(FILE *f, const void *t, const char *name)
+{
+    (void)name;
+    return trd_dot(f, (trd_topo_t)t);
+}
+
+/* What main reads from the command line. */
+typedef struct args {
+    const char *input, *outdir, *name, *format, *dot;
+    const char *nodetype, *latency, *bandwidth;
+    const char *schedule, *algorithm, *bytes, *break_spec, *predict;
+    const char *export_mpich, *export_ompi;
+    int explain;
+    char cmd[4096]; /* the command line for the banner */
+} args;
+
+/* Read the machine: TRD_OK, or the errors in d. */
+static int read_input(const args *a, trd_topo_t t, trd_diag *d, char **intext, size_t *inlen)
+{
+    trd_loc cli = {"treeduce-gen", 0, 0};
+    const char *format = a->format;
+    int rc = TRD_OK;
+    /* defaults for inputs that carry no costs or node types (Slurm) */
+    trd_link_cost dl = {0, 0, 0, 0};
+    if (trd_parse_time(a->latency, &dl.latency_s) != TRD_OK)
+        trd_diag_error(d, cli, "--latency '%s': expected a time such as 2us", a->latency);
+    if (trd_parse_bandwidth(a->bandwidth, &dl.bandwidth_Bps) != TRD_OK)
+        trd_diag_error(d, cli, "--bandwidth '%s': expected a bandwidth such as 10GB/s",
+                       a->bandwidth);
+    trd_topo_set_default_link(t, dl);
+    int npk, cores[TRD_MAX_PACKAGES];
+    char err[512];
+    if (trd_hwloc_node_shape("synthetic", a->nodetype, &npk, cores, NULL, err, sizeof err) !=
+        TRD_OK) {
+        trd_diag_error(d, cli, "--nodetype: %s", err);
+    } else {
+        char src[600];
+        snprintf(src, sizeof src, "--nodetype \"%s\"", a->nodetype);
+        trd_topo_set_default_nodetype(t, npk, cores, src);
+    }
+    if (!format) {
+        if (strcmp(a->input, "local") == 0)
+            format = "local";
+        else if (has_suffix(a->input, ".topo"))
+            format = "dsl";
+        else if (has_suffix(a->input, ".conf"))
+            format = "slurm";
+        else if (has_suffix(a->input, ".xml")) {
+            char root[64] = "";
+            if (trd_xml_root_name(a->input, root, sizeof root) == TRD_OK &&
+                strcmp(root, "topology") == 0)
+                format = "hwloc";
+            else
+                format = "xml";
+        } else
+            format = "dsl";
+    }
+    if (trd_diag_count(d) > 0)
+        return TRD_ERR_INPUT;
+    if (strcmp(format, "local") == 0)
+        rc = trd_read_hwloc_machine(t, d, "local", NULL);
+    else if (!(*intext = trd_read_text(a->input, inlen)))
+        trd_diag_error(d, (trd_loc){a->input, 0, 0}, "cannot read file: %s", strerror(errno));
+    else if (strcmp(format, "dsl") == 0)
+        rc = trd_read_dsl_string(t, d, a->input, *intext, *inlen);
+    else if (strcmp(format, "slurm") == 0)
+        rc = trd_read_slurm_string(t, d, a->input, *intext, *inlen);
+    else if (strcmp(format, "xml") == 0)
+        rc = trd_read_xml_string(t, d, a->input, *intext, *inlen);
+    else if (strcmp(format, "hwloc") == 0)
+        rc = trd_read_hwloc_machine(t, d, "xml", a->input);
+    else
+        trd_diag_error(d, cli, "--format '%s': expected dsl, xml, slurm or hwloc", format);
+    if (rc == TRD_OK && trd_diag_count(d) == 0)
+        rc = trd_topo_finalize(t, d);
+    return rc == TRD_OK && trd_diag_count(d) > 0 ? TRD_ERR_INPUT : rc;
+}
+
+/* What the generator chose and how long it took. */
+typedef struct planned {
+    trd_machine_plan plan;
+    trd_select_stats sel;
+    trd_search_stats search;
+    trd_check_stats check;
+} planned;
+
+/* Plan: the closed forms, the ranges and parameters on the schedules. */
+static int plan_machine(trd_topo_t t, planned *pl)
+{
+    int rc = trd_plan_build(t, &pl->plan);
+    if (rc == TRD_OK)
+        rc = trd_select_on_schedules(t, &pl->plan, &pl->sel);
+    if (rc == TRD_OK)
+        rc = trd_search_params(t, &pl->plan, &pl->search);
+    if (rc != TRD_OK)
+        fprintf(stderr, "treeduce-gen: out of memory\n");
+    return rc;
+}
+
+/* Write what the command line asks for: every output or none but those
+ * before a failure. */
+static int write_outputs(const args *a, trd_topo_t t, trd_diag *d, const planned *pl,
+                         const char *intext, size_t inlen)
+{
+    const trd_machine_plan *p = &pl->plan;
+    char machine_name[80], hash[65];
+    int rc = TRD_OK;
+    sanitize(a->name ? a->name : trd_topo_name(t), machine_name, sizeof machine_name);
+    if (intext)
+        trd_sha256_hex(intext, inlen, hash);
+    else
+        trd_sha256_hex(a->input, strlen(a->input), hash);
+    if (a->schedule)
+        rc = print_schedule(t, p, a->schedule, a->algorithm, a->bytes);
+    if (rc == TRD_OK && a->predict) {
+        double maxb;
+        if (parse_bytes(a->predict, &maxb) != 0) {
+            fprintf(stderr, "treeduce-gen: --predict '%s': expected a size such as 4MiB\n",
+                    a->predict);
+            rc = TRD_ERR_INPUT;
+        } else if ((rc = trd_predict_csv(stdout, t, p, maxb)) != TRD_OK) {
+            fprintf(stderr, "treeduce-gen: --predict: a schedule could not be timed\n");
+        }
+    }
+    if (rc == TRD_OK && a->outdir) {
+        trd_emit_opts eo = {machine_name, a->input, hash, a->cmd};
+        if ((rc = trd_emit(t, p, &eo, a->outdir, d)) != TRD_OK)
+            trd_diag_print(d, stderr);
+    }
+    if (rc == TRD_OK && a->dot)
+        rc = strcmp(a->dot, "-") == 0 ? trd_dot(stdout, t) : write_file(a->dot, dot_file, t, NULL);
+    if (rc == TRD_OK && a->export_mpich)
+        rc = write_file(a->export_mpich, csel_json, p, machine_name);
+    if (rc == TRD_OK && a->export_ompi)
+        rc = write_file(a->export_ompi, ompi_rules, p, machine_name);
+    if (rc == TRD_OK && a->explain) {
+        const trd_check_stats *c = &pl->check;
+        const trd_select_stats *sel = &pl->sel;
+        const trd_search_stats *srch = &pl->search;
+        rc = trd_explain(stdout, t, p, a->input);
+        if (rc == TRD_OK)
+            rc = trd_explain_schedules(stdout, t, p);
+        printf("\nschedules verified before writing (symbolic execution of every rank: each element\n"
+               "  reduced over all ranks once, sends and receives matched, no read before a write,\n"
+               "  no race on the node's memory, ring contention on the switch tree): %d, on up to\n"
+               "  %d ranks, %zu ops, %.2f s\n",
+               c->nverified, c->largest, c->ops, c->seconds);
+        if (c->skipped)
+            printf("  %d (shape, algorithm) pairs above the rank limit not verified\n", c->skipped);
+        if (sel->drawn)
+            printf("size ranges drawn on the schedules for %d shape%s: %d schedules timed, %d\n"
+                   "  extrapolated, %d ring timings skipped on its bound, %.2f s\n",
+                   sel->drawn, sel->drawn == 1 ? "" : "s", sel->timed, sel->extrapolated,
+                   sel->pruned, sel->seconds);
+        if (sel->closed)
+            printf("  %d shape%s above %d ranks drawn on the closed forms\n", sel->closed,
+                   sel->closed == 1 ? "" : "s", TRD_SELECT_MAX_RANKS);
+        if (srch->searched)
+            printf("parameters (rm bases, smp/flex inter-node algorithm) searched for %d range%s:\n"
+                   "  %d schedules timed, %.2f s\n",
+                   srch->searched, srch->searched == 1 ? "" : "s", srch->evaluated, srch->seconds);
+    }
     return rc;
 }
 
@@ -200,32 +394,30 @@ int main(int argc, char **argv)
         {"export-ompi", required_argument, NULL, OPT_EXPORT_OMPI},
         {"help", no_argument, NULL, 'h'},             {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0}};
-    const char *outdir = NULL, *name = NULL, *format = NULL, *dot = NULL;
-    const char *nodetype = "package:1 core:1", *latency = "2us", *bandwidth = "10GB/s";
-    const char *schedule = NULL, *algorithm = NULL, *bytes_arg = NULL, *break_spec = NULL;
-    const char *predict = NULL, *export_mpich = NULL, *export_ompi = NULL;
-    int explain = 0, c;
+    static args a = {.nodetype = "package:1 core:1", .latency = "2us", .bandwidth = "10GB/s",
+                     .cmd = "treeduce-gen"};
+    static planned pl; /* large: its plan holds every shape's ranges */
+    int c;
     /* the command line for the banner, before getopt reorders argv */
-    char cmd[4096] = "treeduce-gen";
     for (int i = 1; i < argc; i++)
-        append_quoted(cmd, sizeof cmd, argv[i]);
+        append_quoted(a.cmd, sizeof a.cmd, argv[i]);
     while ((c = getopt_long(argc, argv, "o:n:f:hV", longopts, NULL)) != -1) {
         switch (c) {
-        case 'o': outdir = optarg; break;
-        case 'n': name = optarg; break;
-        case 'f': format = optarg; break;
-        case OPT_EXPLAIN: explain = 1; break;
-        case OPT_DOT: dot = optarg; break;
-        case OPT_NODETYPE: nodetype = optarg; break;
-        case OPT_LATENCY: latency = optarg; break;
-        case OPT_BANDWIDTH: bandwidth = optarg; break;
-        case OPT_SCHEDULE: schedule = optarg; break;
-        case OPT_ALGORITHM: algorithm = optarg; break;
-        case OPT_BYTES: bytes_arg = optarg; break;
-        case OPT_BREAK: break_spec = optarg; break;
-        case OPT_PREDICT: predict = optarg; break;
-        case OPT_EXPORT_MPICH: export_mpich = optarg; break;
-        case OPT_EXPORT_OMPI: export_ompi = optarg; break;
+        case 'o': a.outdir = optarg; break;
+        case 'n': a.name = optarg; break;
+        case 'f': a.format = optarg; break;
+        case OPT_EXPLAIN: a.explain = 1; break;
+        case OPT_DOT: a.dot = optarg; break;
+        case OPT_NODETYPE: a.nodetype = optarg; break;
+        case OPT_LATENCY: a.latency = optarg; break;
+        case OPT_BANDWIDTH: a.bandwidth = optarg; break;
+        case OPT_SCHEDULE: a.schedule = optarg; break;
+        case OPT_ALGORITHM: a.algorithm = optarg; break;
+        case OPT_BYTES: a.bytes = optarg; break;
+        case OPT_BREAK: a.break_spec = optarg; break;
+        case OPT_PREDICT: a.predict = optarg; break;
+        case OPT_EXPORT_MPICH: a.export_mpich = optarg; break;
+        case OPT_EXPORT_OMPI: a.export_ompi = optarg; break;
         case 'h': fputs(usage, stdout); return 0;
         case 'V': printf("treeduce-gen %s\n", TRD_VERSION); return 0;
         default: fputs(usage, stderr); return 2;
@@ -235,182 +427,47 @@ int main(int argc, char **argv)
         fprintf(stderr, "treeduce-gen: expected one TOPOLOGY argument\n\n%s", usage);
         return 2;
     }
-    if (!outdir && !explain && !dot && !schedule && !predict && !export_mpich && !export_ompi) {
+    if (!a.outdir && !a.explain && !a.dot && !a.schedule && !a.predict && !a.export_mpich &&
+        !a.export_ompi) {
         fprintf(stderr, "treeduce-gen: nothing to do: give -o DIR, --explain, --dot FILE, --schedule RANK,\n"
                         "  --predict MAX, --export-mpich FILE or --export-ompi FILE\n");
         return 2;
     }
-    const char *input = argv[optind];
-    if (name && !trd_emit_valid_name(name)) {
-        fprintf(stderr, "treeduce-gen: --name '%s': expected a C identifier ([A-Za-z_][A-Za-z0-9_]*)\n", name);
+    a.input = argv[optind];
+    if (a.name && !trd_emit_valid_name(a.name)) {
+        fprintf(stderr, "treeduce-gen: --name '%s': expected a C identifier ([A-Za-z_][A-Za-z0-9_]*)\n",
+                a.name);
         return 2;
     }
 
+    /* input -> plan -> verify -> write */
     trd_diag *d = trd_diag_create();
     trd_topo_t t = NULL;
-    if (!d || trd_topo_create(&t) != TRD_OK) {
-        fprintf(stderr, "treeduce-gen: out of memory\n");
-        return 1;
-    }
-    trd_loc cli = {"treeduce-gen", 0, 0};
-    /* defaults for inputs that carry no costs or node types (Slurm) */
-    trd_link_cost dl = {0, 0, 0, 0};
-    if (trd_parse_time(latency, &dl.latency_s) != 0)
-        trd_diag_error(d, cli, "--latency '%s': expected a time such as 2us", latency);
-    if (trd_parse_bandwidth(bandwidth, &dl.bandwidth_Bps) != 0)
-        trd_diag_error(d, cli, "--bandwidth '%s': expected a bandwidth such as 10GB/s", bandwidth);
-    trd_topo_set_default_link(t, dl);
-    int npk, cores[TRD_MAX_PACKAGES];
-    char err[512];
-    if (trd_hwloc_node_shape("synthetic", nodetype, &npk, cores, NULL, err, sizeof err) != 0)
-        trd_diag_error(d, cli, "--nodetype: %s", err);
-    else {
-        char src[600];
-        snprintf(src, sizeof src, "--nodetype \"%s\"", nodetype);
-        trd_topo_set_default_nodetype(t, npk, cores, src);
-    }
-
-    if (!format) {
-        if (strcmp(input, "local") == 0)
-            format = "local";
-        else if (has_suffix(input, ".topo"))
-            format = "dsl";
-        else if (has_suffix(input, ".conf"))
-            format = "slurm";
-        else if (has_suffix(input, ".xml")) {
-            char root[64] = "";
-            if (trd_xml_root_name(input, root, sizeof root) == 0 && strcmp(root, "topology") == 0)
-                format = "hwloc";
-            else
-                format = "xml";
-        } else
-            format = "dsl";
-    }
-    size_t inlen = 0;
     char *intext = NULL;
-    int rc = TRD_OK;
-    if (trd_diag_count(d) == 0) {
-        if (strcmp(format, "local") == 0)
-            rc = trd_read_hwloc_machine(t, d, "local", NULL);
-        else if (!(intext = trd_read_text(input, &inlen)))
-            trd_diag_error(d, (trd_loc){input, 0, 0}, "cannot read file: %s", strerror(errno));
-        else if (strcmp(format, "dsl") == 0)
-            rc = trd_read_dsl_string(t, d, input, intext, inlen);
-        else if (strcmp(format, "slurm") == 0)
-            rc = trd_read_slurm_string(t, d, input, intext, inlen);
-        else if (strcmp(format, "xml") == 0)
-            rc = trd_read_xml_string(t, d, input, intext, inlen);
-        else if (strcmp(format, "hwloc") == 0)
-            rc = trd_read_hwloc_machine(t, d, "xml", input);
-        else
-            trd_diag_error(d, cli, "--format '%s': expected dsl, xml, slurm or hwloc", format);
+    size_t inlen = 0;
+    int rc = d ? trd_topo_create(&t) : TRD_ERR_NOMEM;
+    if (rc != TRD_OK) {
+        fprintf(stderr, "treeduce-gen: out of memory\n");
+        goto out;
     }
-    if (rc == TRD_OK && trd_diag_count(d) == 0)
-        rc = trd_topo_finalize(t, d);
-    if (rc != TRD_OK || trd_diag_count(d) > 0) {
+    if ((rc = read_input(&a, t, d, &intext, &inlen)) != TRD_OK) {
         trd_diag_print(d, stderr);
         fprintf(stderr, "treeduce-gen: %d error%s; nothing written\n", trd_diag_count(d),
                 trd_diag_count(d) == 1 ? "" : "s");
-        free(intext);
-        trd_topo_destroy(t);
-        trd_diag_destroy(d);
-        return 1;
+        goto out;
     }
-
-    static trd_plan plan;
-    trd_plan_build(t, &plan);
-    trd_select_stats selstats;
-    trd_select_on_schedules(t, &plan, &selstats);
-    trd_search_stats sstats;
-    trd_search_params(t, &plan, &sstats);
-    char machine_name[80];
-    sanitize(name ? name : trd_topo_name(t), machine_name, sizeof machine_name);
-    char hash[65];
-    if (intext)
-        trd_sha256_hex(intext, inlen, hash);
-    else
-        trd_sha256_hex(input, strlen(input), hash);
-
-    /* every schedule the plan uses is verified before anything is written */
-    trd_check_opts co = {input, break_spec};
-    trd_check_stats stats;
-    if (trd_check_schedules(t, &plan, &co, d, &stats) != 0) {
+    if ((rc = plan_machine(t, &pl)) != TRD_OK)
+        goto out;
+    /* every schedule the runtime can run is verified before anything is written */
+    trd_check_opts co = {a.input, a.break_spec};
+    if ((rc = trd_check_schedules(t, &pl.plan, &co, d, &pl.check)) != TRD_OK) {
         trd_diag_print(d, stderr);
-        free(intext);
-        trd_topo_destroy(t);
-        trd_diag_destroy(d);
-        return 1;
+        goto out;
     }
-    int status = 0;
-    if (schedule && print_schedule(t, &plan, schedule, algorithm, bytes_arg) != 0)
-        status = 1;
-    if (!status && predict) {
-        double maxb;
-        if (parse_bytes(predict, &maxb) != 0) {
-            fprintf(stderr, "treeduce-gen: --predict '%s': expected a size such as 4MiB\n", predict);
-            status = 1;
-        } else if (trd_predict_csv(stdout, t, &plan, maxb) != 0) {
-            fprintf(stderr, "treeduce-gen: --predict: a schedule could not be timed\n");
-            status = 1;
-        }
-    }
-    if (!status && outdir) {
-        trd_emit_opts eo = {machine_name, input, hash, cmd};
-        if (trd_emit(t, &plan, &eo, outdir, d) != TRD_OK) {
-            trd_diag_print(d, stderr);
-            status = 1;
-        }
-    }
-    if (!status && dot) {
-        if (strcmp(dot, "-") == 0) {
-            trd_dot(stdout, t);
-        } else {
-            char tmp[4200];
-            snprintf(tmp, sizeof tmp, "%s.tmp%ld", dot, (long)getpid());
-            FILE *f = fopen(tmp, "w");
-            if (f) {
-                trd_dot(f, t);
-                if (fclose(f) != 0 || rename(tmp, dot) != 0) {
-                    unlink(tmp);
-                    f = NULL;
-                }
-            }
-            if (!f) {
-                fprintf(stderr, "%s: error: cannot write: %s\n", dot, strerror(errno));
-                status = 1;
-            }
-        }
-    }
-    if (!status && export_mpich &&
-        write_export(export_mpich, trd_export_csel_json, &plan, machine_name) != 0)
-        status = 1;
-    if (!status && export_ompi &&
-        write_export(export_ompi, trd_export_ompi_rules, &plan, machine_name) != 0)
-        status = 1;
-    if (!status && explain) {
-        trd_explain(stdout, t, &plan, input);
-        trd_explain_schedules(stdout, t, &plan);
-        printf("\nschedules verified before writing (symbolic execution of every rank: each element\n"
-               "  reduced over all ranks once, sends and receives matched, no read before a write,\n"
-               "  ring contention on the switch tree): %d, on up to %d ranks, %zu ops, %.2f s\n",
-               stats.nverified, stats.largest, stats.ops, stats.seconds);
-        if (stats.skipped)
-            printf("  %d (shape, algorithm) pairs above the rank limit not verified\n", stats.skipped);
-        if (selstats.drawn)
-            printf("size ranges drawn on the schedules for %d shape%s: %d schedules timed, %d ring\n"
-                   "  timings skipped on its bound, %.2f s\n",
-                   selstats.drawn, selstats.drawn == 1 ? "" : "s", selstats.timed, selstats.pruned,
-                   selstats.seconds);
-        if (selstats.closed)
-            printf("  %d shape%s above %d ranks drawn on the closed forms\n", selstats.closed,
-                   selstats.closed == 1 ? "" : "s", TRD_SELECT_MAX_RANKS);
-        if (sstats.searched)
-            printf("parameters (rm bases, smp/flex inter-node algorithm) searched for %d range%s:\n"
-                   "  %d schedules timed, %.2f s\n", sstats.searched,
-                   sstats.searched == 1 ? "" : "s", sstats.evaluated, sstats.seconds);
-    }
+    rc = write_outputs(&a, t, d, &pl, intext, inlen);
+out:
     free(intext);
     trd_topo_destroy(t);
     trd_diag_destroy(d);
-    return status;
+    return rc == TRD_OK ? 0 : 1;
 }

@@ -1,10 +1,13 @@
 /* Planner: what the generator decides for a machine, and the alpha-beta-gamma
- * cost model it decides with [MPICH §3, NAP Eq. 3-6, TREE §3.2]. */
+ * closed forms it decides with [MPICH §3, NAP Eq. 3-6, TREE §3.2].  The
+ * candidates are the registry's algorithms flagged TRD_ALGO_CANDIDATE
+ * (algo.h), in registry order; each brings its own closed form. */
 #ifndef TRD_PLAN_H
 #define TRD_PLAN_H
 
 #include <stddef.h>
 
+#include "algo.h"
 #include "topo.h"
 
 /* Seconds per byte for applying a reduction (gamma) when the topology gives
@@ -15,52 +18,54 @@
 /* planned communicator shapes: node counts 2, 4, ... and the machine's, times
  * ranks per node 1, 2, 4, ... and the machine's smallest core count */
 #define TRD_MAX_SHAPES 160
+/* most candidates the selection weighs */
+#define TRD_MAX_CANDIDATES 32
+
+/* One message-size range: [the previous range's below, below). */
+typedef struct trd_choice {
+    size_t below;                /* bytes; SIZE_MAX: no end */
+    const trd_algo *alg;         /* the chosen allreduce algorithm */
+    size_t typical;              /* a size inside the range (geometric middle) */
+    const trd_algo *runner_up;   /* the second best at that size, or NULL */
+    double us, runner_us;        /* their predicted microseconds at typical, by the model that
+                                  * drew the ranges (on_schedules below) */
+    char params[TRD_PARAMS_MAX]; /* the algorithm's parameters ("" its default), as the search
+                                  * on the schedules chose them (rm's bases, smp's and flex's
+                                  * inter-node algorithm) */
+} trd_choice;
+
+/* The ranges of one planned communicator shape (nodes x ranks per node). */
+typedef struct trd_shape_plan {
+    int nnodes, ppn, nchoices;
+    int on_schedules; /* 1: ranges drawn on the schedules' timed execution (tune.h), 0: on the
+                       * closed forms */
+    trd_choice choice[TRD_MAX_CHOICES];
+} trd_shape_plan;
 
 /* The costs and choices for one machine. */
-typedef struct trd_plan {
+typedef struct trd_machine_plan {
     int nnodes;
-    int ppn;                  /* cores of the smallest node */
-    trd_link_cost intra;      /* between two ranks of one node (worst of package/node links) */
-    trd_link_cost ring_inter; /* slowest link any ring neighbour pair crosses */
-    trd_link_cost far_inter;  /* the most expensive node-to-node path */
-    double gamma_s_per_byte;
+    int ppn;                             /* cores of the smallest node */
+    trd_levels levels;                   /* the link classes and gamma the closed forms weigh */
     int nap_lanes, nap_radix, nap_steps; /* NAP over the whole machine */
     size_t nap_max_bytes;       /* NAP below, ring from (several nodes, NAP vs ring only) */
     size_t nap_max_bytes_1node; /* the same on one node without shared memory */
-    /* The choice for communicators over several nodes and commutative ops,
-     * by message size: range i is [choice[i-1].below, choice[i].below), the
-     * last one ends at SIZE_MAX. */
+    /* The choice for communicators over the whole machine and commutative
+     * ops, by message size: the shape nnodes x ppn's, the last range ends at
+     * SIZE_MAX. */
     int nchoices;
-    struct trd_choice {
-        size_t below;
-        int alg;       /* index into trd_model_names() */
-        size_t typical; /* a size inside the range (geometric middle) */
-        int runner_up;  /* the second best at that size */
-        double us, runner_us; /* their predicted microseconds at typical, by the model that
-                               * drew the ranges (on_schedules below) */
-        char params[48]; /* the algorithm's parameters ("" its default): for rm, the
-                          * schedule string the search of the bases chose */
-    } choice[TRD_MAX_CHOICES];
-    int on_schedules; /* as trd_shape_plan.on_schedules, for choice[] */
-    /* The same per planned communicator shape (nodes x ranks per node), for
-     * communicators smaller than the machine; choice[] above is the shape of
-     * the whole machine, nnodes x ppn, which is also one of these. */
+    trd_choice choice[TRD_MAX_CHOICES];
+    int on_schedules;
+    /* The same per planned communicator shape, for communicators smaller
+     * than the machine; nnodes x ppn is one of them. */
     int nshapes;
-    struct trd_shape_plan {
-        int nnodes, ppn, nchoices;
-        int on_schedules; /* 1: ranges drawn on the schedules' timed execution
-                           * (trd_select_on_schedules), 0: on the closed forms */
-        struct trd_choice choice[TRD_MAX_CHOICES];
-    } shape[TRD_MAX_SHAPES];
-} trd_plan;
+    trd_shape_plan shape[TRD_MAX_SHAPES];
+} trd_machine_plan;
 
-/* The algorithms the planner weighs for several nodes, by index: their
- * runtime names ("nap", "ring", "rd", "rabenseifner", "smp", "hring", "flex",
- * "rm") and a one-line description of the levels (intra-node phase,
- * inter-node phase). */
-enum { TRD_NMODELS = 8 };
-const char *trd_model_name(int alg);
-const char *trd_model_levels(int alg);
+/* The candidates of the size selection: the registry's allreduce algorithms
+ * with TRD_ALGO_CANDIDATE and a closed form, in registry order, into
+ * out[0..cap); returns how many. */
+int trd_model_candidates(const trd_algo **out, int cap);
 
 /* The typical size of the range [from, below) in bytes (below SIZE_MAX: no
  * end): the geometric middle, at least 8; a range without end takes
@@ -78,28 +83,47 @@ size_t trd_range_typical(size_t from, size_t below);
  * *second gets the runner-up (or -1 where none was seen). */
 int trd_model_pick(const double *t, int n, int *second);
 
-/* Predicted seconds of candidate alg for bytes bytes over nodes x ppn. */
-double trd_model_time(const trd_plan *p, int alg, int nodes, int ppn, double bytes);
+/* Predicted seconds of algorithm a's closed form for bytes bytes over nodes x
+ * ppn ranks on p's levels [MPICH §3]; INFINITY for an algorithm without one. */
+double trd_model_time(const trd_machine_plan *p, const trd_algo *a, int nodes, int ppn,
+                      double bytes);
 
-/* Fill p for the finalized topology t.  Returns TRD_OK. */
-int trd_plan_build(trd_topo_t t, trd_plan *p);
+/* How a range drawing probes sizes (in units of unit_bytes bytes). */
+typedef struct trd_range_probe {
+    /* The fastest candidate at u units; NULL where none can run there. */
+    const trd_algo *(*best)(void *ctx, size_t u);
+    void *ctx;
+    /* The probe after b in the range that starts at lo; b 0: the first one
+     * above lo. */
+    size_t (*next)(size_t lo, size_t b);
+    size_t top;        /* units: no probe above, the last range goes on from there */
+    size_t precision;  /* a change is bisected to 1/precision of its size; 0: to one unit */
+    size_t unit_bytes; /* bytes per unit */
+} trd_range_probe;
 
-/* Predicted seconds for one allreduce of bytes bytes over nodes x ppn ranks
- * (alpha-beta-gamma per level [MPICH §3]; NAP per [NAP Eq. 6]; ring per
- * [TREE §3.2] with the slowest ring link). */
-double trd_model_ring(const trd_plan *p, int nodes, int ppn, double bytes);
-double trd_model_nap(const trd_plan *p, int nodes, int ppn, double bytes);
-double trd_model_rd(const trd_plan *p, int nodes, int ppn, double bytes);
+/* Size ranges of the best candidate [MPICH §3]: from 1 unit, probe sizes
+ * (pr->next) up to pr->top until another candidate wins, bisect the change,
+ * and start the next range there; the models are piecewise (lane and phase
+ * choices switch at fixed sizes), so several changes may fall between two
+ * probes: each is found from the range before it.  Fills below (bytes) and
+ * alg of choice[0..*nchoices), the last ending at SIZE_MAX.  Returns TRD_OK,
+ * or TRD_ERR_STATE where no candidate runs at 1 unit. */
+int trd_draw_ranges(const trd_range_probe *pr, trd_choice *choice, int *nchoices);
 
-/* Smallest message size (bytes, >= 1) from which ring is predicted faster
- * than NAP over nodes x ppn ranks; SIZE_MAX if never within 1 TiB. */
-size_t trd_model_crossover(const trd_plan *p, int nodes, int ppn);
+/* Fill p for the finalized topology t: the levels, NAP's shape, and the size
+ * ranges of every planned shape on the closed forms.  Returns TRD_OK. */
+int trd_plan_build(trd_topo_t t, trd_machine_plan *p);
+
+/* Smallest message size (bytes, >= 1) from which the ring's closed form is
+ * below NAP's over nodes x ppn ranks; SIZE_MAX if never within 1 TiB. */
+size_t trd_model_crossover(const trd_machine_plan *p, int nodes, int ppn);
 
 /* Check that the ring through nodes[0..n-1] (ring indices of t, in ring order,
  * wrapping around; repeated consecutive nodes are one node) sends no two
  * neighbour messages over the same directed link of the switch tree
- * [TREE §2, Lemma 4].  Returns 0 if contention-free, else the number of
- * directed links used more than once, with the first one described in why. */
-int trd_ring_contention(trd_topo_t t, const int *nodes, int n, char *why, size_t whylen);
+ * [TREE §2, Lemma 4]: *dups gets 0 if contention-free, else the number of
+ * directed links used more than once, with the first one described in why.
+ * Returns TRD_OK or TRD_ERR_NOMEM. */
+int trd_ring_contention(trd_topo_t t, const int *nodes, int n, int *dups, char *why, size_t whylen);
 
 #endif

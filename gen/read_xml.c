@@ -1117,10 +1117,10 @@ int trd_xml_root_name(const char *path, char *buf, size_t len)
 {
     struct saved_handlers saved;
     xmlTextReaderPtr reader;
-    int rc = -1;
+    int rc = TRD_ERR_INPUT;
 
     if (len == 0)
-        return -1;
+        return TRD_ERR_INPUT;
     buf[0] = '\0';
     capture_handlers(&saved, NULL, ignore_structured);
     reader = xmlReaderForFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR |
@@ -1131,7 +1131,7 @@ int trd_xml_root_name(const char *path, char *buf, size_t len)
                 const xmlChar *name = xmlTextReaderConstLocalName(reader);
                 if (name != NULL && strlen((const char *)name) < len) {
                     snprintf(buf, len, "%s", (const char *)name);
-                    rc = 0;
+                    rc = TRD_OK;
                 }
                 break;
             }
@@ -1139,41 +1139,5 @@ int trd_xml_root_name(const char *path, char *buf, size_t len)
         xmlFreeTextReader(reader);
     }
     restore_handlers(&saved);
-    return rc;
-}
-
-int trd_read_hwloc_machine(trd_topo_t t, trd_diag *d, const char *kind, const char *arg)
-{
-    const int is_xml = kind != NULL && strcmp(kind, "xml") == 0;
-    trd_loc loc = {trd_diag_intern(d, is_xml && arg ? arg : "local machine"), 0, 0};
-    trd_link_cost net = {TRD_DEFAULT_NET_LATENCY_S, TRD_DEFAULT_NET_BANDWIDTH_BPS, 0, 0};
-    int cores[TRD_MAX_PACKAGES], npackages = 0, sw = -1, rc;
-    char *host = NULL, err[512], source[600];
-    const char *node;
-
-    if (kind == NULL || (!is_xml && strcmp(kind, "local") != 0)) {
-        trd_diag_error(d, loc, "unknown hwloc source '%s' (expected xml or local)",
-                       kind ? kind : "");
-        return TRD_ERR_INPUT;
-    }
-    if (trd_hwloc_node_shape(kind, arg, &npackages, cores, &host, err, sizeof err) != 0) {
-        trd_diag_error(d, loc, "%s", err);
-        return is_xml && arg != NULL && access(arg, R_OK) != 0 ? TRD_ERR_IO : TRD_ERR_INPUT;
-    }
-    node = host != NULL ? host : "localhost";
-    if (is_xml)
-        snprintf(source, sizeof source, "hwloc %s", arg);
-    else
-        snprintf(source, sizeof source, "local");
-    rc = trd_topo_set_name(t, node);
-    if (rc == TRD_OK)
-        rc = trd_topo_set_default_link(t, net);
-    if (rc == TRD_OK)
-        rc = trd_topo_add_nodetype(t, d, loc, "node", npackages, cores, NULL, NULL, source);
-    if (rc == TRD_OK)
-        rc = trd_topo_add_switch(t, d, loc, "node-switch", NULL, &sw);
-    if (rc == TRD_OK)
-        rc = trd_topo_switch_add_node(t, d, loc, sw, node, "node");
-    free(host);
     return rc;
 }

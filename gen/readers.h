@@ -33,11 +33,11 @@ int trd_read_xml_string(trd_topo_t t, trd_diag *d, const char *filename, const c
 /** Local name of the root element of the XML file at path into buf (len
  * bytes): "machine" for a treeduce topology, "topology" for an
  * `lstopo --of xml` dump.  Reports nothing.
- * \return 0; -1 when the file cannot be read, is not XML, or the name does
- *         not fit in buf. */
+ * \return TRD_OK; TRD_ERR_INPUT when the file cannot be read, is not XML, or
+ *         the name does not fit in buf. */
 int trd_xml_root_name(const char *path, char *buf, size_t len);
 
-/* ---- One node from hwloc (gen/read_xml.c) --------------------------------- */
+/* ---- One node from hwloc (gen/hwloc_nodetype.c) ------------------------------ */
 
 /** A machine of one node: switch "node-switch" with the default link
  * (TRD_DEFAULT_NET_*), one node named after the HostName of the hwloc

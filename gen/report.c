@@ -61,8 +61,9 @@ static void print_tree(FILE *f, trd_topo_t t, int sw, int depth)
             print_tree(f, t, c, depth + 1);
 }
 
-void trd_explain(FILE *f, trd_topo_t t, const trd_plan *p, const char *input)
+int trd_explain(FILE *f, trd_topo_t t, const trd_machine_plan *p, const char *input)
 {
+    const trd_levels *lv = &p->levels;
     int n = trd_topo_nnodes(t), S = trd_topo_nswitches(t);
     fprintf(f, "machine %s (from %s): %d node%s, %d switch%s\n\n", trd_topo_name(t), input, n,
             n == 1 ? "" : "s", S, S == 1 ? "" : "es");
@@ -83,24 +84,25 @@ void trd_explain(FILE *f, trd_topo_t t, const trd_plan *p, const char *input)
 
     int *all = malloc((size_t)n * sizeof(int));
     char why[256] = "";
-    int dups = -1;
-    if (all) {
-        for (int v = 0; v < n; v++)
-            all[v] = v;
-        dups = trd_ring_contention(t, all, n, why, sizeof why);
-        free(all);
-    }
-    fprintf(f, "\nring order [TREE §3.2, Lemma 4]: %s\n",
-            dups == 0 ? "contention-free" : dups < 0 ? "not checked" : why);
+    int dups = 0;
+    if (!all)
+        return TRD_ERR_NOMEM;
+    for (int v = 0; v < n; v++)
+        all[v] = v;
+    int rc = trd_ring_contention(t, all, n, &dups, why, sizeof why);
+    free(all);
+    if (rc)
+        return rc;
+    fprintf(f, "\nring order [TREE §3.2, Lemma 4]: %s\n", dups == 0 ? "contention-free" : why);
     for (int v = 0; v < n; v++)
         fprintf(f, "%s%s", v % 10 == 0 ? (v ? "\n  " : "  ") : " ", trd_topo_node_name(t, v));
     fprintf(f, "\n\ncosts per level:\n  intra-node:     ");
-    print_link(f, p->intra);
+    print_link(f, lv->intra);
     fprintf(f, "\n  ring neighbour: ");
-    print_link(f, p->ring_inter);
+    print_link(f, lv->ring_inter);
     fprintf(f, "\n  farthest pair:  ");
-    print_link(f, p->far_inter);
-    fprintf(f, "\n  reduction:      %.3g ns/byte (gamma)\n", p->gamma_s_per_byte * 1e9);
+    print_link(f, lv->far_inter);
+    fprintf(f, "\n  reduction:      %.3g ns/byte (gamma)\n", lv->gamma_s_per_byte * 1e9);
 
     fprintf(f, "\nNAP over all %d nodes x %d ranks [NAP Alg. 1]: %d lane%s, radix %d, %d inter-node step%s\n",
             n, p->ppn, p->nap_lanes, p->nap_lanes == 1 ? "" : "s", p->nap_radix, p->nap_steps,
@@ -110,7 +112,7 @@ void trd_explain(FILE *f, trd_topo_t t, const trd_plan *p, const char *input)
         trd_nap_xfer rbuf[64], *sbuf = malloc((size_t)n * sizeof *sbuf);
         int nr, ns;
         if (!sbuf)
-            break;
+            return TRD_ERR_NOMEM;
         trd_nap_step(n, p->nap_lanes, p->nap_radix, s, 0, 0, &info, rbuf, &nr, sbuf, &ns);
         long long span = (long long)info.subsize * p->nap_radix;
         int groups = (int)((n + span - 1) / span);
@@ -154,10 +156,10 @@ void trd_explain(FILE *f, trd_topo_t t, const trd_plan *p, const char *input)
                                   "  max-rate injection, alpha_r [TREE §2, NAP Eq. 3, RM Eq. 3]"
                                 : "on the closed forms");
         fprintf(f, "    %-26s %-22s %10s %-13s %10s %10s  %s\n", "message size", "chosen", "us at",
-                "runner-up", "us at", "closed us", "levels (node; across nodes)");
+                "runner-up", "us at", "closed us", "levels (node; across nodes) [source]");
         size_t lo = 0;
         for (int i = 0; i < p->nchoices; i++) {
-            const struct trd_choice *ch = &p->choice[i];
+            const trd_choice *ch = &p->choice[i];
             char range[64];
             double at = (double)ch->typical;
             if (ch->below == SIZE_MAX)
@@ -165,12 +167,12 @@ void trd_explain(FILE *f, trd_topo_t t, const trd_plan *p, const char *input)
             else
                 snprintf(range, sizeof range, "%zu B .. %zu B", lo, ch->below - 1);
             char chosen[64];
-            snprintf(chosen, sizeof chosen, "%s%s%s", trd_model_name(ch->alg), ch->params[0] ? ":" : "",
+            snprintf(chosen, sizeof chosen, "%s%s%s", ch->alg->name, ch->params[0] ? ":" : "",
                      ch->params);
-            fprintf(f, "    %-26s %-22s %10.2f %-13s %10.2f %10.2f  %s\n", range, chosen, ch->us,
-                    ch->runner_up >= 0 ? trd_model_name(ch->runner_up) : "-",
-                    ch->runner_up >= 0 ? ch->runner_us : 0,
-                    trd_model_time(p, ch->alg, n, p->ppn, at) * 1e6, trd_model_levels(ch->alg));
+            fprintf(f, "    %-26s %-22s %10.2f %-13s %10.2f %10.2f  %s %s\n", range, chosen, ch->us,
+                    ch->runner_up ? ch->runner_up->name : "-", ch->runner_up ? ch->runner_us : 0,
+                    trd_model_time(p, ch->alg, n, p->ppn, at) * 1e6, ch->alg->levels,
+                    ch->alg->source);
             lo = ch->below;
         }
         fprintf(f, "    (\"us at\": predicted microseconds at a size in the middle of the range; \"closed us\":\n"
@@ -178,10 +180,10 @@ void trd_explain(FILE *f, trd_topo_t t, const trd_plan *p, const char *input)
         fprintf(f, "  smaller communicators, by planned shape (a communicator takes the largest planned\n"
                    "  node count <= its own, then the largest ranks per node <= its most on one node):\n");
         for (int sh = 0; sh < p->nshapes; sh++) {
-            const struct trd_shape_plan *sp = &p->shape[sh];
+            const trd_shape_plan *sp = &p->shape[sh];
             fprintf(f, "    %5d x %-4d%s", sp->nnodes, sp->ppn, sp->on_schedules ? "" : " (closed forms)");
             for (int i = 0; i < sp->nchoices; i++) {
-                fprintf(f, " %s%s%s", trd_model_name(sp->choice[i].alg), sp->choice[i].params[0] ? ":" : "",
+                fprintf(f, " %s%s%s", sp->choice[i].alg->name, sp->choice[i].params[0] ? ":" : "",
                         sp->choice[i].params);
                 if (sp->choice[i].below != SIZE_MAX) {
                     fprintf(f, " < ");
@@ -199,21 +201,24 @@ void trd_explain(FILE *f, trd_topo_t t, const trd_plan *p, const char *input)
     print_size(f, p->nap_max_bytes_1node);
     fprintf(f, ", ring from there\n  non-commutative operations across nodes: recursive doubling in rank order\n");
     if (n > 1) {
+        const trd_algo *cand[TRD_MAX_CANDIDATES];
+        int nc = trd_model_candidates(cand, TRD_MAX_CANDIDATES);
         fprintf(f, "\nclosed forms over the whole machine (%d x %d ranks), microseconds:\n  %10s",
                 n, p->ppn, "bytes");
-        for (int a2 = 0; a2 < TRD_NMODELS; a2++)
-            fprintf(f, " %12s", trd_model_name(a2));
+        for (int a2 = 0; a2 < nc; a2++)
+            fprintf(f, " %12s", cand[a2]->name);
         fprintf(f, "\n");
         for (double sz = 8; sz <= 64.0 * 1024 * 1024; sz *= 16) {
             fprintf(f, "  %10.0f", sz);
-            for (int a2 = 0; a2 < TRD_NMODELS; a2++)
-                fprintf(f, " %12.2f", trd_model_time(p, a2, n, p->ppn, sz) * 1e6);
+            for (int a2 = 0; a2 < nc; a2++)
+                fprintf(f, " %12.2f", trd_model_time(p, cand[a2], n, p->ppn, sz) * 1e6);
             fprintf(f, "\n");
         }
     }
+    return ferror(f) ? TRD_ERR_IO : TRD_OK;
 }
 
-void trd_dot(FILE *f, trd_topo_t t)
+int trd_dot(FILE *f, trd_topo_t t)
 {
     int n = trd_topo_nnodes(t), S = trd_topo_nswitches(t);
     fprintf(f, "digraph \"%s\" {\n", trd_topo_name(t));
@@ -236,4 +241,5 @@ void trd_dot(FILE *f, trd_topo_t t)
         fprintf(f, "  \"node:%s\" -> \"node:%s\" [color=red, style=dashed, constraint=false];\n",
                 trd_topo_node_name(t, v), trd_topo_node_name(t, (v + 1) % n));
     fprintf(f, "}\n");
+    return ferror(f) ? TRD_ERR_IO : TRD_OK;
 }

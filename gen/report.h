@@ -9,11 +9,14 @@
 
 /* Print the plan for t: node types, switch tree, DFS ring order and its
  * contention check, costs per level, NAP groups per step over the whole
- * machine, the message-size thresholds and predicted times. */
-void trd_explain(FILE *f, trd_topo_t t, const trd_plan *p, const char *input);
+ * machine, the message-size ranges with the chosen algorithms (their names,
+ * levels and sources from the registry, algo.h) and predicted times.
+ * Returns TRD_OK, TRD_ERR_NOMEM or TRD_ERR_IO (f could not be written). */
+int trd_explain(FILE *f, trd_topo_t t, const trd_machine_plan *p, const char *input);
 
 /* Write a Graphviz digraph of the switch tree with the ring drawn on it
- * (dashed arrows between consecutive nodes of the DFS order). */
-void trd_dot(FILE *f, trd_topo_t t);
+ * (dashed arrows between consecutive nodes of the DFS order).  Returns
+ * TRD_OK or TRD_ERR_IO. */
+int trd_dot(FILE *f, trd_topo_t t);
 
 #endif

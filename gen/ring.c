@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "plan.h"
-#include "sched.h"
+#include "verify.h"
 
 /* Count the directed links of the path a -> b in use (ids as in
  * trd_topo_path_links: vertex v's up-link is 2v, its down-link 2v+1, where
@@ -56,17 +56,18 @@ int trd_topo_path_links(trd_topo_t t, int a, int b, int *links, int cap)
     return n;
 }
 
-int trd_ring_contention(trd_topo_t t, const int *nodes, int n, char *why, size_t whylen)
+int trd_ring_contention(trd_topo_t t, const int *nodes, int n, int *dups, char *why, size_t whylen)
 {
     int S = trd_topo_nswitches(t), N = trd_topo_nnodes(t);
     int *use = calloc(2 * ((size_t)S + (size_t)N), sizeof(int));
     int *seq = malloc(((size_t)n + 1) * sizeof(int));
-    int m = 0, dups = 0, dup_link = -1;
+    int m = 0, dup_link = -1;
+    *dups = 0;
     if (!use || !seq) {
         free(use);
         free(seq);
         snprintf(why, whylen, "out of memory");
-        return -1;
+        return TRD_ERR_NOMEM;
     }
     for (int i = 0; i < n; i++)
         if (m == 0 || seq[m - 1] != nodes[i])
@@ -74,13 +75,13 @@ int trd_ring_contention(trd_topo_t t, const int *nodes, int n, char *why, size_t
     while (m > 1 && seq[m - 1] == seq[0])
         m--;
     for (int i = 0; m > 1 && i < m; i++)
-        dups += walk(t, seq[i], seq[(i + 1) % m], use, &dup_link);
-    if (dups && why) {
+        *dups += walk(t, seq[i], seq[(i + 1) % m], use, &dup_link);
+    if (*dups && why) {
         int v = dup_link / 2, down = dup_link % 2;
         const char *vn = v < S ? trd_topo_switch_name(t, v) : trd_topo_node_name(t, v - S);
         snprintf(why, whylen, "the link %s '%s' is used twice", down ? "down to" : "up from", vn);
     }
     free(use);
     free(seq);
-    return dups;
+    return TRD_OK;
 }

@@ -20,6 +20,17 @@
 #include "algo.h"
 #include "diag.h"
 
+/* Errors in the generator: every function that can fail returns an int
+ * status, TRD_OK or one of the codes below, and gives its results through
+ * out-parameters; a void function cannot fail, and queries return their
+ * value.  The detail goes to the caller's trd_diag where it is about the
+ * user's input or the generator's output (readers, verification before
+ * writing, the emitter: "file:line:col: error: ..."), or into the caller's
+ * why/err buffer where the callee composes a message the caller places
+ * (the verifier, the cost model, the parse helpers below).  Constructors
+ * that allocate (trd_diag_create, trd_read_text) return the object or NULL.
+ * Planning through the registry (algo.h, shared with the runtime) keeps its
+ * own 0 / -1. */
 enum {
     TRD_OK = 0,
     TRD_ERR_NOMEM = 1,   /* out of memory */
@@ -140,18 +151,20 @@ trd_link_cost trd_topo_path_cost(trd_topo_t t, int a, int b);
 /* ---- Helpers shared by the readers (gen/units.c, gen/hostlist.c) ------ */
 
 /* Parse a time such as "50us", "1.5 ms", "2e-6s", "0.3ns" into seconds.
- * Units: s, ms, us, ns (a bare number is seconds).  Returns 0 or -1. */
+ * Units: s, ms, us, ns (a bare number is seconds).  Returns TRD_OK or
+ * TRD_ERR_INPUT. */
 int trd_parse_time(const char *s, double *seconds);
 /* Parse a bandwidth such as "125MB/s", "10 GB/s", "100Gb/s", "1e9" into
  * bytes per second.  Units: B/s KB/s MB/s GB/s TB/s (powers of 1000),
- * KiB/s MiB/s GiB/s (powers of 1024), Kb/s Mb/s Gb/s Tb/s (bits).  0 or -1. */
+ * KiB/s MiB/s GiB/s (powers of 1024), Kb/s Mb/s Gb/s Tb/s (bits).  TRD_OK or
+ * TRD_ERR_INPUT. */
 int trd_parse_bandwidth(const char *s, double *bytes_per_s);
 
 /* Expand a Slurm-style host list "n[0-3,7],gpu[00-02],login" into names
  * (zero padding kept: gpu00 gpu01 gpu02).  *names is a malloc'd array of
- * malloc'd strings; free with trd_hostlist_free.  On a syntax error returns -1
- * and writes a message ("expected ']' in host range") and the 0-based offset
- * of the error into err/errpos. */
+ * malloc'd strings; free with trd_hostlist_free.  Returns TRD_OK; on a syntax
+ * error TRD_ERR_INPUT with a message ("expected ']' in host range") and the
+ * 0-based offset of the error in err/errpos; TRD_ERR_NOMEM. */
 int trd_hostlist_expand(const char *expr, char ***names, int *n, char *err, size_t errlen,
                         int *errpos);
 void trd_hostlist_free(char **names, int n);
@@ -162,9 +175,10 @@ void trd_hostlist_free(char **names, int n);
  *   kind "synthetic": arg is an hwloc synthetic string ("package:2 core:8");
  *   kind "xml":       arg is a path to an `lstopo --of xml` file;
  *   kind "local":     arg ignored, the machine this runs on.
- * A machine without package objects counts as one package.  On failure
- * returns -1 and writes a one-line reason into err.  *hostname (may be NULL)
- * gets a malloc'd copy of the HostName info of the topology, or NULL. */
+ * A machine without package objects counts as one package.  Returns TRD_OK;
+ * TRD_ERR_INPUT (or TRD_ERR_NOMEM) with a one-line reason in err.  *hostname
+ * (may be NULL) gets a malloc'd copy of the HostName info of the topology, or
+ * NULL. */
 int trd_hwloc_node_shape(const char *kind, const char *arg, int *npackages,
                          int cores_per_package[TRD_MAX_PACKAGES], char **hostname,
                          char *err, size_t errlen);

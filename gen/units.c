@@ -20,10 +20,10 @@ static int parse_with_units(const char *s, const struct unit *units, double *out
     while (isspace((unsigned char)*s))
         s++;
     if (!*s)
-        return -1;
+        return TRD_ERR_INPUT;
     double v = strtod(s, &end);
     if (end == s || !isfinite(v) || v < 0)
-        return -1;
+        return TRD_ERR_INPUT;
     while (isspace((unsigned char)*end))
         end++;
     size_t ulen = strlen(end);
@@ -31,15 +31,15 @@ static int parse_with_units(const char *s, const struct unit *units, double *out
         ulen--;
     if (ulen == 0) {
         *out = v;
-        return 0;
+        return TRD_OK;
     }
     for (const struct unit *u = units; u->name; u++) {
         if (strlen(u->name) == ulen && strncmp(u->name, end, ulen) == 0) {
             *out = v * u->scale;
-            return 0;
+            return TRD_OK;
         }
     }
-    return -1;
+    return TRD_ERR_INPUT;
 }
 
 int trd_parse_time(const char *s, double *seconds)
@@ -58,8 +58,8 @@ int trd_parse_bandwidth(const char *s, double *bytes_per_s)
         {"b/s", 0.125},         {"Kb/s", 1e3 / 8},      {"Mb/s", 1e6 / 8},
         {"Gb/s", 1e9 / 8},      {"Tb/s", 1e12 / 8},     {NULL, 0}};
     double v;
-    if (parse_with_units(s, units, &v) != 0 || v <= 0)
-        return -1;
+    if (parse_with_units(s, units, &v) != TRD_OK || v <= 0)
+        return TRD_ERR_INPUT;
     *bytes_per_s = v;
-    return 0;
+    return TRD_OK;
 }

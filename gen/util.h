@@ -4,22 +4,24 @@
 
 #include <stdlib.h>
 
+#include "topo.h"
+
 /* Make the array *p (of *cap elements of elt bytes) hold at least need
- * elements, doubling its capacity.  Returns 0, or -1 on out-of-memory with *p
+ * elements, doubling its capacity.  Returns TRD_OK, or TRD_ERR_NOMEM with *p
  * unchanged. */
 static inline int trd__grow(void **p, int *cap, int need, size_t elt)
 {
     if (need <= *cap)
-        return 0;
+        return TRD_OK;
     int ncap = *cap ? *cap * 2 : 16;
     while (ncap < need)
         ncap *= 2;
     void *np = realloc(*p, (size_t)ncap * elt);
     if (!np)
-        return -1;
+        return TRD_ERR_NOMEM;
     *p = np;
     *cap = ncap;
-    return 0;
+    return TRD_OK;
 }
 
 #endif

@@ -1,27 +1,37 @@
-/* Schedule verifier: symbolic execution of a schedule for all ranks
- * (sched.h).
+/* Schedule verifier (verify.h): symbolic execution of a schedule for all
+ * ranks on the engine of exec.h.
  *
- * Every element of every buffer carries the sequence of ranks whose
- * contributions it holds, in operand order, as a list of rank intervals.
- * Sequences are interned (equal sequences share an id) and the result of
- * combining two ids is memoised, so ring schedules over a thousand ranks
- * check in well under a second.  A reduction concatenates the left
- * operand's sequence and the right one's; a rank appearing twice is an
- * error at once.  At the end every rank's receive buffer must hold the
- * sequence 0..p-1 (any order of the ranks for commutative schedules).
+ * Every cell of every buffer holds a value: the index of the element of the
+ * collective's vector it is, and the sequence of ranks whose contributions
+ * it holds, in operand order, as a list of rank intervals.  Sequences are
+ * interned (equal sequences share an id) and the result of combining two ids
+ * is memoised, so ring schedules over a thousand ranks check in well under a
+ * second; the element index is kept beside the id, so that the sequences of
+ * different elements share their ids.  A reduction concatenates the left
+ * operand's sequence and the right one's (a set union for commutative
+ * schedules); a rank appearing twice, or two different elements, is an
+ * error at once.  Elements of a repeated call carry the call in their top
+ * bit, so that a value left over from the call before never passes for one
+ * of this call.
  *
- * Ranks run until they block: a send matches the receiver's oldest posted
- * receive from the sender (synchronous semantics: both must have reached
- * the op, so a schedule that relies on buffering is reported as a
- * deadlock), a barrier waits for the whole node.  When no rank can move and
- * some have ops left, the schedule deadlocks.
- */
-#include "sched.h"
+ * Memory shared by the ranks of a node -- the segment's SEG and INL areas,
+ * and user buffers another rank reads or writes by single copy -- also keeps,
+ * per run of cells, its last writer with the writer's clock component at the
+ * write, and each reader's component at its last read.  Clocks are vector
+ * clocks over the node's ranks: a rank's own component counts its signals,
+ * and a wait merges the clock of the first signal that satisfied it.  An
+ * access is race-free when the rank has seen a signal the writer (or the
+ * reader, for an overwrite) gave after its access [FLEX §3.1].  Segment
+ * addresses are virtual (sched.h); only the cells the ops touch in the two
+ * physical slots are kept. */
+#include "verify.h"
 
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "exec.h"
 
 typedef struct ivl {
     int lo, hi;
@@ -32,16 +42,16 @@ typedef struct ivl {
 #define SEQ_UNDEF 0u /* never written */
 
 typedef struct seqtab {
-    size_t n;          /* sequences; id 0 is SEQ_UNDEF */
+    size_t n; /* sequences; id 0 is SEQ_UNDEF */
     size_t start_cap, len_cap, total_cap;
-    size_t *start;     /* [cap] first interval in pool */
-    int *len;          /* [cap] intervals */
-    int *total;        /* [cap] ranks */
+    size_t *start; /* [cap] first interval in pool */
+    int *len;      /* [cap] intervals */
+    int *total;    /* [cap] ranks */
     ivl *pool;
     size_t pool_n, pool_cap;
-    uint32_t *slot;    /* intern table: ids, 0 empty */
+    uint32_t *slot; /* intern table: ids, 0 empty */
     size_t slot_cap;
-    uint64_t *mkey;    /* memo (a << 32 | b) + 1, 0 empty */
+    uint64_t *mkey; /* memo (a << 32 | b) + 1, 0 empty */
     uint32_t *mval;
     size_t mcap, mn;
     int sets; /* commutative: keep sequences as sorted, merged sets */
@@ -224,7 +234,7 @@ static uint32_t combine(seqtab *t, uint32_t a, uint32_t b, int *dup)
         qsort(v, (size_t)(na + nb), sizeof *v, cmp_ivl);
         for (int i = 1; i < na + nb; i++)
             if (v[i].lo <= v[i - 1].hi) {
-                *dup = v[i].lo;
+                *dup = v[i].lo > v[i - 1].lo ? v[i].lo : v[i - 1].lo;
                 break;
             }
         memcpy(v, va, (size_t)na * sizeof *v);
@@ -251,554 +261,931 @@ static uint32_t combine(seqtab *t, uint32_t a, uint32_t b, int *dup)
     return c;
 }
 
-/* ---- Execution ----------------------------------------------------------- */
+/* ---- Runs of shared cells: writer and readers --------------------------------- */
+
+typedef struct rdr {
+    int rank, comp;
+} rdr;
+
+/* Cells [lo, the next run's lo) of a buffer: their last writer (-1: none)
+ * with its clock component at the write, and the ranks that read them since,
+ * with their components at their last read. */
+typedef struct run {
+    size_t lo;
+    int writer, wcomp;
+    int nr, cap;
+    rdr *r;
+} run;
+
+typedef struct runmap {
+    run *v;
+    size_t n, cap;
+} runmap;
+
+static void runmap_reset(runmap *m, int writer, int wcomp)
+{
+    for (size_t i = 0; i < m->n; i++)
+        free(m->v[i].r);
+    m->n = 0;
+    if (m->cap || !grow((void **)&m->v, &m->cap, 1, sizeof *m->v)) {
+        m->v[0] = (run){0, writer, wcomp, 0, 0, NULL};
+        m->n = 1;
+    }
+}
+
+static void runmap_free(runmap *m)
+{
+    for (size_t i = 0; i < m->n; i++)
+        free(m->v[i].r);
+    free(m->v);
+}
+
+/* Index of the run that starts at `at` (split off where `at` is inside
+ * one); m->n past the last; -1 out of memory. */
+static long runmap_split(runmap *m, size_t at)
+{
+    size_t lo = 0, hi = m->n;
+    while (hi - lo > 1) { /* the last run with v.lo <= at (runs start at 0) */
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->v[mid].lo <= at)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    if (m->v[lo].lo == at)
+        return (long)lo;
+    if (grow((void **)&m->v, &m->cap, m->n + 1, sizeof *m->v))
+        return -1;
+    run copy = m->v[lo];
+    copy.lo = at;
+    copy.r = NULL;
+    copy.cap = copy.nr;
+    if (copy.nr && !(copy.r = malloc((size_t)copy.nr * sizeof *copy.r)))
+        return -1;
+    if (copy.nr)
+        memcpy(copy.r, m->v[lo].r, (size_t)copy.nr * sizeof *copy.r);
+    memmove(&m->v[lo + 2], &m->v[lo + 1], (m->n - lo - 1) * sizeof *m->v);
+    m->v[lo + 1] = copy;
+    m->n++;
+    return (long)lo + 1;
+}
+
+/* ---- The verifier's state ------------------------------------------------------- */
+
+typedef struct cell {
+    uint32_t elem, seq;
+} cell;
+
+#define CALL_BIT 0x80000000u /* elements of the second call */
+
+/* The cells of a segment area (SEG or INL) of one rank that the ops touch,
+ * in physical addresses of the two slots: sorted intervals and their cells. */
+typedef struct area {
+    size_t *lo, *hi, *base;
+    int n;
+    cell *v;
+    runmap meta;
+} area;
+
+/* Another rank's latest access to a rank's user buffers in this call. */
+typedef struct uacc {
+    int rank, comp, write, buf;
+    size_t lo, hi;
+} uacc;
 
 typedef struct vm {
     const trd_sched *s;
     const trd_shape *sh;
+    const trd_call *call;
+    trd_exec x;
     seqtab t;
-    size_t size[TRD_B_MAX];  /* elements per rank of each buffer */
-    uint32_t *buf[TRD_B_MAX]; /* [nranks * size] */
-    int *wepoch;             /* [nranks * size[SHM]] owner's barrier count at its last write, -1 */
-    int *repoch;             /* [nranks * size[SHM]] latest barrier count of another rank's read */
-    size_t *pc;              /* [nranks] next op */
-    unsigned char *done;     /* [nops] bit 0: send half done, bit 1: recv half done */
-    int *barriers;           /* [nranks] barriers passed */
-    int *at_barrier;         /* [nnodes] ranks of the node waiting at a barrier */
-    /* inter-node messages for the contention check */
-    struct msg {
-        int round, from, to;
-    } *msgs;
-    size_t nmsgs, msgcap;
-    char *why;
-    size_t whylen;
-    /* timing mode (trd_sched_cost): no element state, clocks instead */
-    const trd_cost_model *cm;
-    size_t ext;
-    double *clock;           /* [nranks] seconds */
-    double *post;            /* [nranks] when the current window was posted */
-    double *fin;             /* [nops] when the op's messages completed */
-    double *alpha_r;         /* [nops] alpha_r of the op's link (the largest of its messages') */
-    double *barrier_at;      /* [nnodes] latest arrival at the pending barrier */
-    const double *share;     /* [nmsgs of the first pass] bandwidth divisor per message */
-    int *pkg;                /* [nranks] package of each rank on its node (package_of) */
-    int *queue;              /* timed runs: [nranks] ranks to visit, a ring buffer */
-    unsigned char *queued;   /* [nranks] r is in queue */
-    size_t qhead, qtail;
-    int record_all;          /* record every matched message, not only inter-node ones */
-    size_t nmatched;
+    int p;
+    uint32_t *single;      /* [p] the id of {r} */
+    uint32_t all_id;       /* 0..p-1 in rank order (or the set) */
+    size_t *nsend, *nrecv; /* [p] elements of each rank's buffers */
+    size_t *ntmp;          /* [p] elements of the temporary its ops reach (<= tmp_count) */
+    cell **recv, **tmp;    /* [p] */
+    area *seg[2];          /* [p] SEG and INL areas */
+    size_t W[2];           /* slot width of SEG (2S) and INL (I) */
+    /* user buffers that other ranks access by single copy */
+    unsigned char *shared; /* [p] */
+    runmap *umeta;         /* [p] sync of recvbuf, where shared */
+    int *start_comp;       /* [p] own component when the call began */
+    uacc **acc;            /* [p] other ranks' accesses this call */
+    int *nacc, *capacc;
+    /* vector clocks over the node's ranks */
+    int **vc;  /* [p] -> [ranks on the node] */
+    int *snap; /* clocks at each signal */
+    size_t nsnap, capsnap;
+    size_t *snap_at; /* [signal id] offset in snap */
+    size_t capat;
+    cell *scratch;
+    size_t capscratch;
 } vm;
 
-static int fail(vm *m, const char *fmt, ...)
+static const char *const bname[TRD_B_MAX] = {"sendbuf", "recvbuf", "tmp", "seg", "inl"};
+
+/* "buf[a:b]", "buf(owner)[a:b]", "seg(owner)@epoch.in[a:b]": range of buffer b
+ * of owner o (-1 none shown) at virtual offset off, as trd_sched_print
+ * writes it. */
+static const char *range_text(const vm *m, char *out, size_t n, int b, int o, size_t off,
+                              size_t len)
 {
-    va_list ap;
-    if (m->why && m->whylen) {
-        va_start(ap, fmt);
-        vsnprintf(m->why, m->whylen, fmt, ap);
-        va_end(ap);
+    char own[16] = "";
+    if (o >= 0)
+        snprintf(own, sizeof own, "(%d)", o);
+    if (b == TRD_B_SEG && m->s->seg_slot) {
+        size_t S = m->s->seg_slot, e = off / (2 * S), a = off % (2 * S), in = a < S;
+        snprintf(out, n, "seg%s@%zu.%s[%zu:%zu]", own, e, in ? "in" : "out", a - (in ? 0 : S),
+                 a - (in ? 0 : S) + len);
+    } else if (b == TRD_B_INL && m->s->inl_slot) {
+        size_t I = m->s->inl_slot;
+        snprintf(out, n, "inl%s@%zu[%zu:%zu]", own, off / I, off % I, off % I + len);
+    } else {
+        snprintf(out, n, "%s%s[%zu:%zu]", bname[b], own, off, off + len);
     }
-    return -1;
+    return out;
 }
 
-static const char *const bname[TRD_B_MAX] = {"sendbuf", "recvbuf", "tmp", "shm"};
-
-static uint32_t *cell(vm *m, int b, int r, size_t e)
+/* One element: "tmp[3]", "seg@2.in[3]". */
+static const char *elem_text(const vm *m, char *out, size_t n, int b, size_t off)
 {
-    return m->buf[b] + (size_t)r * m->size[b] + e;
-}
-
-#define WHERE "rank %d, op %zu (round %d): "
-#define AT(r, i) (r), (i) - m->s->first[(r)], m->s->op[(i)].round
-
-/* Check that rank r's op i may read buffer b of owner o over [off, off+len). */
-static int check_read(vm *m, int r, size_t i, int b, int o, size_t off, size_t len)
-{
-    if (off > m->size[b] || len > m->size[b] - off)
-        return fail(m, WHERE "reads %s[%zu:%zu] beyond its %zu elements", AT(r, i), bname[b], off,
-                    off + len, m->size[b]);
-    if (b == TRD_B_SEND && m->s->in_place)
-        return fail(m, WHERE "reads sendbuf in place (MPI_IN_PLACE: there is none)", AT(r, i));
-    for (size_t e = off; e < off + len; e++) {
-        if (b == TRD_B_SHM && o != r &&
-            (*cell(m, b, o, e) == SEQ_UNDEF || m->wepoch[(size_t)o * m->size[b] + e] >= m->barriers[r]))
-            return fail(m,
-                        WHERE "reads shm[%zu] of rank %d, which rank %d has not written before a "
-                              "barrier both passed",
-                        AT(r, i), e, o, o);
-        if (*cell(m, b, o, e) == SEQ_UNDEF)
-            return fail(m, WHERE "reads %s[%zu] of rank %d before it is written", AT(r, i),
-                        bname[b], e, o);
-        if (b == TRD_B_SHM && o != r) {
-            size_t k = (size_t)o * m->size[b] + e;
-            int now = m->barriers[r];
-            if (m->repoch[k] < now)
-                m->repoch[k] = now;
-        }
+    char r[96];
+    range_text(m, r, sizeof r, b, -1, off, 1);
+    char *colon = strrchr(r, ':');
+    if (colon) {
+        *colon = ']';
+        colon[1] = '\0';
     }
-    return 0;
+    snprintf(out, n, "%s", r);
+    return out;
 }
 
-static int check_write(vm *m, int r, size_t i, int b, size_t off, size_t len)
+/* "5", or "5 of the first call" for a value of another call than `call`. */
+static const char *elem_name(char *out, size_t n, uint32_t elem, int call)
 {
-    if (off > m->size[b] || len > m->size[b] - off)
-        return fail(m, WHERE "writes %s[%zu:%zu] beyond its %zu elements", AT(r, i), bname[b], off,
-                    off + len, m->size[b]);
-    if (b == TRD_B_SEND)
-        return fail(m, WHERE "writes the send buffer", AT(r, i));
-    if (b == TRD_B_SHM)
-        for (size_t e = off; e < off + len; e++) {
-            size_t k = (size_t)r * m->size[b] + e;
-            int now = m->barriers[r];
-            if (m->repoch[k] >= now)
-                return fail(m,
-                            WHERE "overwrites shm[%zu] while another rank of the node may still "
-                                  "read it (no barrier between)",
-                            AT(r, i), e);
-            m->wepoch[k] = now;
-        }
-    return 0;
+    int c = (elem & CALL_BIT) != 0;
+    snprintf(out, n, "%u%s", elem & ~CALL_BIT,
+             c == call ? ""
+             : c       ? " of the second call"
+                       : " of the first call");
+    return out;
 }
 
-/* ---- Timing (trd_sched_cost) ------------------------------------------------- */
-
-/* Package of rank r on its node: local ranks spread over the packages in
- * order, socket-major, as the runtime assumes [TREE Lemma 5]. */
-static int package_of(const vm *m, int r)
+static int vcomp(const vm *m, int q, int w)
 {
-    if (m->pkg)
-        return m->pkg[r];
-    const trd_shape *sh = m->sh;
-    int v = sh->node_of[r], first = sh->node_first[v], ppn = sh->node_first[v + 1] - first;
-    int np = trd_topo_nodetype_npackages(m->cm->topo, trd_topo_node_type(m->cm->topo, sh->machine_node[v]));
-    int l = 0;
-    while (sh->ring[first + l] != r)
-        l++;
-    return np > 1 ? (int)((long)l * np / ppn) : 0;
+    return m->vc[q][m->x.local[w]];
 }
 
-/* The link between ranks a and b: a package link, the node link between
- * packages, or the switch-tree path between nodes. */
-static trd_link_cost pair_cost(const vm *m, int a, int b)
-{
-    trd_topo_t t = m->cm->topo;
-    int va = m->sh->node_of[a], vb = m->sh->node_of[b];
-    int na = m->sh->machine_node[va], nb = m->sh->machine_node[vb];
-    if (va != vb)
-        return trd_topo_path_cost(t, na, nb);
-    int ty = trd_topo_node_type(t, na);
-    if (a == b || package_of(m, a) == package_of(m, b))
-        return trd_topo_nodetype_package_link(t, ty);
-    return trd_topo_nodetype_node_link(t, ty);
-}
+/* ---- The cells an op touches ---------------------------------------------------- */
 
-static double move_s(trd_link_cost l, double bytes)
-{
-    return l.bandwidth_Bps > 0 ? bytes / l.bandwidth_Bps : 0;
-}
+/* A resolved range: cells (or, v NULL, the implicit input of rank `in` from
+ * element at) and the sync runs (NULL: private memory) from address mlo. */
+typedef struct ref {
+    cell *v;
+    int in;
+    size_t at;
+    runmap *meta;
+    size_t mlo;
+    int owner, buf; /* as named by the op */
+} ref;
 
-/* A copy or reduce: beta of the link to the segment's owner (the rank's own
- * package link for its own buffers) for the bytes read, gamma per byte
- * reduced [MPICH §3]. */
-static void time_local(vm *m, int r, const trd_sstep *o)
+/* Elements of rank w's input (where it lives: *buf at *at), 0 if none. */
+static size_t input_of(const vm *m, int w, int *buf, size_t *at)
 {
-    int owner = o->src == TRD_B_SHM && o->peer >= 0 ? o->peer : r;
-    double bytes = (double)o->len * (double)m->ext;
-    m->clock[r] += move_s(pair_cost(m, r, owner), bytes);
-    if (o->op == TRD_S_REDUCE)
-        m->clock[r] += bytes * m->cm->gamma_s_per_byte;
-}
-
-/* A message from a (op i) to b (op k): it starts when both have posted it
- * and takes alpha + bytes beta, beta divided among the messages of its round
- * that share a link or leave the same node (share) [TREE §2, NAP Eq. 3]. */
-static void time_message(vm *m, int a, size_t i, int b, size_t k, size_t len)
-{
-    trd_link_cost l = pair_cost(m, a, b);
-    double share = m->share ? m->share[m->nmatched] : 1;
-    double start = m->post[a] > m->post[b] ? m->post[a] : m->post[b];
-    double end = start + l.latency_s + share * move_s(l, (double)len * (double)m->ext);
-    if (end > m->fin[i])
-        m->fin[i] = end;
-    if (end > m->fin[k])
-        m->fin[k] = end;
-    /* alpha_r of the link: measured, or the ratio of its latency [RM Eq. 3] */
-    double ar = l.alpha_r_s > 0 ? l.alpha_r_s : l.latency_s * m->cm->alpha_r_ratio;
-    m->alpha_r[i] = ar > m->alpha_r[i] ? ar : m->alpha_r[i];
-    m->alpha_r[k] = ar > m->alpha_r[k] ? ar : m->alpha_r[k];
-}
-
-/* Copy or reduce: the local ops. */
-static int local_op(vm *m, int r, size_t i)
-{
-    const trd_sstep *o = &m->s->op[i];
-    int owner = o->src == TRD_B_SHM && o->peer >= 0 ? o->peer : r;
-    if (m->cm) {
-        time_local(m, r, o);
-        return 0;
-    }
-    if (owner != r && (owner >= m->s->nranks || m->sh->node_of[owner] != m->sh->node_of[r]))
-        return fail(m, WHERE "reads the segment of rank %d, not on its node", AT(r, i), owner);
-    if (check_read(m, r, i, o->src, owner, o->soff, o->len))
-        return -1;
-    if (o->op == TRD_S_REDUCE && check_read(m, r, i, o->dst, r, o->off, o->len))
-        return -1;
-    /* read all first: source and destination ranges may be the same buffer */
-    uint32_t stackbuf[256], *v = o->len <= 256 ? stackbuf : malloc(o->len * sizeof *v);
-    if (!v)
-        return fail(m, "out of memory");
-    for (size_t e = 0; e < o->len; e++) {
-        uint32_t x = *cell(m, o->src, owner, o->soff + e);
-        if (o->op == TRD_S_REDUCE) {
-            uint32_t y = *cell(m, o->dst, r, o->off + e), z;
-            int dup;
-            z = o->left ? combine(&m->t, x, y, &dup) : combine(&m->t, y, x, &dup);
-            if (dup >= 0) {
-                if (v != stackbuf)
-                    free(v);
-                return fail(m, WHERE "element %zu of %s would hold rank %d's contribution twice",
-                            AT(r, i), o->off + e, bname[o->dst], dup);
-            }
-            x = z;
-        }
-        v[e] = x;
-    }
-    int rc = check_write(m, r, i, o->dst, o->off, o->len);
-    for (size_t e = 0; rc == 0 && e < o->len; e++)
-        *cell(m, o->dst, r, o->off + e) = v[e];
-    if (v != stackbuf)
-        free(v);
-    return rc;
-}
-
-/* The window of rank r: ops pc .. end-1 posted together. */
-static size_t window_end(const vm *m, int r)
-{
-    size_t i = m->pc[r], end = m->s->first[r + 1];
-    while (i < end && m->s->op[i].nb)
-        i++;
-    return i < end ? i + 1 : end;
-}
-
-static int is_comm(const trd_sstep *o)
-{
-    return o->op == TRD_S_SEND || o->op == TRD_S_RECV || o->op == TRD_S_SENDRECV;
-}
-
-static int sends_to(const trd_sstep *o, int b)
-{
-    return (o->op == TRD_S_SEND || o->op == TRD_S_SENDRECV) && o->peer == b;
-}
-
-static int recvs_from(const trd_sstep *o, int a)
-{
-    return (o->op == TRD_S_RECV && o->peer == a) || (o->op == TRD_S_SENDRECV && o->peer2 == a);
-}
-
-/* Timed runs visit only ranks whose state may have changed: queue r. */
-static void wake(vm *m, int r)
-{
-    if (m->queued && !m->queued[r]) {
-        m->queued[r] = 1;
-        m->queue[m->qtail++ % (size_t)m->s->nranks] = r;
-    }
-}
-
-/* Try to complete the send halves of rank a's window; returns progress. */
-static int try_sends(vm *m, int a, int *err)
-{
-    const trd_sched *s = m->s;
-    size_t end = window_end(m, a);
-    int progress = 0;
-    for (size_t i = m->pc[a]; i < end && !*err; i++) {
-        const trd_sstep *o = &s->op[i];
-        if (!sends_to(o, o->peer) || (m->done[i] & 1))
-            continue;
-        int b = o->peer;
-        if (b < 0 || b >= s->nranks || b == a) {
-            *err = fail(m, WHERE "sends to rank %d", AT(a, i), b);
-            break;
-        }
-        /* FIFO between a and b: an earlier undone send to b goes first */
-        int earlier = 0;
-        for (size_t k = m->pc[a]; k < i; k++)
-            if (sends_to(&s->op[k], b) && !(m->done[k] & 1))
-                earlier = 1;
-        if (earlier)
-            continue;
-        /* timed: a message starts when both ends have posted it, so b's
-         * window must be posted (its time is post[b]) */
-        if (m->cm && (m->pc[b] >= s->first[b + 1] || !(m->done[m->pc[b]] & 8)))
-            continue;
-        size_t bend = m->pc[b] < s->first[b + 1] ? window_end(m, b) : m->pc[b];
-        for (size_t k = m->pc[b]; k < bend; k++) {
-            const trd_sstep *q = &s->op[k];
-            if (!is_comm(q) || !recvs_from(q, a) || (m->done[k] & 2))
-                continue;
-            size_t rlen = q->op == TRD_S_SENDRECV ? q->rlen : q->len;
-            int rdst = q->dst;
-            if (rlen != o->len) {
-                *err = fail(m, WHERE "receives %zu elements from rank %d, which sends %zu (its op %zu)",
-                            AT(b, k), rlen, a, o->len, i - s->first[a]);
-                break;
-            }
-            if (o->round != q->round) {
-                *err = fail(m, WHERE "receives from rank %d the message of its round %d",
-                            AT(b, k), a, o->round);
-                break;
-            }
-            if (m->cm) {
-                time_message(m, a, i, b, k, rlen);
-            } else if (check_read(m, a, i, o->src, a, o->soff, o->len) ||
-                       check_write(m, b, k, rdst, q->off, rlen)) {
-                *err = -1;
-                break;
-            } else {
-                for (size_t e = 0; e < rlen; e++)
-                    *cell(m, rdst, b, q->off + e) = *cell(m, o->src, a, o->soff + e);
-            }
-            m->nmatched++;
-            m->done[i] |= 1;
-            m->done[k] |= 2;
-            wake(m, b);
-            progress = 1;
-            if (m->record_all || m->sh->node_of[a] != m->sh->node_of[b]) {
-                if (grow((void **)&m->msgs, &m->msgcap, m->nmsgs + 1, sizeof *m->msgs)) {
-                    *err = fail(m, "out of memory");
-                    break;
-                }
-                m->msgs[m->nmsgs++] = (struct msg){o->round, m->sh->node_of[a], m->sh->node_of[b]};
-            }
-            break;
-        }
-    }
-    return progress;
-}
-
-static int op_done(const vm *m, size_t i)
-{
-    const trd_sstep *o = &m->s->op[i];
-    switch (o->op) {
-    case TRD_S_SEND:
-        return m->done[i] & 1;
-    case TRD_S_RECV:
-        return (m->done[i] & 2) != 0;
-    case TRD_S_SENDRECV:
-        return (m->done[i] & 3) == 3;
+    const trd_call *c = m->call;
+    *at = 0;
+    *buf = c->in_place && m->nsend[w] == 0 ? TRD_B_RECV : TRD_B_SEND;
+    switch (c->coll) {
+    case TRD_COLL_REDUCE_SCATTER_BLOCK:
+        return (size_t)m->p * c->count;
+    case TRD_COLL_ALLGATHER:
+        if (*buf == TRD_B_RECV)
+            *at = (size_t)w * c->count;
+        return c->count;
+    case TRD_COLL_BCAST:
+        *buf = TRD_B_RECV;
+        return w == c->root ? c->count : 0;
     default:
-        return 0;
+        return c->count;
     }
 }
 
-/* Overlap of a window's send sources and receive destinations. */
-static int check_window(vm *m, int r, size_t end)
+/* Find the cells of segment area k (0 SEG, 1 INL) of rank w at physical
+ * address a, len of them (all in one interval, as the first pass made). */
+static cell *area_cells(area *ar, size_t a, size_t len)
 {
+    int lo = 0, hi = ar->n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (ar->hi[mid] <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo >= ar->n || ar->lo[lo] > a || a + len > ar->hi[lo])
+        return NULL;
+    return ar->v + ar->base[lo] + (a - ar->lo[lo]);
+}
+
+/* Physical address in its two slots of virtual segment offset off of area k
+ * for rank r in its current call; -1 (and an error) if [off, off+len)
+ * crosses the end of a slot. */
+static int seg_phys(vm *m, int r, size_t k, int kind, int owner, size_t off, size_t len,
+                    size_t *phys)
+{
+    size_t W = m->W[kind];
+    char t[96];
+    if (W == 0)
+        return trd_exec_fail(&m->x, r, k, "uses %s, whose slots hold no element of %zu bytes",
+                             bname[TRD_B_SEG + kind], m->call->extent);
+    size_t v = off / W + (size_t)m->x.call[r] * (size_t)m->x.epochs[m->sh->node_of[owner]];
+    if (off % W + len > W)
+        return trd_exec_fail(&m->x, r, k, "%s crosses the end of its slot",
+                             range_text(m, t, sizeof t, TRD_B_SEG + kind, owner, off, len));
+    *phys = (v % 2) * W + off % W;
+    return 0;
+}
+
+/* Resolve buffer b of owner o (-1: rank q's own) at [off, off+len) for rank
+ * q's op k, reading (write 0) or writing: the checks of ranges, of where a
+ * rank may reach, and of the calls of single-copy partners. */
+static int resolve(vm *m, int q, size_t k, int b, int o, size_t off, size_t len, int write,
+                   ref *out)
+{
+    const trd_call *c = m->call;
+    int w = o >= 0 ? o : q, remote = w != q;
+    char t[96];
+    const char *verb = write ? "writes" : "reads";
+    *out = (ref){NULL, -1, 0, NULL, 0, remote ? w : -1, b};
+    if (b >= TRD_B_MAX)
+        return trd_exec_fail(&m->x, q, k, "%s buffer %d, which does not exist", verb, b);
+    if (w >= m->p)
+        return trd_exec_fail(&m->x, q, k, "%s %s of rank %d, which does not exist", verb, bname[b],
+                             w);
+    if (remote) {
+        if (m->sh->node_of[w] != m->sh->node_of[q])
+            return trd_exec_fail(&m->x, q, k, "%s %s of rank %d, not on its node", verb, bname[b],
+                                 w);
+        if (b == TRD_B_TMP)
+            return trd_exec_fail(&m->x, q, k, "%s tmp of rank %d (a temporary is its rank's own)",
+                                 verb, w);
+        if (write && b != TRD_B_RECV)
+            return trd_exec_fail(
+                &m->x, q, k, "writes %s of rank %d (of another rank only recvbuf may be written)",
+                bname[b], w);
+    }
+    if (b == TRD_B_SEG || b == TRD_B_INL) {
+        int kind = b - TRD_B_SEG;
+        size_t a = 0;
+        if (!m->sh->shm)
+            return trd_exec_fail(&m->x, q, k, "%s %s on a shape without shared memory", verb,
+                                 range_text(m, t, sizeof t, b, w, off, len));
+        if (seg_phys(m, q, k, kind, w, off, len, &a))
+            return -1;
+        out->v = area_cells(&m->seg[kind][w], a, len);
+        if (!out->v)
+            return trd_exec_failf(&m->x, "internal error: segment cells not indexed");
+        out->meta = &m->seg[kind][w].meta;
+        out->mlo = a;
+        return 0;
+    }
+    size_t at = off, size;
+    int ub = b, named = b;
+    if (b == TRD_B_SEND) {
+        if (write)
+            return trd_exec_fail(&m->x, q, k, "writes the send buffer");
+        if (m->nsend[w] == 0 && c->in_place && c->coll != TRD_COLL_BCAST) {
+            size_t in_at;
+            int ib;
+            size_t nin = input_of(m, w, &ib, &in_at);
+            if (!remote || ib != TRD_B_RECV)
+                return trd_exec_fail(&m->x, q, k,
+                                     "reads sendbuf in place (MPI_IN_PLACE: there is none)");
+            /* another rank's input is where MPI_IN_PLACE keeps it */
+            if (off > nin || len > nin - off)
+                return trd_exec_fail(&m->x, q, k, "reads %s beyond its %zu elements",
+                                     range_text(m, t, sizeof t, b, w, off, len), nin);
+            ub = TRD_B_RECV;
+            at = in_at + off;
+        }
+    }
+    size = ub == TRD_B_SEND ? m->nsend[w] : ub == TRD_B_RECV ? m->nrecv[w] : m->s->tmp_count;
+    if (at > size || len > size - at)
+        return trd_exec_fail(&m->x, q, k, "%s %s beyond its %zu elements", verb,
+                             range_text(m, t, sizeof t, named, remote ? w : -1, off, len), size);
+    if (ub == TRD_B_SEND) {
+        out->in = w;
+        out->at = at;
+    } else {
+        out->v = (ub == TRD_B_RECV ? m->recv[w] : m->tmp[w]) + at;
+    }
+    if (!remote && !m->shared[w])
+        return 0;
+    if (ub == TRD_B_RECV && m->shared[w]) {
+        out->meta = &m->umeta[w];
+        out->mlo = at;
+    }
+    if (!remote)
+        return 0;
+    /* single copy: another rank's user buffer, during its call */
+    if (!(m->sh->cma & (write ? TRD_CMA_WRITE : TRD_CMA_READ)))
+        return trd_exec_fail(&m->x, q, k, "%s %s by single copy, which the shape does not allow",
+                             verb, range_text(m, t, sizeof t, named, w, off, len));
+    if (m->x.call[w] < m->x.call[q])
+        return trd_exec_fail(&m->x, q, k, "%s %s before rank %d enters the call", verb,
+                             range_text(m, t, sizeof t, named, w, off, len), w);
+    if (m->x.call[w] > m->x.call[q])
+        return trd_exec_failf(&m->x, "rank %d returns while rank %d may still %s its %s", w, q,
+                              write ? "write" : "read",
+                              range_text(m, t, sizeof t, named, -1, off, len));
+    if (ub == TRD_B_SEND && vcomp(m, q, w) <= m->start_comp[w])
+        return trd_exec_fail(&m->x, q, k,
+                             "reads %s before rank %d signals that it entered the call",
+                             range_text(m, t, sizeof t, named, w, off, len), w);
+    /* the latest access of q, checked when w returns */
+    uacc a = {q, vcomp(m, q, q), write, named, off, off + len};
+    for (int i = 0; i < m->nacc[w]; i++)
+        if (m->acc[w][i].rank == q && m->acc[w][i].write == write) {
+            m->acc[w][i] = a;
+            return 0;
+        }
+    size_t cap = (size_t)m->capacc[w];
+    if (grow((void **)&m->acc[w], &cap, (size_t)m->nacc[w] + 1, sizeof a))
+        return trd_exec_oom(&m->x);
+    m->capacc[w] = (int)cap;
+    m->acc[w][m->nacc[w]++] = a;
+    return 0;
+}
+
+/* The sync checks of rank q's access (op k) to the runs of r over
+ * [mlo, mlo+len); the op's range named for the messages. */
+static int sync_access(vm *m, int q, size_t k, const ref *r, size_t off, size_t len, int write)
+{
+    runmap *mp = r->meta;
+    char t[96];
+    if (!mp || len == 0)
+        return 0;
+    int owner = r->owner >= 0 ? r->owner : q;
+    long i0 = runmap_split(mp, r->mlo), i1 = runmap_split(mp, r->mlo + len);
+    if (i0 < 0 || i1 < 0)
+        return trd_exec_oom(&m->x);
+    int own = vcomp(m, q, q);
+    for (long i = i0; i < i1; i++) {
+        run *u = &mp->v[i];
+        if (u->writer >= 0 && u->writer != q && vcomp(m, q, u->writer) <= u->wcomp)
+            return trd_exec_fail(&m->x, q, k, "%s %s before rank %d's write to it is signalled",
+                                 write ? "overwrites" : "reads",
+                                 range_text(m, t, sizeof t, r->buf, owner, off, len), u->writer);
+        if (write) {
+            for (int j = 0; j < u->nr; j++)
+                if (u->r[j].rank != q && vcomp(m, q, u->r[j].rank) <= u->r[j].comp)
+                    return trd_exec_fail(
+                        &m->x, q, k, "overwrites %s while rank %d may still read it",
+                        range_text(m, t, sizeof t, r->buf, owner, off, len), u->r[j].rank);
+            continue;
+        }
+        int j = 0;
+        while (j < u->nr && u->r[j].rank != q)
+            j++;
+        if (j == u->nr) {
+            size_t cap = (size_t)u->cap;
+            if (grow((void **)&u->r, &cap, (size_t)u->nr + 1, sizeof *u->r))
+                return trd_exec_oom(&m->x);
+            u->cap = (int)cap;
+            u->nr++;
+        }
+        u->r[j] = (rdr){q, own};
+    }
+    if (write) { /* one run: q wrote it all, nobody read it since */
+        for (long i = i0 + 1; i < i1; i++)
+            free(mp->v[i].r);
+        mp->v[i0].writer = q;
+        mp->v[i0].wcomp = own;
+        mp->v[i0].nr = 0;
+        if (i1 > i0 + 1) {
+            memmove(&mp->v[i0 + 1], &mp->v[i1], (mp->n - (size_t)i1) * sizeof *mp->v);
+            mp->n -= (size_t)(i1 - i0 - 1);
+        }
+    }
+    return 0;
+}
+
+static cell *scratch(vm *m, size_t n)
+{
+    if (grow((void **)&m->scratch, &m->capscratch, n + 1, sizeof *m->scratch))
+        return NULL;
+    return m->scratch;
+}
+
+/* Read [off, off+len) of buffer b of owner o for rank q's op k into
+ * scratch: every cell defined, race-free. */
+static cell *read_cells(vm *m, int q, size_t k, int b, int o, size_t off, size_t len)
+{
+    ref r;
+    cell *v;
+    char t[96];
+    if (resolve(m, q, k, b, o, off, len, 0, &r) || sync_access(m, q, k, &r, off, len, 0))
+        return NULL;
+    if (!(v = scratch(m, len))) {
+        trd_exec_oom(&m->x);
+        return NULL;
+    }
+    if (!r.v) { /* the input of rank r.in */
+        uint32_t cb = m->x.call[q] ? CALL_BIT : 0, id = m->single[r.in];
+        for (size_t e = 0; e < len; e++)
+            v[e] = (cell){(uint32_t)(r.at + e) | cb, id};
+        return v;
+    }
+    for (size_t e = 0; e < len; e++) {
+        if (r.v[e].seq == SEQ_UNDEF) {
+            trd_exec_fail(&m->x, q, k, "reads %s of rank %d before it is written",
+                          elem_text(m, t, sizeof t, b, off + e), o >= 0 ? o : q);
+            return NULL;
+        }
+        v[e] = r.v[e];
+    }
+    return v;
+}
+
+/* Write v[0..len) to [off, off+len) of buffer b of owner o for rank q's op k. */
+static int write_cells(vm *m, int q, size_t k, int b, int o, size_t off, size_t len, const cell *v)
+{
+    ref r;
+    if (resolve(m, q, k, b, o, off, len, 1, &r) || sync_access(m, q, k, &r, off, len, 1))
+        return -1;
+    memcpy(r.v, v, len * sizeof *v);
+    return 0;
+}
+
+/* ---- Hooks ---------------------------------------------------------------------- */
+
+static int h_local(trd_exec *x, int q, size_t k)
+{
+    vm *m = x->ctx;
+    const trd_sstep *o = &m->s->op[k];
+    char t[96], e1[48], e2[48];
+    int dst_owner = o->op == TRD_S_COPY ? o->peer2 : -1;
+    if (o->op == TRD_S_REDUCE && o->peer2 >= 0 && o->peer2 != q)
+        return trd_exec_fail(x, q, k,
+                             "reduces into %s of rank %d (only a copy writes another "
+                             "rank's memory)",
+                             bname[o->dst < TRD_B_MAX ? o->dst : 0], o->peer2);
+    if (dst_owner == q)
+        dst_owner = -1;
+    cell *v = read_cells(m, q, k, o->src, o->peer == q ? -1 : o->peer, o->soff, o->len);
+    if (!v)
+        return -1;
+    if (o->op == TRD_S_REDUCE) {
+        ref r;
+        if (resolve(m, q, k, o->dst, -1, o->off, o->len, 0, &r) ||
+            sync_access(m, q, k, &r, o->off, o->len, 0))
+            return -1;
+        for (size_t e = 0; e < o->len; e++) {
+            cell y = r.v[e];
+            if (y.seq == SEQ_UNDEF)
+                return trd_exec_fail(x, q, k, "reads %s of rank %d before it is written",
+                                     elem_text(m, t, sizeof t, o->dst, o->off + e), q);
+            if (y.elem != v[e].elem)
+                return trd_exec_fail(x, q, k, "combines element %s with element %s into %s",
+                                     elem_name(e1, sizeof e1, v[e].elem, x->call[q]),
+                                     elem_name(e2, sizeof e2, y.elem, x->call[q]),
+                                     elem_text(m, t, sizeof t, o->dst, o->off + e));
+            int dup;
+            uint32_t z = combine(&m->t, v[e].seq, y.seq, &dup);
+            if (dup >= 0)
+                return trd_exec_fail(x, q, k,
+                                     "element %zu of %s would hold rank %d's contribution "
+                                     "twice",
+                                     o->off + e, bname[o->dst], dup);
+            if (z == SEQ_UNDEF)
+                return trd_exec_oom(x);
+            v[e].seq = z;
+        }
+    }
+    return write_cells(m, q, k, o->dst, dst_owner, o->off, o->len, v);
+}
+
+static int h_message(trd_exec *x, int a, size_t i, int b, size_t k)
+{
+    vm *m = x->ctx;
+    const trd_sstep *o = &m->s->op[i], *q = &m->s->op[k];
+    cell *v = read_cells(m, a, i, o->src, -1, o->soff, o->len);
+    if (!v)
+        return -1;
+    return write_cells(m, b, k, q->dst, -1, q->off, q->op == TRD_S_SENDRECV ? q->rlen : q->len, v);
+}
+
+/* A window's send sources and receive destinations do not overlap. */
+static int h_posted(trd_exec *x, int r, size_t k0, size_t end)
+{
+    vm *m = x->ctx;
     const trd_sstep *op = m->s->op;
-    for (size_t i = m->pc[r]; i < end; i++)
-        for (size_t k = m->pc[r]; k < end; k++) {
+    char t1[96], t2[96];
+    for (size_t i = k0; i < end; i++)
+        for (size_t k = k0; k < end; k++) {
             const trd_sstep *a = &op[i], *b = &op[k];
             if (!(a->op == TRD_S_SEND || a->op == TRD_S_SENDRECV) ||
                 !(b->op == TRD_S_RECV || b->op == TRD_S_SENDRECV))
                 continue;
             size_t rl = b->op == TRD_S_SENDRECV ? b->rlen : b->len;
-            if (a->src == b->dst && a->len && rl && a->soff < b->off + rl && b->off < a->soff + a->len)
-                return fail(m, WHERE "sends %s[%zu:%zu] while receiving into %s[%zu:%zu] in the same step",
-                            AT(r, i), bname[a->src], a->soff, a->soff + a->len, bname[b->dst], b->off,
-                            b->off + rl);
+            if (a->src == b->dst && a->len && rl && a->soff < b->off + rl &&
+                b->off < a->soff + a->len)
+                return trd_exec_fail(x, r, i, "sends %s while receiving into %s in the same step",
+                                     range_text(m, t1, sizeof t1, a->src, -1, a->soff, a->len),
+                                     range_text(m, t2, sizeof t2, b->dst, -1, b->off, rl));
         }
     return 0;
 }
 
-/* Run rank r as far as it goes; returns progress, sets *err. */
-static int run_rank(vm *m, int r, int *err)
+static int h_signal(trd_exec *x, int r, size_t k, int id)
 {
-    const trd_sched *s = m->s;
-    int progress = 0;
-    while (!*err && m->pc[r] < s->first[r + 1]) {
-        size_t i = m->pc[r];
-        const trd_sstep *o = &s->op[i];
-        if (o->op == TRD_S_REDUCE || o->op == TRD_S_COPY) {
-            if (o->nb) {
-                *err = fail(m, WHERE "a local op cannot be posted with the next", AT(r, i));
-                break;
-            }
-            if (local_op(m, r, i)) {
-                *err = -1;
-                break;
-            }
-            m->pc[r]++;
-            progress = 1;
-            continue;
-        }
-        if (o->op == TRD_S_BARRIER) {
-            int v = m->sh->node_of[r];
-            if (!(m->done[i] & 4)) {
-                m->done[i] |= 4;
-                m->at_barrier[v]++;
-                if (m->cm && m->clock[r] > m->barrier_at[v])
-                    m->barrier_at[v] = m->clock[r];
-                progress = 1;
-            }
-            int members = m->sh->node_first[v + 1] - m->sh->node_first[v];
-            if (m->at_barrier[v] < members)
-                break;
-            /* the last to arrive releases the node: a counter round [FLEX §3.1] */
-            for (int k = m->sh->node_first[v]; k < m->sh->node_first[v + 1]; k++) {
-                int q = m->sh->ring[k];
-                m->pc[q]++;
-                m->barriers[q]++;
-                wake(m, q);
-                if (m->cm)
-                    m->clock[q] = m->barrier_at[v] + pair_cost(m, q, q).latency_s;
-            }
-            if (m->cm)
-                m->barrier_at[v] = 0;
-            m->at_barrier[v] = 0;
-            progress = 1;
-            continue;
-        }
-        size_t end = window_end(m, r);
-        for (size_t k = i; k < end; k++)
-            if (!is_comm(&s->op[k])) {
-                *err = fail(m, WHERE "a local op cannot be posted with a send or receive", AT(r, k));
-                return progress;
-            }
-        if (!(m->done[i] & 8)) {
-            if (!m->cm && check_window(m, r, end)) {
-                *err = -1;
-                break;
-            }
-            m->done[i] |= 8;
-            if (m->cm) {
-                m->post[r] = m->clock[r];
-                /* the ranks sending to this window may match it now */
-                for (size_t k = i; k < end; k++) {
-                    const trd_sstep *q = &s->op[k];
-                    if (q->op == TRD_S_RECV)
-                        wake(m, q->peer);
-                    else if (q->op == TRD_S_SENDRECV)
-                        wake(m, q->peer2);
-                }
-            }
-        }
-        progress |= try_sends(m, r, err);
-        int all = 1;
-        for (size_t k = i; k < end; k++)
-            all &= op_done(m, k) != 0;
-        if (!all)
-            break;
-        if (m->cm) {
-            /* several messages in flight: alpha_r per extra one [RM Eq. 3] */
-            double done = m->clock[r], ar = 0;
-            int nmsg = 0;
-            for (size_t k = i; k < end; k++) {
-                done = m->fin[k] > done ? m->fin[k] : done;
-                ar = m->alpha_r[k] > ar ? m->alpha_r[k] : ar;
-                nmsg += s->op[k].op == TRD_S_SENDRECV ? 2 : 1;
-            }
-            m->clock[r] = done + (nmsg - 1) * ar;
-        }
-        m->pc[r] = end;
-        progress = 1;
-    }
-    return progress;
+    vm *m = x->ctx;
+    int n = x->npn[r];
+    (void)k;
+    m->vc[r][x->local[r]]++;
+    if (grow((void **)&m->snap, &m->capsnap, m->nsnap + (size_t)n, sizeof *m->snap) ||
+        grow((void **)&m->snap_at, &m->capat, (size_t)id + 1, sizeof *m->snap_at))
+        return trd_exec_oom(x);
+    memcpy(m->snap + m->nsnap, m->vc[r], (size_t)n * sizeof *m->snap);
+    m->snap_at[id] = m->nsnap;
+    m->nsnap += (size_t)n;
+    return 0;
 }
 
-static const char *describe(const trd_sstep *o, char *buf, size_t n)
+static int h_waited(trd_exec *x, int r, size_t k, int t, int id)
 {
-    switch (o->op) {
-    case TRD_S_SEND:
-        snprintf(buf, n, "send to %d", o->peer);
-        break;
-    case TRD_S_RECV:
-        snprintf(buf, n, "receive from %d", o->peer);
-        break;
-    case TRD_S_SENDRECV:
-        snprintf(buf, n, "send to %d and receive from %d", o->peer, o->peer2);
-        break;
-    case TRD_S_BARRIER:
-        snprintf(buf, n, "barrier");
-        break;
-    default:
-        snprintf(buf, n, "local op");
-    }
-    return buf;
-}
-
-static const struct msg *sort_msgs;
-
-static int cmp_round(const void *x, const void *y)
-{
-    const struct msg *a = &sort_msgs[*(const size_t *)x], *b = &sort_msgs[*(const size_t *)y];
-    if (a->round != b->round)
-        return (a->round > b->round) - (a->round < b->round);
-    return (*(const size_t *)x > *(const size_t *)y) - (*(const size_t *)x < *(const size_t *)y);
-}
-
-/* Indices of m's messages in round order, match order within a round
- * (rounds are numbered per phase, so they are sparse), or NULL. */
-static size_t *round_order(const vm *m)
-{
-    size_t *order = malloc((m->nmsgs + 1) * sizeof *order);
-    if (!order)
-        return NULL;
-    for (size_t k = 0; k < m->nmsgs; k++)
-        order[k] = k;
-    sort_msgs = m->msgs;
-    qsort(order, m->nmsgs, sizeof *order, cmp_round);
-    return order;
-}
-
-/* The end of the round that starts at order[g0]. */
-static size_t round_end(const vm *m, const size_t *order, size_t g0)
-{
-    size_t g1 = g0;
-    while (g1 < m->nmsgs && m->msgs[order[g1]].round == m->msgs[order[g0]].round)
-        g1++;
-    return g1;
-}
-
-static int check_contention(vm *m, const trd_verify_opts *opts)
-{
-    trd_topo_t t = opts->topo;
-    const trd_shape *sh = m->sh;
-    if (!sh->machine_node)
+    vm *m = x->ctx;
+    (void)k;
+    if (t == r || id < 0)
         return 0;
-    int S = trd_topo_nswitches(t), N = trd_topo_nnodes(t);
-    size_t nlinks = 2 * ((size_t)S + (size_t)N), n = m->nmsgs;
-    int *use = calloc(nlinks, sizeof *use), links[256];
-    struct msg *owner = malloc(nlinks * sizeof *owner);
-    size_t *order = round_order(m);
+    const int *s = m->snap + m->snap_at[id];
+    for (int i = 0; i < x->npn[r]; i++)
+        if (s[i] > m->vc[r][i])
+            m->vc[r][i] = s[i];
+    return 0;
+}
+
+/* Rank w starts call c: fresh user buffers and temporary, the input in
+ * place where MPI_IN_PLACE keeps it. */
+static int h_enter(trd_exec *x, int w, int c)
+{
+    vm *m = x->ctx;
+    uint32_t cb = c ? CALL_BIT : 0;
+    int ib;
+    size_t at, n = input_of(m, w, &ib, &at);
+    memset(m->recv[w], 0, m->nrecv[w] * sizeof(cell));
+    memset(m->tmp[w], 0, m->ntmp[w] * sizeof(cell));
+    if (ib == TRD_B_RECV)
+        for (size_t e = 0; e < n && at + e < m->nrecv[w]; e++)
+            m->recv[w][at + e] = (cell){
+                (uint32_t)e | cb, m->single[m->call->coll == TRD_COLL_BCAST ? m->call->root : w]};
+    m->start_comp[w] = vcomp(m, w, w);
+    if (m->shared[w])
+        runmap_reset(&m->umeta[w], w, m->start_comp[w]);
+    m->nacc[w] = 0;
+    return 0;
+}
+
+/* The result of rank w's call c. */
+static int check_result(vm *m, int w, int c)
+{
+    const trd_call *call = m->call;
+    const char *ord = c ? ", second call" : "";
+    uint32_t cb = c ? CALL_BIT : 0;
+    int p = m->p, coll = call->coll;
+    size_t count = call->count, n = coll == TRD_COLL_ALLGATHER ? (size_t)p * count : count;
+    char e1[48];
+    if (coll == TRD_COLL_REDUCE && w != call->root)
+        return 0;
+    for (size_t e = 0; e < n; e++) {
+        cell v = m->recv[w][e];
+        const ivl *iv = m->t.pool + m->t.start[v.seq];
+        if (v.seq == SEQ_UNDEF)
+            return trd_exec_failf(&m->x, "rank %d%s: recvbuf[%zu] is never written", w, ord, e);
+        if (coll == TRD_COLL_ALLGATHER || coll == TRD_COLL_BCAST) {
+            int j = coll == TRD_COLL_BCAST ? call->root : (int)(e / count);
+            size_t want = coll == TRD_COLL_BCAST ? e : e % count;
+            if (m->t.total[v.seq] != 1)
+                return trd_exec_failf(&m->x,
+                                      "rank %d%s: recvbuf[%zu] holds %d contributions, not "
+                                      "element %zu of rank %d's input",
+                                      w, ord, e, m->t.total[v.seq], want, j);
+            if (v.elem != (uint32_t)(want | cb) || iv[0].lo != j)
+                return trd_exec_failf(&m->x,
+                                      "rank %d%s: recvbuf[%zu] holds element %s of rank %d's "
+                                      "input, not element %zu of rank %d's",
+                                      w, ord, e, elem_name(e1, sizeof e1, v.elem, c), iv[0].lo,
+                                      want, j);
+            continue;
+        }
+        size_t want = coll == TRD_COLL_REDUCE_SCATTER_BLOCK ? (size_t)w * count + e : e;
+        if (v.elem != (uint32_t)(want | cb))
+            return trd_exec_failf(&m->x,
+                                  "rank %d%s: recvbuf[%zu] holds element %s, not element %zu", w,
+                                  ord, e, elem_name(e1, sizeof e1, v.elem, c), want);
+        if (m->t.total[v.seq] != p)
+            return trd_exec_failf(&m->x, "rank %d%s: recvbuf[%zu] holds %d of the %d contributions",
+                                  w, ord, e, m->t.total[v.seq], p);
+        if (!call->commutative && iv[0].lo != 0)
+            return trd_exec_failf(&m->x,
+                                  "rank %d%s: recvbuf[%zu] holds all %d contributions, but "
+                                  "not in rank order (starts with rank %d)",
+                                  w, ord, e, p, iv[0].lo);
+        if (!call->commutative && m->t.len[v.seq] != 1)
+            return trd_exec_failf(&m->x,
+                                  "rank %d%s: recvbuf[%zu] holds all %d contributions, but "
+                                  "not in rank order (rank %d follows rank %d)",
+                                  w, ord, e, p, iv[1].lo, iv[0].hi);
+    }
+    return 0;
+}
+
+/* Rank w returns from call c: the others are done with its user buffers. */
+static int h_leave(trd_exec *x, int w, int c)
+{
+    vm *m = x->ctx;
+    char t[96];
+    for (int i = 0; i < m->nacc[w]; i++) {
+        const uacc *a = &m->acc[w][i];
+        if (vcomp(m, w, a->rank) <= a->comp)
+            return trd_exec_failf(x, "rank %d returns while rank %d may still %s its %s", w,
+                                  a->rank, a->write ? "write" : "read",
+                                  range_text(m, t, sizeof t, a->buf, -1, a->lo, a->hi - a->lo));
+    }
+    m->nacc[w] = 0;
+    return check_result(m, w, c);
+}
+
+/* ---- Setting up --------------------------------------------------------------- */
+
+/* The physical segment ranges every op touches, per rank and area, for
+ * ncalls calls: the areas' intervals. */
+typedef struct touch {
+    int rank, kind;
+    size_t lo, hi;
+} touch;
+
+static int cmp_touch(const void *x, const void *y)
+{
+    const touch *a = x, *b = y;
+    if (a->rank != b->rank)
+        return (a->rank > b->rank) - (a->rank < b->rank);
+    if (a->kind != b->kind)
+        return (a->kind > b->kind) - (a->kind < b->kind);
+    return (a->lo > b->lo) - (a->lo < b->lo);
+}
+
+static int add_touch(vm *m, touch **tv, size_t *n, size_t *cap, int r, int b, int owner, size_t off,
+                     size_t len, int ncalls, const int *epochs)
+{
+    if ((b != TRD_B_SEG && b != TRD_B_INL) || len == 0)
+        return 0;
+    int w = owner >= 0 ? owner : r, kind = b - TRD_B_SEG;
+    size_t W = m->W[kind];
+    if (w >= m->p || W == 0 || off % W + len > W || m->sh->node_of[w] != m->sh->node_of[r])
+        return 0; /* an error when it runs */
+    for (int c = 0; c < ncalls; c++) {
+        size_t v = off / W + (size_t)c * (size_t)epochs[m->sh->node_of[w]];
+        if (grow((void **)tv, cap, *n + 1, sizeof **tv))
+            return -1;
+        size_t a = (v % 2) * W + off % W;
+        (*tv)[(*n)++] = (touch){w, kind, a, a + len};
+    }
+    return 0;
+}
+
+static int vm_init(vm *m, const trd_sched *s, const trd_shape *sh, int ncalls)
+{
+    int p = s->nranks;
+    const trd_sstep *op = s->op;
+    memset(m, 0, sizeof *m);
+    m->s = s;
+    m->sh = sh;
+    m->call = &s->call;
+    m->p = p;
+    if (seqtab_init(&m->t))
+        return -1;
+    m->t.sets = s->call.commutative;
+    size_t np = (size_t)p + 1;
+    m->single = malloc(np * sizeof *m->single);
+    m->nsend = malloc(np * sizeof *m->nsend);
+    m->nrecv = malloc(np * sizeof *m->nrecv);
+    m->ntmp = calloc(np, sizeof *m->ntmp);
+    m->recv = calloc(np, sizeof *m->recv);
+    m->tmp = calloc(np, sizeof *m->tmp);
+    m->seg[0] = calloc(np, sizeof *m->seg[0]);
+    m->seg[1] = calloc(np, sizeof *m->seg[1]);
+    m->shared = calloc(np, 1);
+    m->umeta = calloc(np, sizeof *m->umeta);
+    m->start_comp = calloc(np, sizeof *m->start_comp);
+    m->acc = calloc(np, sizeof *m->acc);
+    m->nacc = calloc(np, sizeof *m->nacc);
+    m->capacc = calloc(np, sizeof *m->capacc);
+    m->vc = calloc(np, sizeof *m->vc);
+    if (!m->single || !m->nsend || !m->nrecv || !m->ntmp || !m->recv || !m->tmp || !m->seg[0] ||
+        !m->seg[1] || !m->shared || !m->umeta || !m->start_comp || !m->acc || !m->nacc ||
+        !m->capacc || !m->vc)
+        return -1;
+    m->W[0] = 2 * s->seg_slot;
+    m->W[1] = s->inl_slot;
+    for (int r = 0; r < p; r++) {
+        ivl one = {r, r};
+        m->single[r] = intern(&m->t, &one, 1, 1);
+        trd_call_sizes(&s->call, p, r, &m->nsend[r], &m->nrecv[r]);
+        /* only the part of the temporary the ops reach gets cells (the
+         * single-copy path sizes its pieces for large messages) */
+        for (size_t k = s->first[r]; k < s->first[r + 1]; k++) {
+            const trd_sstep *o = &op[k];
+            size_t rl = o->op == TRD_S_SENDRECV ? o->rlen : o->len;
+            if (o->src == TRD_B_TMP && o->op != TRD_S_RECV && o->op != TRD_S_SIGNAL &&
+                o->op != TRD_S_WAIT && o->soff < s->tmp_count)
+                m->ntmp[r] = o->soff + o->len > m->ntmp[r] ? o->soff + o->len : m->ntmp[r];
+            if (o->dst == TRD_B_TMP && o->op != TRD_S_SEND && o->op != TRD_S_SIGNAL &&
+                o->op != TRD_S_WAIT && o->off < s->tmp_count)
+                m->ntmp[r] = o->off + rl > m->ntmp[r] ? o->off + rl : m->ntmp[r];
+        }
+        if (m->ntmp[r] > s->tmp_count)
+            m->ntmp[r] = s->tmp_count;
+        m->recv[r] = calloc(m->nrecv[r] + 1, sizeof(cell));
+        m->tmp[r] = calloc(m->ntmp[r] + 1, sizeof(cell));
+        if (!m->recv[r] || !m->tmp[r])
+            return -1;
+    }
+    ivl all = {0, p - 1};
+    m->all_id = intern(&m->t, &all, 1, p);
+    /* vector clocks: one component per rank of the node */
+    for (int v = 0; v < sh->nnodes; v++) {
+        int n = sh->node_first[v + 1] - sh->node_first[v];
+        for (int i = sh->node_first[v]; i < sh->node_first[v + 1]; i++)
+            if (!(m->vc[sh->ring[i]] = calloc((size_t)n, sizeof(int))))
+                return -1;
+    }
+    /* which user buffers other ranks reach, and the segment cells the ops
+     * touch in each call */
+    int *epochs = calloc((size_t)sh->nnodes + 1, sizeof *epochs);
+    touch *tv = NULL;
+    size_t nt = 0, capt = 0;
+    int rc = epochs ? 0 : -1;
+    for (int r = 0; r < p && !rc; r++)
+        epochs[sh->node_of[r]] = s->nepochs[r];
+    for (int r = 0; r < p && !rc; r++)
+        for (size_t k = s->first[r]; k < s->first[r + 1] && !rc; k++) {
+            const trd_sstep *o = &op[k];
+            int local = o->op == TRD_S_COPY || o->op == TRD_S_REDUCE;
+            int src = o->op == TRD_S_SEND || o->op == TRD_S_SENDRECV || local;
+            int dst = o->op == TRD_S_RECV || o->op == TRD_S_SENDRECV || local;
+            int so = local ? o->peer : -1, dow = o->op == TRD_S_COPY ? o->peer2 : -1;
+            if (local && so >= 0 && so < p && so != r &&
+                (o->src == TRD_B_SEND || o->src == TRD_B_RECV))
+                m->shared[so] = 1;
+            if (dow >= 0 && dow < p && dow != r && o->dst == TRD_B_RECV)
+                m->shared[dow] = 1;
+            if (src)
+                rc = add_touch(m, &tv, &nt, &capt, r, o->src, so, o->soff, o->len, ncalls, epochs);
+            if (dst && !rc)
+                rc = add_touch(m, &tv, &nt, &capt, r, o->dst, dow, o->off,
+                               o->op == TRD_S_SENDRECV ? o->rlen : o->len, ncalls, epochs);
+        }
+    free(epochs);
+    if (!rc && nt)
+        qsort(tv, nt, sizeof *tv, cmp_touch);
+    /* merge each rank's intervals per area and give them cells */
+    for (size_t i = 0, j; i < nt && !rc; i = j) {
+        area *ar = &m->seg[tv[i].kind][tv[i].rank];
+        size_t cells = 0, cap = 0;
+        j = i;
+        while (j < nt && tv[j].rank == tv[i].rank && tv[j].kind == tv[i].kind)
+            j++;
+        for (size_t a = i; a < j && !rc; a++) {
+            if (ar->n > 0 && tv[a].lo <= ar->hi[ar->n - 1]) {
+                if (tv[a].hi > ar->hi[ar->n - 1]) {
+                    cells += tv[a].hi - ar->hi[ar->n - 1];
+                    ar->hi[ar->n - 1] = tv[a].hi;
+                }
+                continue;
+            }
+            size_t c1 = cap, c2 = cap, c3 = cap;
+            if (grow((void **)&ar->lo, &c1, (size_t)ar->n + 1, sizeof *ar->lo) ||
+                grow((void **)&ar->hi, &c2, (size_t)ar->n + 1, sizeof *ar->hi) ||
+                grow((void **)&ar->base, &c3, (size_t)ar->n + 1, sizeof *ar->base)) {
+                rc = -1;
+                break;
+            }
+            cap = c1;
+            ar->lo[ar->n] = tv[a].lo;
+            ar->hi[ar->n] = tv[a].hi;
+            ar->base[ar->n] = cells;
+            cells += tv[a].hi - tv[a].lo;
+            ar->n++;
+        }
+        if (!rc && !(ar->v = calloc(cells + 1, sizeof *ar->v)))
+            rc = -1;
+    }
+    free(tv);
+    for (int r = 0; r < p && !rc; r++) {
+        runmap_reset(&m->seg[0][r].meta, -1, 0);
+        runmap_reset(&m->seg[1][r].meta, -1, 0);
+        if (m->shared[r])
+            runmap_reset(&m->umeta[r], r, 0);
+        if (!m->seg[0][r].meta.n || !m->seg[1][r].meta.n || (m->shared[r] && !m->umeta[r].n))
+            rc = -1;
+    }
+    return rc;
+}
+
+static void vm_free(vm *m)
+{
+    for (int r = 0; r < m->p; r++) {
+        if (m->recv)
+            free(m->recv[r]);
+        if (m->tmp)
+            free(m->tmp[r]);
+        for (int k = 0; k < 2; k++)
+            if (m->seg[k]) {
+                area *ar = &m->seg[k][r];
+                free(ar->lo);
+                free(ar->hi);
+                free(ar->base);
+                free(ar->v);
+                runmap_free(&ar->meta);
+            }
+        if (m->umeta)
+            runmap_free(&m->umeta[r]);
+        if (m->acc)
+            free(m->acc[r]);
+        if (m->vc)
+            free(m->vc[r]);
+    }
+    free(m->single);
+    free(m->nsend);
+    free(m->nrecv);
+    free(m->ntmp);
+    free(m->recv);
+    free(m->tmp);
+    free(m->seg[0]);
+    free(m->seg[1]);
+    free(m->shared);
+    free(m->umeta);
+    free(m->start_comp);
+    free(m->acc);
+    free(m->nacc);
+    free(m->capacc);
+    free(m->vc);
+    free(m->snap);
+    free(m->snap_at);
+    free(m->scratch);
+    seqtab_free(&m->t);
+    trd_exec_free(&m->x);
+}
+
+/* ---- Contention on the switch tree [TREE §2] --------------------------------------- */
+
+static int check_contention(vm *m, trd_topo_t t)
+{
+    const trd_shape *sh = m->sh;
+    const trd_exec *x = &m->x;
+    int S = trd_topo_nswitches(t), N = trd_topo_nnodes(t), links[256];
+    size_t nlinks = 2 * ((size_t)S + (size_t)N), n;
+    int *use = calloc(nlinks, sizeof *use);
+    trd_xmsg *owner = malloc(nlinks * sizeof *owner);
+    size_t *order = trd_exec_round_order(x, &n);
     if (!use || !owner || !order) {
         free(use);
         free(owner);
         free(order);
-        return fail(m, "out of memory");
+        return trd_exec_oom(&m->x);
     }
     int rc = 0;
     for (size_t g0 = 0, g1; g0 < n && !rc; g0 = g1) {
-        g1 = round_end(m, order, g0);
-        for (size_t x = g0; x < g1 && !rc; x++) {
-            const struct msg *g = &m->msgs[order[x]];
-            int a = sh->machine_node[g->from], b = sh->machine_node[g->to];
+        g1 = trd_exec_round_end(x, order, n, g0);
+        for (size_t i = g0; i < g1 && !rc; i++) {
+            const trd_xmsg *g = &x->msgs[order[i]];
+            int a = sh->machine_node[sh->node_of[g->from]],
+                b = sh->machine_node[sh->node_of[g->to]];
             int nl = trd_topo_path_links(t, a, b, links, 256);
             for (int l = 0; l < nl && l < 256 && !rc; l++) {
                 if (use[links[l]]++) {
                     int v = links[l] / 2, down = links[l] % 2;
-                    const char *vn = v < S ? trd_topo_switch_name(t, v) : trd_topo_node_name(t, v - S);
-                    const struct msg *h = &owner[links[l]];
-                    rc = fail(m,
-                              "round %d: the messages %s -> %s and %s -> %s share the link %s '%s' "
-                              "[TREE §2]",
-                              g->round, trd_topo_node_name(t, sh->machine_node[h->from]),
-                              trd_topo_node_name(t, sh->machine_node[h->to]), trd_topo_node_name(t, a),
-                              trd_topo_node_name(t, b), down ? "down to" : "up from", vn);
+                    const char *vn =
+                        v < S ? trd_topo_switch_name(t, v) : trd_topo_node_name(t, v - S);
+                    const trd_xmsg *h = &owner[links[l]];
+                    rc = trd_exec_failf(
+                        &m->x,
+                        "round %d: the messages %s -> %s and %s -> %s share the link %s '%s' "
+                        "[TREE §2]",
+                        g->round, trd_topo_node_name(t, sh->machine_node[sh->node_of[h->from]]),
+                        trd_topo_node_name(t, sh->machine_node[sh->node_of[h->to]]),
+                        trd_topo_node_name(t, a), trd_topo_node_name(t, b),
+                        down ? "down to" : "up from", vn);
                 }
                 owner[links[l]] = *g;
             }
         }
-        for (size_t x = g0; x < g1; x++) {
-            const struct msg *g = &m->msgs[order[x]];
-            int nl = trd_topo_path_links(t, sh->machine_node[g->from], sh->machine_node[g->to], links, 256);
+        for (size_t i = g0; i < g1; i++) {
+            const trd_xmsg *g = &x->msgs[order[i]];
+            int nl = trd_topo_path_links(t, sh->machine_node[sh->node_of[g->from]],
+                                         sh->machine_node[sh->node_of[g->to]], links, 256);
             for (int l = 0; l < nl && l < 256; l++)
                 use[links[l]] = 0;
         }
@@ -809,263 +1196,41 @@ static int check_contention(vm *m, const trd_verify_opts *opts)
     return rc;
 }
 
-/* The control arrays of a run (element buffers are the verifier's own). */
-static int vm_alloc(vm *m)
-{
-    int p = m->s->nranks;
-    m->pc = malloc(((size_t)p + 1) * sizeof *m->pc);
-    m->done = calloc(m->s->nops + 1, 1);
-    m->barriers = calloc((size_t)p + 1, sizeof *m->barriers);
-    m->at_barrier = calloc((size_t)m->sh->nnodes + 1, sizeof *m->at_barrier);
-    if (!m->pc || !m->done || !m->barriers || !m->at_barrier)
-        return fail(m, "out of memory");
-    for (int r = 0; r < p; r++)
-        m->pc[r] = m->s->first[r];
-    return 0;
-}
-
-static void vm_free(vm *m)
-{
-    for (int b = 0; b < TRD_B_MAX; b++)
-        free(m->buf[b]);
-    free(m->wepoch);
-    free(m->repoch);
-    free(m->pc);
-    free(m->done);
-    free(m->barriers);
-    free(m->at_barrier);
-    free(m->msgs);
-    free(m->clock);
-    free(m->post);
-    free(m->fin);
-    free(m->alpha_r);
-    free(m->barrier_at);
-    free(m->pkg);
-    free(m->queue);
-    free(m->queued);
-    seqtab_free(&m->t);
-}
-
-/* Run every rank until nobody moves; a rank left with ops is a deadlock. */
-static int run_all(vm *m)
-{
-    const trd_sched *s = m->s;
-    int rc = 0, p = s->nranks;
-    if (m->queue) {
-        /* timed: every rank once, then those woken by a match, a posted
-         * window or a barrier, until none is left */
-        for (int r = 0; r < p; r++)
-            wake(m, r);
-        while (!rc && m->qhead != m->qtail) {
-            int r = m->queue[m->qhead++ % (size_t)p];
-            m->queued[r] = 0;
-            run_rank(m, r, &rc);
-        }
-    }
-    for (int progress = !m->queue; !rc && progress;) {
-        progress = 0;
-        for (int r = 0; r < p && !rc; r++)
-            progress |= run_rank(m, r, &rc);
-        if (m->t.oom && !rc)
-            rc = fail(m, "out of memory");
-    }
-    for (int r = 0; r < p && !rc; r++)
-        if (m->pc[r] < s->first[r + 1]) {
-            char d[96];
-            size_t i = m->pc[r];
-            rc = fail(m, WHERE "deadlock: waits to %s, which no rank matches", r,
-                      i - s->first[r], s->op[i].round, describe(&s->op[i], d, sizeof d));
-        }
-    return rc;
-}
-
 int trd_sched_verify(const trd_sched *s, const trd_shape *sh, const trd_verify_opts *opts,
                      char *why, size_t whylen)
 {
+    static const trd_exec_hooks hooks = {.enter = h_enter,
+                                         .leave = h_leave,
+                                         .local = h_local,
+                                         .posted = h_posted,
+                                         .message = h_message,
+                                         .signal = h_signal,
+                                         .waited = h_waited};
+    trd_verify_opts none = {NULL, 0, 1};
     vm m;
-    int p = s->nranks, rc = 0;
-    memset(&m, 0, sizeof m);
-    m.s = s;
-    m.sh = sh;
-    m.why = why;
-    m.whylen = whylen;
-    if (p != sh->nranks)
-        return fail(&m, "the schedule has %d ranks, the communicator %d", p, sh->nranks);
-    if (seqtab_init(&m.t)) {
+    if (!opts)
+        opts = &none;
+    int ncalls = opts->repeat == 2 ? 2 : 1;
+    int contention = s->contention_free && opts->topo && opts->check_contention && sh->machine_node;
+    if (s->nranks != sh->nranks || s->rank0 != 0 || s->nplanned != s->nranks) {
+        trd_exec x;
+        int rc = trd_exec_init(&x, s, sh, 1, &hooks, NULL, 0, why, whylen);
+        trd_exec_free(&x);
+        return rc;
+    }
+    if (vm_init(&m, s, sh, ncalls)) {
         vm_free(&m);
-        return fail(&m, "out of memory");
+        snprintf(why, whylen, "out of memory");
+        return TRD_ERR_NOMEM;
     }
-    m.t.sets = s->commutative;
-    m.size[TRD_B_SEND] = m.size[TRD_B_RECV] = s->count;
-    m.size[TRD_B_TMP] = s->tmp_count;
-    m.size[TRD_B_SHM] = 2 * s->count;
-    size_t nshm = (size_t)p * m.size[TRD_B_SHM];
-    for (int b = 0; b < TRD_B_MAX && !rc; b++)
-        if (!(m.buf[b] = calloc((size_t)p * m.size[b] + 1, sizeof *m.buf[b])))
-            rc = fail(&m, "out of memory");
-    m.wepoch = malloc((nshm + 1) * sizeof *m.wepoch);
-    m.repoch = malloc((nshm + 1) * sizeof *m.repoch);
-    if (!rc && (!m.wepoch || !m.repoch))
-        rc = fail(&m, "out of memory");
+    int rc = trd_exec_init(&m.x, s, sh, ncalls, &hooks, &m,
+                           contention ? TRD_X_RECORD_INTER : TRD_X_RECORD_NONE, why, whylen);
     if (!rc)
-        rc = vm_alloc(&m);
-    if (!rc) {
-        for (size_t k = 0; k < nshm; k++)
-            m.wepoch[k] = m.repoch[k] = -1;
-        for (int r = 0; r < p; r++) {
-            ivl one = {r, r};
-            uint32_t id = intern(&m.t, &one, 1, 1);
-            int b = s->in_place ? TRD_B_RECV : TRD_B_SEND;
-            for (size_t e = 0; e < s->count; e++)
-                *cell(&m, b, r, e) = id;
-        }
-    }
-    if (!rc)
-        rc = run_all(&m);
-    /* every rank holds the reduction over all ranks, each once */
-    for (int r = 0; r < p && !rc; r++)
-        for (size_t e = 0; e < s->count && !rc; e++) {
-            uint32_t id = *cell(&m, TRD_B_RECV, r, e);
-            const ivl *v = m.t.pool + m.t.start[id];
-            if (id == SEQ_UNDEF)
-                rc = fail(&m, "rank %d: recvbuf[%zu] is never written", r, e);
-            else if (m.t.total[id] != p)
-                rc = fail(&m, "rank %d: recvbuf[%zu] holds %d of the %d contributions", r, e,
-                          m.t.total[id], p);
-            else if (!s->commutative && (m.t.len[id] != 1 || v[0].lo != 0))
-                rc = fail(&m,
-                          "rank %d: recvbuf[%zu] holds all %d contributions, but not in rank order "
-                          "(starts with rank %d)",
-                          r, e, p, v[0].lo);
-        }
-    if (!rc && s->contention_free && opts && opts->topo && opts->check_contention)
-        rc = check_contention(&m, opts);
+        rc = trd_exec_run(&m.x);
+    if (!rc && m.t.oom)
+        rc = trd_exec_oom(&m.x);
+    if (!rc && contention)
+        rc = check_contention(&m, opts->topo);
     vm_free(&m);
     return rc;
-}
-
-/* ---- Cost -------------------------------------------------------------------- */
-
-/* Bandwidth divisor of every message of the first pass, in match order: the
- * most messages of its round on one directed link of its path [TREE §2], or
- * the messages of its round leaving its node times the path bandwidth over
- * the node's injection bandwidth R_N [NAP Eq. 3], whichever limits more; 1
- * on a node. */
-static int shares(vm *m, double **out)
-{
-    trd_topo_t t = m->cm->topo;
-    const trd_shape *sh = m->sh;
-    int S = trd_topo_nswitches(t), N = trd_topo_nnodes(t), links[256];
-    size_t nl = 2 * ((size_t)S + (size_t)N), n = m->nmsgs;
-    int *use = calloc(nl, sizeof *use), *leave = calloc((size_t)N, sizeof *leave);
-    double *f = malloc((n + 1) * sizeof *f);
-    size_t *order = round_order(m);
-    if (!use || !leave || !f || !order) {
-        free(use);
-        free(leave);
-        free(f);
-        free(order);
-        return fail(m, "out of memory");
-    }
-    for (size_t g0 = 0, g1; g0 < n; g0 = g1) {
-        g1 = round_end(m, order, g0);
-        /* count this round's messages per link and per leaving node */
-        for (int pass = 0; pass < 3; pass++)
-            for (size_t x = g0; x < g1; x++) {
-                const struct msg *g = &m->msgs[order[x]];
-                if (g->from == g->to) {
-                    f[order[x]] = 1;
-                    continue;
-                }
-                int a = sh->machine_node[g->from], b = sh->machine_node[g->to];
-                int c = trd_topo_path_links(t, a, b, links, 256);
-                if (pass == 0) {
-                    for (int l = 0; l < c && l < 256; l++)
-                        use[links[l]]++;
-                    leave[a]++;
-                } else if (pass == 1) {
-                    double d = 1;
-                    for (int l = 0; l < c && l < 256; l++)
-                        d = use[links[l]] > d ? use[links[l]] : d;
-                    trd_link_cost pc = trd_topo_path_cost(t, a, b);
-                    if (pc.injection_Bps > 0 && pc.bandwidth_Bps > 0) {
-                        double inj = leave[a] * pc.bandwidth_Bps / pc.injection_Bps;
-                        d = inj > d ? inj : d;
-                    }
-                    f[order[x]] = d;
-                } else {
-                    for (int l = 0; l < c && l < 256; l++)
-                        use[links[l]] = 0;
-                    leave[a] = 0;
-                }
-            }
-    }
-    free(use);
-    free(leave);
-    free(order);
-    *out = f;
-    return 0;
-}
-
-static int cost_pass(const trd_sched *s, const trd_shape *sh, const trd_cost_model *cm,
-                     size_t extent, const double *share, vm *m, char *why, size_t whylen)
-{
-    memset(m, 0, sizeof *m);
-    m->why = why;
-    m->whylen = whylen;
-    m->s = s;
-    m->sh = sh;
-    m->cm = cm;
-    m->ext = extent;
-    m->share = share;
-    m->record_all = 1;
-    int p = s->nranks;
-    if (seqtab_init(&m->t))
-        return fail(m, "out of memory");
-    m->clock = calloc((size_t)p + 1, sizeof *m->clock);
-    m->post = calloc((size_t)p + 1, sizeof *m->post);
-    m->fin = calloc(s->nops + 1, sizeof *m->fin);
-    m->alpha_r = calloc(s->nops + 1, sizeof *m->alpha_r);
-    m->barrier_at = calloc((size_t)sh->nnodes + 1, sizeof *m->barrier_at);
-    if (!m->clock || !m->post || !m->fin || !m->alpha_r || !m->barrier_at)
-        return fail(m, "out of memory");
-    /* every rank's package, once: pair_cost asks for it per op */
-    int *pkg = malloc(((size_t)p + 1) * sizeof *pkg);
-    if (!pkg)
-        return fail(m, "out of memory");
-    for (int r = 0; r < p; r++)
-        pkg[r] = package_of(m, r);
-    m->pkg = pkg;
-    m->queue = malloc(((size_t)p + 1) * sizeof *m->queue);
-    m->queued = calloc((size_t)p + 1, 1);
-    if (!m->queue || !m->queued)
-        return fail(m, "out of memory");
-    if (vm_alloc(m))
-        return -1;
-    return run_all(m);
-}
-
-double trd_sched_cost(const trd_sched *s, const trd_shape *sh, const trd_cost_model *cm,
-                      size_t extent, char *why, size_t whylen)
-{
-    vm m;
-    double *share = NULL, worst = -1;
-    if (!sh->machine_node || s->nranks != sh->nranks) {
-        snprintf(why, whylen, "the cost needs the communicator's nodes on the machine");
-        return -1;
-    }
-    int rc = cost_pass(s, sh, cm, extent, NULL, &m, why, whylen);
-    if (!rc)
-        rc = shares(&m, &share);
-    vm_free(&m);
-    if (!rc)
-        rc = cost_pass(s, sh, cm, extent, share, &m, why, whylen);
-    if (!rc) {
-        worst = 0;
-        for (int r = 0; r < s->nranks; r++)
-            worst = m.clock[r] > worst ? m.clock[r] : worst;
-    }
-    vm_free(&m);
-    free(share);
-    return worst;
 }

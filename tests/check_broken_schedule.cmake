@@ -1,5 +1,6 @@
 # A schedule broken on purpose (--break-schedule drops one op of one rank
-# from every recursive-doubling schedule before verification): treeduce-gen
+# from every schedule of the algorithms named rd -- allreduce's recursive
+# doubling, the first verified, and allgather's -- before verification): treeduce-gen
 # refuses the machine, names the algorithm, the shape, the rank, the op and
 # what is wrong, exits non-zero and writes nothing.  Then the same machine
 # unbroken is written, and --schedule prints a rank's step script.

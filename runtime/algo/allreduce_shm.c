@@ -45,10 +45,10 @@ void trd_plan_cma_fold(trd_sb *b, int round, int in_buf, size_t out_off, size_t 
          * order is staggered so the ranks read different memory at once. */
         int k0 = 1;
         if (!own_is_out)
-            trd_s_copy(b, round, TRD_B_RECV, -1, out_off, TRD_B_SEND, trd_sb_owner(b, (me + k0++) % n),
+            trd_s_copy(b, round, TRD_B_RECV, -1, out_off, in_buf, trd_sb_owner(b, (me + k0++) % n),
                        a, len);
         for (int k = k0; k < n; k++) {
-            trd_s_copy(b, round, TRD_B_TMP, -1, stage, TRD_B_SEND, trd_sb_owner(b, (me + k) % n), a,
+            trd_s_copy(b, round, TRD_B_TMP, -1, stage, in_buf, trd_sb_owner(b, (me + k) % n), a,
                        len);
             trd_s_reduce(b, round, TRD_B_RECV, out_off, TRD_B_TMP, -1, stage, len);
         }
@@ -69,13 +69,13 @@ void trd_plan_cma_fold(trd_sb *b, int round, int in_buf, size_t out_off, size_t 
             acc_buf = TRD_B_TMP;
             at = acc;
         }
-        trd_s_copy(b, round, acc_buf, -1, at, TRD_B_SEND, trd_sb_owner(b, n - 1), a, len);
+        trd_s_copy(b, round, acc_buf, -1, at, in_buf, trd_sb_owner(b, n - 1), a, len);
     }
     for (int j = n - 2; j >= 0; j--) {
         if (j == me) {
             trd_s_reduce(b, round, acc_buf, at, in_buf, -1, a, len);
         } else {
-            trd_s_copy(b, round, TRD_B_TMP, -1, stage, TRD_B_SEND, trd_sb_owner(b, j), a, len);
+            trd_s_copy(b, round, TRD_B_TMP, -1, stage, in_buf, trd_sb_owner(b, j), a, len);
             trd_s_reduce(b, round, acc_buf, at, TRD_B_TMP, -1, stage, len);
         }
     }
@@ -115,6 +115,11 @@ int trd_plan_shm_fold(trd_sb *b, int round, int k, int root, int in_buf, size_t 
     const trd_shape *sh = b->sh;
     size_t ext = b->call->extent, per = b->s->seg_slot, lo, hi;
     int n = b->ppn, me = b->local, gets = root < 0 || root == me;
+    if (n == 1) { /* a node of one rank: its vector is the result, no epoch */
+        if (in_buf != TRD_B_RECV)
+            trd_s_copy(b, round, TRD_B_RECV, -1, 0, in_buf, -1, 0, count);
+        return 0;
+    }
     if (per == 0) {
         b->fail = "an element larger than a segment slot";
         return -1;

@@ -25,6 +25,8 @@ int trd_plan_shm_bcast(trd_sb *b, int round, int root, size_t count)
     const trd_shape *sh = b->sh;
     size_t ext = b->call->extent, per = b->s->seg_slot;
     int n = b->ppn, me = b->local;
+    if (n == 1)
+        return 0; /* a node of one rank holds the data */
     if (per == 0) {
         b->fail = "an element larger than a segment slot";
         return -1;

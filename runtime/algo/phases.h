@@ -60,20 +60,23 @@ const char *trd_refuse_one_node(const trd_shape *sh, const trd_call *call, const
  * node (root -1) or to local rank root, into recvbuf[0, count), streamed
  * through the segment in chunks [FLEX §2.1]; with every rank contributing
  * to all (k = ppn) and the single-copy path available from cma_min, read
- * straight from the others' buffers.  Every rank of the node calls it.
- * 0, or -1 with b->fail. */
+ * straight from the others' buffers.  Every rank of the node calls it; on
+ * a node of one rank it is a copy into recvbuf (no epoch).  0, or -1 with
+ * b->fail. */
 int trd_plan_shm_fold(trd_sb *b, int round, int k, int root, int in_buf, size_t count);
 
 /* allreduce_shm.c: out = x_0 op x_1 op ... op x_{n-1} over elements [a,
- * a+len) of the node's ranks' inputs (this rank's own in in_buf, the
- * others' read from their memory), out = recvbuf[out_off, out_off+len)
- * [FLEX §2.1, single copy].  tmp: 2 TRD_CMA_PIECE_BYTES of the temporary. */
+ * a+len) of the node's ranks' vectors, each in buffer in_buf of its rank
+ * (TRD_B_SEND: their inputs; TRD_B_RECV: their recvbufs, where a composite's
+ * later phase keeps the partial results; the others' read from their
+ * memory), out = recvbuf[out_off, out_off+len) [FLEX §2.1, single copy].
+ * tmp: 2 TRD_CMA_PIECE_BYTES of the temporary. */
 void trd_plan_cma_fold(trd_sb *b, int round, int in_buf, size_t out_off, size_t a, size_t len,
                        size_t tmp);
 
 /* bcast_shm.c: recvbuf[0, count) of local rank root to every rank of the
  * node, through the segment or, from cma_min, read from the root's buffer.
- * Every rank of the node calls it. */
+ * Every rank of the node calls it; a node of one rank has nothing to do. */
 int trd_plan_shm_bcast(trd_sb *b, int round, int root, size_t count);
 
 /* reduce_binomial.c: binomial reduce over ranks[0..n) (NULL: comm ranks

@@ -19,7 +19,7 @@
 
 /* ---- helpers -------------------------------------------------------------------- */
 
-static char *capture(int json, const trd_plan *p, const char *name)
+static char *capture(int json, const trd_machine_plan *p, const char *name)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -31,9 +31,9 @@ static char *capture(int json, const trd_plan *p, const char *name)
     return buf;
 }
 
-static trd_plan *plan_of(const char *rel)
+static trd_machine_plan *plan_of(const char *rel)
 {
-    static trd_plan p;
+    static trd_machine_plan p;
     trd_topo_t t;
     trd_diag *d = trd_diag_create();
     size_t len = 0;
@@ -49,12 +49,9 @@ static trd_plan *plan_of(const char *rel)
     return &p;
 }
 
-static int model(const char *name)
+static const trd_algo *model(const char *name)
 {
-    for (int a = 0; a < TRD_NMODELS; a++)
-        if (!strcmp(trd_model_name(a), name))
-            return a;
-    return -1;
+    return trd_algo_find(TRD_COLL_ALLREDUCE, name, strlen(name));
 }
 
 /* ---- a minimal JSON reader: objects of objects (all CSEL uses) ------------------- */
@@ -228,7 +225,7 @@ static void check_csel_complete(const char *text, jnode *root)
 
 /* Check one shape's ranges in the CSEL file at the start and end of each. */
 static void check_csel_shape(const jnode *allreduce, int nnodes, int ppn,
-                             const struct trd_choice *ch, int n)
+                             const trd_choice *ch, int n)
 {
     size_t from = 0;
     for (int i = 0; i < n; i++) {
@@ -243,7 +240,7 @@ static void check_csel_shape(const jnode *allreduce, int nnodes, int ppn,
             CU_ASSERT_PTR_NOT_NULL(got);
             if (!got || strcmp(got, want)) {
                 printf("\n%d x %d, %zu B: got %s, want %s (%s)\n", nnodes, ppn, at[e],
-                       got ? got : "(none)", want, trd_model_name(ch[i].alg));
+                       got ? got : "(none)", want, ch[i].alg->name);
                 CU_FAIL("CSEL lookup");
             }
             /* a non-commutative op always gets recursive doubling */
@@ -330,7 +327,7 @@ static long ompi_lookup(const ompi_com *com, int n, long size, long bytes)
 }
 
 static void check_ompi_shape(const ompi_com *com, int ncom, long size,
-                             const struct trd_choice *ch, int n)
+                             const trd_choice *ch, int n)
 {
     size_t from = 0;
     for (int i = 0; i < n; i++) {
@@ -340,7 +337,7 @@ static void check_ompi_shape(const ompi_com *com, int ncom, long size,
             long got = ompi_lookup(com, ncom, size, (long)at[e]);
             if (got != trd_export_ompi_alg(ch[i].alg)) {
                 printf("\n%ld ranks, %zu B: got %ld, want %d (%s)\n", size, at[e], got,
-                       trd_export_ompi_alg(ch[i].alg), trd_model_name(ch[i].alg));
+                       trd_export_ompi_alg(ch[i].alg), ch[i].alg->name);
                 CU_FAIL("Open MPI lookup");
             }
         }
@@ -353,7 +350,7 @@ static void check_ompi_shape(const ompi_com *com, int ncom, long size,
  * back to the plan. */
 static void check_machine(const char *rel)
 {
-    trd_plan *p = plan_of(rel);
+    trd_machine_plan *p = plan_of(rel);
     char *json = capture(1, p, "m"), *rules = capture(0, p, "m");
     char *json2 = capture(1, p, "m"), *rules2 = capture(0, p, "m");
     CU_ASSERT_STRING_EQUAL(json, json2); /* deterministic */
@@ -367,8 +364,8 @@ static void check_machine(const char *rel)
     CU_ASSERT_FATAL(ncom > 0);
     /* a one-node machine, or one-node communicators: rd below
      * nap_max_bytes_1node, then ring */
-    struct trd_choice one[2] = {{.below = p->nap_max_bytes_1node, .alg = model("rd")},
-                                {.below = SIZE_MAX, .alg = model("ring")}};
+    trd_choice one[2] = {{.below = p->nap_max_bytes_1node, .alg = model("rd")},
+                         {.below = SIZE_MAX, .alg = model("ring")}};
     int none = p->nap_max_bytes_1node == SIZE_MAX ? 1 : 2;
     check_csel_shape(ar, 1, p->ppn, one, none);
     if (p->nshapes == 0) {
@@ -378,7 +375,7 @@ static void check_machine(const char *rel)
     }
     int nsizes = 0;
     for (int s = 0; s < p->nshapes; s++) {
-        const struct trd_shape_plan *sp = &p->shape[s];
+        const trd_shape_plan *sp = &p->shape[s];
         check_csel_shape(ar, sp->nnodes, sp->ppn, sp->choice, sp->nchoices);
         /* the Open MPI representative of this rank count */
         long r = (long)sp->nnodes * sp->ppn;
@@ -415,7 +412,7 @@ static void test_ethernet(void)
 
 static void test_one_node(void)
 {
-    trd_plan *p = plan_of("tests/data/export_1node.topo");
+    trd_machine_plan *p = plan_of("tests/data/export_1node.topo");
     CU_ASSERT_EQUAL(p->nshapes, 0);
     check_machine("tests/data/export_1node.topo");
 }
@@ -432,27 +429,27 @@ static void test_mapping(void)
                 {"smp", TRD_MPICH_SMP, 3},          {"hring", TRD_MPICH_RSA, 4},
                 {"flex", TRD_MPICH_RSA, 6},         {"rm", TRD_MPICH_RD, 3}};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
-        int a = model(want[i].name);
-        CU_ASSERT(a >= 0);
+        const trd_algo *a = model(want[i].name);
+        CU_ASSERT_PTR_NOT_NULL(a);
         CU_ASSERT_EQUAL(trd_export_mpich_alg(a), want[i].mpich);
         CU_ASSERT_EQUAL(trd_export_ompi_alg(a), want[i].ompi);
     }
-    CU_ASSERT_EQUAL(trd_export_mpich_alg(-1), TRD_MPICH_RD);
-    CU_ASSERT_EQUAL(trd_export_ompi_alg(TRD_NMODELS), 3);
+    CU_ASSERT_EQUAL(trd_export_mpich_alg(NULL), TRD_MPICH_RD);
+    CU_ASSERT_EQUAL(trd_export_ompi_alg(NULL), 3);
     CU_ASSERT_STRING_EQUAL(trd_export_mpich_name(TRD_MPICH_SMP), "MPIR_Allreduce_intra_smp");
 }
 
 /* A write error is reported. */
 static void test_write_error(void)
 {
-    trd_plan *p = plan_of("tests/data/testbed.topo");
+    trd_machine_plan *p = plan_of("tests/data/testbed.topo");
     FILE *f = fopen("/dev/full", "w");
     if (!f)
         return; /* no /dev/full here */
-    CU_ASSERT_EQUAL(trd_export_csel_json(f, p, "testbed"), -1);
+    CU_ASSERT_EQUAL(trd_export_csel_json(f, p, "testbed"), TRD_ERR_IO);
     fclose(f);
     f = fopen("/dev/full", "w");
-    CU_ASSERT_EQUAL(trd_export_ompi_rules(f, p, "testbed"), -1);
+    CU_ASSERT_EQUAL(trd_export_ompi_rules(f, p, "testbed"), TRD_ERR_IO);
     fclose(f);
 }
 
@@ -470,11 +467,12 @@ static void test_write_error(void)
 
 static void test_testbed_bytes(void)
 {
-    trd_plan *p = plan_of("tests/data/testbed.topo");
-    int rd = model("rd"), ring = model("ring"), flex = model("flex"), rab = model("rabenseifner");
+    trd_machine_plan *p = plan_of("tests/data/testbed.topo");
+    const trd_algo *rd = model("rd"), *ring = model("ring"), *flex = model("flex"),
+                   *rab = model("rabenseifner");
     /* the plan this text is written for: 2x1 rd ring; 2x2 rd flex rab; 4x1 rd rab; 4x2 rd flex rab */
     CU_ASSERT_EQUAL_FATAL(p->nshapes, 4);
-    const struct trd_shape_plan *s21 = &p->shape[0], *s22 = &p->shape[1], *s41 = &p->shape[2],
+    const trd_shape_plan *s21 = &p->shape[0], *s22 = &p->shape[1], *s41 = &p->shape[2],
                                 *s42 = &p->shape[3];
     CU_ASSERT_FATAL(s21->nnodes == 2 && s21->ppn == 1 && s21->nchoices == 2 &&
                     s21->choice[0].alg == rd && s21->choice[1].alg == ring);

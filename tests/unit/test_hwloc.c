@@ -44,7 +44,7 @@ static void expect_shape(const char *kind, const char *arg, int npackages, const
 static void expect_error(const char *kind, const char *arg, const char *msg)
 {
     struct shape s = read_shape(kind, arg);
-    CU_ASSERT_EQUAL(s.rc, -1);
+    CU_ASSERT_EQUAL(s.rc, TRD_ERR_INPUT);
     CU_ASSERT_STRING_EQUAL(s.err, msg);
     CU_ASSERT_PTR_NULL(s.host);
     if (strcmp(s.err, msg) != 0)

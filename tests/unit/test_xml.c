@@ -232,24 +232,24 @@ static void test_files(void)
     trd_topo_destroy(t);
     trd_diag_destroy(d);
 
-    CU_ASSERT_EQUAL(trd_xml_root_name(path, buf, sizeof buf), 0);
+    CU_ASSERT_EQUAL(trd_xml_root_name(path, buf, sizeof buf), TRD_OK);
     CU_ASSERT_STRING_EQUAL(buf, "machine");
     CU_ASSERT_EQUAL(
-        trd_xml_root_name(trd_test_path("topologies/buildhost.xml"), buf, sizeof buf), 0);
+        trd_xml_root_name(trd_test_path("topologies/buildhost.xml"), buf, sizeof buf), TRD_OK);
     CU_ASSERT_STRING_EQUAL(buf, "topology");
-    CU_ASSERT_EQUAL(trd_xml_root_name(path, buf, 4), -1); /* "machine" does not fit */
+    CU_ASSERT_EQUAL(trd_xml_root_name(path, buf, 4), TRD_ERR_INPUT); /* "machine" does not fit */
 
     snprintf(other, sizeof other, "%s/cluster.topo", dir);
     f = fopen(other, "w");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     fputs("machine m { }\n", f);
     fclose(f);
-    CU_ASSERT_EQUAL(trd_xml_root_name(other, buf, sizeof buf), -1);
+    CU_ASSERT_EQUAL(trd_xml_root_name(other, buf, sizeof buf), TRD_ERR_INPUT);
     unlink(other);
     unlink(path);
 
     /* The file is gone now. */
-    CU_ASSERT_EQUAL(trd_xml_root_name(path, buf, sizeof buf), -1);
+    CU_ASSERT_EQUAL(trd_xml_root_name(path, buf, sizeof buf), TRD_ERR_INPUT);
     CU_ASSERT_EQUAL(trd_topo_create(&t), TRD_OK);
     d = trd_diag_create();
     CU_ASSERT_EQUAL(trd_read_xml(t, d, path), TRD_ERR_IO);

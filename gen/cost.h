@@ -1,0 +1,50 @@
+/* The cost model on the schedules: the verifier's execution (exec.h) timed
+ * per rank [MPICH §3, TREE §2, NAP Eq. 3, RM Eq. 3]. */
+#ifndef TRD_COST_H
+#define TRD_COST_H
+
+#include <stddef.h>
+
+#include "trd_sched.h"
+#include "topo.h"
+
+/* alpha_r where a link gives no measured value: four messages in flight cost
+ * about two latencies [RM Eq. 3, Fig. 4]. */
+#define TRD_ALPHA_R_RATIO 0.25
+
+typedef struct trd_cost_model {
+    trd_topo_t topo;         /* link classes, injection bandwidths, the switch tree */
+    double gamma_s_per_byte; /* reduction cost [MPICH §3] */
+    double alpha_r_ratio;    /* where a link gives no alpha_r: each further message in flight
+                              * from one rank costs this fraction of its latency [RM Eq. 3] */
+} trd_cost_model;
+
+/* Predicted seconds of schedule s (every rank planned, verified) on shape sh
+ * (sh->machine_node set), elements of s->call.extent bytes: the latest
+ * rank's clock after executing every rank as the verifier does, where
+ *   - a message starts when both ranks have posted it and takes alpha +
+ *     bytes beta of its link (package link, node link between packages, or
+ *     the switch-tree path between nodes: latencies summed, slowest
+ *     bandwidth) [MPICH §3, TREE §2];
+ *   - beta is multiplied by the most messages of its round that share a
+ *     directed link of its path, or by the messages of its round leaving its
+ *     node times the path bandwidth over the node's injection bandwidth,
+ *     whichever is larger (max-rate [NAP Eq. 3]);
+ *   - k messages posted together cost one latency plus (k-1) alpha_r, the
+ *     largest of their links' (a link's alpha_r_s, or alpha_r_ratio times its
+ *     latency) [RM Eq. 3];
+ *   - a copy or reduce costs bytes beta of the link to the owner of the
+ *     memory it reads or writes (the package link for the rank's own) plus
+ *     bytes gamma for a reduce; one that reads or writes another rank's user
+ *     buffer (single copy, a system call) one latency of that link more;
+ *   - a signal costs nothing; a wait ends at the later of the rank's clock
+ *     and, for each rank waited for, the time of the signal that satisfied
+ *     it plus the latency of the link between the two; a done wait the
+ *     runtime skips (exec.h) costs nothing [FLEX §3.1].
+ * *seconds gets the time.  Returns TRD_OK, TRD_ERR_VERIFY with why (a
+ * schedule that does not run, a shape without machine nodes) or
+ * TRD_ERR_NOMEM. */
+int trd_sched_cost(const trd_sched *s, const trd_shape *sh, const trd_cost_model *cm,
+                   double *seconds, char *why, size_t whylen);
+
+#endif
