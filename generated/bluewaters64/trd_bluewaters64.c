@@ -5,14 +5,9 @@
  * command: treeduce-gen topologies/bluewaters64.topo -o generated/bluewaters64
  */
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "treeduce_rt.h"
 #include "trd_bluewaters64.h"
-
-/* ---- Machine tables ---------------------------------------------------- */
 
 /* Nodes in DFS ring order [TREE §3.2, Lemma 4], with their switch. */
 static const char *const node_names[64] = {
@@ -120,194 +115,190 @@ static const int node_packages[64] = {
  * intra-node link 0.6 us, 10 GB/s; ring link 8 us, 6 GB/s;
  * NAP over all 64 nodes: 16 lanes, radix 16, 2 inter-node steps. */
 static const trd_size_choice choices_0[2] = { /* 2 nodes x 1 */
-    {33792, TRD_ALG_RD, ""},
-    {SIZE_MAX, TRD_ALG_RING, ""},
+    {33792, "rd", ""},
+    {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_1[4] = { /* 2 nodes x 2 */
-    {1152, TRD_ALG_RD, ""},
-    {16384, TRD_ALG_FLEX, ""},
-    {1114112, TRD_ALG_RABENSEIFNER, ""},
-    {SIZE_MAX, TRD_ALG_RING, ""},
+    {1152, "rd", ""},
+    {16384, "flex", ""},
+    {1114112, "rabenseifner", ""},
+    {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_2[3] = { /* 2 nodes x 4 */
-    {136, TRD_ALG_RD, ""},
-    {32768, TRD_ALG_FLEX, ""},
-    {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
+    {120, "rd", ""},
+    {32768, "flex", ""},
+    {SIZE_MAX, "rabenseifner", ""},
 };
 static const trd_size_choice choices_3[3] = { /* 2 nodes x 8 */
-    {96, TRD_ALG_SMP, ""},
-    {65536, TRD_ALG_FLEX, ""},
-    {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
+    {72, "smp", ""},
+    {65536, "flex", ""},
+    {SIZE_MAX, "rabenseifner", ""},
 };
 static const trd_size_choice choices_4[3] = { /* 2 nodes x 16 */
-    {96, TRD_ALG_SMP, ""},
-    {120832, TRD_ALG_FLEX, ""},
-    {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
+    {72, "smp", ""},
+    {120832, "flex", ""},
+    {SIZE_MAX, "rabenseifner", ""},
 };
 static const trd_size_choice choices_5[3] = { /* 4 nodes x 1 */
-    {1776, TRD_ALG_RM, ""},
-    {22016, TRD_ALG_RD, ""},
-    {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
+    {1776, "rm", ""},
+    {22016, "rd", ""},
+    {SIZE_MAX, "rabenseifner", ""},
 };
 static const trd_size_choice choices_6[4] = { /* 4 nodes x 2 */
-    {976, TRD_ALG_RM, ""},
-    {16384, TRD_ALG_FLEX, ""},
-    {835584, TRD_ALG_RABENSEIFNER, ""},
-    {SIZE_MAX, TRD_ALG_RING, ""},
+    {976, "rm", ""},
+    {16384, "flex", ""},
+    {835584, "rabenseifner", ""},
+    {SIZE_MAX, "ring", ""},
 };
-static const trd_size_choice choices_7[6] = { /* 4 nodes x 4 */
-    {2656, TRD_ALG_NAP, ""},
-    {4160, TRD_ALG_FLEX, ""},
-    {8832, TRD_ALG_NAP, ""},
-    {32768, TRD_ALG_FLEX, ""},
-    {3407872, TRD_ALG_RABENSEIFNER, ""},
-    {SIZE_MAX, TRD_ALG_RING, ""},
+static const trd_size_choice choices_7[4] = { /* 4 nodes x 4 */
+    {2592, "nap", ""},
+    {32768, "flex", ""},
+    {3407872, "rabenseifner", ""},
+    {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_8[6] = { /* 4 nodes x 8 */
-    {1504, TRD_ALG_NAP, ""},
-    {4160, TRD_ALG_FLEX, ""},
-    {9728, TRD_ALG_NAP, ""},
-    {63488, TRD_ALG_FLEX, ""},
-    {10682368, TRD_ALG_RABENSEIFNER, ""},
-    {SIZE_MAX, TRD_ALG_RING, ""},
+    {1504, "nap", ""},
+    {4160, "flex", ""},
+    {8320, "nap", ""},
+    {63488, "flex", ""},
+    {10682368, "rabenseifner", ""},
+    {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_9[6] = { /* 4 nodes x 16 */
-    {856, TRD_ALG_NAP, ""},
-    {4160, TRD_ALG_FLEX, ""},
-    {10752, TRD_ALG_NAP, ""},
-    {79872, TRD_ALG_FLEX, ""},
-    {27787264, TRD_ALG_RABENSEIFNER, ""},
-    {SIZE_MAX, TRD_ALG_RING, ""},
+    {848, "nap", ""},
+    {4160, "flex", ""},
+    {9088, "nap", ""},
+    {79872, "flex", ""},
+    {27787264, "rabenseifner", ""},
+    {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_10[3] = { /* 8 nodes x 1 */
-    {1504, TRD_ALG_RM, ""},
-    {17920, TRD_ALG_RD, ""},
-    {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
+    {1504, "rm", ""},
+    {17920, "rd", ""},
+    {SIZE_MAX, "rabenseifner", ""},
 };
 static const trd_size_choice choices_11[4] = { /* 8 nodes x 2 */
-    {752, TRD_ALG_RM, ""},
-    {16384, TRD_ALG_FLEX, ""},
-    {1507328, TRD_ALG_RABENSEIFNER, ""},
-    {SIZE_MAX, TRD_ALG_RING, ""},
+    {752, "rm", ""},
+    {16384, "flex", ""},
+    {1507328, "rabenseifner", ""},
+    {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_12[4] = { /* 8 nodes x 4 */
-    {1872, TRD_ALG_NAP, ""},
-    {32768, TRD_ALG_FLEX, ""},
-    {4063232, TRD_ALG_RABENSEIFNER, ""},
-    {SIZE_MAX, TRD_ALG_RING, ""},
+    {1808, "nap", ""},
+    {32768, "flex", ""},
+    {4063232, "rabenseifner", ""},
+    {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_13[6] = { /* 8 nodes x 8 */
-    {2000, TRD_ALG_NAP, ""},
-    {4160, TRD_ALG_FLEX, ""},
-    {8960, TRD_ALG_NAP, ""},
-    {49152, TRD_ALG_FLEX, ""},
-    {9404416, TRD_ALG_RABENSEIFNER, ""},
-    {SIZE_MAX, TRD_ALG_RING, ""},
+    {2000, "nap", ""},
+    {4160, "flex", ""},
+    {8320, "nap", ""},
+    {49152, "flex", ""},
+    {9404416, "rabenseifner", ""},
+    {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_14[6] = { /* 8 nodes x 16 */
-    {1360, TRD_ALG_NAP, ""},
-    {4160, TRD_ALG_FLEX, ""},
-    {9728, TRD_ALG_NAP, ""},
-    {59904, TRD_ALG_FLEX, ""},
-    {20316160, TRD_ALG_RABENSEIFNER, ""},
-    {SIZE_MAX, TRD_ALG_RING, ""},
+    {1360, "nap", ""},
+    {4160, "flex", ""},
+    {8960, "nap", ""},
+    {60416, "flex", ""},
+    {20316160, "rabenseifner", ""},
+    {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_15[3] = { /* 16 nodes x 1 */
-    {1776, TRD_ALG_RM, ""},
-    {15872, TRD_ALG_RD, ""},
-    {SIZE_MAX, TRD_ALG_RABENSEIFNER, ""},
+    {1776, "rm", ""},
+    {15872, "rd", ""},
+    {SIZE_MAX, "rabenseifner", ""},
 };
 static const trd_size_choice choices_16[4] = { /* 16 nodes x 2 */
-    {864, TRD_ALG_RM, ""},
-    {16384, TRD_ALG_FLEX, ""},
-    {3014656, TRD_ALG_RABENSEIFNER, ""},
-    {SIZE_MAX, TRD_ALG_RING, ""},
+    {864, "rm", ""},
+    {16384, "flex", ""},
+    {3014656, "rabenseifner", ""},
+    {SIZE_MAX, "ring", ""},
 };
-static const trd_size_choice choices_17[6] = { /* 16 nodes x 4 */
-    {3040, TRD_ALG_NAP, ""},
-    {4160, TRD_ALG_FLEX, ""},
-    {8448, TRD_ALG_NAP, ""},
-    {32768, TRD_ALG_FLEX, ""},
-    {7045120, TRD_ALG_RABENSEIFNER, ""},
-    {SIZE_MAX, TRD_ALG_RING, ""},
+static const trd_size_choice choices_17[4] = { /* 16 nodes x 4 */
+    {3008, "nap", ""},
+    {32768, "flex", ""},
+    {7045120, "rabenseifner", ""},
+    {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_18[4] = { /* 16 nodes x 8 */
-    {1744, TRD_ALG_NAP, ""},
-    {42496, TRD_ALG_FLEX, ""},
-    {15007744, TRD_ALG_RABENSEIFNER, ""},
-    {SIZE_MAX, TRD_ALG_RING, ""},
+    {1744, "nap", ""},
+    {42496, "flex", ""},
+    {15007744, "rabenseifner", ""},
+    {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_19[4] = { /* 16 nodes x 16 */
-    {1376, TRD_ALG_NAP, ""},
-    {48640, TRD_ALG_FLEX, ""},
-    {31326208, TRD_ALG_RABENSEIFNER, ""},
-    {SIZE_MAX, TRD_ALG_RING, ""},
+    {1376, "nap", ""},
+    {48640, "flex", ""},
+    {31326208, "rabenseifner", ""},
+    {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_20[4] = { /* 32 nodes x 1 */
-    {1632, TRD_ALG_RM, ""},
-    {7488, TRD_ALG_RD, ""},
-    {3604480, TRD_ALG_RABENSEIFNER, ""},
-    {SIZE_MAX, TRD_ALG_RING, ""},
+    {1632, "rm", ""},
+    {7488, "rd", ""},
+    {3604480, "rabenseifner", ""},
+    {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_21[4] = { /* 32 nodes x 2 */
-    {464, TRD_ALG_RM, ""},
-    {8832, TRD_ALG_FLEX, ""},
-    {4784128, TRD_ALG_RABENSEIFNER, ""},
-    {SIZE_MAX, TRD_ALG_RING, ""},
+    {464, "rm", ""},
+    {8832, "flex", ""},
+    {4784128, "rabenseifner", ""},
+    {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_22[5] = { /* 32 nodes x 4 */
-    {2496, TRD_ALG_NAP, ""},
-    {10112, TRD_ALG_FLEX, ""},
-    {5963776, TRD_ALG_RABENSEIFNER, ""},
-    {12553216, TRD_ALG_HRING, ""},
-    {SIZE_MAX, TRD_ALG_RING, ""},
+    {2496, "nap", ""},
+    {10112, "flex", ""},
+    {6160384, "rabenseifner", ""},
+    {12298240, "hring", ""},
+    {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_23[5] = { /* 32 nodes x 8 */
-    {1776, TRD_ALG_NAP, ""},
-    {10880, TRD_ALG_FLEX, ""},
-    {5619712, TRD_ALG_RABENSEIFNER, ""},
-    {30539776, TRD_ALG_HRING, ""},
-    {SIZE_MAX, TRD_ALG_RING, ""},
+    {1776, "nap", ""},
+    {10880, "flex", ""},
+    {5718016, "rabenseifner", ""},
+    {30146560, "hring", ""},
+    {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_24[5] = { /* 32 nodes x 16 */
-    {1408, TRD_ALG_NAP, ""},
-    {11392, TRD_ALG_FLEX, ""},
-    {5423104, TRD_ALG_RABENSEIFNER, ""},
-    {67108864, TRD_ALG_HRING, ""},
-    {SIZE_MAX, TRD_ALG_RING, ""},
+    {1408, "nap", ""},
+    {11392, "flex", ""},
+    {5521408, "rabenseifner", ""},
+    {66322432, "hring", ""},
+    {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_25[4] = { /* 64 nodes x 1 */
-    {960, TRD_ALG_RM, ""},
-    {5824, TRD_ALG_RD, ""},
-    {5079040, TRD_ALG_RABENSEIFNER, ""},
-    {SIZE_MAX, TRD_ALG_RING, ""},
+    {960, "rm", ""},
+    {5824, "rd", ""},
+    {5079040, "rabenseifner", ""},
+    {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_26[4] = { /* 64 nodes x 2 */
-    {336, TRD_ALG_RM, ""},
-    {6464, TRD_ALG_FLEX, ""},
-    {7438336, TRD_ALG_RABENSEIFNER, ""},
-    {SIZE_MAX, TRD_ALG_RING, ""},
+    {336, "rm", ""},
+    {6464, "flex", ""},
+    {7438336, "rabenseifner", ""},
+    {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_27[5] = { /* 64 nodes x 4 */
-    {2784, TRD_ALG_NAP, ""},
-    {6976, TRD_ALG_FLEX, ""},
-    {6946816, TRD_ALG_RABENSEIFNER, ""},
-    {24248320, TRD_ALG_HRING, ""},
-    {SIZE_MAX, TRD_ALG_RING, ""},
+    {2784, "nap", ""},
+    {7168, "flex", ""},
+    {7045120, "rabenseifner", ""},
+    {23855104, "hring", ""},
+    {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_28[5] = { /* 64 nodes x 8 */
-    {1424, TRD_ALG_NAP, ""},
-    {7744, TRD_ALG_FLEX, ""},
-    {6651904, TRD_ALG_RABENSEIFNER, ""},
-    {59244544, TRD_ALG_HRING, ""},
-    {SIZE_MAX, TRD_ALG_RING, ""},
+    {1408, "nap", ""},
+    {7744, "flex", ""},
+    {6750208, "rabenseifner", ""},
+    {58458112, "hring", ""},
+    {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_29[5] = { /* 64 nodes x 16 */
-    {1728, TRD_ALG_NAP, ""},
-    {9344, TRD_ALG_FLEX, ""},
-    {6553600, TRD_ALG_RABENSEIFNER, ""},
-    {130023424, TRD_ALG_HRING, ""},
-    {SIZE_MAX, TRD_ALG_RING, ""},
+    {1728, "nap", ""},
+    {9344, "flex", ""},
+    {6651904, "rabenseifner", ""},
+    {128450560, "hring", ""},
+    {SIZE_MAX, "ring", ""},
 };
 static const trd_shape_choice shapes[30] = {
     {2, 1, choices_0, 2},
@@ -317,7 +308,7 @@ static const trd_shape_choice shapes[30] = {
     {2, 16, choices_4, 3},
     {4, 1, choices_5, 3},
     {4, 2, choices_6, 4},
-    {4, 4, choices_7, 6},
+    {4, 4, choices_7, 4},
     {4, 8, choices_8, 6},
     {4, 16, choices_9, 6},
     {8, 1, choices_10, 3},
@@ -327,7 +318,7 @@ static const trd_shape_choice shapes[30] = {
     {8, 16, choices_14, 6},
     {16, 1, choices_15, 3},
     {16, 2, choices_16, 4},
-    {16, 4, choices_17, 6},
+    {16, 4, choices_17, 4},
     {16, 8, choices_18, 4},
     {16, 16, choices_19, 4},
     {32, 1, choices_20, 4},
@@ -354,1751 +345,44 @@ static const trd_machine machine = {
     .nshapes = 30,
 };
 
-/* ---- Helpers shared by the algorithms ----------------------------------- */
-
-/* Element offset of block i when n elements are split into p blocks whose
- * sizes differ by at most one (the first n % p are larger); size_t so that a
- * whole allgather vector may exceed INT_MAX elements. */
-static size_t block_offset(size_t n, int p, int i)
+const trd_machine *trd_bluewaters64_machine(void)
 {
-    size_t base = n / (size_t)p, extra = n % (size_t)p;
-    return (size_t)i * base + ((size_t)i < extra ? (size_t)i : extra);
-}
-
-/* Elements in block i (a block never exceeds the int count of one message). */
-static int block_count(size_t n, int p, int i)
-{
-    return (int)(block_offset(n, p, i + 1) - block_offset(n, p, i));
-}
-
-/* Element offset of block i of n (i = n: count) in trd_block_range's split. */
-static size_t range_offset(size_t count, size_t ext, int n, int i)
-{
-    size_t lo, hi;
-    trd_block_range(count, ext, n, i < n ? i : n - 1, &lo, &hi);
-    return i < n ? lo : hi;
-}
-
-static void *elem(void *buf, const trd_reducer *red, size_t i)
-{
-    return (char *)buf + i * red->extent;
-}
-
-/* Algorithm: recursive doubling allreduce with the non-power-of-two fold
- * [MPICH §4, RM §2].  The first 2*rem ranks of the list pair up (even sends to
- * odd), the remaining power of two exchange whole buffers at distances 1, 2,
- * 4, ..., and the folded ranks get the result back.  For a non-commutative op
- * the lower list index is always the left operand, so the list must be in rank
- * order; every rank then computes the same expression, bit for bit.
- * Cost = (ceil(log2 p) + 2*[p not a power of two]) (alpha + m beta) + log2(p) m gamma
- */
-
-/* Allreduce of buf[0:count) over the n ranks ranks[0..n-1] (ranks == NULL:
- * the ranks 0..n-1 of c->comm); me is this rank's index in the list, tmp has
- * room for count elements. */
-static int rd_allreduce(trd_comm *c, const int *ranks, int n, int me, void *buf, void *tmp,
-                        int count, const trd_reducer *red)
-{
-    int rc = MPI_SUCCESS, pof2 = 1, newrank;
-    if (n <= 1)
-        return MPI_SUCCESS;
-    while (pof2 * 2 <= n)
-        pof2 *= 2;
-    int rem = n - pof2;
-#define RANK(i) (ranks ? ranks[i] : (i))
-    if (me < 2 * rem) {
-        if (me % 2 == 0) {
-            rc = PMPI_Send(buf, count, red->type, RANK(me + 1), TRD_TAG, c->comm);
-            newrank = -1;
-        } else {
-            rc = PMPI_Recv(tmp, count, red->type, RANK(me - 1), TRD_TAG, c->comm, MPI_STATUS_IGNORE);
-            if (rc == MPI_SUCCESS)
-                rc = trd_reduce(red, tmp, buf, (size_t)count); /* buf = left op buf */
-            newrank = me / 2;
-        }
-    } else {
-        newrank = me - rem;
-    }
-    if (rc != MPI_SUCCESS)
-        return rc;
-    for (int mask = 1; newrank >= 0 && mask < pof2; mask <<= 1) {
-        int newdst = newrank ^ mask;
-        int dst = newdst < rem ? newdst * 2 + 1 : newdst + rem;
-        rc = PMPI_Sendrecv(buf, count, red->type, RANK(dst), TRD_TAG, tmp, count, red->type,
-                           RANK(dst), TRD_TAG, c->comm, MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS)
-            return rc;
-        if (red->commutative || dst < me) {
-            rc = trd_reduce(red, tmp, buf, (size_t)count); /* buf = tmp op buf */
-        } else {
-            rc = trd_reduce(red, buf, tmp, (size_t)count); /* tmp = buf op tmp */
-            memcpy(buf, tmp, (size_t)count * red->extent);
-        }
-        if (rc != MPI_SUCCESS)
-            return rc;
-    }
-    if (me < 2 * rem) {
-        if (me % 2)
-            rc = PMPI_Send(buf, count, red->type, RANK(me - 1), TRD_TAG, c->comm);
-        else
-            rc = PMPI_Recv(buf, count, red->type, RANK(me + 1), TRD_TAG, c->comm, MPI_STATUS_IGNORE);
-    }
-#undef RANK
-    return rc;
-}
-
-/* Recursive doubling over the whole communicator: in ring order for
- * commutative ops (low distances stay on a node), in rank order otherwise. */
-static int rd_allreduce_comm(trd_comm *c, void *buf, int count, const trd_reducer *red)
-{
-    void *tmp = trd_comm_scratch(c, (size_t)count * red->extent);
-    if (!tmp)
-        return MPI_ERR_NO_MEM;
-    if (red->commutative)
-        return rd_allreduce(c, c->ring, c->size, c->pos, buf, tmp, count, red);
-    return rd_allreduce(c, NULL, c->size, c->rank, buf, tmp, count, red);
-}
-
-#define RING_TAG (TRD_TAG + 65)
-
-/* Algorithm: ring reduce_scatter + ring allgather over a list of ranks
- * [TREE §3.2]: in step s rank i sends block i-s to i+1 and reduces block
- * i-s-1 from i-1; after n-1 steps it holds block i+1 complete and passes
- * complete blocks on for n-1 more.  Over nodes in DFS order (one rank per
- * node) the ring is contention-free on the switch tree [TREE Lemma 4].
- * Cost = 2(n-1) alpha + 2 (n-1)/n m beta + (n-1)/n m gamma
- */
-
-/* Allreduce of buf[0:count) over ranks[0..n-1], me this rank's index; tmp
- * has room for trd_block_max(count, extent, n) elements.  Commutative ops. */
-static int ring_allreduce_list(trd_comm *c, const int *ranks, int n, int me, void *buf, void *tmp,
-                               int count, const trd_reducer *red)
-{
-    int rc = MPI_SUCCESS, next = ranks[(me + 1) % n], prev = ranks[(me + n - 1) % n];
-    size_t ext = red->extent, cnt = (size_t)count;
-    char *b = buf;
-#define RING_OFF(i) range_offset(cnt, ext, n, (i))
-#define RING_LEN(i) (int)(RING_OFF((i) + 1) - RING_OFF(i))
-    for (int s = 0; s < n - 1 && rc == MPI_SUCCESS; s++) {
-        int sb = (me - s + n) % n, rb = (me - s - 1 + n) % n;
-        rc =
-            PMPI_Sendrecv(b + RING_OFF(sb) * ext, RING_LEN(sb), red->type, next, RING_TAG, tmp,
-                          RING_LEN(rb), red->type, prev, RING_TAG, c->comm, MPI_STATUS_IGNORE);
-        if (rc == MPI_SUCCESS)
-            rc = trd_reduce(red, tmp, b + RING_OFF(rb) * ext, (size_t)RING_LEN(rb));
-    }
-    for (int s = 0; s < n - 1 && rc == MPI_SUCCESS; s++) {
-        int sb = (me + 1 - s + n) % n, rb = (me - s + n) % n;
-        rc = PMPI_Sendrecv(b + RING_OFF(sb) * ext, RING_LEN(sb), red->type, next, RING_TAG,
-                           b + RING_OFF(rb) * ext, RING_LEN(rb), red->type, prev, RING_TAG,
-                           c->comm, MPI_STATUS_IGNORE);
-    }
-#undef RING_LEN
-#undef RING_OFF
-    return rc;
-}
-
-/* The ring over the whole communicator in DFS order (commutative ops).
- * Cost = 2(p-1) alpha + 2 (p-1)/p m beta + (p-1)/p m gamma, beta of the
- * slowest link a ring neighbour pair crosses [TREE §3.2, Lemmas 4-5]. */
-static int ring_allreduce(trd_comm *c, void *buf, int count, const trd_reducer *red)
-{
-    size_t most = trd_block_max((size_t)count, red->extent, c->size);
-    void *tmp = trd_comm_scratch(c, most * red->extent + 1);
-    if (!tmp)
-        return MPI_ERR_NO_MEM;
-    return ring_allreduce_list(c, c->ring, c->size, c->pos, buf, tmp, count, red);
-}
-
-/* Algorithm: NAP, node-aware parallel allreduce [NAP Alg. 1, §III-A].  An
- * intra-node allreduce (in shared memory where the node has it, else
- * recursive doubling) gives every rank of a node the node's partial result;
- * then ceil(log_k n) inter-node steps (k = max(2, lanes), lanes = the smallest
- * ranks-per-node) in which lane r of a node receives the data of subgroup r of
- * its group, each followed by an intra-node allreduce over the lanes that hold
- * a part.  Node counts that are not powers of k are handled by the plan in
- * runtime/nap.c.  Commutative ops only; the fold order depends only on the
- * step's shape, so every rank gets the same bits.
- * Cost = ceil(log_k n) (alpha_inter + m beta_inter + m gamma)
- *        + (ceil(log_k n) + 1) ceil(log2 ppn) (alpha_intra + m beta_intra + m gamma)
- * [NAP Eq. 6].
- */
-static int nap_allreduce(trd_comm *c, void *buf, int count, const trd_reducer *red)
-{
-    size_t bytes = (size_t)count * red->extent;
-    int maxrecv = (c->nap_radix + c->nap_lanes - 1) / c->nap_lanes;
-    char *scratch = trd_comm_scratch(c, bytes * (size_t)(maxrecv + 2));
-    if (!scratch)
-        return MPI_ERR_NO_MEM;
-    char *tmp = scratch, *acc = scratch + bytes, *slots = scratch + 2 * bytes;
-    const int *local = c->ring + c->node_first[c->node];
-    int lanes = c->nap_lanes, rc;
-    MPI_Request reqs[64];
-
-    if (c->shm)
-        rc = trd_shm_allreduce(c, MPI_IN_PLACE, buf, count, red, c->ppn);
-    else
-        rc = rd_allreduce(c, local, c->ppn, c->local, buf, tmp, count, red);
-    for (int s = 0; rc == MPI_SUCCESS && s < c->nap_steps; s++) {
-        int g = c->nap_nsub[s], j = c->nap_sub[s];
-        if (g <= 1)
-            continue;
-        int cnt = g < lanes ? g : lanes; /* lanes holding a part after the exchange */
-        if (c->local < lanes) {
-            int r0 = c->nap_recv_off[s], nr = c->nap_recv_off[s + 1] - r0;
-            int s0 = c->nap_send_off[s], ns = c->nap_send_off[s + 1] - s0;
-            int nreq = 0;
-            for (int i = 0; i < nr && rc == MPI_SUCCESS; i++) {
-                rc = PMPI_Irecv(slots + (size_t)i * bytes, count, red->type, c->nap_recv_rank[r0 + i],
-                                TRD_TAG + 1 + s, c->comm, &reqs[nreq++]);
-            }
-            for (int i = 0; i < ns && rc == MPI_SUCCESS; i++) {
-                if (nreq == 64) {
-                    rc = trd_waitall(nreq, reqs);
-                    nreq = 0;
-                }
-                if (rc == MPI_SUCCESS)
-                    rc = PMPI_Isend(buf, count, red->type, c->nap_send_rank[s0 + i], TRD_TAG + 1 + s,
-                                    c->comm, &reqs[nreq++]);
-            }
-            if (rc == MPI_SUCCESS)
-                rc = trd_waitall(nreq, reqs);
-            /* fold subgroups local, local+lanes, ... in increasing order */
-            int ri = 0, first = 1;
-            for (int r = c->local; rc == MPI_SUCCESS && r < g; r += lanes) {
-                const char *part = r == j ? (const char *)buf : slots + (size_t)(ri++) * bytes;
-                if (first)
-                    memcpy(acc, part, bytes);
-                else
-                    rc = trd_reduce(red, part, acc, (size_t)count);
-                first = 0;
-            }
-            if (!first)
-                memcpy(buf, acc, bytes);
-        }
-        if (rc != MPI_SUCCESS)
-            break;
-        /* allreduce over the lanes with a part, then hand the result on */
-        if (c->shm) {
-            rc = trd_shm_allreduce(c, MPI_IN_PLACE, buf, count, red, cnt);
-        } else if (c->local < cnt) {
-            rc = rd_allreduce(c, local, cnt, c->local, buf, tmp, count, red);
-            for (int l = c->local + cnt; rc == MPI_SUCCESS && l < c->ppn; l += cnt)
-                rc = PMPI_Send(buf, count, red->type, local[l], TRD_TAG, c->comm);
-        } else {
-            rc = PMPI_Recv(buf, count, red->type, local[c->local % cnt], TRD_TAG, c->comm,
-                           MPI_STATUS_IGNORE);
-        }
-    }
-    return rc;
-}
-
-#include "trd_rm.h"
-/* Algorithm: recursive multiplying allreduce [RM §4].  A schedule string
- * (runtime/trd_rm.h: aB stages, cTmB/eTmB collapse and expand, mRgGaB/nRgGaB
- * merge) is planned per rank by trd_rm_plan_step(); each step posts its
- * receives and its sends of the whole vector at once, so the B-1 messages of
- * a stage overlap (the pipelined postal model [RM §3]), then folds the
- * vectors in the plan's operand order.  Every rank of a group evaluates the
- * same expression, so all ranks get the same bits; schedules without merge
- * keep rank order and serve non-commutative ops.
- * Cost, for m bytes, of each step (each term at the rank that pays most)
- * [RM Eqs. 3-4]:
- *   aB          alpha_p + (B-1) alpha_r + (B-1) m beta + (B-1) m gamma
- *   cTmB        alpha_p + (B-1) alpha_r + (B-1) m beta + (B-1) m gamma
- *   eTmB        alpha_p + (B-1) alpha_r + (B-1) m beta
- *   mRgGaB      alpha_p + B alpha_r + B m beta + (B-1+R) m gamma
- *   nRgGaB      alpha_p + (B-1+R) alpha_r + (B-1+R) m beta + (B-1) m gamma
- * Cost = the sum over the steps; e.g. "a2,a3" on 6 ranks:
- *   2 alpha_p + 3 alpha_r + 3 m beta + 3 m gamma, against 4 (alpha + m beta +
- *   m gamma) for recursive doubling with MPICH's fold [RM Fig. 5, MPICH §4].
- */
-
-/* Why a schedule does not fit: the parse message, the same on every rank. */
-static char rm_why[192];
-
-/* The schedule for c: params, or with params "" the default of
- * trd_rm_default_first(size, ppn, 4): when every node holds the same number
- * ppn (2..64) of ranks and ppn divides the size, the first stage is the
- * allreduce within each node (consecutive in ring order) and the other
- * bases are at most 4; otherwise all bases are at most 4, with a collapse
- * where the size has a prime factor above 4.  Base 4: per factor of ranks
- * covered a stage costs (alpha_p + (B-1) alpha_r) / ln B, nearly flat for
- * B = 4..6 at an overlap ratio alpha_p / alpha_r of 4 [RM Eqs. 4-5, Fig. 4],
- * while the (B-1) m beta term favours the smaller base.
- * Returns 0, or -1 with *why set. */
-static int rm_schedule(const trd_comm *c, const char *params, trd_rm_schedule *s, const char **why)
-{
-    char err[128];
-    if (!*params) {
-        trd_rm_default_first(c->size, c->ppn_min == c->ppn_max ? c->ppn : 0, 4, s);
-        return 0;
-    }
-    if (trd_rm_parse(params, c->size, s, err, sizeof err) == 0)
-        return 0;
-    snprintf(rm_why, sizeof rm_why, "rm schedule does not fit this communicator of %d ranks: %s",
-             c->size, err);
-    *why = rm_why;
-    return -1;
-}
-
-/* buf = src(fold[0]) op ... op src(fold[nfold-1]), folded right to left; the
- * last received source serves as the accumulator (its slot is not read
- * again), otherwise acc does. */
-static int rm_fold(const trd_rm_step *st, void *buf, char *slots, char *acc, int count,
-                   const trd_reducer *red)
-{
-    size_t bytes = (size_t)count * red->extent;
-    int rc = MPI_SUCCESS, last = st->fold[st->nfold - 1];
-#define RM_SRC(f) ((f) == TRD_RM_SELF ? (const char *)buf : slots + (size_t)(f) * bytes)
-    if (st->nfold == 1 && last == TRD_RM_SELF)
-        return MPI_SUCCESS;
-    if (last == TRD_RM_SELF)
-        memcpy(acc, buf, bytes);
-    else
-        acc = slots + (size_t)last * bytes;
-    for (int i = st->nfold - 2; i >= 0 && rc == MPI_SUCCESS; i--)
-        rc = trd_reduce(red, RM_SRC(st->fold[i]), acc, (size_t)count);
-#undef RM_SRC
-    if (rc == MPI_SUCCESS)
-        memcpy(buf, acc, bytes);
-    return rc;
-}
-
-/* Recursive multiplying over the whole communicator, in ring order for
- * commutative ops and in rank order otherwise; params is the schedule string
- * ("" for the default).  A schedule that does not fit the communicator, or a
- * merge with a non-commutative op, sets *why before any communication. */
-static int rm_allreduce_comm(trd_comm *c, void *buf, int count, const trd_reducer *red,
-                             const char *params, const char **why)
-{
-    trd_rm_schedule s;
-    trd_rm_step st;
-    MPI_Request reqs[2 * TRD_RM_MAX_PEERS];
-    int rc = MPI_SUCCESS;
-
-    if (rm_schedule(c, params, &s, why))
-        return MPI_SUCCESS;
-    if (!red->commutative && !trd_rm_keeps_order(&s)) {
-        *why = "rm schedule with merge needs a commutative operation";
-        return MPI_SUCCESS;
-    }
-    const int *list = red->commutative ? c->ring : NULL;
-    int me = red->commutative ? c->pos : c->rank;
-    size_t bytes = (size_t)count * red->extent;
-    int nslots = trd_rm_max_recv(&s);
-    char *slots = trd_comm_scratch(c, bytes * (size_t)(nslots + 1));
-    if (!slots)
-        return MPI_ERR_NO_MEM;
-    char *acc = slots + (size_t)nslots * bytes;
-#define RM_RANK(v) (list ? list[v] : (v))
-    for (int k = 0; k < trd_rm_nsteps(&s) && rc == MPI_SUCCESS; k++) {
-        int nreq = 0, tag = TRD_TAG + 32 + k;
-        trd_rm_plan_step(&s, me, k, &st);
-        if (st.nsend == 0 && st.nrecv == 0)
-            continue;
-        /* a lone received vector that replaces ours lands in buf directly */
-        int direct = st.nsend == 0 && st.nfold == 1 && st.fold[0] == 0 && st.nrecv == 1;
-        for (int i = 0; i < st.nrecv && rc == MPI_SUCCESS; i++)
-            rc = PMPI_Irecv(direct ? buf : slots + (size_t)i * bytes, count, red->type,
-                            RM_RANK(st.recv[i]), tag, c->comm, &reqs[nreq++]);
-        for (int i = 0; i < st.nsend && rc == MPI_SUCCESS; i++)
-            rc =
-                PMPI_Isend(buf, count, red->type, RM_RANK(st.send[i]), tag, c->comm, &reqs[nreq++]);
-        if (rc == MPI_SUCCESS)
-            rc = trd_waitall(nreq, reqs);
-        if (rc == MPI_SUCCESS && st.nfold > 0 && !direct)
-            rc = rm_fold(&st, buf, slots, acc, count, red);
-    }
-#undef RM_RANK
-    return rc;
-}
-
-/* Algorithms: Rabenseifner, SMP, the FLEX composite and the hierarchical ring.
- *
- * Rabenseifner (here) and the ring (allreduce_ring) run over a list of ranks,
- * so the composites reuse them among node leaders or lanes.  All are for commutative ops (the dispatch
- * sees to that); every block of the result is reduced by exactly one rank and
- * then copied, so every rank ends with the same bits.  m = message bytes,
- * n = nodes, p = ranks, L = lanes; alpha_shm / beta_mem are the node's costs
- * where it has shared memory, alpha_l / beta_l its point-to-point costs
- * otherwise.
- */
-
-/* Tags of the phases here (rd_allreduce uses TRD_TAG itself): a rank pair
- * that meets in two phases tells them apart by tag, not only by order. */
-#define HIER_TAG_RABENSEIFNER (TRD_TAG + 64)
-#define HIER_TAG_NODE_IN (TRD_TAG + 66)  /* node reduce, node reduce_scatter */
-#define HIER_TAG_NODE_OUT (TRD_TAG + 67) /* node bcast, node allgather */
-
-enum { HIER_AUTO, HIER_RD, HIER_RABENSEIFNER, HIER_RING };
-
-/* bytes rounded up to whole cache lines, so carved pieces of one scratch
- * buffer stay aligned for any element type */
-static size_t hier_align(size_t bytes)
-{
-    return (bytes + 63) & ~(size_t)63;
-}
-
-/* The inter-node algorithm a params string names, or -1. */
-static int hier_parse(const char *params)
-{
-    if (!*params)
-        return HIER_AUTO;
-    if (!strcmp(params, "rd"))
-        return HIER_RD;
-    if (!strcmp(params, "rabenseifner"))
-        return HIER_RABENSEIFNER;
-    if (!strcmp(params, "ring"))
-        return HIER_RING;
-    return -1;
-}
-
-/* ---- Rabenseifner over a rank list -------------------------------------- */
-
-/* Algorithm: Rabenseifner's allreduce = recursive halving reduce_scatter +
- * recursive doubling allgather [MPICH §4.3, §4.1; RM §2].  The list is folded
- * to q = 2^floor(lg n) as MPICH does [MPICH §4.3]: of the first 2r ranks
- * (r = n - q) each even one hands its vector to the odd one above it and gets
- * the result back at the end.  The halving runs at distances 1, 2, 4, ... in
- * list order, so the largest exchanges stay between neighbours (on a node or
- * under one switch in DFS order); the survivor with new rank i ends with the
- * block whose index is i bit-reversed, and the allgather retraces the steps.
- * Cost = 2 lg q alpha + 2 (q-1)/q m beta + (q-1)/q m gamma
- *        + [n != q] (2 alpha + 2 m beta + m gamma)
- */
-
-/* Allreduce of buf[0:count) over the n ranks ranks[0..n-1] of c->comm; me is
- * this rank's index in the list, tmp has room for count elements.
- * Commutative ops only. */
-static int rabenseifner_allreduce(trd_comm *c, const int *ranks, int n, int me, void *buf,
-                                  void *tmp, int count, const trd_reducer *red)
-{
-    int rc = MPI_SUCCESS, q = 1, newrank;
-    size_t ext = red->extent, cnt = (size_t)count;
-    char *b = buf;
-    if (n <= 1)
-        return MPI_SUCCESS;
-    while (q * 2 <= n)
-        q *= 2;
-    int rem = n - q;
-    if (me < 2 * rem) {
-        if (me % 2 == 0) {
-            rc = PMPI_Send(buf, count, red->type, ranks[me + 1], HIER_TAG_RABENSEIFNER, c->comm);
-            newrank = -1;
-        } else {
-            rc = PMPI_Recv(tmp, count, red->type, ranks[me - 1], HIER_TAG_RABENSEIFNER, c->comm,
-                           MPI_STATUS_IGNORE);
-            if (rc == MPI_SUCCESS)
-                rc = trd_reduce(red, tmp, buf, cnt);
-            newrank = me / 2;
-        }
-    } else {
-        newrank = me - rem;
-    }
-    if (rc != MPI_SUCCESS)
-        return rc;
-#define HIER_PEER(k) ranks[(k) < rem ? 2 * (k) + 1 : (k) + rem]
-#define HIER_OFF(i) range_offset(cnt, ext, q, (i))
-    if (newrank >= 0) {
-        int plo[32], phi[32], steps = 0, lo = 0, hi = q; /* blocks [lo, hi) are this rank's */
-        /* reduce_scatter: keep the half that bit `mask` of newrank selects */
-        for (int mask = 1; mask < q && rc == MPI_SUCCESS; mask <<= 1, steps++) {
-            int mid = lo + (hi - lo) / 2, upper = (newrank & mask) != 0;
-            int klo = upper ? mid : lo, khi = upper ? hi : mid;
-            int slo = upper ? lo : mid, shi = upper ? mid : hi;
-            size_t ko = HIER_OFF(klo), so = HIER_OFF(slo);
-            int kn = (int)(HIER_OFF(khi) - ko), sn = (int)(HIER_OFF(shi) - so);
-            int peer = HIER_PEER(newrank ^ mask);
-            plo[steps] = lo;
-            phi[steps] = hi;
-            rc = PMPI_Sendrecv(b + so * ext, sn, red->type, peer, HIER_TAG_RABENSEIFNER, tmp, kn,
-                               red->type, peer, HIER_TAG_RABENSEIFNER, c->comm, MPI_STATUS_IGNORE);
-            if (rc == MPI_SUCCESS)
-                rc = trd_reduce(red, tmp, b + ko * ext, (size_t)kn);
-            lo = klo;
-            hi = khi;
-        }
-        /* allgather: at the steps in reverse, swap halves of the step's range */
-        for (int s = steps - 1; s >= 0 && rc == MPI_SUCCESS; s--) {
-            int olo = lo == plo[s] ? hi : plo[s], ohi = lo == plo[s] ? phi[s] : lo;
-            size_t mo = HIER_OFF(lo), oo = HIER_OFF(olo);
-            int mn = (int)(HIER_OFF(hi) - mo), on = (int)(HIER_OFF(ohi) - oo);
-            int peer = HIER_PEER(newrank ^ (1 << s));
-            rc = PMPI_Sendrecv(b + mo * ext, mn, red->type, peer, HIER_TAG_RABENSEIFNER,
-                               b + oo * ext, on, red->type, peer, HIER_TAG_RABENSEIFNER, c->comm,
-                               MPI_STATUS_IGNORE);
-            lo = plo[s];
-            hi = phi[s];
-        }
-    }
-#undef HIER_OFF
-#undef HIER_PEER
-    if (rc == MPI_SUCCESS && me < 2 * rem) {
-        if (me % 2)
-            rc = PMPI_Send(buf, count, red->type, ranks[me - 1], HIER_TAG_RABENSEIFNER, c->comm);
-        else
-            rc = PMPI_Recv(buf, count, red->type, ranks[me + 1], HIER_TAG_RABENSEIFNER, c->comm,
-                           MPI_STATUS_IGNORE);
-    }
-    return rc;
-}
-
-/* Rabenseifner over the whole communicator in ring order: the halving's
- * first, largest exchanges are between ring neighbours, mostly on one node. */
-static int rabenseifner_allreduce_comm(trd_comm *c, void *buf, int count, const trd_reducer *red,
-                                       const char *params, const char **why)
-{
-    if (*params) {
-        *why = "rabenseifner takes no parameters";
-        return MPI_SUCCESS;
-    }
-    void *tmp = trd_comm_scratch(c, (size_t)count * red->extent);
-    if (!tmp)
-        return MPI_ERR_NO_MEM;
-    return rabenseifner_allreduce(c, c->ring, c->size, c->pos, buf, tmp, count, red);
-}
-
-/* The allreduce alg (HIER_RD, HIER_RABENSEIFNER or HIER_RING) over a rank
- * list; tmp has room for count elements. */
-static int hier_list_allreduce(trd_comm *c, int alg, const int *ranks, int n, int me, void *buf,
-                               void *tmp, int count, const trd_reducer *red)
-{
-    if (n <= 1 || count == 0)
-        return MPI_SUCCESS;
-    if (alg == HIER_RING)
-        return ring_allreduce_list(c, ranks, n, me, buf, tmp, count, red);
-    if (alg == HIER_RABENSEIFNER)
-        return rabenseifner_allreduce(c, ranks, n, me, buf, tmp, count, red);
-    return rd_allreduce(c, ranks, n, me, buf, tmp, count, red);
-}
-
-/* ---- SMP ---------------------------------------------------------------- */
-
-/* Binomial reduce of buf[0:count) to local rank 0 over the node's ranks
- * (point-to-point): local rank j folds in j+1, j+2, j+4, ... below its lowest
- * set bit, then sends to j minus that bit [MPICH §4.4].  Buffers of ranks
- * other than 0 end with partial results; tmp holds count elements.
- * Cost = ceil(lg ppn) (alpha_l + m beta_l + m gamma) */
-static int node_reduce_p2p(trd_comm *c, void *buf, void *tmp, int count, const trd_reducer *red)
-{
-    const int *local = c->ring + c->node_first[c->node];
-    int j = c->local, rc = MPI_SUCCESS;
-    for (int mask = 1; mask < c->ppn && rc == MPI_SUCCESS; mask <<= 1) {
-        if (j & mask)
-            return PMPI_Send(buf, count, red->type, local[j - mask], HIER_TAG_NODE_IN, c->comm);
-        if (j + mask < c->ppn) {
-            rc = PMPI_Recv(tmp, count, red->type, local[j + mask], HIER_TAG_NODE_IN, c->comm,
-                           MPI_STATUS_IGNORE);
-            if (rc == MPI_SUCCESS)
-                rc = trd_reduce(red, tmp, buf, (size_t)count);
-        }
-    }
-    return rc;
-}
-
-/* Binomial bcast of buf[0:count) from local rank 0 over the node's ranks
- * (point-to-point) [MPICH §4.2].  Cost = ceil(lg ppn) (alpha_l + m beta_l) */
-static int node_bcast_p2p(trd_comm *c, void *buf, int count, const trd_reducer *red)
-{
-    const int *local = c->ring + c->node_first[c->node];
-    int j = c->local, mask = 1, rc = MPI_SUCCESS;
-    while (mask < c->ppn && !(j & mask))
-        mask <<= 1;
-    if (j)
-        rc = PMPI_Recv(buf, count, red->type, local[j - mask], HIER_TAG_NODE_OUT, c->comm,
-                       MPI_STATUS_IGNORE);
-    for (mask >>= 1; mask > 0 && rc == MPI_SUCCESS; mask >>= 1) {
-        if (j + mask < c->ppn)
-            rc = PMPI_Send(buf, count, red->type, local[j + mask], HIER_TAG_NODE_OUT, c->comm);
-    }
-    return rc;
-}
-
-/* Algorithm: SMP allreduce [NAP §II-A, Fig. 4]: reduce to each node's leader
- * (local rank 0; shared memory where the node has it, else a binomial tree),
- * allreduce among the n leaders in DFS node order (params: "" or "rd"
- * recursive doubling, "rabenseifner", "ring"), bcast on each node.  One rank
- * per node talks to the network, so it gets the full link bandwidth, while
- * the other ranks wait.
- * Cost = 3 alpha_shm + 2 m beta_mem + (ppn-1)/ppn m gamma      (node reduce)
- *        + ceil(lg n) (alpha + m beta + m gamma)                (rd; [NAP Eq. 5])
- *        + 2 alpha_shm + 2 m beta_mem                           (node bcast)
- * (without shared memory the node phases cost 2 ceil(lg ppn) (alpha_l + m beta_l)
- * + ceil(lg ppn) m gamma; the leader phase is Rabenseifner's or the ring's
- * cost above with n ranks when params name them).
- */
-static int smp_allreduce(trd_comm *c, void *buf, int count, const trd_reducer *red,
-                         const char *params, const char **why)
-{
-    int alg = hier_parse(params), rc = MPI_SUCCESS;
-    if (alg < 0) {
-        *why = "smp: the leader algorithm must be rd, rabenseifner or ring";
-        return MPI_SUCCESS;
-    }
-    size_t ext = red->extent, ints = hier_align((size_t)c->nnodes * sizeof(int));
-    char *s = trd_comm_scratch(c, ints + (size_t)count * ext);
-    if (!s)
-        return MPI_ERR_NO_MEM;
-    int *leaders = (int *)(void *)s;
-    void *tmp = s + ints;
-    for (int v = 0; v < c->nnodes; v++)
-        leaders[v] = trd_node_rank(c, v, 0);
-
-    if (c->ppn > 1 && c->shm)
-        rc = trd_shm_reduce(c, c->local == 0 ? MPI_IN_PLACE : buf, buf, count, red, 0);
-    else if (c->ppn > 1)
-        rc = node_reduce_p2p(c, buf, tmp, count, red);
-    if (rc == MPI_SUCCESS && c->local == 0)
-        rc = hier_list_allreduce(c, alg == HIER_AUTO ? HIER_RD : alg, leaders, c->nnodes, c->node,
-                                 buf, tmp, count, red);
-    if (rc == MPI_SUCCESS && c->ppn > 1)
-        rc = c->shm ? trd_shm_bcast(c, buf, count, ext, 0) : node_bcast_p2p(c, buf, count, red);
-    return rc;
-}
-
-/* ---- The FLEX composite ------------------------------------------------- */
-
-/* Node reduce_scatter to the lanes on point-to-point messages: every rank
- * sends block l to local rank l (l < nlanes), which folds the node's blocks
- * right to left in local order, x_0 op (x_1 op (... op x_{ppn-1})), as the
- * shared-memory version does.  Sends are nonblocking, so no order of receives
- * can deadlock; reqs has room for nlanes requests, acc and in for a block.
- * Cost = (ppn-1) alpha_l + (ppn-1)/L m (beta_l + gamma) at a lane */
-static int node_reduce_scatter_p2p(trd_comm *c, char *buf, int count, const trd_reducer *red,
-                                   int nlanes, MPI_Request *reqs, char *acc, char *in)
-{
-    const int *local = c->ring + c->node_first[c->node];
-    size_t ext = red->extent, lo, hi;
-    int nreq = 0, rc = MPI_SUCCESS;
-    for (int l = 0; l < nlanes && rc == MPI_SUCCESS; l++) {
-        trd_block_range((size_t)count, ext, nlanes, l, &lo, &hi);
-        if (l != c->local && hi > lo)
-            rc = PMPI_Isend(buf + lo * ext, (int)(hi - lo), red->type, local[l], HIER_TAG_NODE_IN,
-                            c->comm, &reqs[nreq++]);
-    }
-    if (c->local < nlanes) {
-        trd_block_range((size_t)count, ext, nlanes, c->local, &lo, &hi);
-        int len = (int)(hi - lo);
-        for (int j = c->ppn - 1; len > 0 && j >= 0 && rc == MPI_SUCCESS; j--) {
-            const char *x = buf + lo * ext;
-            if (j != c->local) {
-                char *into = j == c->ppn - 1 ? acc : in;
-                rc = PMPI_Recv(into, len, red->type, local[j], HIER_TAG_NODE_IN, c->comm,
-                               MPI_STATUS_IGNORE);
-                x = into;
-            }
-            if (rc != MPI_SUCCESS)
-                break;
-            if (j == c->ppn - 1) {
-                if (x != acc)
-                    memcpy(acc, x, (size_t)len * ext);
-            } else {
-                rc = trd_reduce(red, x, acc, (size_t)len);
-            }
-        }
-        if (rc == MPI_SUCCESS && len > 0)
-            memcpy(buf + lo * ext, acc, (size_t)len * ext);
-    }
-    int wrc = trd_waitall(nreq, reqs);
-    return rc != MPI_SUCCESS ? rc : wrc;
-}
-
-/* Node allgather from the lanes on point-to-point messages: lane l sends
- * block l to every other rank of the node.  reqs has room for nlanes + ppn
- * requests.  Cost = (ppn-1) alpha_l + (ppn-1)/L m beta_l at a lane */
-static int node_allgather_p2p(trd_comm *c, char *buf, int count, const trd_reducer *red, int nlanes,
-                              MPI_Request *reqs)
-{
-    const int *local = c->ring + c->node_first[c->node];
-    size_t ext = red->extent, lo, hi;
-    int nreq = 0, rc = MPI_SUCCESS;
-    for (int l = 0; l < nlanes && rc == MPI_SUCCESS; l++) {
-        trd_block_range((size_t)count, ext, nlanes, l, &lo, &hi);
-        if (l != c->local && hi > lo)
-            rc = PMPI_Irecv(buf + lo * ext, (int)(hi - lo), red->type, local[l], HIER_TAG_NODE_OUT,
-                            c->comm, &reqs[nreq++]);
-    }
-    if (c->local < nlanes) {
-        trd_block_range((size_t)count, ext, nlanes, c->local, &lo, &hi);
-        for (int j = 0; j < c->ppn && hi > lo && rc == MPI_SUCCESS; j++) {
-            if (j != c->local)
-                rc = PMPI_Isend(buf + lo * ext, (int)(hi - lo), red->type, local[j],
-                                HIER_TAG_NODE_OUT, c->comm, &reqs[nreq++]);
-        }
-    }
-    int wrc = trd_waitall(nreq, reqs);
-    return rc != MPI_SUCCESS ? rc : wrc;
-}
-
-/* The lane algorithm for a block of bytes bytes among n nodes when params
- * leave it open: trd_flex_lane (runtime/trd_select.h). */
-static int flex_choose(size_t bytes, int n)
-{
-    static const int hier[] = {[TRD_LANE_RD] = HIER_RD,
-                               [TRD_LANE_RABENSEIFNER] = HIER_RABENSEIFNER,
-                               [TRD_LANE_RING] = HIER_RING};
-    return hier[trd_flex_lane(bytes, n)];
-}
-
-/* Algorithm: the FLEX composite allreduce [FLEX §2.1.2] with L = ppn_min
- * lanes: (1) node reduce_scatter, lane l (local rank l) gets block l of
- * trd_block_range's L-way split reduced over its node (shared memory, or
- * point-to-point); (2) lane l of every node allreduces block l among the n
- * nodes in DFS order, all L lanes at once on disjoint ranks, so a node
- * injects on L ranks (the per-socket parallel inter-node phase of FLEX);
- * (3) node allgather of the blocks from the lanes.  Ranks with local >= L
- * take part in (1) and (3) only.  Lane algorithm from alg (flex_choose for
- * HIER_AUTO).  Empty blocks (count small) skip (2).
- * Cost = 2 alpha_shm + (1 + 1/L) m beta_mem + (ppn-1)/L m gamma     (1)
- *        + T_lane(m/L, n)                                          (2)
- *        + 2 alpha_shm + 2 m beta_mem                              (3)
- * T_lane(ring) = 2(n-1) alpha + 2 (n-1)/n (m/L) beta + (n-1)/n (m/L) gamma, with L
- * lanes of a node sharing its injection bandwidth [NAP Eq. 3].
- */
-static int composite_allreduce(trd_comm *c, void *buf, int count, const trd_reducer *red, int alg)
-{
-    int nlanes = c->ppn_min, rc = MPI_SUCCESS;
-    size_t ext = red->extent, lo, hi;
-    size_t blk = trd_block_max((size_t)count, ext, nlanes) * ext;
-    size_t ints = hier_align((size_t)c->nnodes * sizeof(int));
-    size_t nreqs = hier_align((size_t)(c->ppn + nlanes) * sizeof(MPI_Request));
-    char *s = trd_comm_scratch(c, ints + nreqs + 2 * hier_align(blk ? blk : 1));
-    if (!s)
-        return MPI_ERR_NO_MEM;
-    int *lane = (int *)(void *)s;
-    MPI_Request *reqs = (MPI_Request *)(void *)(s + ints);
-    char *acc = s + ints + nreqs, *in = acc + hier_align(blk ? blk : 1);
-    char *b = buf;
-
-    if (c->ppn > 1 && c->shm)
-        rc = trd_shm_reduce_scatter_lanes(c, buf, count, red, nlanes);
-    else if (c->ppn > 1)
-        rc = node_reduce_scatter_p2p(c, buf, count, red, nlanes, reqs, acc, in);
-    if (rc == MPI_SUCCESS && c->local < nlanes && c->nnodes > 1) {
-        trd_block_range((size_t)count, ext, nlanes, c->local, &lo, &hi);
-        for (int v = 0; v < c->nnodes; v++)
-            lane[v] = trd_node_rank(c, v, c->local);
-        int lalg = alg == HIER_AUTO ? flex_choose((hi - lo) * ext, c->nnodes) : alg;
-        rc = hier_list_allreduce(c, lalg, lane, c->nnodes, c->node, b + lo * ext, acc,
-                                 (int)(hi - lo), red);
-    }
-    if (rc == MPI_SUCCESS && c->ppn > 1)
-        rc = c->shm ? trd_shm_allgather_lanes(c, buf, count, ext, nlanes)
-                    : node_allgather_p2p(c, buf, count, red, nlanes, reqs);
-    return rc;
-}
-
-/* FLEX composite; params name the lane algorithm: "" by block size
- * (flex_choose), "rd", "rabenseifner" or "ring". */
-static int flex_allreduce(trd_comm *c, void *buf, int count, const trd_reducer *red,
-                          const char *params, const char **why)
-{
-    int alg = hier_parse(params);
-    if (alg < 0) {
-        *why = "flex: the lane algorithm must be rd, rabenseifner or ring";
-        return MPI_SUCCESS;
-    }
-    return composite_allreduce(c, buf, count, red, alg);
-}
-
-/* Algorithm: hierarchical ring [TREE §3.2, Lemmas 4-5; FLEX §2.1.2]: the
- * ring allreduce with its intra-node part done as a node reduce_scatter and
- * allgather, and the ring itself among the nodes in DFS order, one ring per
- * lane.  Each lane's ring is contention-free on the switch tree [TREE Lemma 4].
- * Against the flat ring over all p = n L ranks [TREE Lemma 5] a node's uplink
- * carries about as much (2 (n-1)/n m against 2 (p-1)/p m), but in 2(n-1)
- * steps instead of 2(p-1).
- * Cost = flex's with T_lane = 2(n-1) alpha + 2 (n-1)/n (m/L) beta
- *        + (n-1)/n (m/L) gamma
- */
-static int hring_allreduce(trd_comm *c, void *buf, int count, const trd_reducer *red,
-                           const char *params, const char **why)
-{
-    if (*params) {
-        *why = "hring takes no parameters";
-        return MPI_SUCCESS;
-    }
-    return composite_allreduce(c, buf, count, red, HIER_RING);
-}
-
-/* Algorithm: MPI_Reduce_scatter_block, MPI_Allgather, MPI_Bcast and MPI_Reduce
- * on point-to-point messages, each picked by message size, power-of-two size
- * and commutativity with MPICH's switch points [MPICH §4]:
- *   reduce_scatter_block  recursive halving (commutative, < 512 KB), recursive
- *                         doubling (non-commutative, < 512 B), pairwise
- *                         exchange in rank order (the rest)       [MPICH §4.3]
- *   allgather             recursive doubling (p = 2^k, < 512 KB), Bruck
- *                         (< 80 KB), ring                          [MPICH §4.1]
- *   bcast                 binomial tree (< 12 KB or p < 8), van de Geijn
- *                         scatter + allgather (rec. doubling for p = 2^k and
- *                         < 512 KB, ring otherwise)                [MPICH §4.2]
- *   reduce                Rabenseifner reduce-scatter + gather (commutative,
- *                         > 2 KB), binomial tree in rank order     [MPICH §4.4]
- * Cost = per algorithm below, m = bytes of the whole vector (p blocks for
- * reduce_scatter_block and allgather).
- * Every entry point takes any p, count 0 and any root; non-commutative ops
- * are combined in rank order, x_0 op x_1 op ... op x_{p-1}.  One message's
- * element count must fit in an int: the long-message choices send at most
- * one block at a time.
- */
-
-#define TRD_P2P_REDSCAT_LONG_BYTES (512 * 1024)   /* commutative: halving below */
-#define TRD_P2P_REDSCAT_NONCOMM_BYTES 512         /* non-commutative: doubling below */
-#define TRD_P2P_ALLGATHER_LONG_BYTES (512 * 1024) /* p = 2^k: doubling below */
-#define TRD_P2P_ALLGATHER_SHORT_BYTES (80 * 1024) /* Bruck below */
-#define TRD_P2P_BCAST_SHORT_BYTES (12 * 1024)     /* binomial below */
-#define TRD_P2P_BCAST_MIN_PROCS 8                 /* binomial below (gain needs lg p > 2) */
-#define TRD_P2P_BCAST_LONG_BYTES (512 * 1024)     /* p = 2^k: doubling allgather below */
-#define TRD_P2P_REDUCE_SHORT_BYTES 2048           /* binomial up to */
-
-/* ---- Helpers ------------------------------------------------------------ */
-
-static void *p2p_at(void *buf, size_t extent, size_t i)
-{
-    return (char *)buf + i * extent;
-}
-
-static const void *p2p_cat(const void *buf, size_t extent, size_t i)
-{
-    return (const char *)buf + i * extent;
-}
-
-static int p2p_pof2_floor(int p)
-{
-    int q = 1;
-    while (q * 2 <= p)
-        q *= 2;
-    return q;
-}
-
-/* bytes of c's scratch in *out, never NULL (so that empty copies stay
- * defined).  One call per algorithm: a second call may move the memory the
- * first returned. */
-static int p2p_scratch(trd_comm *c, size_t bytes, char **out)
-{
-    *out = trd_comm_scratch(c, bytes ? bytes : 1);
-    return *out ? MPI_SUCCESS : MPI_ERR_NO_MEM;
-}
-
-/* ---- Non-power-of-two fold [MPICH §4.3] -------------------------------- */
-
-/* The first 2*rem ranks pair up as (2i, 2i+1) and one rank of each pair hands
- * its vector to the other, which leaves q = p - rem = 2^k survivors.  New
- * rank i stands for ranks p2p_fold_first(i) .. p2p_fold_first(i+1)-1, so new
- * rank order is rank order. */
-static int p2p_fold_first(int i, int rem)
-{
-    return i < rem ? 2 * i : i + rem;
-}
-
-/* Comm rank of new rank i: the odd rank of a pair, or keep (a root, or -1)
- * when keep is in the pair. */
-static int p2p_fold_rank(int i, int rem, int keep)
-{
-    if (i >= rem)
-        return i + rem;
-    return keep >= 0 && keep / 2 == i ? keep : 2 * i + 1;
-}
-
-/* Nonzero if this rank survives the fold and receives from the rank below:
- * it then needs n elements of tmp in p2p_fold. */
-static int p2p_fold_recv_below(int r, int rem, int keep)
-{
-    return r < 2 * rem && p2p_fold_rank(r / 2, rem, keep) == r && (r ^ 1) < r;
-}
-
-/* Fold sendbuf[0:n): survivors get work[0:n) = the pair's vector combined in
- * rank order and *newrank, the others send theirs and get *newrank = -1. */
-static int p2p_fold(trd_comm *c, int rem, int keep, const void *sendbuf, void *work, void *tmp,
-                    int n, const trd_reducer *red, int *newrank)
-{
-    int r = c->rank, peer = c->rank ^ 1, rc;
-    *newrank = -1;
-    if (r >= 2 * rem) {
-        memcpy(work, sendbuf, (size_t)n * red->extent);
-        *newrank = r - rem;
-        return MPI_SUCCESS;
-    }
-    if (p2p_fold_rank(r / 2, rem, keep) != r)
-        return PMPI_Send(sendbuf, n, red->type, peer, TRD_TAG, c->comm);
-    *newrank = r / 2;
-    if (peer < r) {
-        memcpy(work, sendbuf, (size_t)n * red->extent);
-        rc = PMPI_Recv(tmp, n, red->type, peer, TRD_TAG, c->comm, MPI_STATUS_IGNORE);
-        return rc != MPI_SUCCESS ? rc : trd_reduce(red, tmp, work, (size_t)n);
-    }
-    rc = PMPI_Recv(work, n, red->type, peer, TRD_TAG, c->comm, MPI_STATUS_IGNORE);
-    return rc != MPI_SUCCESS ? rc : trd_reduce(red, sendbuf, work, (size_t)n);
-}
-
-/* Element offset of new block i of q after the fold, n elements in nb blocks:
- * nb = p gives new rank i the blocks of the ranks it stands for
- * (reduce_scatter), nb = q splits evenly (Rabenseifner's reduce). */
-static size_t p2p_new_off(size_t n, int nb, int q, int i)
-{
-    return block_offset(n, nb, p2p_fold_first(i, nb - q));
-}
-
-/* Recursive halving among the q = 2^k survivors [MPICH §4.3, Fig. 5]: new
- * rank me starts with work[0:n) and ends with new block me reduced over all
- * ranks.  At distance q/2, q/4, ..., 1 it sends the half of its range the
- * partner keeps and reduces the half it keeps.  Commutative ops only.  tmp
- * holds p2p_new_off(n, nb, q, q/2) elements (the larger half). */
-static int p2p_halving(trd_comm *c, int q, int me, int rem, int keep, int nb, void *work, void *tmp,
-                       int n, const trd_reducer *red)
-{
-    int lo = 0, hi = q, rc = MPI_SUCCESS;
-    for (int mask = q / 2; mask > 0; mask >>= 1) {
-        int k = me ^ mask, mid = lo + mask;
-        int klo = me < k ? lo : mid, khi = me < k ? mid : hi;
-        int slo = me < k ? mid : lo, shi = me < k ? hi : mid;
-        size_t ko = p2p_new_off((size_t)n, nb, q, klo), so = p2p_new_off((size_t)n, nb, q, slo);
-        int kn = (int)(p2p_new_off((size_t)n, nb, q, khi) - ko);
-        int sn = (int)(p2p_new_off((size_t)n, nb, q, shi) - so);
-        int peer = p2p_fold_rank(k, rem, keep);
-        rc = PMPI_Sendrecv(p2p_at(work, red->extent, so), sn, red->type, peer, TRD_TAG, tmp, kn,
-                           red->type, peer, TRD_TAG, c->comm, MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS)
-            return rc;
-        if ((rc = trd_reduce(red, tmp, p2p_at(work, red->extent, ko), (size_t)kn)) != MPI_SUCCESS)
-            return rc;
-        lo = klo;
-        hi = khi;
-    }
-    return rc;
-}
-
-/* ---- Reduce_scatter_block [MPICH §4.3] --------------------------------- */
-
-/* After the fold: the survivor of pair i returns block 2i to rank 2i, and
- * every rank puts its block of work (or of the message) into recvbuf. */
-static int p2p_rsb_unfold(trd_comm *c, int rem, void *work, void *recvbuf, int recvcount,
-                          const trd_reducer *red)
-{
-    int r = c->rank, rc = MPI_SUCCESS;
-    size_t ext = red->extent;
-    if (r < 2 * rem && r % 2 == 0)
-        return PMPI_Recv(recvbuf, recvcount, red->type, r + 1, TRD_TAG, c->comm, MPI_STATUS_IGNORE);
-    if (r < 2 * rem)
-        rc = PMPI_Send(p2p_at(work, ext, (size_t)(r - 1) * (size_t)recvcount), recvcount, red->type,
-                       r - 1, TRD_TAG, c->comm);
-    memcpy(recvbuf, p2p_at(work, ext, (size_t)r * (size_t)recvcount), (size_t)recvcount * ext);
-    return rc;
-}
-
-/* Algorithm: recursive halving with the non-power-of-two fold [MPICH §4.3].
- * Commutative ops only.
- * Cost = lg p alpha + (p-1)/p m (beta + gamma)                  (p = 2^k)
- * Cost = (floor(lg p) + 2) alpha + 2 m beta + (1 + (p-1)/p) m gamma  (otherwise)
- */
-static int p2p_rsb_halving(trd_comm *c, const void *sendbuf, void *recvbuf, int recvcount,
-                           const trd_reducer *red)
-{
-    int p = c->size, r = c->rank, q = p2p_pof2_floor(p), rem = p - q, me, rc;
-    int n = p * recvcount;
-    size_t ext = red->extent, work_n = 0, tmp_n = 0;
-    if (r >= 2 * rem || r % 2) {
-        work_n = (size_t)n;
-        tmp_n = p2p_fold_recv_below(r, rem, -1) ? (size_t)n : p2p_new_off((size_t)n, p, q, q / 2);
-    }
-    char *s;
-    if ((rc = p2p_scratch(c, (work_n + tmp_n) * ext, &s)) != MPI_SUCCESS)
-        return rc;
-    void *work = s, *tmp = s + work_n * ext;
-    if ((rc = p2p_fold(c, rem, -1, sendbuf, work, tmp, n, red, &me)) != MPI_SUCCESS)
-        return rc;
-    if (me >= 0 && (rc = p2p_halving(c, q, me, rem, -1, p, work, tmp, n, red)) != MPI_SUCCESS)
-        return rc;
-    return p2p_rsb_unfold(c, rem, work, recvbuf, recvcount, red);
-}
-
-/* Element ranges [off, off+len) of work, in message order, that one
- * recursive-doubling step sends (to new rank k) or receives (for new rank me):
- * the blocks outside the combined group [lo, lo+2 mask) and the one block the
- * other side keeps. */
-struct p2p_span {
-    size_t off, len;
-};
-
-static size_t p2p_rd_spans(size_t n, int nb, int q, int me, int mask, int blk,
-                           struct p2p_span sp[3])
-{
-    int lo = me & ~(2 * mask - 1), hi = lo + 2 * mask;
-    sp[0].off = 0;
-    sp[0].len = p2p_new_off(n, nb, q, lo);
-    sp[1].off = p2p_new_off(n, nb, q, hi);
-    sp[1].len = n - sp[1].off;
-    sp[2].off = p2p_new_off(n, nb, q, blk);
-    sp[2].len = p2p_new_off(n, nb, q, blk + 1) - sp[2].off;
-    return sp[0].len + sp[1].len + sp[2].len;
-}
-
-/* Algorithm: recursive doubling reduce-scatter with the non-power-of-two fold
- * [MPICH §4.3].  At distance 1, 2, 4, ... a rank holds its group's partial
- * result and sends the partner only what the partner still needs: the blocks
- * outside their combined group and the partner's own block.  Groups are rank
- * intervals and the lower one is always the left operand, so any op works.
- * Cost = lg p alpha + ((1 + 1/p) lg p - 2(p-1)/p) m (beta + gamma)  (p = 2^k;
- * otherwise the same for q = 2^floor(lg p), plus 2 alpha + (1 + 1/p) m beta
- * + m gamma for the fold)
- */
-static int p2p_rsb_doubling(trd_comm *c, const void *sendbuf, void *recvbuf, int recvcount,
-                            const trd_reducer *red)
-{
-    int p = c->size, r = c->rank, q = p2p_pof2_floor(p), rem = p - q, me = -1, rc;
-    int n = p * recvcount;
-    size_t ext = red->extent, work_n = 0, tmp_n = 0, send_max = 0, recv_max = 0;
-    struct p2p_span ss[3], rs[3];
-    if (r >= 2 * rem || r % 2) {
-        me = r < 2 * rem ? r / 2 : r - rem;
-        for (int mask = 1; mask < q; mask <<= 1) {
-            size_t ns = p2p_rd_spans((size_t)n, p, q, me, mask, me ^ mask, ss);
-            size_t nr = p2p_rd_spans((size_t)n, p, q, me, mask, me, rs);
-            send_max = ns > send_max ? ns : send_max;
-            recv_max = nr > recv_max ? nr : recv_max;
-        }
-        work_n = (size_t)n;
-        tmp_n = send_max + recv_max;
-        if (p2p_fold_recv_below(r, rem, -1) && tmp_n < (size_t)n)
-            tmp_n = (size_t)n;
-    }
-    char *s;
-    if ((rc = p2p_scratch(c, (work_n + tmp_n) * ext, &s)) != MPI_SUCCESS)
-        return rc;
-    char *work = s, *spack = s + work_n * ext, *rpack = spack + send_max * ext;
-    if ((rc = p2p_fold(c, rem, -1, sendbuf, work, spack, n, red, &me)) != MPI_SUCCESS)
-        return rc;
-    for (int mask = 1; me >= 0 && mask < q; mask <<= 1) {
-        int k = me ^ mask, peer = p2p_fold_rank(k, rem, -1);
-        size_t ns = p2p_rd_spans((size_t)n, p, q, me, mask, k, ss), at = 0;
-        size_t nr = p2p_rd_spans((size_t)n, p, q, me, mask, me, rs);
-        for (int i = 0; i < 3; i++) {
-            memcpy(spack + at * ext, work + ss[i].off * ext, ss[i].len * ext);
-            at += ss[i].len;
-        }
-        rc = PMPI_Sendrecv(spack, (int)ns, red->type, peer, TRD_TAG, rpack, (int)nr, red->type,
-                           peer, TRD_TAG, c->comm, MPI_STATUS_IGNORE);
-        at = 0;
-        for (int i = 0; i < 3 && rc == MPI_SUCCESS; i++) {
-            char *w = work + rs[i].off * ext, *in = rpack + at * ext;
-            if (k < me) {
-                rc = trd_reduce(red, in, w, rs[i].len); /* w = partner's group op mine */
-            } else {
-                rc = trd_reduce(red, w, in, rs[i].len); /* in = my group op partner's */
-                memcpy(w, in, rs[i].len * ext);
-            }
-            at += rs[i].len;
-        }
-        if (rc != MPI_SUCCESS)
-            return rc;
-    }
-    return p2p_rsb_unfold(c, rem, work, recvbuf, recvcount, red);
-}
-
-/* Algorithm: pairwise exchange [MPICH §4.3]: at step i = 1 .. p-1 rank r
- * sends block r+i to rank r+i and gets its own block from rank r-i (mod p).
- * Contributions arrive from r-1 down to 0, then from p-1 down to r+1; each
- * is put on the left of one of two partial results, L = x_0..x_r and
- * R = x_{r+1}..x_{p-1}, so the result L op R is in rank order for any op.
- * Cost = (p-1) alpha + (p-1)/p m beta + (p-1)/p m gamma
- */
-static int p2p_rsb_pairwise(trd_comm *c, const void *sendbuf, void *recvbuf, int recvcount,
-                            const trd_reducer *red)
-{
-    int p = c->size, r = c->rank, rc;
-    size_t ext = red->extent, blk = (size_t)recvcount * ext;
-    char *s;
-    /* R lives in recvbuf where it exists, so L op R lands there */
-    if ((rc = p2p_scratch(c, (r < p - 1 ? 2 : 1) * blk, &s)) != MPI_SUCCESS)
-        return rc;
-    void *tmp = s, *left = r < p - 1 ? s + blk : recvbuf, *right = recvbuf;
-    memcpy(left, p2p_cat(sendbuf, ext, (size_t)r * (size_t)recvcount), blk);
-    for (int i = 1; i < p; i++) {
-        int dst = (r + i) % p, src = (r - i + p) % p;
-        void *into = src == p - 1 ? right : tmp;
-        rc = PMPI_Sendrecv(p2p_cat(sendbuf, ext, (size_t)dst * (size_t)recvcount), recvcount,
-                           red->type, dst, TRD_TAG, into, recvcount, red->type, src, TRD_TAG,
-                           c->comm, MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS)
-            return rc;
-        if (src < r)
-            rc = trd_reduce(red, tmp, left, (size_t)recvcount);
-        else if (src < p - 1)
-            rc = trd_reduce(red, tmp, right, (size_t)recvcount);
-        if (rc != MPI_SUCCESS)
-            return rc;
-    }
-    return r < p - 1 ? trd_reduce(red, left, right, (size_t)recvcount) : MPI_SUCCESS;
-}
-
-/* MPI_Reduce_scatter_block: rank i gets block i (recvcount elements) of the
- * reduction of the size*recvcount elements of sendbuf over all ranks. */
-static int p2p_reduce_scatter_block(trd_comm *c, const void *sendbuf, void *recvbuf, int recvcount,
-                                    const trd_reducer *red)
-{
-    if (recvcount == 0)
-        return MPI_SUCCESS;
-    if (c->size == 1) {
-        memcpy(recvbuf, sendbuf, (size_t)recvcount * red->extent);
-        return MPI_SUCCESS;
-    }
-    size_t bytes = (size_t)c->size * (size_t)recvcount * red->extent;
-    if (red->commutative && bytes < TRD_P2P_REDSCAT_LONG_BYTES)
-        return p2p_rsb_halving(c, sendbuf, recvbuf, recvcount, red);
-    if (!red->commutative && bytes < TRD_P2P_REDSCAT_NONCOMM_BYTES)
-        return p2p_rsb_doubling(c, sendbuf, recvbuf, recvcount, red);
-    return p2p_rsb_pairwise(c, sendbuf, recvbuf, recvcount, red);
-}
-
-/* ---- Allgather [MPICH §4.1] -------------------------------------------- */
-
-/* The allgathers below work in place on buf[0:n) cut into p blocks
- * (block_offset): the rank at relative rank j = (rank - root) mod p starts
- * with block j and all ranks end with every block. */
-
-/* Algorithm: recursive doubling allgather [MPICH §4.1, Fig. 1]; p = 2^k.
- * Cost = lg p alpha + (p-1)/p m beta
- */
-static int p2p_gather_doubling(trd_comm *c, void *buf, size_t n, MPI_Datatype type, size_t extent,
-                               int root)
-{
-    int p = c->size, rel = (c->rank - root + p) % p, rc = MPI_SUCCESS;
-    for (int mask = 1; mask < p && rc == MPI_SUCCESS; mask <<= 1) {
-        int krel = rel ^ mask, g = rel & ~(mask - 1), kg = krel & ~(mask - 1);
-        size_t so = block_offset(n, p, g), ro = block_offset(n, p, kg);
-        rc = PMPI_Sendrecv(p2p_at(buf, extent, so), (int)(block_offset(n, p, g + mask) - so), type,
-                           (krel + root) % p, TRD_TAG, p2p_at(buf, extent, ro),
-                           (int)(block_offset(n, p, kg + mask) - ro), type, (krel + root) % p,
-                           TRD_TAG, c->comm, MPI_STATUS_IGNORE);
-    }
-    return rc;
-}
-
-/* Algorithm: ring allgather [MPICH §4.1]: each block travels p-1 hops to the
- * next relative rank.
- * Cost = (p-1) alpha + (p-1)/p m beta
- */
-static int p2p_gather_ring(trd_comm *c, void *buf, size_t n, MPI_Datatype type, size_t extent,
-                           int root)
-{
-    int p = c->size, rel = (c->rank - root + p) % p, rc = MPI_SUCCESS;
-    int next = (c->rank + 1) % p, prev = (c->rank - 1 + p) % p;
-    for (int s = 0; s < p - 1 && rc == MPI_SUCCESS; s++) {
-        int sb = (rel - s + p) % p, rb = (rel - s - 1 + p) % p;
-        rc =
-            PMPI_Sendrecv(p2p_at(buf, extent, block_offset(n, p, sb)), block_count(n, p, sb), type,
-                          next, TRD_TAG, p2p_at(buf, extent, block_offset(n, p, rb)),
-                          block_count(n, p, rb), type, prev, TRD_TAG, c->comm, MPI_STATUS_IGNORE);
-    }
-    return rc;
-}
-
-/* Algorithm: Bruck's allgather: at distance 1, 2, 4, ... rank r sends the
- * blocks it has, r .. r+d-1, to r-d, and gets r+d .. r+2d-1 from r+d; one
- * rotation at the end puts them in rank order.  Any p.
- * Cost = ceil(lg p) alpha + (p-1)/p m beta
- */
-static int p2p_allgather_bruck(trd_comm *c, const void *sendbuf, void *recvbuf, int count,
-                               MPI_Datatype type, size_t extent)
-{
-    int p = c->size, r = c->rank, rc;
-    size_t blk = (size_t)count * extent;
-    char *tmp;
-    if ((rc = p2p_scratch(c, (size_t)p * blk, &tmp)) != MPI_SUCCESS)
-        return rc;
-    memcpy(tmp, sendbuf, blk);
-    for (int d = 1; d < p; d *= 2) {
-        int nblk = d < p - d ? d : p - d;
-        rc = PMPI_Sendrecv(tmp, nblk * count, type, (r - d + p) % p, TRD_TAG, tmp + (size_t)d * blk,
-                           nblk * count, type, (r + d) % p, TRD_TAG, c->comm, MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS)
-            return rc;
-    }
-    /* tmp holds the blocks of ranks r, r+1, ..., r-1 */
-    memcpy((char *)recvbuf + (size_t)r * blk, tmp, (size_t)(p - r) * blk);
-    memcpy(recvbuf, tmp + (size_t)(p - r) * blk, (size_t)r * blk);
-    return MPI_SUCCESS;
-}
-
-/* MPI_Allgather: count elements of type (extent bytes each) from every rank,
- * in rank order, into recvbuf (size*count elements). */
-static int p2p_allgather(trd_comm *c, const void *sendbuf, void *recvbuf, int count,
-                         MPI_Datatype type, size_t extent)
-{
-    int p = c->size;
-    size_t n = (size_t)p * (size_t)count, bytes = n * extent;
-    if (count == 0)
-        return MPI_SUCCESS;
-    int pof2 = (p & (p - 1)) == 0;
-    if (!pof2 && bytes < TRD_P2P_ALLGATHER_SHORT_BYTES)
-        return p2p_allgather_bruck(c, sendbuf, recvbuf, count, type, extent);
-    memcpy(p2p_at(recvbuf, extent, (size_t)c->rank * (size_t)count), sendbuf,
-           (size_t)count * extent);
-    if (pof2 && bytes < TRD_P2P_ALLGATHER_LONG_BYTES)
-        return p2p_gather_doubling(c, recvbuf, n, type, extent, 0);
-    return p2p_gather_ring(c, recvbuf, n, type, extent, 0);
-}
-
-/* ---- Bcast [MPICH §4.2] ------------------------------------------------ */
-
-/* Binomial tree from root over relative ranks: relative rank j gets its data
- * from j minus its lowest set bit and passes it on to j + 2^i for the lower
- * bits 2^i.  With scatter set, only the blocks of the receiver's subtree
- * travel, so relative rank j ends with block j of buf[0:count). */
-static int p2p_bcast_tree(trd_comm *c, void *buf, int count, MPI_Datatype type, size_t extent,
-                          int root, int scatter)
-{
-    int p = c->size, rel = (c->rank - root + p) % p, mask = 1, rc = MPI_SUCCESS;
-    size_t n = (size_t)count;
-    while (mask < p && !(rel & mask))
-        mask <<= 1;
-    if (rel) {
-        size_t lo = scatter ? block_offset(n, p, rel) : 0;
-        size_t hi = scatter ? block_offset(n, p, rel + mask < p ? rel + mask : p) : n;
-        rc = PMPI_Recv(p2p_at(buf, extent, lo), (int)(hi - lo), type, (rel - mask + root) % p,
-                       TRD_TAG, c->comm, MPI_STATUS_IGNORE);
-    }
-    for (mask >>= 1; mask > 0 && rc == MPI_SUCCESS; mask >>= 1) {
-        int child = rel + mask;
-        if (child >= p)
-            continue;
-        size_t lo = scatter ? block_offset(n, p, child) : 0;
-        size_t hi = scatter ? block_offset(n, p, child + mask < p ? child + mask : p) : n;
-        rc = PMPI_Send(p2p_at(buf, extent, lo), (int)(hi - lo), type, (child + root) % p, TRD_TAG,
-                       c->comm);
-    }
-    return rc;
-}
-
-/* Algorithm: binomial tree broadcast [MPICH §4.2].
- * Cost = ceil(lg p) (alpha + m beta)
- *
- * Algorithm: van de Geijn broadcast [MPICH §4.2]: binomial scatter of p
- * blocks, then allgather (recursive doubling or ring).
- * Cost = (lg p + p - 1) alpha + 2 (p-1)/p m beta  (ring allgather)
- */
-static int p2p_bcast_scatter_allgather(trd_comm *c, void *buf, int count, MPI_Datatype type,
-                                       size_t extent, int root, int doubling)
-{
-    int rc = p2p_bcast_tree(c, buf, count, type, extent, root, 1);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (doubling)
-        return p2p_gather_doubling(c, buf, (size_t)count, type, extent, root);
-    return p2p_gather_ring(c, buf, (size_t)count, type, extent, root);
-}
-
-/* MPI_Bcast of count elements from root. */
-static int p2p_bcast(trd_comm *c, void *buf, int count, MPI_Datatype type, size_t extent, int root)
-{
-    int p = c->size;
-    size_t bytes = (size_t)count * extent;
-    if (count == 0 || p == 1)
-        return MPI_SUCCESS;
-    if (bytes < TRD_P2P_BCAST_SHORT_BYTES || p < TRD_P2P_BCAST_MIN_PROCS)
-        return p2p_bcast_tree(c, buf, count, type, extent, root, 0);
-    int doubling = (p & (p - 1)) == 0 && bytes < TRD_P2P_BCAST_LONG_BYTES;
-    return p2p_bcast_scatter_allgather(c, buf, count, type, extent, root, doubling);
-}
-
-/* ---- Reduce [MPICH §4.4] ----------------------------------------------- */
-
-/* Algorithm: binomial tree reduce [MPICH §4.4].  Relative rank j combines the
- * results of j+1, j+2..j+3, j+4..j+7, ... on the right of its own, so it
- * holds x_j..x_{j+2^i-1} in order.  For a non-commutative op the tree is
- * rooted at rank 0 (relative order is then rank order) and rank 0 sends the
- * result to root.
- * Cost = ceil(lg p) (alpha + m beta + m gamma)  (+ alpha + m beta if moved)
- */
-static int p2p_reduce_binomial(trd_comm *c, const void *sendbuf, void *recvbuf, int count,
-                               const trd_reducer *red, int root)
-{
-    int p = c->size, r = c->rank, top = red->commutative ? root : 0;
-    int rel = (r - top + p) % p, nchild = 0, rc;
-    size_t blk = (size_t)count * red->extent;
-    int mask = 1;
-    for (; mask < p && !(rel & mask); mask <<= 1)
-        nchild += rel + mask < p;
-    /* results alternate between two buffers; at root the last one is recvbuf */
-    int in_recvbuf = r == root && rel == 0;
-    size_t nbuf = (size_t)(in_recvbuf ? nchild >= 2 : (nchild < 2 ? nchild : 2));
-    char *s;
-    if ((rc = p2p_scratch(c, nbuf * blk, &s)) != MPI_SUCCESS)
-        return rc;
-    const void *acc = sendbuf;
-    for (int m = 1, k = 0; m < mask; m <<= 1) {
-        if (rel + m >= p)
-            continue;
-        void *into = in_recvbuf ? ((nchild - 1 - k) % 2 ? s : recvbuf) : s + (size_t)(k % 2) * blk;
-        rc = PMPI_Recv(into, count, red->type, (rel + m + top) % p, TRD_TAG, c->comm,
-                       MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS || (rc = trd_reduce(red, acc, into, (size_t)count)) != MPI_SUCCESS)
-            return rc;
-        acc = into;
-        k++;
-    }
-    if (rel)
-        rc = PMPI_Send(acc, count, red->type, (rel - mask + top) % p, TRD_TAG, c->comm);
-    else if (r != root)
-        rc = PMPI_Send(acc, count, red->type, root, TRD_TAG, c->comm);
-    else if (nchild == 0)
-        memcpy(recvbuf, sendbuf, blk);
-    if (rc == MPI_SUCCESS && r == root && rel)
-        rc = PMPI_Recv(recvbuf, count, red->type, top, TRD_TAG, c->comm, MPI_STATUS_IGNORE);
-    return rc;
-}
-
-/* Algorithm: Rabenseifner's reduce [MPICH §4.4]: recursive halving
- * reduce-scatter of q = 2^floor(lg p) even blocks, then a binomial gather
- * that retraces the halving to root.  The fold keeps root among the
- * survivors, so no final move is needed.  Commutative ops only.
- * Cost = 2 lg q alpha + 2 (q-1)/q m beta + (q-1)/q m gamma
- *        + [p != 2^k] (alpha + m beta + m gamma)
- */
-static int p2p_reduce_rabenseifner(trd_comm *c, const void *sendbuf, void *recvbuf, int count,
-                                   const trd_reducer *red, int root)
-{
-    int p = c->size, r = c->rank, q = p2p_pof2_floor(p), rem = p - q, me, rc;
-    size_t ext = red->extent, work_n = 0, tmp_n = 0;
-    if (r >= 2 * rem || p2p_fold_rank(r / 2, rem, root) == r) {
-        work_n = r == root ? 0 : (size_t)count;
-        tmp_n = p2p_fold_recv_below(r, rem, root) ? (size_t)count
-                                                  : p2p_new_off((size_t)count, q, q, q / 2);
-    }
-    char *s;
-    if ((rc = p2p_scratch(c, (work_n + tmp_n) * ext, &s)) != MPI_SUCCESS)
-        return rc;
-    void *work = r == root ? recvbuf : s, *tmp = s + work_n * ext;
-    if ((rc = p2p_fold(c, rem, root, sendbuf, work, tmp, count, red, &me)) != MPI_SUCCESS)
-        return rc;
-    if (me < 0)
-        return MPI_SUCCESS;
-    if ((rc = p2p_halving(c, q, me, rem, root, q, work, tmp, count, red)) != MPI_SUCCESS)
-        return rc;
-    int newroot = root < 2 * rem ? root / 2 : root - rem;
-    for (int mask = 1; mask < q; mask <<= 1) {
-        int k = me ^ mask, peer = p2p_fold_rank(k, rem, root);
-        int g = ((me ^ newroot) & mask) ? me & ~(mask - 1) : k & ~(mask - 1);
-        size_t lo = p2p_new_off((size_t)count, q, q, g);
-        int len = (int)(p2p_new_off((size_t)count, q, q, g + mask) - lo);
-        if ((me ^ newroot) & mask)
-            return PMPI_Send(p2p_at(work, ext, lo), len, red->type, peer, TRD_TAG, c->comm);
-        rc = PMPI_Recv(p2p_at(work, ext, lo), len, red->type, peer, TRD_TAG, c->comm,
-                       MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS)
-            return rc;
-    }
-    return MPI_SUCCESS;
-}
-
-/* MPI_Reduce to root: recvbuf significant at root only (may be NULL
- * elsewhere). */
-static int p2p_reduce(trd_comm *c, const void *sendbuf, void *recvbuf, int count,
-                      const trd_reducer *red, int root)
-{
-    if (count == 0)
-        return MPI_SUCCESS;
-    if (c->size == 1) {
-        memcpy(recvbuf, sendbuf, (size_t)count * red->extent);
-        return MPI_SUCCESS;
-    }
-    size_t bytes = (size_t)count * red->extent;
-    if (red->commutative && bytes > TRD_P2P_REDUCE_SHORT_BYTES && count >= p2p_pof2_floor(c->size))
-        return p2p_reduce_rabenseifner(c, sendbuf, recvbuf, count, red, root);
-    return p2p_reduce_binomial(c, sendbuf, recvbuf, count, red, root);
-}
-
-/* ---- Selection and entry ------------------------------------------------ */
-
-static int allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                     MPI_Op op, MPI_Comm comm, int alg, const char *params)
-{
-    const char *why = NULL;
-    trd_reducer red;
-    trd_comm *c = NULL;
-    int rc;
-
-    if (trd_env_disabled()) {
-        why = "TREEDUCE_DISABLE is set";
-        goto fallback;
-    }
-    if (count < 0 || comm == MPI_COMM_NULL) {
-        why = "invalid arguments";
-        goto fallback;
-    }
-    if (trd_reducer_init(&red, datatype, op) != MPI_SUCCESS) {
-        why = "derived or unknown datatype";
-        goto fallback;
-    }
-    if (!red.fn && trd_op_is_predefined(op)) {
-        why = "operation not defined for this datatype";
-        goto fallback;
-    }
-    /* sendbuf == recvbuf is erroneous in MPI, but ranks must not disagree on
-     * the path: treat it as MPI_IN_PLACE */
-    if (sendbuf == recvbuf)
-        sendbuf = MPI_IN_PLACE;
-    if (count == 0)
-        return MPI_SUCCESS;
-    /* also decides, once per communicator, that an intercommunicator is not ours */
-    if ((rc = trd_comm_get(comm, &machine, &c)) != MPI_SUCCESS)
-        return rc;
-    if (c->fallback) {
-        why = c->why;
-        goto fallback;
-    }
-    size_t bytes = (size_t)count * red.extent;
-    int one_node_shm = c->nnodes == 1 && c->shm;
-    if (alg == TRD_ALG_AUTO) {
-        params = "";
-        if (one_node_shm) {
-            alg = TRD_ALG_SHM; /* local order is rank order: any op */
-        } else if (!red.commutative) {
-            alg = TRD_ALG_RD;
-        } else if (c->nnodes == 1) {
-            alg = bytes < machine.nap_max_bytes_1node ? TRD_ALG_NAP : TRD_ALG_RING;
-        } else {
-            int i = 0;
-            while (i + 1 < c->nchoices && bytes >= c->choices[i].below)
-                i++;
-            alg = c->nchoices ? c->choices[i].alg : TRD_ALG_RING;
-            /* parameters were planned for the shape's rank count only */
-            params = c->nchoices && c->choices_ranks == c->size ? c->choices[i].params : "";
-        }
-    }
-    if (!params)
-        params = "";
-    if (alg == TRD_ALG_SHM && c->size > 1) {
-        if (!one_node_shm) {
-            why = "shm needs a communicator on one node with shared memory";
-            goto fallback;
-        }
-        if (*params)
-            rc = trd_shm_allreduce_params(c, sendbuf, recvbuf, count, &red, params, &why);
-        else
-            rc = trd_shm_allreduce(c, sendbuf, recvbuf, count, &red, c->ppn);
-        if (why)
-            goto fallback;
-        trd_choice_note(&machine, "MPI_Allreduce", trd_algorithm_name(alg), params);
-        return rc;
-    }
-    if (sendbuf != MPI_IN_PLACE)
-        memcpy(recvbuf, sendbuf, bytes);
-    if (c->size == 1)
-        return MPI_SUCCESS;
-    /* recursive doubling keeps rank order; rm says itself whether its
-     * schedule does */
-    if (alg != TRD_ALG_RD && alg != TRD_ALG_RM && !red.commutative) {
-        why = "this algorithm needs a commutative operation";
-        goto fallback_copied;
-    }
-    switch (alg) {
-    case TRD_ALG_RING:
-        rc = ring_allreduce(c, recvbuf, count, &red);
-        break;
-    case TRD_ALG_NAP:
-        rc = nap_allreduce(c, recvbuf, count, &red);
-        break;
-    case TRD_ALG_RM:
-        rc = rm_allreduce_comm(c, recvbuf, count, &red, params, &why);
-        break;
-    case TRD_ALG_RABENSEIFNER:
-        rc = rabenseifner_allreduce_comm(c, recvbuf, count, &red, params, &why);
-        break;
-    case TRD_ALG_SMP:
-        rc = smp_allreduce(c, recvbuf, count, &red, params, &why);
-        break;
-    case TRD_ALG_FLEX:
-        rc = flex_allreduce(c, recvbuf, count, &red, params, &why);
-        break;
-    case TRD_ALG_HRING:
-        rc = hring_allreduce(c, recvbuf, count, &red, params, &why);
-        break;
-    default:
-        rc = rd_allreduce_comm(c, recvbuf, count, &red);
-        break;
-    }
-    /* an algorithm sets why only before it has communicated */
-    if (why)
-        goto fallback_copied;
-    trd_choice_note(&machine, "MPI_Allreduce", trd_algorithm_name(alg), params);
-    return rc;
-
-fallback_copied:
-    /* recvbuf now holds this rank's contribution */
-    trd_fallback_note(&machine, "MPI_Allreduce", why);
-    return PMPI_Allreduce(MPI_IN_PLACE, recvbuf, count, datatype, op, comm);
-fallback:
-    trd_fallback_note(&machine, "MPI_Allreduce", why);
-    return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+    return &machine;
 }
 
 int trd_bluewaters64_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                          MPI_Op op, MPI_Comm comm)
 {
-    return allreduce(sendbuf, recvbuf, count, datatype, op, comm, trd_env_algorithm(),
-                     trd_env_algorithm_params());
+    return trd_allreduce(&machine, sendbuf, recvbuf, count, datatype, op, comm);
 }
 
 int trd_bluewaters64_allreduce_with(const void *sendbuf, void *recvbuf, int count,
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                               const char *algorithm)
 {
-    const char *params = "";
-    int alg = algorithm ? trd_algorithm_parse(algorithm, &params) : TRD_ALG_AUTO;
-    if (alg < 0) {
-        trd_fallback_note(&machine, "MPI_Allreduce", "unknown algorithm name");
-        return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-    }
-    return allreduce(sendbuf, recvbuf, count, datatype, op, comm, alg, params);
-}
-
-/* ---- The pieces ------------------------------------------------------------ */
-
-/* The communicator's description, or why the call goes to the MPI library
- * (*why set, MPI_SUCCESS returned). */
-static int piece_setup(MPI_Comm comm, trd_comm **c, const char **why)
-{
-    int rc;
-    if (trd_env_disabled()) {
-        *why = "TREEDUCE_DISABLE is set";
-        return MPI_SUCCESS;
-    }
-    if (comm == MPI_COMM_NULL) {
-        *why = "invalid arguments";
-        return MPI_SUCCESS;
-    }
-    if ((rc = trd_comm_get(comm, &machine, c)) != MPI_SUCCESS)
-        return rc;
-    if ((*c)->fallback)
-        *why = (*c)->why;
-    return MPI_SUCCESS;
-}
-
-/* Checks shared by the reductions: *why set if the call goes to the library. */
-static void reduction_checks(int count, MPI_Datatype datatype, MPI_Op op, trd_reducer *red,
-                             const char **why)
-{
-    if (count < 0)
-        *why = "invalid arguments";
-    else if (trd_reducer_init(red, datatype, op) != MPI_SUCCESS)
-        *why = "derived or unknown datatype";
-    else if (!red->fn && trd_op_is_predefined(op))
-        *why = "operation not defined for this datatype";
+    return trd_allreduce_with(&machine, sendbuf, recvbuf, count, datatype, op, comm, algorithm);
 }
 
 int trd_bluewaters64_reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    const char *why = NULL;
-    trd_comm *c = NULL;
-    trd_reducer red;
-    int rc;
-    reduction_checks(recvcount, datatype, op, &red, &why);
-    if (!why && recvcount == 0)
-        return MPI_SUCCESS;
-    if (!why && (rc = piece_setup(comm, &c, &why)) != MPI_SUCCESS)
-        return rc;
-    if (why) {
-        trd_fallback_note(&machine, "MPI_Reduce_scatter_block", why);
-        return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
-    }
-    if (sendbuf == recvbuf)
-        sendbuf = MPI_IN_PLACE;
-    if (c->nnodes == 1 && c->shm) {
-        trd_choice_note(&machine, "MPI_Reduce_scatter_block", "shm", NULL);
-        return trd_shm_reduce_scatter_block(c, sendbuf, recvbuf, recvcount, &red);
-    }
-    size_t bytes = (size_t)c->size * (size_t)recvcount * red.extent;
-    void *in = NULL;
-    if (sendbuf == MPI_IN_PLACE) { /* the input is in recvbuf, which the result overwrites */
-        if (!(in = malloc(bytes)))
-            return MPI_ERR_NO_MEM;
-        memcpy(in, recvbuf, bytes);
-    }
-    trd_choice_note(&machine, "MPI_Reduce_scatter_block", "p2p", NULL);
-    rc = p2p_reduce_scatter_block(c, in ? in : sendbuf, recvbuf, recvcount, &red);
-    free(in);
-    return rc;
-}
-
-/* PMPI_Reduce with MPI_IN_PLACE turned into a copy at the root: MPICH 4.0's
- * in-place reduce crashes at roots other than 0 above a few KiB. */
-static int fallback_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                           MPI_Op op, int root, MPI_Comm comm)
-{
-    int rank, rc, size;
-    if (sendbuf != MPI_IN_PLACE || count <= 0 || comm == MPI_COMM_NULL ||
-        PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS || rank != root ||
-        PMPI_Pack_size(count, datatype, comm, &size) != MPI_SUCCESS)
-        return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
-    MPI_Aint lb, ext, tlb, text;
-    PMPI_Type_get_extent(datatype, &lb, &ext);
-    PMPI_Type_get_true_extent(datatype, &tlb, &text);
-    size_t span = (size_t)(count - 1) * (size_t)ext + (size_t)text;
-    char *copy = malloc(span);
-    if (!copy)
-        return MPI_ERR_NO_MEM;
-    char *in = copy - tlb; /* the copy as a buffer of count elements of datatype */
-    rc = PMPI_Sendrecv((char *)recvbuf, count, datatype, 0, 0, in, count, datatype, 0, 0,
-                       MPI_COMM_SELF, MPI_STATUS_IGNORE);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Reduce(in, recvbuf, count, datatype, op, root, comm);
-    free(copy);
-    return rc;
-}
-
-int trd_bluewaters64_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                      MPI_Op op, int root, MPI_Comm comm)
-{
-    const char *why = NULL;
-    trd_comm *c = NULL;
-    trd_reducer red;
-    int rc;
-    reduction_checks(count, datatype, op, &red, &why);
-    if (!why && (rc = piece_setup(comm, &c, &why)) != MPI_SUCCESS)
-        return rc;
-    if (!why && (root < 0 || root >= c->size))
-        why = "invalid root";
-    if (why) {
-        trd_fallback_note(&machine, "MPI_Reduce", why);
-        return fallback_reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
-    }
-    if (count == 0)
-        return MPI_SUCCESS;
-    int at_root = c->rank == root;
-    if (at_root && sendbuf == recvbuf)
-        sendbuf = MPI_IN_PLACE;
-    if (c->nnodes == 1 && c->shm) {
-        trd_choice_note(&machine, "MPI_Reduce", "shm", NULL);
-        return trd_shm_reduce(c, sendbuf, recvbuf, count, &red, root);
-    }
-    void *in = NULL;
-    if (at_root && sendbuf == MPI_IN_PLACE) {
-        size_t bytes = (size_t)count * red.extent;
-        if (!(in = malloc(bytes)))
-            return MPI_ERR_NO_MEM;
-        memcpy(in, recvbuf, bytes);
-    }
-    trd_choice_note(&machine, "MPI_Reduce", "p2p", NULL);
-    rc = p2p_reduce(c, in ? in : sendbuf, recvbuf, count, &red, root);
-    free(in);
-    return rc;
-}
-
-/* Bytes of count elements of type packed, for the packed path of bcast and
- * allgather (types whose signatures match pack to the same bytes). */
-static int packed_size(int count, MPI_Datatype type, MPI_Comm comm, int *size)
-{
-    return PMPI_Pack_size(count, type, comm, size);
-}
-
-int trd_bluewaters64_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
-{
-    const char *why = NULL;
-    trd_comm *c = NULL;
-    size_t ext;
-    int rc;
-    if (count < 0)
-        why = "invalid arguments";
-    if (!why && (rc = piece_setup(comm, &c, &why)) != MPI_SUCCESS)
-        return rc;
-    if (!why && (root < 0 || root >= c->size))
-        why = "invalid root";
-    if (why) {
-        trd_fallback_note(&machine, "MPI_Bcast", why);
-        return PMPI_Bcast(buffer, count, datatype, root, comm);
-    }
-    if (trd_type_extent(datatype, &ext) == MPI_SUCCESS) {
-        if (count == 0)
-            return MPI_SUCCESS;
-        if (c->nnodes == 1 && c->shm) {
-            trd_choice_note(&machine, "MPI_Bcast", "shm", NULL);
-            return trd_shm_bcast(c, buffer, count, ext, root);
-        }
-        trd_choice_note(&machine, "MPI_Bcast", "p2p", NULL);
-        return p2p_bcast(c, buffer, count, datatype, ext, root);
-    }
-    /* a derived datatype: ranks may describe the same bytes differently, so
-     * every rank moves the packed bytes and the choice stays the same */
-    int size, pos = 0;
-    if ((rc = packed_size(count, datatype, comm, &size)) != MPI_SUCCESS)
-        return rc;
-    if (size == 0)
-        return MPI_SUCCESS;
-    char *packed = malloc((size_t)size);
-    if (!packed)
-        return MPI_ERR_NO_MEM;
-    if (c->rank == root)
-        rc = PMPI_Pack(buffer, count, datatype, packed, size, &pos, comm);
-    if (rc == MPI_SUCCESS)
-        rc = trd_bluewaters64_bcast(packed, size, MPI_BYTE, root, comm);
-    pos = 0;
-    if (rc == MPI_SUCCESS && c->rank != root)
-        rc = PMPI_Unpack(packed, size, &pos, buffer, count, datatype, comm);
-    free(packed);
-    return rc;
+    return trd_reduce_scatter_block(&machine, sendbuf, recvbuf, recvcount, datatype, op, comm);
 }
 
 int trd_bluewaters64_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                          int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    const char *why = NULL;
-    trd_comm *c = NULL;
-    size_t ext;
-    int rc;
-    if (recvcount < 0 || (sendbuf != MPI_IN_PLACE && sendcount < 0))
-        why = "invalid arguments";
-    if (!why && (rc = piece_setup(comm, &c, &why)) != MPI_SUCCESS)
-        return rc;
-    if (why) {
-        trd_fallback_note(&machine, "MPI_Allgather", why);
-        return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    }
-    int same = sendbuf == MPI_IN_PLACE || (sendtype == recvtype && sendcount == recvcount);
-    if (same && trd_type_extent(recvtype, &ext) == MPI_SUCCESS) {
-        if (recvcount == 0)
-            return MPI_SUCCESS;
-        if (c->nnodes == 1 && c->shm) {
-            trd_choice_note(&machine, "MPI_Allgather", "shm", NULL);
-            return trd_shm_allgather(c, sendbuf, recvbuf, recvcount, ext);
-        }
-        void *own = NULL;
-        if (sendbuf == MPI_IN_PLACE) { /* this rank's block, out of the way of recvbuf */
-            size_t bytes = (size_t)recvcount * ext;
-            if (!(own = malloc(bytes)))
-                return MPI_ERR_NO_MEM;
-            memcpy(own, (char *)recvbuf + (size_t)c->rank * bytes, bytes);
-        }
-        trd_choice_note(&machine, "MPI_Allgather", "p2p", NULL);
-        rc = p2p_allgather(c, own ? own : sendbuf, recvbuf, recvcount, recvtype, ext);
-        free(own);
-        return rc;
-    }
-    /* derived or differing datatypes: gather the packed bytes */
-    MPI_Aint lb, rext;
-    int size, pos = 0;
-    if ((rc = PMPI_Type_get_extent(recvtype, &lb, &rext)) != MPI_SUCCESS ||
-        (rc = packed_size(recvcount, recvtype, comm, &size)) != MPI_SUCCESS)
-        return rc;
-    if (size == 0)
-        return MPI_SUCCESS;
-    char *packed = malloc((size_t)size * (size_t)(c->size + 1));
-    if (!packed)
-        return MPI_ERR_NO_MEM;
-    char *mine = packed + (size_t)size * (size_t)c->size;
-    if (sendbuf == MPI_IN_PLACE)
-        rc = PMPI_Pack((char *)recvbuf + (MPI_Aint)c->rank * recvcount * rext, recvcount, recvtype,
-                       mine, size, &pos, comm);
-    else
-        rc = PMPI_Pack(sendbuf, sendcount, sendtype, mine, size, &pos, comm);
-    if (rc == MPI_SUCCESS)
-        rc = trd_bluewaters64_allgather(mine, size, MPI_BYTE, packed, size, MPI_BYTE, comm);
-    pos = 0;
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Unpack(packed, size * c->size, &pos, recvbuf, recvcount * c->size, recvtype,
+    return trd_allgather(&machine, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                          comm);
-    free(packed);
-    return rc;
+}
+
+int trd_bluewaters64_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                      MPI_Op op, int root, MPI_Comm comm)
+{
+    return trd_reduce(&machine, sendbuf, recvbuf, count, datatype, op, root, comm);
+}
+
+int trd_bluewaters64_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    return trd_bcast(&machine, buffer, count, datatype, root, comm);
 }

@@ -9,46 +9,25 @@
 
 #include <mpi.h>
 
+#include "treeduce.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Allreduce planned for machine 'buildhost' (1 nodes, 1 switches).
- *
- * Same contract as MPI_Allreduce: count elements of datatype in sendbuf (or
- * MPI_IN_PLACE) reduced with op over every rank of comm into recvbuf on every
- * rank.  Returns an MPI error code.  Anything the plan does not cover (derived
- * datatypes, intercommunicators, ranks on hosts that are not nodes of this
- * machine, TREEDUCE_DISABLE=1) is passed to PMPI_Allreduce; TREEDUCE_VERBOSE=1
- * says why, once.  Algorithms: on one node, reduce_scatter + allgather in
- * shared memory [FLEX §2.1]; across nodes, by message size the planned choice
- * among NAP [NAP Alg. 1], the ring over the DFS order [TREE §3.2], recursive
- * doubling and Rabenseifner [MPICH §4], recursive multiplying [RM §4], SMP
- * [NAP §II-A] and the node-aware composites [FLEX §2.1.2] (treeduce-gen
- * --explain prints the table); recursive doubling in rank order for
- * non-commutative ops; TREEDUCE_ALGORITHM=NAME[:PARAMS] forces one. */
+/* Machine 'buildhost' (1 nodes, 1 switches) as treeduce-gen planned
+ * it, for the routines of treeduce.h (trd_allreduce(trd_buildhost_machine(), ...)). */
+const trd_machine *trd_buildhost_machine(void);
+
+/* treeduce.h's routines on this machine; same contracts as the MPI routines
+ * of the same name, MPI error codes.  trd_buildhost_allreduce_with forces an
+ * algorithm as TREEDUCE_ALGORITHM spells it ("ring", "rm:a3,a2",
+ * "shm:tree:4", "flex:rd"; NULL or "auto": chosen by size and shape). */
 int trd_buildhost_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                          MPI_Op op, MPI_Comm comm);
-
-/* The same with the algorithm given as TREEDUCE_ALGORITHM spells it, "NAME"
- * or "NAME:PARAMS" (NULL or "auto": chosen as above), e.g. "ring", "rm:a3,a2",
- * "shm:tree:4", "flex:rd"; see README for the names and their parameters.  An
- * algorithm that cannot run the call (unknown name, parameters that do not
- * fit the communicator, a non-commutative op it cannot order) falls back to
- * PMPI_Allreduce. */
 int trd_buildhost_allreduce_with(const void *sendbuf, void *recvbuf, int count,
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                               const char *algorithm);
-
-/* The pieces of allreduce as routines of their own, same contracts as the MPI
- * routines of the same name; anything not covered (intercommunicators, ranks
- * on unknown hosts, derived datatypes in reductions, TREEDUCE_DISABLE=1) goes
- * to the PMPI_ routine.  On one node they run in shared memory [FLEX §2];
- * across nodes MPICH's algorithms [MPICH §4]: recursive halving, pairwise
- * exchange or recursive doubling (non-commutative) reduce_scatter, recursive
- * doubling, Bruck or ring allgather, binomial or van de Geijn bcast, binomial
- * or Rabenseifner reduce.  Bcast and allgather move derived datatypes as
- * packed bytes.  Return MPI error codes. */
 int trd_buildhost_reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
 int trd_buildhost_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,

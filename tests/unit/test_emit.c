@@ -145,7 +145,10 @@ static void test_expand(void)
 static void test_templates_are_embedded(void)
 {
     CU_ASSERT_PTR_NOT_NULL(trd_template("trd_machine.c.in"));
-    CU_ASSERT_PTR_NOT_NULL(trd_template("allreduce_nap.c.in"));
+    CU_ASSERT_PTR_NOT_NULL(trd_template("trd_machine.h.in"));
+    CU_ASSERT_PTR_NOT_NULL(trd_template("trd_machine_mpi.c.in"));
+    /* no algorithm is a template: they are the runtime's */
+    CU_ASSERT_PTR_NULL(trd_template("allreduce_nap.c.in"));
     CU_ASSERT_PTR_NULL(trd_template("nope.in"));
 }
 
