@@ -95,7 +95,8 @@ static int parse_arg(const char *a, const char *v)
 static void check(size_t count, int inplace)
 {
     int n = (int)count, rc, l;
-    double *x = xmalloc(count * sizeof *x), *e = xmalloc(count * sizeof *e), *a = xmalloc(count * sizeof *a);
+    double *x = xmalloc(count * sizeof *x), *e = xmalloc(count * sizeof *e),
+           *a = xmalloc(count * sizeof *a);
     double *ab = xmalloc(count * sizeof *ab), *s = xmalloc(count * sizeof *s);
     size_t i;
 
@@ -184,9 +185,9 @@ static double bound_s(size_t m)
 static struct {
     MPI_Comm node; /* MPI_COMM_NULL: the ranks do not share one node */
     MPI_Win win;
-    char **area;   /* [nprocs] each rank's flag line, input, output */
-    char *copy;    /* [max bytes] where this rank's copies land */
-    size_t max;    /* bytes of each input and output area */
+    char **area; /* [nprocs] each rank's flag line, input, output */
+    char *copy;  /* [max bytes] where this rank's copies land */
+    size_t max;  /* bytes of each input and output area */
     uint64_t epoch;
 } xf = {.node = MPI_COMM_NULL};
 
@@ -218,8 +219,8 @@ static void xfer_init(size_t max)
     PMPI_Comm_size(node, &nsize);
     ok = nsize == nprocs;
     PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-    if (!ok || PMPI_Win_allocate_shared((MPI_Aint)(XFER_FLAG_BYTES + 2 * max), XFER_FLAG_BYTES, MPI_INFO_NULL,
-                                        node, &mine, &xf.win) != MPI_SUCCESS) {
+    if (!ok || PMPI_Win_allocate_shared((MPI_Aint)(XFER_FLAG_BYTES + 2 * max), XFER_FLAG_BYTES,
+                                        MPI_INFO_NULL, node, &mine, &xf.win) != MPI_SUCCESS) {
         PMPI_Comm_free(&node);
         return;
     }
@@ -352,7 +353,8 @@ static void human(char *buf, size_t n, size_t bytes)
         u++;
     }
     if (v >= 1024 && u < 3)
-        snprintf(buf, n, "%.1f %s", (double)bytes / (double)((size_t)1 << (10 * (u + 1))), unit[u + 1]);
+        snprintf(buf, n, "%.1f %s", (double)bytes / (double)((size_t)1 << (10 * (u + 1))),
+                 unit[u + 1]);
     else
         snprintf(buf, n, "%zu %s", v, unit[u]);
 }
@@ -368,27 +370,32 @@ static void print_header(void)
            "interleaved\n",
            bench_under_test("MPI_Allreduce"));
     bench_print_env();
-    printf("# MPI_DOUBLE, MPI_SUM, out of place; times: median over iterations of the slowest rank, in us\n");
+    printf("# MPI_DOUBLE, MPI_SUM, out of place; times: median over iterations of the slowest "
+           "rank, in us\n");
     bench_print_ratios();
     printf("# algbw = bytes / %s time; busbw = algbw * 2(p-1)/p; GB/s = 1e9 B/s\n", tr);
     if (bw.sum_Bps > 0) {
         char size[32];
         int r;
         human(size, sizeof size, copy_bytes);
-        printf("# copy bandwidth (memcpy of %s, best of %d, all ranks at once; read + write bytes):\n", size,
-               COPY_REPS);
+        printf(
+            "# copy bandwidth (memcpy of %s, best of %d, all ranks at once; read + write bytes):\n",
+            size, COPY_REPS);
         printf("#   per rank GB/s:");
         for (r = 0; r < nprocs; r++)
             printf(" %.2f", bw.rank_Bps[r] / 1e9);
         printf("\n#   sum GB/s: %.2f\n", bw.sum_Bps / 1e9);
         human(size, sizeof size, BOUND_MIN_BYTES);
-        printf("# bound_us (size >= %s) = 2 p m / (sum GB/s): each of the p ranks' m-byte input read once and\n"
+        printf("# bound_us (size >= %s) = 2 p m / (sum GB/s): each of the p ranks' m-byte input "
+               "read once and\n"
                "#   output written once; %s/bound, mpi/bound = %s, MPI time / bound_us\n",
                size, ab, tr);
     }
     if (xf.node != MPI_COMM_NULL)
-        printf("# xfer_us: the copies between the ranks' caches of an allreduce through a shared segment, timed\n"
-               "#   like the calls, no arithmetic (one flag exchange at 8 B); %s/xfer, mpi/xfer = time / xfer_us\n",
+        printf("# xfer_us: the copies between the ranks' caches of an allreduce through a shared "
+               "segment, timed\n"
+               "#   like the calls, no arithmetic (one flag exchange at 8 B); %s/xfer, mpi/xfer = "
+               "time / xfer_us\n",
                ab);
     snprintf(bound_head, sizeof bound_head, "%s/bound", ab);
     snprintf(xfer_head, sizeof xfer_head, "%s/xfer", ab);
@@ -409,14 +416,15 @@ int main(int argc, char **argv)
 
     bench_init(&argc, &argv);
     if (bench_parse_args(argc, argv, parse_arg) != 0)
-        return bench_usage("usage: bench_allreduce [--min-bytes N] [--max-bytes N] [--iters N] [--warmup N] "
-                           "[--csv FILE] [--copy-bytes N]\n"
-                           "                       [--lib LIB [--lib LIB]] [--check-only]\n"
-                           "  sizes in bytes, with an optional K, M or G suffix (1024-based);\n"
-                           "  --copy-bytes 0 skips the memory bandwidth measurement and the "
-                           "bound;\n"
-                           "  --lib: a libtreeduce_MACHINE.so to time instead of MPI_Allreduce; "
-                           "twice:\n  NEW's and OLD's side by side\n");
+        return bench_usage(
+            "usage: bench_allreduce [--min-bytes N] [--max-bytes N] [--iters N] [--warmup N] "
+            "[--csv FILE] [--copy-bytes N]\n"
+            "                       [--lib LIB [--lib LIB]] [--check-only]\n"
+            "  sizes in bytes, with an optional K, M or G suffix (1024-based);\n"
+            "  --copy-bytes 0 skips the memory bandwidth measurement and the "
+            "bound;\n"
+            "  --lib: a libtreeduce_MACHINE.so to time instead of MPI_Allreduce; "
+            "twice:\n  NEW's and OLD's side by side\n");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     bench_load_libs();
 
@@ -452,7 +460,8 @@ int main(int argc, char **argv)
         t_lib = t[0]; /* the first library's (new) in the ratios to the bound and floor */
         t_mpi = t[nlibs];
         if (rank == 0) {
-            char size[32], bound[3][32] = {"-", "-", "-"}, xfer[3][32] = {"-", "-", "-"}, copy[32] = "";
+            char size[32], bound[3][32] = {"-", "-", "-"}, xfer[3][32] = {"-", "-", "-"},
+                           copy[32] = "";
             double algbw = (double)bytes / t_lib / 1e9, busbw = algbw * 2.0 * (nprocs - 1) / nprocs;
             double b = bound_s(bytes);
             human(size, sizeof size, bytes);

@@ -90,7 +90,8 @@ static size_t n_out(enum piece pc, size_t count)
 /* The count a call takes for a message of bytes (see the header), at least 1. */
 static size_t count_for(enum piece pc, size_t bytes)
 {
-    size_t per = pc == P_RSB || pc == P_ALLGATHER ? (size_t)nprocs * sizeof(double) : sizeof(double);
+    size_t per =
+        pc == P_RSB || pc == P_ALLGATHER ? (size_t)nprocs * sizeof(double) : sizeof(double);
     return bytes / per > 0 ? bytes / per : 1;
 }
 
@@ -322,9 +323,8 @@ int main(int argc, char **argv)
                 if (rank == 0) {
                     char size[32];
                     double algbw = (double)used / t[0] / 1e9;
-                    double busbw = pc == P_RSB || pc == P_ALLGATHER
-                                       ? algbw * (nprocs - 1) / nprocs
-                                       : algbw;
+                    double busbw =
+                        pc == P_RSB || pc == P_ALLGATHER ? algbw * (nprocs - 1) / nprocs : algbw;
                     human(size, sizeof size, used);
                     printf("%-9s %10s %6d", piece_name[pc], size, iters);
                     bench_print_times(t);

@@ -208,7 +208,8 @@ static void list_nodetypes(trd_topo_t t, char *buf, size_t len)
     size_t o = 0;
     buf[0] = '\0';
     for (int i = 0; i < trd_topo_nnodetypes(t) && o < len; i++)
-        o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? ", " : "", trd_topo_nodetype_name(t, i));
+        o +=
+            (size_t)snprintf(buf + o, len - o, "%s%s", i ? ", " : "", trd_topo_nodetype_name(t, i));
 }
 
 /* ---- open ------------------------------------------------------------------------ */
@@ -249,8 +250,8 @@ static trd_topo_t read_model(const char *path, int xml, const char *text, size_t
         return NULL;
     }
     /* the defaults treeduce-gen uses without options */
-    trd_topo_set_default_link(t, (trd_link_cost){TRD_DEFAULT_NET_LATENCY_S,
-                                                 TRD_DEFAULT_NET_BANDWIDTH_BPS, 0, 0});
+    trd_topo_set_default_link(
+        t, (trd_link_cost){TRD_DEFAULT_NET_LATENCY_S, TRD_DEFAULT_NET_BANDWIDTH_BPS, 0, 0});
     int one = 1;
     trd_topo_set_default_nodetype(t, 1, &one, "--nodetype \"package:1 core:1\"");
     int rc = xml ? trd_read_xml_string(t, d, path, text, len)
@@ -280,8 +281,10 @@ int cal_open(cal_file **out, const char *path, char *err, size_t errlen)
     }
     f->path = strdup(path);
     if (has_suffix(path, ".conf")) {
-        fail(err, errlen, "%s: a Slurm topology.conf carries no link costs; write them into a "
-                          "*.topo or *.xml topology", path);
+        fail(err, errlen,
+             "%s: a Slurm topology.conf carries no link costs; write them into a "
+             "*.topo or *.xml topology",
+             path);
         goto bad;
     }
     f->real = realpath(path, NULL);
@@ -294,16 +297,20 @@ int cal_open(cal_file **out, const char *path, char *err, size_t errlen)
         goto bad;
     }
     if ((f->st.st_mode & 0222) == 0 || access(f->real, W_OK) != 0) {
-        fail(err, errlen, "%s: the file is read-only; not measuring what cannot be written "
-                          "(make it writable, or run without --write)", path);
+        fail(err, errlen,
+             "%s: the file is read-only; not measuring what cannot be written "
+             "(make it writable, or run without --write)",
+             path);
         goto bad;
     }
     char *dcopy = strdup(f->real);
     int dir_ok = dcopy && access(dirname(dcopy), W_OK) == 0;
     free(dcopy);
     if (!dir_ok) {
-        fail(err, errlen, "%s: its folder is not writable (the new file is written beside it "
-                          "and renamed over it)", path);
+        fail(err, errlen,
+             "%s: its folder is not writable (the new file is written beside it "
+             "and renamed over it)",
+             path);
         goto bad;
     }
     if (!(f->text = trd_read_text(f->real, &f->len))) {
@@ -314,8 +321,10 @@ int cal_open(cal_file **out, const char *path, char *err, size_t errlen)
     if (f->xml) {
         char root[64] = "";
         if (trd_xml_root_name(f->real, root, sizeof root) == 0 && strcmp(root, "topology") == 0) {
-            fail(err, errlen, "%s: an lstopo dump has no link classes; write the costs into a "
-                              "treeduce topology (*.topo or <machine> XML)", path);
+            fail(err, errlen,
+                 "%s: an lstopo dump has no link classes; write the costs into a "
+                 "treeduce topology (*.topo or <machine> XML)",
+                 path);
             goto bad;
         }
     }
@@ -357,8 +366,8 @@ void cal_close(cal_file *f)
 
 /* ---- plan ----------------------------------------------------------------------- */
 
-static int plan_nodetype(cal_file *f, int level, const char *host, const char *opt,
-                         cal_target *tg, char *err, size_t errlen)
+static int plan_nodetype(cal_file *f, int level, const char *host, const char *opt, cal_target *tg,
+                         char *err, size_t errlen)
 {
     trd_topo_t t = f->topo;
     char nt[128], types[512];
@@ -381,10 +390,13 @@ static int plan_nodetype(cal_file *f, int level, const char *host, const char *o
                  trd_topo_node_name(t, node), nt);
     } else if (trd_topo_nnodetypes(t) == 1) {
         snprintf(nt, sizeof nt, "%s", trd_topo_nodetype_name(t, 0));
-        snprintf(tg->why, sizeof tg->why, "'%s' is the only node type (host '%s' is not a node "
-                 "of the file)", nt, host);
+        snprintf(tg->why, sizeof tg->why,
+                 "'%s' is the only node type (host '%s' is not a node "
+                 "of the file)",
+                 nt, host);
     } else {
-        fail(err, errlen, "cannot tell which node type this job runs on: host '%s' is not a node "
+        fail(err, errlen,
+             "cannot tell which node type this job runs on: host '%s' is not a node "
              "of %s, which has %d node types (%s); say which with --nodetype NAME",
              host, f->path, trd_topo_nnodetypes(t), types);
         return -1;
@@ -392,8 +404,10 @@ static int plan_nodetype(cal_file *f, int level, const char *host, const char *o
     char link[128];
     int r = nodetype_link(f, nt, level, link, sizeof link);
     if (r < 0) {
-        fail(err, errlen, "node type '%s' is not written in %s (nodes without a type get the "
-             "default); give the nodes a node type, or name one with --nodetype", nt, f->path);
+        fail(err, errlen,
+             "node type '%s' is not written in %s (nodes without a type get the "
+             "default); give the nodes a node type, or name one with --nodetype",
+             nt, f->path);
         return -1;
     }
     snprintf(tg->owner, sizeof tg->owner, "%s", nt);
@@ -402,8 +416,8 @@ static int plan_nodetype(cal_file *f, int level, const char *host, const char *o
         int other = nodetype_link(f, nt, 1 - level, link, sizeof link);
         if (other == 0 && strcmp(link, tg->link) == 0) {
             size_t l = strlen(tg->why);
-            snprintf(tg->why + l, sizeof tg->why - l, "; note: '%s' is its %s link too",
-                     tg->link, level == CAL_PACKAGE ? "node" : "package");
+            snprintf(tg->why + l, sizeof tg->why - l, "; note: '%s' is its %s link too", tg->link,
+                     level == CAL_PACKAGE ? "node" : "package");
         }
     } else {
         tg->create = 1;
@@ -459,21 +473,25 @@ static int plan_network(cal_file *f, const char *h1, const char *h2, const char 
     }
     if (hops > 0) {
         if (nolink) {
-            fail(err, errlen, "a switch between nodes '%s' and '%s' names no link class; add "
-                 "'link NAME;' to it or use --switch-link NAME", trd_topo_node_name(t, a),
-                 trd_topo_node_name(t, b));
+            fail(err, errlen,
+                 "a switch between nodes '%s' and '%s' names no link class; add "
+                 "'link NAME;' to it or use --switch-link NAME",
+                 trd_topo_node_name(t, a), trd_topo_node_name(t, b));
             return -1;
         }
         if (mixed) {
-            fail(err, errlen, "the path between nodes '%s' and '%s' crosses several link "
+            fail(err, errlen,
+                 "the path between nodes '%s' and '%s' crosses several link "
                  "classes; say which one to write with --switch-link NAME",
                  trd_topo_node_name(t, a), trd_topo_node_name(t, b));
             return -1;
         }
         snprintf(tg->link, sizeof tg->link, "%s", path_link);
         tg->hops = hops;
-        snprintf(tg->why, sizeof tg->why, "nodes '%s' and '%s' are %d hops of link class '%s' "
-                 "apart", trd_topo_node_name(t, a), trd_topo_node_name(t, b), hops, path_link);
+        snprintf(tg->why, sizeof tg->why,
+                 "nodes '%s' and '%s' are %d hops of link class '%s' "
+                 "apart",
+                 trd_topo_node_name(t, a), trd_topo_node_name(t, b), hops, path_link);
         return 0;
     }
     /* hosts not in the file: only a topology with one switch link class is clear */
@@ -486,25 +504,27 @@ static int plan_network(cal_file *f, const char *h1, const char *h2, const char 
             mixed = 1;
     }
     if (mixed || (strcmp(path_link, "default") == 0 && !has_link(f, "default"))) {
-        fail(err, errlen, "hosts '%s' and '%s' are not nodes of %s and its switches use %s; say "
-             "which link class to write with --switch-link NAME", h1, h2, f->path,
-             mixed ? "several link classes" : "no link class");
+        fail(err, errlen,
+             "hosts '%s' and '%s' are not nodes of %s and its switches use %s; say "
+             "which link class to write with --switch-link NAME",
+             h1, h2, f->path, mixed ? "several link classes" : "no link class");
         return -1;
     }
     snprintf(tg->link, sizeof tg->link, "%s", path_link);
     snprintf(tg->owner, sizeof tg->owner, "%s", trd_topo_switch_name(t, 0));
     tg->hops = 2;
-    snprintf(tg->why, sizeof tg->why, "'%s' is the only switch link class; hosts not in the "
-             "file: 2 hops (one switch) assumed", path_link);
+    snprintf(tg->why, sizeof tg->why,
+             "'%s' is the only switch link class; hosts not in the "
+             "file: 2 hops (one switch) assumed",
+             path_link);
     return 0;
 }
 
 int cal_plan(cal_file *f, const int want[CAL_NLEVELS], const char *const host[CAL_NLEVELS],
-             const char *const host2[CAL_NLEVELS], const char *nodetype,
-             const char *switch_link, cal_target tg[CAL_NLEVELS], char *err, size_t errlen)
+             const char *const host2[CAL_NLEVELS], const char *nodetype, const char *switch_link,
+             cal_target tg[CAL_NLEVELS], char *err, size_t errlen)
 {
-    static const char *const lname[CAL_NLEVELS] = {"same package", "other package",
-                                                   "other node"};
+    static const char *const lname[CAL_NLEVELS] = {"same package", "other package", "other node"};
     memset(tg, 0, CAL_NLEVELS * sizeof *tg);
     for (int l = 0; l < CAL_NLEVELS; l++) {
         if (!want[l])
@@ -519,9 +539,10 @@ int cal_plan(cal_file *f, const int want[CAL_NLEVELS], const char *const host[CA
     for (int i = 0; i < CAL_NLEVELS; i++)
         for (int j = i + 1; j < CAL_NLEVELS; j++)
             if (tg[i].wanted && tg[j].wanted && strcmp(tg[i].link, tg[j].link) == 0) {
-                fail(err, errlen, "link class '%s' would get both the %s and the %s costs; give "
-                     "the levels link classes of their own in %s", tg[i].link, lname[i],
-                     lname[j], f->path);
+                fail(err, errlen,
+                     "link class '%s' would get both the %s and the %s costs; give "
+                     "the levels link classes of their own in %s",
+                     tg[i].link, lname[i], lname[j], f->path);
                 return -1;
             }
     return 0;
@@ -729,8 +750,8 @@ static int dsl_value(cal_file *f, const trd_dsl_block *b, const char *kw, const 
     return dsl_insert_item(f->text, b->close, stmt, es);
 }
 
-static int dsl_write(cal_file *f, const cal_target tg[], const cal_values v[],
-                     const char *comment, char **out, size_t *outlen, char *err, size_t errlen)
+static int dsl_write(cal_file *f, const cal_target tg[], const cal_values v[], const char *comment,
+                     char **out, size_t *outlen, char *err, size_t errlen)
 {
     edits es = {.n = 0};
     for (int l = 0; l < CAL_NLEVELS; l++) {
@@ -772,9 +793,8 @@ static int dsl_write(cal_file *f, const cal_target tg[], const cal_values v[],
             size_t ls = line_start(f->text, owner->kw_off, indent, sizeof indent);
             snprintf(text, sizeof text,
                      "%s# %s\n%slink %s { latency %s; bandwidth %s;%s%s%s%s%s%s }\n", indent,
-                     comment, indent, tg[l].link, s.lat, s.bw, s.inj[0] ? " injection " : "",
-                     s.inj, s.inj[0] ? ";" : "", s.ar[0] ? " alpha_r " : "", s.ar,
-                     s.ar[0] ? ";" : "");
+                     comment, indent, tg[l].link, s.lat, s.bw, s.inj[0] ? " injection " : "", s.inj,
+                     s.inj[0] ? ";" : "", s.ar[0] ? " alpha_r " : "", s.ar, s.ar[0] ? ";" : "");
             rc |= add_edit(&es, ls, 0, text);
             snprintf(stmt, sizeof stmt, "%s %s;", level_link_kw[l], tg[l].link);
             rc |= dsl_insert_item(f->text, owner->close, stmt, &es);
@@ -811,8 +831,8 @@ static int is_mark_comment(xmlNodePtr n)
            strncmp((const char *)n->content, " " CAL_MARK " ", strlen(" " CAL_MARK " ")) == 0;
 }
 
-static int xml_write(cal_file *f, const cal_target tg[], const cal_values v[],
-                     const char *comment, char **out, size_t *outlen, char *err, size_t errlen)
+static int xml_write(cal_file *f, const cal_target tg[], const cal_values v[], const char *comment,
+                     char **out, size_t *outlen, char *err, size_t errlen)
 {
     char ctext[600];
     snprintf(ctext, sizeof ctext, " %s ", comment);
@@ -864,7 +884,8 @@ static int xml_write(cal_file *f, const cal_target tg[], const cal_values v[],
             xml_indent(last ? last : first, indent, sizeof indent);
             snprintf(ws, sizeof ws, "\n%s", indent);
             if (last) { /* after the last link: ws comment ws link */
-                xmlNodePtr cur = xmlAddNextSibling(last, xmlNewDocText(f->doc, (const xmlChar *)ws));
+                xmlNodePtr cur =
+                    xmlAddNextSibling(last, xmlNewDocText(f->doc, (const xmlChar *)ws));
                 cur = xmlAddNextSibling(cur, xmlNewDocComment(f->doc, (const xmlChar *)ctext));
                 cur = xmlAddNextSibling(cur, xmlNewDocText(f->doc, (const xmlChar *)ws));
                 xmlAddNextSibling(cur, link);
@@ -892,7 +913,8 @@ static int xml_write(cal_file *f, const cal_target tg[], const cal_values v[],
 
     /* the schema, before anything is saved */
     char verr[2048] = "";
-    xmlSchemaParserCtxtPtr pc = xmlSchemaNewMemParserCtxt(trd_topology_xsd, (int)trd_topology_xsd_len);
+    xmlSchemaParserCtxtPtr pc =
+        xmlSchemaNewMemParserCtxt(trd_topology_xsd, (int)trd_topology_xsd_len);
     xmlSchemaPtr schema = pc ? xmlSchemaParse(pc) : NULL;
     xmlSchemaValidCtxtPtr vc = schema ? xmlSchemaNewValidCtxt(schema) : NULL;
     int vrc = -1;
@@ -988,8 +1010,10 @@ static int check_back(cal_file *f, const char *text, size_t len, const cal_targe
     }
     trd_topo_destroy(t);
     if (!ok) {
-        fail(err, errlen, "the updated %s does not read back the measured values (bug); not "
-             "written", f->path);
+        fail(err, errlen,
+             "the updated %s does not read back the measured values (bug); not "
+             "written",
+             f->path);
         return -1;
     }
     return 0;
@@ -1077,8 +1101,7 @@ static int replace_file(cal_file *f, const char *text, size_t len, char *err, si
 }
 
 int cal_write(cal_file *f, const cal_target tg[CAL_NLEVELS], const cal_values v[CAL_NLEVELS],
-              const char *date, int nranks, char *summary, size_t sumlen, char *err,
-              size_t errlen)
+              const char *date, int nranks, char *summary, size_t sumlen, char *err, size_t errlen)
 {
     char comment[256];
     snprintf(comment, sizeof comment, CAL_MARK " on %s, %d rank%s", date, nranks,
@@ -1097,9 +1120,10 @@ int cal_write(cal_file *f, const cal_target tg[CAL_NLEVELS], const cal_values v[
         if (tg[l].wanted && v[l].measured &&
             !(v[l].latency_s > 0 && isfinite(v[l].latency_s) && v[l].bandwidth_Bps > 0 &&
               isfinite(v[l].bandwidth_Bps))) {
-            fail(err, errlen, "the measured costs of link class '%s' are not usable (latency %g s, "
-                 "bandwidth %g B/s); %s unchanged", tg[l].link, v[l].latency_s,
-                 v[l].bandwidth_Bps, f->path);
+            fail(err, errlen,
+                 "the measured costs of link class '%s' are not usable (latency %g s, "
+                 "bandwidth %g B/s); %s unchanged",
+                 tg[l].link, v[l].latency_s, v[l].bandwidth_Bps, f->path);
             return -1;
         }
     char *text = NULL;
@@ -1124,7 +1148,8 @@ int cal_write(cal_file *f, const cal_target tg[CAL_NLEVELS], const cal_values v[
                                   s.lat, s.bw, s.inj[0] ? ", injection " : "", s.inj,
                                   s.ar[0] ? ", alpha_r " : "", s.ar,
                                   f->dropped_ar[l] ? "; its alpha_r was above the new latency "
-                                                     "and is removed" : "");
+                                                     "and is removed"
+                                                   : "");
         }
     }
     return rc;

@@ -24,10 +24,10 @@ enum {
 /* Exit codes of treeduce-calibrate. */
 enum {
     CAL_EXIT_OK = 0,
-    CAL_EXIT_USAGE = 1,   /* bad command line */
-    CAL_EXIT_INPUT = 2,   /* FILE unreadable, not a topology, or ambiguous: nothing written */
-    CAL_EXIT_WRITE = 3,   /* FILE could not be replaced: left untouched */
-    CAL_EXIT_MEASURE = 4  /* MPI or hwloc failure */
+    CAL_EXIT_USAGE = 1,  /* bad command line */
+    CAL_EXIT_INPUT = 2,  /* FILE unreadable, not a topology, or ambiguous: nothing written */
+    CAL_EXIT_WRITE = 3,  /* FILE could not be replaced: left untouched */
+    CAL_EXIT_MEASURE = 4 /* MPI or hwloc failure */
 };
 
 /* Where a measured level is written, decided before measuring. */
@@ -69,8 +69,8 @@ void cal_close(cal_file *f);
  * Returns 0, or -1 with the reason (ambiguity, unknown name, a link class that
  * would receive two levels' values) in err. */
 int cal_plan(cal_file *f, const int want[CAL_NLEVELS], const char *const host[CAL_NLEVELS],
-             const char *const host2[CAL_NLEVELS], const char *nodetype,
-             const char *switch_link, cal_target tg[CAL_NLEVELS], char *err, size_t errlen);
+             const char *const host2[CAL_NLEVELS], const char *nodetype, const char *switch_link,
+             cal_target tg[CAL_NLEVELS], char *err, size_t errlen);
 
 /* Write v into the planned link classes, with the comment line
  * "measured by treeduce-calibrate on <date>, <nranks> ranks" above each
@@ -82,8 +82,7 @@ int cal_plan(cal_file *f, const int want[CAL_NLEVELS], const char *const host[CA
  * summary (may be NULL) gets one line per changed link class.
  * Returns 0, or -1 with the reason in err. */
 int cal_write(cal_file *f, const cal_target tg[CAL_NLEVELS], const cal_values v[CAL_NLEVELS],
-              const char *date, int nranks, char *summary, size_t sumlen, char *err,
-              size_t errlen);
+              const char *date, int nranks, char *summary, size_t sumlen, char *err, size_t errlen);
 
 /* Values as the DSL and the XML schema accept them, 3 significant digits:
  * "0.352us", "41.5us", "1.20ms"; "21.4GB/s", "125MB/s". */

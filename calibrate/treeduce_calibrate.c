@@ -61,11 +61,10 @@
 #define MAX_SAMPLES 101
 #define INJ_BYTES (1 << 20)
 
-static const char *const level_name[CAL_NLEVELS] = {"same package", "other package",
-                                                    "other node"};
-static const char *const level_needs[CAL_NLEVELS] = {
-    "needs two ranks on one package", "needs ranks on two packages of one node",
-    "needs ranks on two nodes"};
+static const char *const level_name[CAL_NLEVELS] = {"same package", "other package", "other node"};
+static const char *const level_needs[CAL_NLEVELS] = {"needs two ranks on one package",
+                                                     "needs ranks on two packages of one node",
+                                                     "needs ranks on two nodes"};
 
 typedef struct rank_info {
     int node;    /* world rank of the node's first rank */
@@ -91,7 +90,8 @@ static int g_reps = 21;
 
 static void usage(FILE *out)
 {
-    fprintf(out,
+    fprintf(
+        out,
         "usage: treeduce-calibrate [options]   (run under mpiexec, 2 or more ranks)\n"
         "Measures link costs per level (same package, other package, other node): ping-pong\n"
         "latency and bandwidth, messages in flight (alpha_p, alpha_r), node injection bandwidth.\n"
@@ -100,7 +100,8 @@ static void usage(FILE *out)
         "                         (latency, bandwidth, injection, and alpha_r where its fit is\n"
         "                         meaningful; alpha_p is printed only)\n"
         "      --nodetype NAME    node type whose package/node links get the intra-node levels\n"
-        "                         (default: the type of this host's node in FILE, or the only one)\n"
+        "                         (default: the type of this host's node in FILE, or the only "
+        "one)\n"
         "      --switch-link NAME link class that gets the other-node level (default: the one on\n"
         "                         the path between the two hosts, or the only switch link class)\n"
         "  -r, --reps N           samples per point, median taken (default 21)\n"
@@ -137,7 +138,8 @@ static int find_placement(rank_info *me, char *note, size_t notelen)
     if (hwloc_get_last_cpu_location(topo, cur, HWLOC_CPUBIND_THREAD) == 0)
         me->cpu = hwloc_bitmap_first(cur);
     if (!me->bound) {
-        hwloc_obj_t pu = me->cpu >= 0 ? hwloc_get_pu_obj_by_os_index(topo, (unsigned)me->cpu) : NULL;
+        hwloc_obj_t pu =
+            me->cpu >= 0 ? hwloc_get_pu_obj_by_os_index(topo, (unsigned)me->cpu) : NULL;
         pkg = pu;
         while (pkg && pkg->type != HWLOC_OBJ_PACKAGE)
             pkg = pkg->parent;
@@ -146,8 +148,10 @@ static int find_placement(rank_info *me, char *note, size_t notelen)
                 snprintf(note, notelen, "not bound: bound to package %u, where it ran (CPU %d)",
                          pkg->logical_index, me->cpu);
             else
-                snprintf(note, notelen, "not bound: package %u from the CPU it ran on (%d); "
-                         "binding failed, it may migrate", pkg->logical_index, me->cpu);
+                snprintf(note, notelen,
+                         "not bound: package %u from the CPU it ran on (%d); "
+                         "binding failed, it may migrate",
+                         pkg->logical_index, me->cpu);
         } else
             snprintf(note, notelen, "not bound: package from the CPU it ran on (%d)", me->cpu);
     } else
@@ -255,7 +259,8 @@ static double inflight(int me, int a, int b, char *buf, int k)
             }
             waitall(k, req);
             if (me == a)
-                MPI_Recv(buf + 1024, MIN_BYTES, MPI_BYTE, peer, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Recv(buf + 1024, MIN_BYTES, MPI_BYTE, peer, 3, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE);
             else
                 MPI_Send(buf + 1024, MIN_BYTES, MPI_BYTE, peer, 3, MPI_COMM_WORLD);
         }
@@ -267,8 +272,8 @@ static double inflight(int me, int a, int b, char *buf, int k)
 
 /* Max-rate injection from node na into node nb with every rank of na sending
  * at once; the result (B/s) on every rank, 0 when na has one rank. */
-static double injection(int me, int np, const rank_info *ri, int na, int nb, char *buf,
-                        char **rbuf, int *senders)
+static double injection(int me, int np, const rank_info *ri, int na, int nb, char *buf, char **rbuf,
+                        int *senders)
 {
     int sa = 0, snb = 0, target = -1;
     int srcs[256], nsrc = 0;
@@ -350,8 +355,8 @@ static void measure_level(int me, int np, const rank_info *ri, level_result *res
     res->injection = 0;
     res->inj_note[0] = '\0';
     if (level == CAL_NETWORK) {
-        res->injection = injection(me, np, ri, ri[a].node, ri[b].node, buf, rbuf,
-                                   &res->inj_senders);
+        res->injection =
+            injection(me, np, ri, ri[a].node, ri[b].node, buf, rbuf, &res->inj_senders);
         if (res->injection == 0)
             snprintf(res->inj_note, sizeof res->inj_note,
                      "not measured (needs several ranks on node '%s')", ri[a].host);
@@ -413,16 +418,14 @@ static const char *fmt_b(double b, char *buf)
  * flight overlap: alpha_p > 0 and alpha_r > 0. */
 static int postal_fit_ok(const level_result *res)
 {
-    return res->alpha_p > 0 && res->alpha_r > 0 && isfinite(res->alpha_p) &&
-           isfinite(res->alpha_r);
+    return res->alpha_p > 0 && res->alpha_r > 0 && isfinite(res->alpha_p) && isfinite(res->alpha_r);
 }
 
-static void print_level(int l, const level_result *res, const rank_info *ri,
-                        const cal_target *tg)
+static void print_level(int l, const level_result *res, const rank_info *ri, const cal_target *tg)
 {
     char b1[32], b2[32], b3[32];
-    printf("\n== %s: ranks %d and %d (host %s, package %d / host %s, package %d)\n",
-           level_name[l], res->a, res->b, ri[res->a].host, ri[res->a].package, ri[res->b].host,
+    printf("\n== %s: ranks %d and %d (host %s, package %d / host %s, package %d)\n", level_name[l],
+           res->a, res->b, ri[res->a].host, ri[res->a].package, ri[res->b].host,
            ri[res->b].package);
     if (tg && tg->wanted)
         printf("   writes link class '%s'%s (%s)\n", tg->link, tg->create ? " (new)" : "", tg->why);
@@ -446,7 +449,8 @@ static void print_level(int l, const level_result *res, const rank_info *ri,
                res->alpha_r > res->alpha ? "; alpha_r above the latency: clamped to it" : "");
     else
         printf("   pipelined postal model [RM §3]: alpha_p %.3g s, alpha_r %.3g s (no overlap "
-               "seen: fit not meaningful)\n", res->alpha_p, res->alpha_r);
+               "seen: fit not meaningful)\n",
+               res->alpha_p, res->alpha_r);
     if (res->injection > 0)
         printf("   injection [NAP Eq. 3]: %s with %d ranks of node '%s' sending at once\n",
                fmt_b(res->injection, b1), res->inj_senders, ri[res->a].host);
@@ -463,19 +467,27 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
 
-    static const struct option opts[] = {
-        {"write", required_argument, NULL, 'w'},     {"nodetype", required_argument, NULL, 'n'},
-        {"switch-link", required_argument, NULL, 's'}, {"reps", required_argument, NULL, 'r'},
-        {"help", no_argument, NULL, 'h'},            {"version", no_argument, NULL, 'V'},
-        {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"write", required_argument, NULL, 'w'},
+                                         {"nodetype", required_argument, NULL, 'n'},
+                                         {"switch-link", required_argument, NULL, 's'},
+                                         {"reps", required_argument, NULL, 'r'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {"version", no_argument, NULL, 'V'},
+                                         {NULL, 0, NULL, 0}};
     const char *file = NULL, *nodetype = NULL, *switch_link = NULL;
     int c, code = -1;
     opterr = me == 0;
     while (code < 0 && (c = getopt_long(argc, argv, "w:r:hV", opts, NULL)) != -1) {
         switch (c) {
-        case 'w': file = optarg; break;
-        case 'n': nodetype = optarg; break;
-        case 's': switch_link = optarg; break;
+        case 'w':
+            file = optarg;
+            break;
+        case 'n':
+            nodetype = optarg;
+            break;
+        case 's':
+            switch_link = optarg;
+            break;
         case 'r': {
             char *end;
             long v = strtol(optarg, &end, 10);

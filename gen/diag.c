@@ -87,8 +87,8 @@ void trd_diag_verror(trd_diag *d, trd_loc loc, const char *fmt, va_list ap)
     char head[1200];
     const char *file = loc.file ? loc.file : "<input>";
     if (loc.line > 0)
-        snprintf(head, sizeof head, "%s:%d:%d: error: %s", file, loc.line, loc.col > 0 ? loc.col : 1,
-                 body);
+        snprintf(head, sizeof head, "%s:%d:%d: error: %s", file, loc.line,
+                 loc.col > 0 ? loc.col : 1, body);
     else
         snprintf(head, sizeof head, "%s: error: %s", file, body);
     char *m = strdup(head);

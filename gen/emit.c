@@ -213,8 +213,8 @@ static int tables(trd_topo_t t, const trd_machine_plan *p, const char *name, sbu
               " * NAP over all %d nodes: %d lanes, radix %d, %d inter-node step%s. */\n",
               drawn, p->nshapes, p->levels.intra.latency_s * 1e6,
               p->levels.intra.bandwidth_Bps / 1e9, p->levels.ring_inter.latency_s * 1e6,
-              p->levels.ring_inter.bandwidth_Bps / 1e9, n, p->nap_lanes,
-              p->nap_radix, p->nap_steps, p->nap_steps == 1 ? "" : "s");
+              p->levels.ring_inter.bandwidth_Bps / 1e9, n, p->nap_lanes, p->nap_radix, p->nap_steps,
+              p->nap_steps == 1 ? "" : "s");
     int nsh = p->nshapes;
     if (nsh == 0) { /* one node: the table is never consulted */
         sb_printf(b, "static const trd_size_choice choices_0[1] = {{");
@@ -319,7 +319,8 @@ int trd_emit(trd_topo_t t, const trd_machine_plan *p, const trd_emit_opts *o, co
     snprintf(nnodes, sizeof nnodes, "%d", trd_topo_nnodes(t));
     snprintf(nsw, sizeof nsw, "%d", trd_topo_nswitches(t));
     const char *keys[] = {"BANNER", "NAME", "UNAME", "TABLES", "NNODES", "NSWITCHES"};
-    const char *vals[] = {banner.s ? banner.s : "", o->name, uname, tab.s ? tab.s : "", nnodes, nsw};
+    const char *vals[] = {banner.s ? banner.s : "", o->name, uname,
+                          tab.s ? tab.s : "",       nnodes,  nsw};
     struct {
         const char *tmpl, *suffix;
         char *text;

@@ -68,9 +68,12 @@ enum trd_export_mpich_alg trd_export_mpich_alg(const trd_algo *a)
 const char *trd_export_mpich_name(enum trd_export_mpich_alg a)
 {
     switch (a) {
-    case TRD_MPICH_RSA: return "MPIR_Allreduce_intra_reduce_scatter_allgather";
-    case TRD_MPICH_SMP: return "MPIR_Allreduce_intra_smp";
-    default: return "MPIR_Allreduce_intra_recursive_doubling";
+    case TRD_MPICH_RSA:
+        return "MPIR_Allreduce_intra_reduce_scatter_allgather";
+    case TRD_MPICH_SMP:
+        return "MPIR_Allreduce_intra_smp";
+    default:
+        return "MPIR_Allreduce_intra_recursive_doubling";
     }
 }
 
@@ -93,8 +96,8 @@ typedef struct {
 
 typedef struct {
     int nshapes;
-    shape_view *s;            /* sorted by ranks, then ranks per node */
-    trd_choice one[2];        /* the one-node rule */
+    shape_view *s;     /* sorted by ranks, then ranks per node */
+    trd_choice one[2]; /* the one-node rule */
     int none;
 } shapes;
 
@@ -205,10 +208,11 @@ static void csel_leaf(sbuf *b, enum trd_export_mpich_alg a)
 {
     const char *rd = trd_export_mpich_name(TRD_MPICH_RD);
     if (a == TRD_MPICH_RSA)
-        sb_printf(b,
-                  "\"is_op_built_in=yes\":{\"count<pow2\":{\"algorithm=%s\":{}},"
-                  "\"count=any\":{\"algorithm=%s\":{}}},\"is_op_built_in=no\":{\"algorithm=%s\":{}}",
-                  rd, trd_export_mpich_name(a), rd);
+        sb_printf(
+            b,
+            "\"is_op_built_in=yes\":{\"count<pow2\":{\"algorithm=%s\":{}},"
+            "\"count=any\":{\"algorithm=%s\":{}}},\"is_op_built_in=no\":{\"algorithm=%s\":{}}",
+            rd, trd_export_mpich_name(a), rd);
     else if (a == TRD_MPICH_SMP)
         sb_printf(b,
                   "\"comm_hierarchy=parent\":{\"algorithm=%s\":{}},"
@@ -242,6 +246,8 @@ static void csel_sizes(sbuf *b, const trd_choice *c, int n)
  * (all names exist in MPICH 4.0.2 and in later 4.x; MPIR_Barrier_intra_
  * dissemination was renamed k_dissemination, so barrier goes through the
  * nonblocking one).  Compact JSON, indented by csel_pretty(). */
+/* a table of JSON texts, one collective per entry, kept as written */
+// clang-format off
 #define ALG(x) "\"algorithm=MPIR_" x "\":{}"
 #define INTRA_INTER(intra, inter) "{\"comm_type=intra\":{" intra "},\"comm_type=inter\":{" inter "}}"
 static const char *const csel_others[][2] = {
@@ -362,6 +368,7 @@ static const char *const csel_others[][2] = {
 };
 #undef ALG
 #undef INTRA_INTER
+// clang-format on
 
 /* Compact JSON (no whitespace outside strings) to f, two spaces per level,
  * "{}" kept on one line, a final newline. */
@@ -414,8 +421,10 @@ int trd_export_csel_json(FILE *f, const trd_machine_plan *p, const char *machine
     if (shapes_of(p, &sh) != TRD_OK)
         return TRD_ERR_NOMEM;
     const char *rd = trd_export_mpich_name(TRD_MPICH_RD);
-    sb_printf(&b, "{\"collective=allreduce\":{\"comm_type=intra\":{"
-                  "\"is_commutative=no\":{\"algorithm=%s\":{}},\"is_commutative=yes\":{", rd);
+    sb_printf(&b,
+              "{\"collective=allreduce\":{\"comm_type=intra\":{"
+              "\"is_commutative=no\":{\"algorithm=%s\":{}},\"is_commutative=yes\":{",
+              rd);
     if (sh.nshapes > 0) {
         sb_printf(&b, "\"comm_size=node_comm_size\":{");
         csel_sizes(&b, sh.one, sh.none);
@@ -445,7 +454,9 @@ int trd_export_csel_json(FILE *f, const trd_machine_plan *p, const char *machine
         csel_sizes(&b, sh.one, sh.none);
         sb_printf(&b, "}");
     }
-    sb_printf(&b, "}},\"comm_type=inter\":{\"algorithm=MPIR_Allreduce_inter_reduce_exchange_bcast\":{}}}");
+    sb_printf(
+        &b,
+        "}},\"comm_type=inter\":{\"algorithm=MPIR_Allreduce_inter_reduce_exchange_bcast\":{}}}");
     for (size_t i = 0; i < sizeof csel_others / sizeof csel_others[0]; i++)
         sb_printf(&b, ",\"collective=%s\":%s", csel_others[i][0], csel_others[i][1]);
     sb_printf(&b, "}");
@@ -484,14 +495,17 @@ int trd_export_ompi_rules(FILE *f, const trd_machine_plan *p, const char *machin
     for (int i = 0; i < sh.nshapes; i++)
         if (i == 0 || ranks(&sh.s[i]) != ranks(&sh.s[i - 1]))
             nsizes++;
-    rc |= fprintf(f,
-                  "# Open MPI coll/tuned dynamic rules: MPI_Allreduce as treeduce-gen plans it for\n"
-                  "# machine %s (%d node%s x %d cores).  Use with\n"
-                  "#   --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_dynamic_rules_filename FILE\n"
-                  "# Per communicator size (the rule with the largest size <= the communicator's):\n"
-                  "# message size in bytes of the whole vector (from), algorithm (3 recursive_doubling,\n"
-                  "# 4 ring, 6 rabenseifner), fan in/out and segment size (0: defaults).\n",
-                  name, p->nnodes, p->nnodes == 1 ? "" : "s", p->ppn) < 0;
+    rc |=
+        fprintf(
+            f,
+            "# Open MPI coll/tuned dynamic rules: MPI_Allreduce as treeduce-gen plans it for\n"
+            "# machine %s (%d node%s x %d cores).  Use with\n"
+            "#   --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_dynamic_rules_filename "
+            "FILE\n"
+            "# Per communicator size (the rule with the largest size <= the communicator's):\n"
+            "# message size in bytes of the whole vector (from), algorithm (3 recursive_doubling,\n"
+            "# 4 ring, 6 rabenseifner), fan in/out and segment size (0: defaults).\n",
+            name, p->nnodes, p->nnodes == 1 ? "" : "s", p->ppn) < 0;
     rc |= fprintf(f, "1 # collectives\n2 # collective id: ALLREDUCE\n%d # communicator sizes\n",
                   sh.nshapes ? nsizes : 1) < 0;
     if (sh.nshapes == 0) {
@@ -502,8 +516,8 @@ int trd_export_ompi_rules(FILE *f, const trd_machine_plan *p, const char *machin
         /* the last shape of a rank count: the most ranks per node */
         if (i + 1 < sh.nshapes && ranks(&sh.s[i + 1]) == ranks(&sh.s[i]))
             continue;
-        rc |= fprintf(f, "%ld # ranks (planned as %d nodes x %d)\n", ranks(&sh.s[i]), sh.s[i].nnodes,
-                      sh.s[i].ppn) < 0;
+        rc |= fprintf(f, "%ld # ranks (planned as %d nodes x %d)\n", ranks(&sh.s[i]),
+                      sh.s[i].nnodes, sh.s[i].ppn) < 0;
         rc |= ompi_rules(f, sh.s[i].choice, sh.s[i].nchoices);
     }
     free(sh.s);

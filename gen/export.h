@@ -8,11 +8,10 @@
  *     coll_tuned_dynamic_rules_filename.
  *
  * Both map each treeduce algorithm to the nearest algorithm the library has
- * (its registry descriptor's mpich and ompi fields, algo.h) and reproduce the plan's message-size ranges per
- * communicator size.  Message sizes are bytes of the whole vector (count x
- * datatype size) in treeduce, in MPICH's avg_msg_size for allreduce and in
- * Open MPI's dsize for allreduce alike.  Output is deterministic: the same
- * plan gives the same bytes.
+ * (its registry descriptor's mpich and ompi fields, algo.h) and reproduce the plan's message-size
+ * ranges per communicator size.  Message sizes are bytes of the whole vector (count x datatype
+ * size) in treeduce, in MPICH's avg_msg_size for allreduce and in Open MPI's dsize for allreduce
+ * alike.  Output is deterministic: the same plan gives the same bytes.
  *
  * Sources (formats and names checked against):
  *   MPICH  src/mpi/coll/src/csel.c (keys, parse order, lookup),

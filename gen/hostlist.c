@@ -11,7 +11,8 @@ struct list {
     int n, cap;
 };
 
-static int push(struct list *l, const char *prefix, size_t plen, const char *num, const char *suffix)
+static int push(struct list *l, const char *prefix, size_t plen, const char *num,
+                const char *suffix)
 {
     if (l->n == l->cap) {
         int ncap = l->cap ? 2 * l->cap : 16;
@@ -72,7 +73,8 @@ int trd_hostlist_expand(const char *expr, char ***names, int *n, char *err, size
                 while (p < close && isdigit((unsigned char)*p))
                     p++;
                 if (p == a) {
-                    rc = fail(err, errlen, errpos, (int)(p - expr), "expected a number in host range");
+                    rc = fail(err, errlen, errpos, (int)(p - expr),
+                              "expected a number in host range");
                     goto out;
                 }
                 int width = (int)(p - a);
@@ -88,8 +90,8 @@ int trd_hostlist_expand(const char *expr, char ***names, int *n, char *err, size
                     }
                     hi = strtol(b, NULL, 10);
                     if (hi < lo) {
-                        rc = fail(err, errlen, errpos, (int)(a - expr),
-                                  "host range goes downwards");
+                        rc =
+                            fail(err, errlen, errpos, (int)(a - expr), "host range goes downwards");
                         goto out;
                     }
                     if (hi - lo >= TRD_MAX_NODES) {

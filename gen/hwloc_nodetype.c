@@ -45,8 +45,7 @@ static int load_source(hwloc_topology_t topo, const char *kind, const char *arg,
 {
     if (strcmp(kind, "synthetic") == 0) {
         if (arg == NULL || set_synthetic(topo, arg) < 0) {
-            snprintf(err, errlen, "hwloc cannot parse synthetic description '%s'",
-                     arg ? arg : "");
+            snprintf(err, errlen, "hwloc cannot parse synthetic description '%s'", arg ? arg : "");
             return -1;
         }
     } else if (strcmp(kind, "xml") == 0) {
@@ -64,20 +63,17 @@ static int load_source(hwloc_topology_t topo, const char *kind, const char *arg,
         }
         fclose(f);
         if (hwloc_topology_set_xml(topo, arg) < 0) {
-            snprintf(err, errlen, "cannot read hwloc XML '%s': not an hwloc topology file",
-                     arg);
+            snprintf(err, errlen, "cannot read hwloc XML '%s': not an hwloc topology file", arg);
             return -1;
         }
     } else if (strcmp(kind, "local") != 0) {
-        snprintf(err, errlen, "unknown hwloc source '%s' (expected synthetic, xml or local)",
-                 kind);
+        snprintf(err, errlen, "unknown hwloc source '%s' (expected synthetic, xml or local)", kind);
         return -1;
     }
 
     if (hwloc_topology_load(topo) < 0) {
         if (strcmp(kind, "xml") == 0)
-            snprintf(err, errlen, "cannot read hwloc XML '%s': not an hwloc topology file",
-                     arg);
+            snprintf(err, errlen, "cannot read hwloc XML '%s': not an hwloc topology file", arg);
         else if (strcmp(kind, "synthetic") == 0)
             snprintf(err, errlen, "hwloc cannot build synthetic topology '%s'", arg);
         else
@@ -89,8 +85,8 @@ static int load_source(hwloc_topology_t topo, const char *kind, const char *arg,
 }
 
 int trd_hwloc_node_shape(const char *kind, const char *arg, int *npackages,
-                         int cores_per_package[TRD_MAX_PACKAGES], char **hostname,
-                         char *err, size_t errlen)
+                         int cores_per_package[TRD_MAX_PACKAGES], char **hostname, char *err,
+                         size_t errlen)
 {
     hwloc_topology_t topo = NULL;
     hwloc_obj_type_t unit = HWLOC_OBJ_CORE;

@@ -30,8 +30,10 @@ static const char usage[] =
     "\n"
     "TOPOLOGY is one of\n"
     "  FILE.topo        the treeduce topology language\n"
-    "  FILE.xml         a treeduce XML topology, or an hwloc XML dump (lstopo --of xml) of one node\n"
-    "  FILE.conf        a Slurm topology.conf (node type and link from --nodetype, --latency, --bandwidth)\n"
+    "  FILE.xml         a treeduce XML topology, or an hwloc XML dump (lstopo --of xml) of one "
+    "node\n"
+    "  FILE.conf        a Slurm topology.conf (node type and link from --nodetype, --latency, "
+    "--bandwidth)\n"
     "  local            this machine, one node, read with hwloc\n"
     "\n"
     "options:\n"
@@ -41,16 +43,16 @@ static const char usage[] =
     "      --explain        print the plan: ring order, NAP groups, thresholds, predictions\n"
     "      --schedule RANK  print RANK's schedule over the whole machine (each node's cores),\n"
     "                       for the algorithm chosen at --bytes (default 64KiB) or --algorithm\n"
-    "      --algorithm A    with --schedule: any allreduce algorithm, NAME[:PARAMS]\n"
-    "                       (nap, ring, rd, rabenseifner, smp[:ALG], hring, flex[:ALG],\n"
-    "                       rm[:SCHEDULE], shm, ...)\n"
+    "      --algorithm A    with --schedule: any allreduce algorithm, NAME[:PARAMS], as\n"
+    "                       TREEDUCE_ALGORITHM names it (the list: --explain)\n"
     "      --bytes N        with --schedule: message size in bytes (doubles)\n"
     "      --predict MAX    CSV of every allreduce algorithm's predicted time over the whole\n"
     "                       machine, 8 B .. MAX (the schedules' cost model)\n"
     "      --break-schedule ALG:RANK:OP  testing: drop that op from every schedule of an\n"
     "                       algorithm named ALG (any collective) before it is verified\n"
     "      --dot FILE       write the switch tree with the ring as Graphviz ('-': stdout)\n"
-    "      --export-mpich FILE  write an MPICH 4.x collective selection file (JSON) with this plan for\n"
+    "      --export-mpich FILE  write an MPICH 4.x collective selection file (JSON) with this plan "
+    "for\n"
     "                       MPI_Allreduce (MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE)\n"
     "      --export-ompi FILE   write an Open MPI coll/tuned dynamic rules file for MPI_Allreduce\n"
     "                       (coll_tuned_dynamic_rules_filename)\n"
@@ -61,8 +63,20 @@ static const char usage[] =
     "  -h, --help           this text\n"
     "  -V, --version        the version\n";
 
-enum { OPT_EXPLAIN = 256, OPT_DOT, OPT_NODETYPE, OPT_LATENCY, OPT_BANDWIDTH, OPT_SCHEDULE,
-       OPT_ALGORITHM, OPT_BYTES, OPT_BREAK, OPT_PREDICT, OPT_EXPORT_MPICH, OPT_EXPORT_OMPI };
+enum {
+    OPT_EXPLAIN = 256,
+    OPT_DOT,
+    OPT_NODETYPE,
+    OPT_LATENCY,
+    OPT_BANDWIDTH,
+    OPT_SCHEDULE,
+    OPT_ALGORITHM,
+    OPT_BYTES,
+    OPT_BREAK,
+    OPT_PREDICT,
+    OPT_EXPORT_MPICH,
+    OPT_EXPORT_OMPI
+};
 
 static int has_suffix(const char *s, const char *suf)
 {
@@ -354,11 +368,12 @@ static int write_outputs(const args *a, trd_topo_t t, trd_diag *d, const planned
         rc = trd_explain(stdout, t, p, a->input);
         if (rc == TRD_OK)
             rc = trd_explain_schedules(stdout, t, p);
-        printf("\nschedules verified before writing (symbolic execution of every rank: each element\n"
-               "  reduced over all ranks once, sends and receives matched, no read before a write,\n"
-               "  no race on the node's memory, ring contention on the switch tree): %d, on up to\n"
-               "  %d ranks, %zu ops, %.2f s\n",
-               c->nverified, c->largest, c->ops, c->seconds);
+        printf(
+            "\nschedules verified before writing (symbolic execution of every rank: each element\n"
+            "  reduced over all ranks once, sends and receives matched, no read before a write,\n"
+            "  no race on the node's memory, ring contention on the switch tree): %d, on up to\n"
+            "  %d ranks, %zu ops, %.2f s\n",
+            c->nverified, c->largest, c->ops, c->seconds);
         if (c->skipped)
             printf("  %d (shape, algorithm) pairs above the rank limit not verified\n", c->skipped);
         if (sel->drawn)
@@ -380,9 +395,12 @@ static int write_outputs(const args *a, trd_topo_t t, trd_diag *d, const planned
 int main(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'},     {"name", required_argument, NULL, 'n'},
-        {"format", required_argument, NULL, 'f'},     {"explain", no_argument, NULL, OPT_EXPLAIN},
-        {"dot", required_argument, NULL, OPT_DOT},    {"nodetype", required_argument, NULL, OPT_NODETYPE},
+        {"output", required_argument, NULL, 'o'},
+        {"name", required_argument, NULL, 'n'},
+        {"format", required_argument, NULL, 'f'},
+        {"explain", no_argument, NULL, OPT_EXPLAIN},
+        {"dot", required_argument, NULL, OPT_DOT},
+        {"nodetype", required_argument, NULL, OPT_NODETYPE},
         {"latency", required_argument, NULL, OPT_LATENCY},
         {"bandwidth", required_argument, NULL, OPT_BANDWIDTH},
         {"schedule", required_argument, NULL, OPT_SCHEDULE},
@@ -392,9 +410,12 @@ int main(int argc, char **argv)
         {"predict", required_argument, NULL, OPT_PREDICT},
         {"export-mpich", required_argument, NULL, OPT_EXPORT_MPICH},
         {"export-ompi", required_argument, NULL, OPT_EXPORT_OMPI},
-        {"help", no_argument, NULL, 'h'},             {"version", no_argument, NULL, 'V'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0}};
-    static args a = {.nodetype = "package:1 core:1", .latency = "2us", .bandwidth = "10GB/s",
+    static args a = {.nodetype = "package:1 core:1",
+                     .latency = "2us",
+                     .bandwidth = "10GB/s",
                      .cmd = "treeduce-gen"};
     static planned pl; /* large: its plan holds every shape's ranges */
     int c;
@@ -403,24 +424,60 @@ int main(int argc, char **argv)
         append_quoted(a.cmd, sizeof a.cmd, argv[i]);
     while ((c = getopt_long(argc, argv, "o:n:f:hV", longopts, NULL)) != -1) {
         switch (c) {
-        case 'o': a.outdir = optarg; break;
-        case 'n': a.name = optarg; break;
-        case 'f': a.format = optarg; break;
-        case OPT_EXPLAIN: a.explain = 1; break;
-        case OPT_DOT: a.dot = optarg; break;
-        case OPT_NODETYPE: a.nodetype = optarg; break;
-        case OPT_LATENCY: a.latency = optarg; break;
-        case OPT_BANDWIDTH: a.bandwidth = optarg; break;
-        case OPT_SCHEDULE: a.schedule = optarg; break;
-        case OPT_ALGORITHM: a.algorithm = optarg; break;
-        case OPT_BYTES: a.bytes = optarg; break;
-        case OPT_BREAK: a.break_spec = optarg; break;
-        case OPT_PREDICT: a.predict = optarg; break;
-        case OPT_EXPORT_MPICH: a.export_mpich = optarg; break;
-        case OPT_EXPORT_OMPI: a.export_ompi = optarg; break;
-        case 'h': fputs(usage, stdout); return 0;
-        case 'V': printf("treeduce-gen %s\n", TRD_VERSION); return 0;
-        default: fputs(usage, stderr); return 2;
+        case 'o':
+            a.outdir = optarg;
+            break;
+        case 'n':
+            a.name = optarg;
+            break;
+        case 'f':
+            a.format = optarg;
+            break;
+        case OPT_EXPLAIN:
+            a.explain = 1;
+            break;
+        case OPT_DOT:
+            a.dot = optarg;
+            break;
+        case OPT_NODETYPE:
+            a.nodetype = optarg;
+            break;
+        case OPT_LATENCY:
+            a.latency = optarg;
+            break;
+        case OPT_BANDWIDTH:
+            a.bandwidth = optarg;
+            break;
+        case OPT_SCHEDULE:
+            a.schedule = optarg;
+            break;
+        case OPT_ALGORITHM:
+            a.algorithm = optarg;
+            break;
+        case OPT_BYTES:
+            a.bytes = optarg;
+            break;
+        case OPT_BREAK:
+            a.break_spec = optarg;
+            break;
+        case OPT_PREDICT:
+            a.predict = optarg;
+            break;
+        case OPT_EXPORT_MPICH:
+            a.export_mpich = optarg;
+            break;
+        case OPT_EXPORT_OMPI:
+            a.export_ompi = optarg;
+            break;
+        case 'h':
+            fputs(usage, stdout);
+            return 0;
+        case 'V':
+            printf("treeduce-gen %s\n", TRD_VERSION);
+            return 0;
+        default:
+            fputs(usage, stderr);
+            return 2;
         }
     }
     if (optind + 1 != argc) {
@@ -429,13 +486,16 @@ int main(int argc, char **argv)
     }
     if (!a.outdir && !a.explain && !a.dot && !a.schedule && !a.predict && !a.export_mpich &&
         !a.export_ompi) {
-        fprintf(stderr, "treeduce-gen: nothing to do: give -o DIR, --explain, --dot FILE, --schedule RANK,\n"
-                        "  --predict MAX, --export-mpich FILE or --export-ompi FILE\n");
+        fprintf(
+            stderr,
+            "treeduce-gen: nothing to do: give -o DIR, --explain, --dot FILE, --schedule RANK,\n"
+            "  --predict MAX, --export-mpich FILE or --export-ompi FILE\n");
         return 2;
     }
     a.input = argv[optind];
     if (a.name && !trd_emit_valid_name(a.name)) {
-        fprintf(stderr, "treeduce-gen: --name '%s': expected a C identifier ([A-Za-z_][A-Za-z0-9_]*)\n",
+        fprintf(stderr,
+                "treeduce-gen: --name '%s': expected a C identifier ([A-Za-z_][A-Za-z0-9_]*)\n",
                 a.name);
         return 2;
     }

@@ -352,8 +352,8 @@ static void bad_value(trd_dsl_ctx *ctx, int kw, const char *text, trd_loc loc)
     /* Is it the unit or the number?  Try the unit on a number known to be good. */
     char probe[64];
     snprintf(probe, sizeof probe, "1%s", end);
-    int unit_ok = is_time_kw(kw) ? trd_parse_time(probe, &v) == 0
-                                 : trd_parse_bandwidth(probe, &v) == 0;
+    int unit_ok =
+        is_time_kw(kw) ? trd_parse_time(probe, &v) == 0 : trd_parse_bandwidth(probe, &v) == 0;
     if (!unit_ok)
         trd__dsl_error(ctx, loc, "unknown unit '%s' in %s '%s'", end, what, text);
     else if (is_time_kw(kw))

@@ -45,9 +45,9 @@ struct xml_reader {
     const char *file; /* interned */
     const char *text;
     size_t len;
-    const char *dir;  /* directory that relative hwloc paths start from */
+    const char *dir;       /* directory that relative hwloc paths start from */
     xmlParserCtxtPtr ctxt; /* while parsing */
-    int nerrors;      /* parse and validation errors */
+    int nerrors;           /* parse and validation errors */
     int nomem;
     /* The last attribute reported, so that one bad value gives one message
      * (a bad list item makes libxml2 complain about the item and the list). */
@@ -496,8 +496,7 @@ static void report_root_error(struct xml_reader *r, xmlNodePtr node)
                        "this is an hwloc topology (root element 'topology'), not a machine; "
                        "expected root element 'machine'");
     else
-        trd_diag_error(r->d, elem_loc(r, node), "expected root element 'machine', got '%s'",
-                       name);
+        trd_diag_error(r->d, elem_loc(r, node), "expected root element 'machine', got '%s'", name);
 }
 
 /* Schema validation errors, rewritten by kind: missing or stray attributes,
@@ -616,16 +615,16 @@ static void on_parse_error(void *ctx, trd_xml_error e)
     case XML_ERR_TAG_NAME_MISMATCH:
         snprintf(needle, sizeof needle, "</%s", e->str2 ? e->str2 : "");
         loc.col = find_before(r, line, col, needle);
-        trd_diag_error(r->d, loc, "expected '</%s>' to close the element opened at line %d, got "
-                       "'</%s>'", s1, e->int1, e->str2 ? e->str2 : "");
+        trd_diag_error(r->d, loc,
+                       "expected '</%s>' to close the element opened at line %d, got "
+                       "'</%s>'",
+                       s1, e->int1, e->str2 ? e->str2 : "");
         return;
     case XML_ERR_TAG_NOT_FINISHED:
-        trd_diag_error(r->d, loc, "end of file inside element '%s' opened at line %d", s1,
-                       e->int1);
+        trd_diag_error(r->d, loc, "end of file inside element '%s' opened at line %d", s1, e->int1);
         return;
     case XML_ERR_GT_REQUIRED:
-        trd_diag_error(r->d, loc, "expected '>' or '/>' to end the start tag of element '%s'",
-                       s1);
+        trd_diag_error(r->d, loc, "expected '>' or '/>' to end the start tag of element '%s'", s1);
         return;
     case XML_ERR_ATTRIBUTE_NOT_STARTED:
         trd_diag_error(r->d, loc, "expected '\"' to start the attribute value");
@@ -661,7 +660,8 @@ static void on_parse_error(void *ctx, trd_xml_error e)
         }
         return;
     case XML_ERR_SPACE_REQUIRED:
-        trd_diag_error(r->d, loc, "malformed attributes; expected name=\"value\" pairs separated "
+        trd_diag_error(r->d, loc,
+                       "malformed attributes; expected name=\"value\" pairs separated "
                        "by spaces");
         return;
     default:
@@ -864,9 +864,9 @@ static void read_nodetype(struct xml_reader *r, xmlNodePtr node)
                 cores[p] = cores[0];
         }
         /* Same wording as the DSL reader: "packages 2 cores 8", "cores 8 8 4". */
-        size_t used = pk != NULL ? (size_t)snprintf(source, sizeof source, "packages %d cores",
-                                                    npackages)
-                                 : (size_t)snprintf(source, sizeof source, "cores");
+        size_t used = pk != NULL
+                          ? (size_t)snprintf(source, sizeof source, "packages %d cores", npackages)
+                          : (size_t)snprintf(source, sizeof source, "cores");
         for (int p = 0; p < n && p < TRD_MAX_PACKAGES && used < sizeof source; p++)
             used += (size_t)snprintf(source + used, sizeof source - used, " %d", cores[p]);
         xmlFree(pk);
@@ -1123,8 +1123,8 @@ int trd_xml_root_name(const char *path, char *buf, size_t len)
         return TRD_ERR_INPUT;
     buf[0] = '\0';
     capture_handlers(&saved, NULL, ignore_structured);
-    reader = xmlReaderForFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR |
-                                              XML_PARSE_NOWARNING);
+    reader =
+        xmlReaderForFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
     if (reader != NULL) {
         while (xmlTextReaderRead(reader) == 1) {
             if (xmlTextReaderNodeType(reader) == XML_READER_TYPE_ELEMENT) {

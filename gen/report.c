@@ -53,8 +53,8 @@ static void print_tree(FILE *f, trd_topo_t t, int sw, int depth)
         count++;
     }
     if (count)
-        fprintf(f, "  %d node%s: ", count, count == 1 ? "" : "s"), print_span(f, t, first,
-                                                                           first + count - 1);
+        fprintf(f, "  %d node%s: ", count, count == 1 ? "" : "s"),
+            print_span(f, t, first, first + count - 1);
     fprintf(f, "\n");
     for (int c = 0; c < S; c++)
         if (trd_topo_switch_parent(t, c) == sw)
@@ -104,7 +104,9 @@ int trd_explain(FILE *f, trd_topo_t t, const trd_machine_plan *p, const char *in
     print_link(f, lv->far_inter);
     fprintf(f, "\n  reduction:      %.3g ns/byte (gamma)\n", lv->gamma_s_per_byte * 1e9);
 
-    fprintf(f, "\nNAP over all %d nodes x %d ranks [NAP Alg. 1]: %d lane%s, radix %d, %d inter-node step%s\n",
+    fprintf(f,
+            "\nNAP over all %d nodes x %d ranks [NAP Alg. 1]: %d lane%s, radix %d, %d inter-node "
+            "step%s\n",
             n, p->ppn, p->nap_lanes, p->nap_lanes == 1 ? "" : "s", p->nap_radix, p->nap_steps,
             p->nap_steps == 1 ? "" : "s");
     for (int s = 0; s < p->nap_steps; s++) {
@@ -137,8 +139,8 @@ int trd_explain(FILE *f, trd_topo_t t, const trd_machine_plan *p, const char *in
         /* the last node is the one most likely to face a short subgroup */
         int v = n - 1;
         trd_nap_step(n, p->nap_lanes, p->nap_radix, s, v, 0, &info, rbuf, &nr, sbuf, &ns);
-        fprintf(f, "    e.g. node %s (subgroup %d, position %d) lane 0 receives from", trd_topo_node_name(t, v),
-                info.sub, info.pos);
+        fprintf(f, "    e.g. node %s (subgroup %d, position %d) lane 0 receives from",
+                trd_topo_node_name(t, v), info.sub, info.pos);
         if (!nr)
             fprintf(f, " nobody (its own subgroup)");
         for (int i = 0; i < nr; i++)
@@ -147,14 +149,18 @@ int trd_explain(FILE *f, trd_topo_t t, const trd_machine_plan *p, const char *in
         free(sbuf);
     }
 
-    fprintf(f, "\nselection (alpha-beta-gamma model [MPICH §3, NAP Eq. 3-6, TREE §3.2, RM Eq. 4]):\n");
+    fprintf(f,
+            "\nselection (alpha-beta-gamma model [MPICH §3, NAP Eq. 3-6, TREE §3.2, RM Eq. 4]):\n");
     if (n > 1) {
-        fprintf(f, "  several nodes, commutative operations (predicted for all %d x %d ranks, ranges drawn\n"
-                   "  %s):\n",
+        fprintf(f,
+                "  several nodes, commutative operations (predicted for all %d x %d ranks, ranges "
+                "drawn\n"
+                "  %s):\n",
                 n, p->ppn,
-                p->on_schedules ? "on the schedules' timed execution: link sharing on the switch tree,\n"
-                                  "  max-rate injection, alpha_r [TREE §2, NAP Eq. 3, RM Eq. 3]"
-                                : "on the closed forms");
+                p->on_schedules
+                    ? "on the schedules' timed execution: link sharing on the switch tree,\n"
+                      "  max-rate injection, alpha_r [TREE §2, NAP Eq. 3, RM Eq. 3]"
+                    : "on the closed forms");
         fprintf(f, "    %-26s %-22s %10s %-13s %10s %10s  %s\n", "message size", "chosen", "us at",
                 "runner-up", "us at", "closed us", "levels (node; across nodes) [source]");
         size_t lo = 0;
@@ -175,13 +181,17 @@ int trd_explain(FILE *f, trd_topo_t t, const trd_machine_plan *p, const char *in
                     ch->alg->source);
             lo = ch->below;
         }
-        fprintf(f, "    (\"us at\": predicted microseconds at a size in the middle of the range; \"closed us\":\n"
+        fprintf(f, "    (\"us at\": predicted microseconds at a size in the middle of the range; "
+                   "\"closed us\":\n"
                    "    the chosen algorithm's closed form there)\n");
-        fprintf(f, "  smaller communicators, by planned shape (a communicator takes the largest planned\n"
-                   "  node count <= its own, then the largest ranks per node <= its most on one node):\n");
+        fprintf(
+            f,
+            "  smaller communicators, by planned shape (a communicator takes the largest planned\n"
+            "  node count <= its own, then the largest ranks per node <= its most on one node):\n");
         for (int sh = 0; sh < p->nshapes; sh++) {
             const trd_shape_plan *sp = &p->shape[sh];
-            fprintf(f, "    %5d x %-4d%s", sp->nnodes, sp->ppn, sp->on_schedules ? "" : " (closed forms)");
+            fprintf(f, "    %5d x %-4d%s", sp->nnodes, sp->ppn,
+                    sp->on_schedules ? "" : " (closed forms)");
             for (int i = 0; i < sp->nchoices; i++) {
                 fprintf(f, " %s%s%s", sp->choice[i].alg->name, sp->choice[i].params[0] ? ":" : "",
                         sp->choice[i].params);
@@ -199,7 +209,8 @@ int trd_explain(FILE *f, trd_topo_t t, const trd_machine_plan *p, const char *in
                "    (process_vm_readv) from 32 KiB; without shared memory NAP (recursive\n"
                "    doubling) below ");
     print_size(f, p->nap_max_bytes_1node);
-    fprintf(f, ", ring from there\n  non-commutative operations across nodes: recursive doubling in rank order\n");
+    fprintf(f, ", ring from there\n  non-commutative operations across nodes: recursive doubling "
+               "in rank order\n");
     if (n > 1) {
         const trd_algo *cand[TRD_MAX_CANDIDATES];
         int nc = trd_model_candidates(cand, TRD_MAX_CANDIDATES);
@@ -214,6 +225,16 @@ int trd_explain(FILE *f, trd_topo_t t, const trd_machine_plan *p, const char *in
                 fprintf(f, " %12.2f", trd_model_time(p, cand[a2], n, p->ppn, sz) * 1e6);
             fprintf(f, "\n");
         }
+    }
+    /* every algorithm of the registry, as TREEDUCE_ALGORITHM and --algorithm name them */
+    fprintf(f,
+            "\nalgorithms (allreduce: any can be forced with TREEDUCE_ALGORITHM=NAME[:PARAMS]):\n");
+    for (int coll = 0; coll < TRD_COLL_MAX; coll++) {
+        fprintf(f, "  %s:\n", trd_coll_name(coll));
+        for (int i = 0; trd_algos[i]; i++)
+            if (trd_algos[i]->coll == coll)
+                fprintf(f, "    %-18s %s %s\n", trd_algos[i]->name, trd_algos[i]->levels,
+                        trd_algos[i]->source);
     }
     return ferror(f) ? TRD_ERR_IO : TRD_OK;
 }

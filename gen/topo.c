@@ -272,8 +272,7 @@ int trd_topo_add_link(trd_topo_t t, trd_diag *d, trd_loc loc, const char *name, 
     return TRD_OK;
 }
 
-static int check_shape(trd_diag *d, trd_loc loc, const char *name, int npackages,
-                       const int *cores)
+static int check_shape(trd_diag *d, trd_loc loc, const char *name, int npackages, const int *cores)
 {
     if (npackages < 1 || npackages > TRD_MAX_PACKAGES) {
         trd_diag_error(d, loc, "node type '%s': expected 1 to %d packages, got %d", name,
@@ -457,18 +456,16 @@ int trd_topo_finalize(trd_topo_t t, trd_diag *d)
             n->type = find_type(t, n->type_ref.name);
             /* a node list like n[0-999] shares one location: report it once */
             const struct node *prev = i > 0 ? &t->nodes[i - 1] : NULL;
-            if (n->type < 0 &&
-                !(prev && prev->type < 0 && prev->type_ref.name &&
-                  strcmp(prev->type_ref.name, n->type_ref.name) == 0 &&
-                  prev->type_ref.loc.line == n->type_ref.loc.line &&
-                  prev->type_ref.loc.col == n->type_ref.loc.col))
+            if (n->type < 0 && !(prev && prev->type < 0 && prev->type_ref.name &&
+                                 strcmp(prev->type_ref.name, n->type_ref.name) == 0 &&
+                                 prev->type_ref.loc.line == n->type_ref.loc.line &&
+                                 prev->type_ref.loc.col == n->type_ref.loc.col))
                 trd_diag_error(d, n->type_ref.loc, "unknown node type '%s'", n->type_ref.name);
             continue;
         }
         if (!t->have_default_type) {
             trd_diag_error(d, n->type_ref.loc,
-                           "node '%s' has no node type and no default node type is given",
-                           n->name);
+                           "node '%s' has no node type and no default node type is given", n->name);
             continue;
         }
         if (default_type < 0) {

@@ -33,11 +33,11 @@
  * own 0 / -1. */
 enum {
     TRD_OK = 0,
-    TRD_ERR_NOMEM = 1,   /* out of memory */
-    TRD_ERR_INPUT = 2,   /* bad input; details are in the trd_diag */
-    TRD_ERR_IO = 3,      /* file cannot be read or written */
-    TRD_ERR_STATE = 4,   /* call not allowed in this state (e.g. query before finalize) */
-    TRD_ERR_VERIFY = 5,  /* a schedule failed verification */
+    TRD_ERR_NOMEM = 1,  /* out of memory */
+    TRD_ERR_INPUT = 2,  /* bad input; details are in the trd_diag */
+    TRD_ERR_IO = 3,     /* file cannot be read or written */
+    TRD_ERR_STATE = 4,  /* call not allowed in this state (e.g. query before finalize) */
+    TRD_ERR_VERIFY = 5, /* a schedule failed verification */
     TRD_ERR_MAX
 };
 
@@ -52,7 +52,7 @@ enum {
 #define TRD_DEFAULT_NET_BANDWIDTH_BPS 10e9
 #define TRD_DEFAULT_PACKAGE_LATENCY_S 0.3e-6 /* two cores of one package */
 #define TRD_DEFAULT_PACKAGE_BANDWIDTH_BPS 20e9
-#define TRD_DEFAULT_NODE_LATENCY_S 0.6e-6    /* two packages of one node */
+#define TRD_DEFAULT_NODE_LATENCY_S 0.6e-6 /* two packages of one node */
 #define TRD_DEFAULT_NODE_BANDWIDTH_BPS 10e9
 
 /* Largest machine the model accepts. */
@@ -72,8 +72,7 @@ const char *trd_topo_name(trd_topo_t t);
 /* Define a link class.  Duplicate names and bad costs (alpha_r: see
  * TRD_ALPHA_R_OK) are reported to d at loc.
  * Returns TRD_OK, TRD_ERR_INPUT or TRD_ERR_NOMEM. */
-int trd_topo_add_link(trd_topo_t t, trd_diag *d, trd_loc loc, const char *name,
-                      trd_link_cost cost);
+int trd_topo_add_link(trd_topo_t t, trd_diag *d, trd_loc loc, const char *name, trd_link_cost cost);
 
 /* Define a node type with npackages packages of cores_per_package[p] cores
  * (1 <= npackages <= TRD_MAX_PACKAGES, every count >= 1).  package_link and
@@ -82,10 +81,9 @@ int trd_topo_add_link(trd_topo_t t, trd_diag *d, trd_loc loc, const char *name,
  * costs.  source is a human-readable origin ("synthetic \"package:2 core:8\"",
  * "hwloc foo.xml", "local") shown by --explain.
  * Returns TRD_OK, TRD_ERR_INPUT (duplicate name, bad counts) or TRD_ERR_NOMEM. */
-int trd_topo_add_nodetype(trd_topo_t t, trd_diag *d, trd_loc loc, const char *name,
-                          int npackages, const int *cores_per_package,
-                          const char *package_link, const char *node_link,
-                          const char *source);
+int trd_topo_add_nodetype(trd_topo_t t, trd_diag *d, trd_loc loc, const char *name, int npackages,
+                          const int *cores_per_package, const char *package_link,
+                          const char *node_link, const char *source);
 
 /* Link class and node type used where a switch or node names none (Slurm
  * topology.conf carries neither).  Without them, a missing name is an error. */
@@ -97,17 +95,16 @@ int trd_topo_set_default_nodetype(trd_topo_t t, int npackages, const int *cores_
  * down to its children (nodes and switches); NULL = default link.  *sw gets
  * the switch id for the calls below.  A name defined twice is reported.
  * Switches may be referenced as children before they are defined. */
-int trd_topo_add_switch(trd_topo_t t, trd_diag *d, trd_loc loc, const char *name,
-                        const char *link, int *sw);
+int trd_topo_add_switch(trd_topo_t t, trd_diag *d, trd_loc loc, const char *name, const char *link,
+                        int *sw);
 
 /* Attach one node (by name) of type nodetype (NULL = default) to switch sw.
  * Nodes are attached in call order.  A node name used twice is an error. */
-int trd_topo_switch_add_node(trd_topo_t t, trd_diag *d, trd_loc loc, int sw,
-                             const char *node, const char *nodetype);
+int trd_topo_switch_add_node(trd_topo_t t, trd_diag *d, trd_loc loc, int sw, const char *node,
+                             const char *nodetype);
 
 /* Make the switch named child a child of sw (resolved at finalize). */
-int trd_topo_switch_add_child(trd_topo_t t, trd_diag *d, trd_loc loc, int sw,
-                              const char *child);
+int trd_topo_switch_add_child(trd_topo_t t, trd_diag *d, trd_loc loc, int sw, const char *child);
 
 /* Resolve names, check that the switches form one tree (exactly one root, no
  * switch with two parents, no cycle), that there is at least one node, and
@@ -120,8 +117,8 @@ int trd_topo_finalize(trd_topo_t t, trd_diag *d);
 int trd_topo_nswitches(trd_topo_t t);
 /* Switch i in DFS arrival order; switch 0 is the root. */
 const char *trd_topo_switch_name(trd_topo_t t, int i);
-int trd_topo_switch_parent(trd_topo_t t, int i);     /* -1 for the root */
-int trd_topo_switch_depth(trd_topo_t t, int i);      /* root = 0 */
+int trd_topo_switch_parent(trd_topo_t t, int i); /* -1 for the root */
+int trd_topo_switch_depth(trd_topo_t t, int i);  /* root = 0 */
 trd_link_cost trd_topo_switch_link(trd_topo_t t, int i);
 const char *trd_topo_switch_link_name(trd_topo_t t, int i); /* "default" if none */
 
@@ -180,7 +177,7 @@ void trd_hostlist_free(char **names, int n);
  * (may be NULL) gets a malloc'd copy of the HostName info of the topology, or
  * NULL. */
 int trd_hwloc_node_shape(const char *kind, const char *arg, int *npackages,
-                         int cores_per_package[TRD_MAX_PACKAGES], char **hostname,
-                         char *err, size_t errlen);
+                         int cores_per_package[TRD_MAX_PACKAGES], char **hostname, char *err,
+                         size_t errlen);
 
 #endif

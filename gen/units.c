@@ -52,11 +52,11 @@ int trd_parse_time(const char *s, double *seconds)
 int trd_parse_bandwidth(const char *s, double *bytes_per_s)
 {
     static const struct unit units[] = {
-        {"B/s", 1.0},           {"KB/s", 1e3},          {"MB/s", 1e6},
-        {"GB/s", 1e9},          {"TB/s", 1e12},         {"KiB/s", 1024.0},
-        {"MiB/s", 1048576.0},   {"GiB/s", 1073741824.0}, {"TiB/s", 1099511627776.0},
-        {"b/s", 0.125},         {"Kb/s", 1e3 / 8},      {"Mb/s", 1e6 / 8},
-        {"Gb/s", 1e9 / 8},      {"Tb/s", 1e12 / 8},     {NULL, 0}};
+        {"B/s", 1.0},         {"KB/s", 1e3},           {"MB/s", 1e6},
+        {"GB/s", 1e9},        {"TB/s", 1e12},          {"KiB/s", 1024.0},
+        {"MiB/s", 1048576.0}, {"GiB/s", 1073741824.0}, {"TiB/s", 1099511627776.0},
+        {"b/s", 0.125},       {"Kb/s", 1e3 / 8},       {"Mb/s", 1e6 / 8},
+        {"Gb/s", 1e9 / 8},    {"Tb/s", 1e12 / 8},      {NULL, 0}};
     double v;
     if (parse_with_units(s, units, &v) != TRD_OK || v <= 0)
         return TRD_ERR_INPUT;

@@ -154,10 +154,14 @@ int trd_reduce_scatter_block(const trd_machine *m, const void *sendbuf, void *re
                 memcpy(recvbuf, sendbuf, (size_t)recvcount * red.extent);
             return MPI_SUCCESS;
         }
-        trd_call call = {TRD_COLL_REDUCE_SCATTER_BLOCK, (size_t)recvcount, red.extent, 0, in_place,
+        trd_call call = {TRD_COLL_REDUCE_SCATTER_BLOCK,
+                         (size_t)recvcount,
+                         red.extent,
+                         0,
+                         in_place,
                          red.commutative};
-        rc = run(c, "MPI_Reduce_scatter_block", NULL, "", &call, in_place ? NULL : sendbuf,
-                 recvbuf, red.type, &red, &why);
+        rc = run(c, "MPI_Reduce_scatter_block", NULL, "", &call, in_place ? NULL : sendbuf, recvbuf,
+                 red.type, &red, &why);
         if (!why)
             return rc;
     }
@@ -214,8 +218,8 @@ int trd_reduce(const trd_machine *m, const void *sendbuf, void *recvbuf, int cou
                 memcpy(recvbuf, sendbuf, (size_t)count * red.extent);
             return MPI_SUCCESS;
         }
-        trd_call call = {TRD_COLL_REDUCE, (size_t)count, red.extent, root, in_place,
-                         red.commutative};
+        trd_call call = {TRD_COLL_REDUCE, (size_t)count,  red.extent, root,
+                         in_place,        red.commutative};
         rc = run(c, "MPI_Reduce", NULL, "", &call, in_place ? NULL : sendbuf, recvbuf, red.type,
                  &red, &why);
         if (!why)
@@ -290,8 +294,8 @@ int trd_allgather(const trd_machine *m, const void *sendbuf, int sendcount, MPI_
             return MPI_SUCCESS;
         }
         trd_call call = {TRD_COLL_ALLGATHER, (size_t)recvcount, ext, 0, in_place, 0};
-        rc = run(c, "MPI_Allgather", NULL, "", &call, in_place ? NULL : sendbuf, recvbuf,
-                 recvtype, NULL, &why);
+        rc = run(c, "MPI_Allgather", NULL, "", &call, in_place ? NULL : sendbuf, recvbuf, recvtype,
+                 NULL, &why);
         if (!why)
             return rc;
     } else if (!why) {

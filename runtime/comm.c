@@ -110,7 +110,8 @@ static int host_name(char *buf, size_t len, char *why, size_t whylen)
         }
         free(text);
         if (!found) {
-            snprintf(why, whylen, "TREEDUCE_HOSTS has %d entries, none for world rank %d", i, wrank);
+            snprintf(why, whylen, "TREEDUCE_HOSTS has %d entries, none for world rank %d", i,
+                     wrank);
             return -1;
         }
         return 0;
@@ -169,7 +170,8 @@ static int comm_build(MPI_Comm comm, const trd_machine *m, trd_comm **out)
             }
         }
         if (mynode < 0)
-            snprintf(c->why, sizeof c->why, "host '%.80s' is not a node of machine '%.80s'", host, m->name);
+            snprintf(c->why, sizeof c->why, "host '%.80s' is not a node of machine '%.80s'", host,
+                     m->name);
     }
     nodes = malloc((size_t)c->size * sizeof(int));
     rn = malloc((size_t)c->size * sizeof *rn);
@@ -223,8 +225,8 @@ static int comm_build(MPI_Comm comm, const trd_machine *m, trd_comm **out)
                            .node_packages = c->node_packages};
     int ppn_min, ppn_max;
     trd_shape_ppn(&c->shape, &ppn_min, &ppn_max);
-    if (trd_selection_init(&c->sel, m->shapes, m->nshapes, m->nap_max_bytes_1node, nnodes,
-                           ppn_max, c->size, c->why, sizeof c->why) != 0) {
+    if (trd_selection_init(&c->sel, m->shapes, m->nshapes, m->nap_max_bytes_1node, nnodes, ppn_max,
+                           c->size, c->why, sizeof c->why) != 0) {
         c->fallback = 1;
         goto done;
     }

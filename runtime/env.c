@@ -19,7 +19,8 @@ const trd_algo *trd_env_algorithm(const char **params)
     if (!read) {
         const char *v = getenv("TREEDUCE_ALGORITHM");
         read = 1;
-        if (v && *v && strcmp(v, "auto") != 0 && !(alg = trd_algo_parse(TRD_COLL_ALLREDUCE, v, &alg_params))) {
+        if (v && *v && strcmp(v, "auto") != 0 &&
+            !(alg = trd_algo_parse(TRD_COLL_ALLREDUCE, v, &alg_params))) {
             char names[512];
             trd_algo_names(TRD_COLL_ALLREDUCE, names, sizeof names);
             fprintf(stderr,
@@ -79,8 +80,7 @@ void trd_fallback_note(const trd_machine *m, const char *routine, const char *wh
                 why);
 }
 
-void trd_choice_note(const trd_machine *m, const char *routine, const char *alg,
-                     const char *params)
+void trd_choice_note(const trd_machine *m, const char *routine, const char *alg, const char *params)
 {
     char key[160];
     if (trd_env_verbose() < 2)
@@ -93,8 +93,8 @@ void trd_choice_note(const trd_machine *m, const char *routine, const char *alg,
 
 int trd_op_is_predefined(MPI_Op op)
 {
-    static const MPI_Op ops[] = {MPI_MAX,  MPI_MIN,  MPI_SUM,  MPI_PROD,   MPI_LAND,
-                                 MPI_BAND, MPI_LOR,  MPI_BOR,  MPI_LXOR,   MPI_BXOR,
+    static const MPI_Op ops[] = {MPI_MAX,    MPI_MIN,    MPI_SUM,     MPI_PROD, MPI_LAND,
+                                 MPI_BAND,   MPI_LOR,    MPI_BOR,     MPI_LXOR, MPI_BXOR,
                                  MPI_MINLOC, MPI_MAXLOC, MPI_REPLACE, MPI_NO_OP};
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
         if (op == ops[i])
@@ -106,8 +106,10 @@ int trd_type_extent(MPI_Datatype type, size_t *extent)
 {
     int ni, na, nt, combiner;
     MPI_Aint lb, ext;
-    if (type == MPI_DATATYPE_NULL || PMPI_Type_get_envelope(type, &ni, &na, &nt, &combiner) != MPI_SUCCESS ||
-        combiner != MPI_COMBINER_NAMED || PMPI_Type_get_extent(type, &lb, &ext) != MPI_SUCCESS || ext <= 0)
+    if (type == MPI_DATATYPE_NULL ||
+        PMPI_Type_get_envelope(type, &ni, &na, &nt, &combiner) != MPI_SUCCESS ||
+        combiner != MPI_COMBINER_NAMED || PMPI_Type_get_extent(type, &lb, &ext) != MPI_SUCCESS ||
+        ext <= 0)
         return MPI_ERR_TYPE;
     *extent = (size_t)ext;
     return MPI_SUCCESS;

@@ -37,17 +37,17 @@ typedef struct trd_xop {
     int nwait;                      /* wait: local ranks 0..nwait-1, 0: one rank */
     int win;                        /* first op of a window of messages: its ops */
     long long epoch;
-    size_t soff, doff;              /* user buffers: bytes from their start */
-    size_t len, rlen, bytes;        /* elements; bytes of a copy */
-    char *sseg[2], *dseg[2];        /* segment sides: the address when the node's epoch base is
-                                     * even, odd (NULL: a user buffer or the temporary) */
-    _Atomic uint64_t *ctrp;         /* signal: this rank's counter; a wait on one rank: its */
+    size_t soff, doff;       /* user buffers: bytes from their start */
+    size_t len, rlen, bytes; /* elements; bytes of a copy */
+    char *sseg[2], *dseg[2]; /* segment sides: the address when the node's epoch base is
+                              * even, odd (NULL: a user buffer or the temporary) */
+    _Atomic uint64_t *ctrp;  /* signal: this rank's counter; a wait on one rank: its */
 } trd_xop;
 
 struct trd_plan_entry {
     const trd_algo *alg;
-    const char *given;  /* the params pointer it was planned for (tables and literals stay put) */
-    int selected;       /* the selection chose it for this call */
+    const char *given; /* the params pointer it was planned for (tables and literals stay put) */
+    int selected;      /* the selection chose it for this call */
     char params[TRD_PARAMS_MAX];
     trd_call call;
     trd_xop *x;
@@ -235,7 +235,8 @@ static void apply_break(trd_sched *s, const trd_algo *a, int rank)
         return;
     for (c1 = c2 - 1; c1 > spec && *c1 != ':'; c1--)
         ;
-    if (*c1 != ':' || (size_t)(c1 - spec) != strlen(a->name) || strncmp(spec, a->name, strlen(a->name)))
+    if (*c1 != ':' || (size_t)(c1 - spec) != strlen(a->name) ||
+        strncmp(spec, a->name, strlen(a->name)))
         return;
     if (atoi(c1 + 1) == rank)
         trd_sched_drop(s, rank, (size_t)atol(c2 + 1));
@@ -289,6 +290,7 @@ int trd_plan_get(trd_comm *c, const trd_algo *a, const char *params, const trd_c
         return strcmp(reason, "out of memory") ? MPI_SUCCESS : MPI_ERR_NO_MEM;
     }
     size_t nops;
+    apply_break(&s, a, c->rank);
     trd_sched_ops(&s, c->rank, &nops);
     if (!(p = calloc(1, sizeof *p + (nops + 1) * sizeof(trd_xop)))) {
         trd_sched_free(&s);
@@ -296,7 +298,6 @@ int trd_plan_get(trd_comm *c, const trd_algo *a, const char *params, const trd_c
     }
     p->x = p->x0;
     p->nx = nops;
-    apply_break(&s, a, c->rank);
     p->alg = a;
     p->given = params;
     p->selected = selected;
@@ -382,15 +383,15 @@ static int messages(trd_run *e, const trd_xop *x, int blocking, int *done)
     if (blocking && x->win == 1) {
         switch (x->op) {
         case TRD_S_SEND:
-            return PMPI_Send(e->b[x->sbuf] + x->soff, (int)x->len, e->type, x->speer,
-                             TRD_TAG, comm);
+            return PMPI_Send(e->b[x->sbuf] + x->soff, (int)x->len, e->type, x->speer, TRD_TAG,
+                             comm);
         case TRD_S_RECV:
-            return PMPI_Recv(e->b[x->dbuf] + x->doff, (int)x->len, e->type, x->dpeer,
-                             TRD_TAG, comm, MPI_STATUS_IGNORE);
+            return PMPI_Recv(e->b[x->dbuf] + x->doff, (int)x->len, e->type, x->dpeer, TRD_TAG, comm,
+                             MPI_STATUS_IGNORE);
         default:
-            return PMPI_Sendrecv(e->b[x->sbuf] + x->soff, (int)x->len, e->type, x->speer,
-                                 TRD_TAG, e->b[x->dbuf] + x->doff, (int)x->rlen, e->type,
-                                 x->dpeer, TRD_TAG, comm, MPI_STATUS_IGNORE);
+            return PMPI_Sendrecv(e->b[x->sbuf] + x->soff, (int)x->len, e->type, x->speer, TRD_TAG,
+                                 e->b[x->dbuf] + x->doff, (int)x->rlen, e->type, x->dpeer, TRD_TAG,
+                                 comm, MPI_STATUS_IGNORE);
         }
     }
     if (!e->posted) {
@@ -402,8 +403,8 @@ static int messages(trd_run *e, const trd_xop *x, int blocking, int *done)
                                 (int)(o->op == TRD_S_SENDRECV ? o->rlen : o->len), e->type,
                                 o->dpeer, TRD_TAG, comm, &reqs[e->nreq++]);
             if (rc == MPI_SUCCESS && o->op != TRD_S_RECV)
-                rc = PMPI_Isend(e->b[o->sbuf] + o->soff, (int)o->len, e->type, o->speer,
-                                TRD_TAG, comm, &reqs[e->nreq++]);
+                rc = PMPI_Isend(e->b[o->sbuf] + o->soff, (int)o->len, e->type, o->speer, TRD_TAG,
+                                comm, &reqs[e->nreq++]);
         }
         e->posted = 1;
         if (rc != MPI_SUCCESS)
@@ -443,8 +444,8 @@ static const char *input_of(const trd_comm *c, const trd_call *call, const void 
     }
 }
 
-int trd_run_start(trd_run *r, trd_comm *c, trd_plan_entry *p, const void *sendbuf,
-                  void *recvbuf, MPI_Datatype type, const trd_reducer *red)
+int trd_run_start(trd_run *r, trd_comm *c, trd_plan_entry *p, const void *sendbuf, void *recvbuf,
+                  MPI_Datatype type, const trd_reducer *red)
 {
     trd_shm *s = c->shm;
     r->c = c;
@@ -544,8 +545,8 @@ int trd_run_progress(trd_run *e, int blocking, int *done)
     return rc;
 }
 
-int trd_exec(trd_comm *c, trd_plan_entry *p, const void *sendbuf, void *recvbuf,
-             MPI_Datatype type, const trd_reducer *red)
+int trd_exec(trd_comm *c, trd_plan_entry *p, const void *sendbuf, void *recvbuf, MPI_Datatype type,
+             const trd_reducer *red)
 {
     trd_run r;
     int done, rc = trd_run_start(&r, c, p, sendbuf, recvbuf, type, red);

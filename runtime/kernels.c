@@ -65,11 +65,11 @@
 #define TRD__NO_CONTRACT
 #endif
 
-#define TRD__CHECK(call)                                                       \
-    do {                                                                       \
-        rc = (call);                                                           \
-        if (rc != MPI_SUCCESS)                                                 \
-            goto fn_exit;                                                      \
+#define TRD__CHECK(call)                                                                           \
+    do {                                                                                           \
+        rc = (call);                                                                               \
+        if (rc != MPI_SUCCESS)                                                                     \
+            goto fn_exit;                                                                          \
     } while (0)
 
 /* Handles are compile-time constants only in MPICH and its derivatives, and the
@@ -78,65 +78,91 @@
 
 /* ---- MINLOC/MAXLOC pair layouts, as in mpi.h ------------------------------- */
 
-struct trd__float_int { float value; int loc; };
-struct trd__double_int { double value; int loc; };
-struct trd__long_int { long value; int loc; };
-struct trd__2int { int value; int loc; };
-struct trd__short_int { short value; int loc; };
-struct trd__long_double_int { long double value; int loc; };
+struct trd__float_int {
+    float value;
+    int loc;
+};
+struct trd__double_int {
+    double value;
+    int loc;
+};
+struct trd__long_int {
+    long value;
+    int loc;
+};
+struct trd__2int {
+    int value;
+    int loc;
+};
+struct trd__short_int {
+    short value;
+    int loc;
+};
+struct trd__long_double_int {
+    long double value;
+    int loc;
+};
 
 /* ---- The type table -------------------------------------------------------
  * X(handle, name, C type, A, class).  The class says which ops have kernels
  * (TRD__ROW_<class>) and how they compute.  A is where integer SUM/PROD are
  * computed (unsigned, at least int wide), the component type of a complex
  * type, the value type of a MINLOC/MAXLOC pair. */
-#define TRD__TYPES(X)                                                                        \
-    X(MPI_CHAR, char, char, unsigned, INTEGER)                                               \
-    X(MPI_SIGNED_CHAR, schar, signed char, unsigned, INTEGER)                                \
-    X(MPI_UNSIGNED_CHAR, uchar, unsigned char, unsigned, UNSIGNED)                           \
-    X(MPI_SHORT, short, short, unsigned, INTEGER)                                            \
-    X(MPI_UNSIGNED_SHORT, ushort, unsigned short, unsigned, UNSIGNED)                        \
-    X(MPI_INT, int, int, unsigned, INTEGER)                                                  \
-    X(MPI_UNSIGNED, uint, unsigned, unsigned, UNSIGNED)                                      \
-    X(MPI_LONG, long, long, unsigned long, INTEGER)                                          \
-    X(MPI_UNSIGNED_LONG, ulong, unsigned long, unsigned long, UNSIGNED)                      \
-    X(MPI_LONG_LONG, llong, long long, unsigned long long, INTEGER)                          \
-    X(MPI_UNSIGNED_LONG_LONG, ullong, unsigned long long, unsigned long long, UNSIGNED)      \
-    X(MPI_INT8_T, int8, int8_t, unsigned, INTEGER)                                           \
-    X(MPI_INT16_T, int16, int16_t, unsigned, INTEGER)                                        \
-    X(MPI_INT32_T, int32, int32_t, uint32_t, INTEGER)                                        \
-    X(MPI_INT64_T, int64, int64_t, uint64_t, INTEGER)                                        \
-    X(MPI_UINT8_T, uint8, uint8_t, unsigned, UNSIGNED)                                       \
-    X(MPI_UINT16_T, uint16, uint16_t, unsigned, UNSIGNED)                                    \
-    X(MPI_UINT32_T, uint32, uint32_t, uint32_t, UNSIGNED)                                    \
-    X(MPI_UINT64_T, uint64, uint64_t, uint64_t, UNSIGNED)                                    \
-    X(MPI_AINT, aint, MPI_Aint, unsigned long long, INTEGER)                                 \
-    X(MPI_OFFSET, offset, MPI_Offset, unsigned long long, INTEGER)                           \
-    X(MPI_COUNT, count, MPI_Count, unsigned long long, INTEGER)                              \
-    X(MPI_FLOAT, float, float, float, FLOATING)                                              \
-    X(MPI_DOUBLE, double, double, double, FLOATING)                                          \
-    X(MPI_LONG_DOUBLE, ldouble, long double, long double, EXTENDED)                          \
-    X(MPI_C_FLOAT_COMPLEX, cfloat, float _Complex, float, COMPLEX)                           \
-    X(MPI_C_DOUBLE_COMPLEX, cdouble, double _Complex, double, COMPLEX)                       \
-    X(MPI_C_LONG_DOUBLE_COMPLEX, cldouble, long double _Complex, long double,                \
-      EXTENDED_COMPLEX)                                                                      \
-    X(MPI_CXX_FLOAT_COMPLEX, cxxfloat, float, float, CXX_COMPLEX)                            \
-    X(MPI_CXX_DOUBLE_COMPLEX, cxxdouble, double, double, CXX_COMPLEX)                        \
-    X(MPI_CXX_LONG_DOUBLE_COMPLEX, cxxldouble, long double, long double,                     \
-      CXX_EXTENDED_COMPLEX)                                                                  \
-    X(MPI_C_BOOL, cbool, unsigned char, unsigned char, LOGICAL)                              \
-    X(MPI_CXX_BOOL, cxxbool, unsigned char, unsigned char, LOGICAL)                          \
-    X(MPI_BYTE, byte, unsigned char, unsigned char, BYTE)                                    \
-    X(MPI_FLOAT_INT, float_int, struct trd__float_int, float, PAIR)                          \
-    X(MPI_DOUBLE_INT, double_int, struct trd__double_int, double, PAIR)                      \
-    X(MPI_LONG_INT, long_int, struct trd__long_int, long, PAIR)                              \
-    X(MPI_2INT, 2int, struct trd__2int, int, PAIR)                                           \
-    X(MPI_SHORT_INT, short_int, struct trd__short_int, short, PAIR)                          \
+#define TRD__TYPES(X)                                                                              \
+    X(MPI_CHAR, char, char, unsigned, INTEGER)                                                     \
+    X(MPI_SIGNED_CHAR, schar, signed char, unsigned, INTEGER)                                      \
+    X(MPI_UNSIGNED_CHAR, uchar, unsigned char, unsigned, UNSIGNED)                                 \
+    X(MPI_SHORT, short, short, unsigned, INTEGER)                                                  \
+    X(MPI_UNSIGNED_SHORT, ushort, unsigned short, unsigned, UNSIGNED)                              \
+    X(MPI_INT, int, int, unsigned, INTEGER)                                                        \
+    X(MPI_UNSIGNED, uint, unsigned, unsigned, UNSIGNED)                                            \
+    X(MPI_LONG, long, long, unsigned long, INTEGER)                                                \
+    X(MPI_UNSIGNED_LONG, ulong, unsigned long, unsigned long, UNSIGNED)                            \
+    X(MPI_LONG_LONG, llong, long long, unsigned long long, INTEGER)                                \
+    X(MPI_UNSIGNED_LONG_LONG, ullong, unsigned long long, unsigned long long, UNSIGNED)            \
+    X(MPI_INT8_T, int8, int8_t, unsigned, INTEGER)                                                 \
+    X(MPI_INT16_T, int16, int16_t, unsigned, INTEGER)                                              \
+    X(MPI_INT32_T, int32, int32_t, uint32_t, INTEGER)                                              \
+    X(MPI_INT64_T, int64, int64_t, uint64_t, INTEGER)                                              \
+    X(MPI_UINT8_T, uint8, uint8_t, unsigned, UNSIGNED)                                             \
+    X(MPI_UINT16_T, uint16, uint16_t, unsigned, UNSIGNED)                                          \
+    X(MPI_UINT32_T, uint32, uint32_t, uint32_t, UNSIGNED)                                          \
+    X(MPI_UINT64_T, uint64, uint64_t, uint64_t, UNSIGNED)                                          \
+    X(MPI_AINT, aint, MPI_Aint, unsigned long long, INTEGER)                                       \
+    X(MPI_OFFSET, offset, MPI_Offset, unsigned long long, INTEGER)                                 \
+    X(MPI_COUNT, count, MPI_Count, unsigned long long, INTEGER)                                    \
+    X(MPI_FLOAT, float, float, float, FLOATING)                                                    \
+    X(MPI_DOUBLE, double, double, double, FLOATING)                                                \
+    X(MPI_LONG_DOUBLE, ldouble, long double, long double, EXTENDED)                                \
+    X(MPI_C_FLOAT_COMPLEX, cfloat, float _Complex, float, COMPLEX)                                 \
+    X(MPI_C_DOUBLE_COMPLEX, cdouble, double _Complex, double, COMPLEX)                             \
+    X(MPI_C_LONG_DOUBLE_COMPLEX, cldouble, long double _Complex, long double, EXTENDED_COMPLEX)    \
+    X(MPI_CXX_FLOAT_COMPLEX, cxxfloat, float, float, CXX_COMPLEX)                                  \
+    X(MPI_CXX_DOUBLE_COMPLEX, cxxdouble, double, double, CXX_COMPLEX)                              \
+    X(MPI_CXX_LONG_DOUBLE_COMPLEX, cxxldouble, long double, long double, CXX_EXTENDED_COMPLEX)     \
+    X(MPI_C_BOOL, cbool, unsigned char, unsigned char, LOGICAL)                                    \
+    X(MPI_CXX_BOOL, cxxbool, unsigned char, unsigned char, LOGICAL)                                \
+    X(MPI_BYTE, byte, unsigned char, unsigned char, BYTE)                                          \
+    X(MPI_FLOAT_INT, float_int, struct trd__float_int, float, PAIR)                                \
+    X(MPI_DOUBLE_INT, double_int, struct trd__double_int, double, PAIR)                            \
+    X(MPI_LONG_INT, long_int, struct trd__long_int, long, PAIR)                                    \
+    X(MPI_2INT, 2int, struct trd__2int, int, PAIR)                                                 \
+    X(MPI_SHORT_INT, short_int, struct trd__short_int, short, PAIR)                                \
     X(MPI_LONG_DOUBLE_INT, long_double_int, struct trd__long_double_int, long double, PAIR)
 
 enum trd__op_index {
-    TRD__OP_MAX, TRD__OP_MIN, TRD__OP_SUM, TRD__OP_PROD, TRD__OP_LAND, TRD__OP_BAND,
-    TRD__OP_LOR, TRD__OP_BOR, TRD__OP_LXOR, TRD__OP_BXOR, TRD__OP_MINLOC, TRD__OP_MAXLOC,
+    TRD__OP_MAX,
+    TRD__OP_MIN,
+    TRD__OP_SUM,
+    TRD__OP_PROD,
+    TRD__OP_LAND,
+    TRD__OP_BAND,
+    TRD__OP_LOR,
+    TRD__OP_BOR,
+    TRD__OP_LXOR,
+    TRD__OP_BXOR,
+    TRD__OP_MINLOC,
+    TRD__OP_MAXLOC,
     TRD__OP_INDEX_MAX
 };
 
@@ -144,7 +170,7 @@ enum trd__type_index {
 #define X(handle, name, ctype, atype, class) TRD__TYPE_##name,
     TRD__TYPES(X)
 #undef X
-    TRD__TYPE_INDEX_MAX
+        TRD__TYPE_INDEX_MAX
 };
 
 /* ---- Element operations ----------------------------------------------------- */
@@ -167,7 +193,7 @@ enum trd__type_index {
 
 /* Every kernel has this signature; restrict on the parameters is what lets
  * GCC drop its runtime alias checks. */
-#define TRD__KERNEL(fn)                                                        \
+#define TRD__KERNEL(fn)                                                                            \
     static void fn(const void *restrict in_, void *restrict inout_, size_t count)
 
 /* io[i] = expr for i in [0, count * n), where expr reads a = io[i] and
@@ -175,43 +201,43 @@ enum trd__type_index {
  * a fixed length vectorise under GCC's -O2 cost model too, which leaves loops
  * that need a scalar epilogue alone. */
 #define TRD__BLOCK 64
-#define TRD__LOOP_N(fn, T, n, expr)                                            \
-    TRD__KERNEL(fn)                                                            \
-    {                                                                          \
-        const T *restrict in = in_;                                            \
-        T *restrict io = inout_;                                               \
-        size_t len = count * (n), i = 0;                                       \
-        for (; i + TRD__BLOCK <= len; i += TRD__BLOCK) {                       \
-            for (size_t j = 0; j < TRD__BLOCK; j++) {                          \
-                T a = io[i + j], b = in[i + j];                                \
-                io[i + j] = (T)(expr);                                         \
-            }                                                                  \
-        }                                                                      \
-        for (; i < len; i++) {                                                 \
-            T a = io[i], b = in[i];                                            \
-            io[i] = (T)(expr);                                                 \
-        }                                                                      \
+#define TRD__LOOP_N(fn, T, n, expr)                                                                \
+    TRD__KERNEL(fn)                                                                                \
+    {                                                                                              \
+        const T *restrict in = in_;                                                                \
+        T *restrict io = inout_;                                                                   \
+        size_t len = count * (n), i = 0;                                                           \
+        for (; i + TRD__BLOCK <= len; i += TRD__BLOCK) {                                           \
+            for (size_t j = 0; j < TRD__BLOCK; j++) {                                              \
+                T a = io[i + j], b = in[i + j];                                                    \
+                io[i + j] = (T)(expr);                                                             \
+            }                                                                                      \
+        }                                                                                          \
+        for (; i < len; i++) {                                                                     \
+            T a = io[i], b = in[i];                                                                \
+            io[i] = (T)(expr);                                                                     \
+        }                                                                                          \
     }
 #define TRD__LOOP(fn, T, expr) TRD__LOOP_N(fn, T, 1, expr)
 
-#define TRD__DEF_INTEGER(name, T, A)                                           \
-    TRD__LOOP(k_##name##_max, T, TRD__MAX(a, b))                               \
-    TRD__LOOP(k_##name##_min, T, TRD__MIN(a, b))                               \
-    TRD__LOOP(k_##name##_sum, T, (A)a + (A)b)                                  \
-    TRD__LOOP(k_##name##_prod, T, (A)a * (A)b)                                 \
-    TRD__LOOP(k_##name##_land, T, (a != 0) & (b != 0))                         \
-    TRD__LOOP(k_##name##_band, T, a & b)                                       \
-    TRD__LOOP(k_##name##_lor, T, (a != 0) | (b != 0))                          \
-    TRD__LOOP(k_##name##_bor, T, a | b)                                        \
-    TRD__LOOP(k_##name##_lxor, T, (a != 0) != (b != 0))                        \
+#define TRD__DEF_INTEGER(name, T, A)                                                               \
+    TRD__LOOP(k_##name##_max, T, TRD__MAX(a, b))                                                   \
+    TRD__LOOP(k_##name##_min, T, TRD__MIN(a, b))                                                   \
+    TRD__LOOP(k_##name##_sum, T, (A)a + (A)b)                                                      \
+    TRD__LOOP(k_##name##_prod, T, (A)a *(A)b)                                                      \
+    TRD__LOOP(k_##name##_land, T, (a != 0) & (b != 0))                                             \
+    TRD__LOOP(k_##name##_band, T, a &b)                                                            \
+    TRD__LOOP(k_##name##_lor, T, (a != 0) | (b != 0))                                              \
+    TRD__LOOP(k_##name##_bor, T, a | b)                                                            \
+    TRD__LOOP(k_##name##_lxor, T, (a != 0) != (b != 0))                                            \
     TRD__LOOP(k_##name##_bxor, T, a ^ b)
 #define TRD__DEF_UNSIGNED TRD__DEF_INTEGER
 
-#define TRD__DEF_REAL(name, T, ADD, MUL)                                       \
-    TRD__LOOP(k_##name##_max, T, TRD__MAX(a, b))                               \
-    TRD__LOOP(k_##name##_min, T, TRD__MIN(a, b))                               \
-    TRD__LOOP(k_##name##_sum, T, ADD(a, b))                                    \
-    TRD__LOOP(k_##name##_prod, T, MUL(a, b))                                   \
+#define TRD__DEF_REAL(name, T, ADD, MUL)                                                           \
+    TRD__LOOP(k_##name##_max, T, TRD__MAX(a, b))                                                   \
+    TRD__LOOP(k_##name##_min, T, TRD__MIN(a, b))                                                   \
+    TRD__LOOP(k_##name##_sum, T, ADD(a, b))                                                        \
+    TRD__LOOP(k_##name##_prod, T, MUL(a, b))                                                       \
     TRD__LOOP(k_##name##_lxor, T, (a != 0) != (b != 0))
 #define TRD__DEF_FLOATING(name, T, A) TRD__DEF_REAL(name, T, TRD__ADD_N, TRD__MUL_N)
 #define TRD__DEF_EXTENDED(name, T, A) TRD__DEF_REAL(name, T, TRD__ADD, TRD__MUL)
@@ -223,105 +249,111 @@ enum trd__type_index {
 /* C99 complex PROD as GCC expands a * b: (ac - bd, ad + bc), then the
  * Annex G recovery (libgcc __mul?c3, reached through the C operator) when
  * both parts are NaN.  R is the component type, C the complex type. */
-#define TRD__C99_PROD(fn, R, C)                                                \
-    TRD__NO_CONTRACT TRD__KERNEL(fn)                                           \
-    {                                                                          \
-        const R *restrict in = in_;                                            \
-        R *restrict io = inout_;                                               \
-        for (size_t i = 0; i < count; i++) {                                   \
-            R ar = io[2 * i], ai = io[2 * i + 1];                              \
-            R br = in[2 * i], bi = in[2 * i + 1];                              \
-            R re = ar * br - ai * bi, im = ar * bi + ai * br;                  \
-            if (re != re || im != im) {                                        \
-                R ac = TRD__MUL_N(ar, br), bd = TRD__MUL_N(ai, bi);            \
-                R ad = TRD__MUL_N(ar, bi), bc = TRD__MUL_N(ai, br);            \
-                re = TRD__SUB_N(ac, bd);                                       \
-                im = TRD__ADD_N(ad, bc);                                       \
-            }                                                                  \
-            if (re != re && im != im) {                                        \
-                union { C z; R part[2]; } x = {.part = {ar, ai}};              \
-                union { C z; R part[2]; } y = {.part = {br, bi}};              \
-                x.z *= y.z;                                                    \
-                re = x.part[0];                                                \
-                im = x.part[1];                                                \
-            }                                                                  \
-            io[2 * i] = re;                                                    \
-            io[2 * i + 1] = im;                                                \
-        }                                                                      \
+#define TRD__C99_PROD(fn, R, C)                                                                    \
+    TRD__NO_CONTRACT TRD__KERNEL(fn)                                                               \
+    {                                                                                              \
+        const R *restrict in = in_;                                                                \
+        R *restrict io = inout_;                                                                   \
+        for (size_t i = 0; i < count; i++) {                                                       \
+            R ar = io[2 * i], ai = io[2 * i + 1];                                                  \
+            R br = in[2 * i], bi = in[2 * i + 1];                                                  \
+            R re = ar * br - ai * bi, im = ar * bi + ai * br;                                      \
+            if (re != re || im != im) {                                                            \
+                R ac = TRD__MUL_N(ar, br), bd = TRD__MUL_N(ai, bi);                                \
+                R ad = TRD__MUL_N(ar, bi), bc = TRD__MUL_N(ai, br);                                \
+                re = TRD__SUB_N(ac, bd);                                                           \
+                im = TRD__ADD_N(ad, bc);                                                           \
+            }                                                                                      \
+            if (re != re && im != im) {                                                            \
+                union {                                                                            \
+                    C z;                                                                           \
+                    R part[2];                                                                     \
+                } x = {.part = {ar, ai}};                                                          \
+                union {                                                                            \
+                    C z;                                                                           \
+                    R part[2];                                                                     \
+                } y = {.part = {br, bi}};                                                          \
+                x.z *= y.z;                                                                        \
+                re = x.part[0];                                                                    \
+                im = x.part[1];                                                                    \
+            }                                                                                      \
+            io[2 * i] = re;                                                                        \
+            io[2 * i + 1] = im;                                                                    \
+        }                                                                                          \
     }
 
 /* MPICH opprod.c on s_complex, d_complex, ld_complex: the textbook product
  * (ar*br - ai*bi, ai*br + ar*bi), no recovery.  Where two NaNs meet, MPICH's
  * compiled loop returns in's NaN for ar*br and inout's elsewhere. */
-#define TRD__CXX_PROD(fn, R, ADD, SUB, MUL)                                    \
-    TRD__NO_CONTRACT TRD__KERNEL(fn)                                           \
-    {                                                                          \
-        const R *restrict in = in_;                                            \
-        R *restrict io = inout_;                                               \
-        for (size_t i = 0; i < count; i++) {                                   \
-            R ar = io[2 * i], ai = io[2 * i + 1];                              \
-            R br = in[2 * i], bi = in[2 * i + 1];                              \
-            R re = ar * br - ai * bi, im = ai * br + ar * bi;                  \
-            if (re != re || im != im) {                                        \
-                re = SUB(MUL(br, ar), MUL(ai, bi));                            \
-                im = ADD(MUL(ai, br), MUL(ar, bi));                            \
-            }                                                                  \
-            io[2 * i] = re;                                                    \
-            io[2 * i + 1] = im;                                                \
-        }                                                                      \
+#define TRD__CXX_PROD(fn, R, ADD, SUB, MUL)                                                        \
+    TRD__NO_CONTRACT TRD__KERNEL(fn)                                                               \
+    {                                                                                              \
+        const R *restrict in = in_;                                                                \
+        R *restrict io = inout_;                                                                   \
+        for (size_t i = 0; i < count; i++) {                                                       \
+            R ar = io[2 * i], ai = io[2 * i + 1];                                                  \
+            R br = in[2 * i], bi = in[2 * i + 1];                                                  \
+            R re = ar * br - ai * bi, im = ai * br + ar * bi;                                      \
+            if (re != re || im != im) {                                                            \
+                re = SUB(MUL(br, ar), MUL(ai, bi));                                                \
+                im = ADD(MUL(ai, br), MUL(ar, bi));                                                \
+            }                                                                                      \
+            io[2 * i] = re;                                                                        \
+            io[2 * i + 1] = im;                                                                    \
+        }                                                                                          \
     }
 
 /* Complex SUM adds components: the real loop over 2 * count. */
-#define TRD__DEF_COMPLEX(name, T, R)                                           \
-    TRD__LOOP_N(k_##name##_sum, R, 2, TRD__ADD_N(a, b))                        \
+#define TRD__DEF_COMPLEX(name, T, R)                                                               \
+    TRD__LOOP_N(k_##name##_sum, R, 2, TRD__ADD_N(a, b))                                            \
     TRD__C99_PROD(k_##name##_prod, R, T)
 
 /* x87: no NaN choice to make, so the C operators as MPICH writes them. */
-#define TRD__DEF_EXTENDED_COMPLEX(name, T, R)                                  \
-    TRD__LOOP(k_##name##_sum, T, a + b)                                        \
-    TRD__NO_CONTRACT TRD__LOOP(k_##name##_prod, T, a * b)
+#define TRD__DEF_EXTENDED_COMPLEX(name, T, R)                                                      \
+    TRD__LOOP(k_##name##_sum, T, a + b)                                                            \
+    TRD__NO_CONTRACT TRD__LOOP(k_##name##_prod, T, a *b)
 
 /* C++ complex SUM: MPICH's compiled loop returns in's NaN when two meet. */
-#define TRD__DEF_CXX_COMPLEX(name, T, R)                                       \
-    TRD__LOOP_N(k_##name##_sum, R, 2, TRD__ADD_N(b, a))                        \
+#define TRD__DEF_CXX_COMPLEX(name, T, R)                                                           \
+    TRD__LOOP_N(k_##name##_sum, R, 2, TRD__ADD_N(b, a))                                            \
     TRD__CXX_PROD(k_##name##_prod, R, TRD__ADD_N, TRD__SUB_N, TRD__MUL_N)
-#define TRD__DEF_CXX_EXTENDED_COMPLEX(name, T, R)                              \
-    TRD__LOOP_N(k_##name##_sum, R, 2, TRD__ADD(b, a))                          \
+#define TRD__DEF_CXX_EXTENDED_COMPLEX(name, T, R)                                                  \
+    TRD__LOOP_N(k_##name##_sum, R, 2, TRD__ADD(b, a))                                              \
     TRD__CXX_PROD(k_##name##_prod, R, TRD__ADD, TRD__SUB, TRD__MUL)
 
-#define TRD__DEF_LOGICAL(name, T, A)                                           \
-    TRD__LOOP(k_##name##_land, T, (a != 0) & (b != 0))                         \
-    TRD__LOOP(k_##name##_lor, T, (a != 0) | (b != 0))                          \
+#define TRD__DEF_LOGICAL(name, T, A)                                                               \
+    TRD__LOOP(k_##name##_land, T, (a != 0) & (b != 0))                                             \
+    TRD__LOOP(k_##name##_lor, T, (a != 0) | (b != 0))                                              \
     TRD__LOOP(k_##name##_lxor, T, (a != 0) != (b != 0))
 
-#define TRD__DEF_BYTE(name, T, A)                                              \
-    TRD__LOOP(k_##name##_band, T, a & b)                                       \
-    TRD__LOOP(k_##name##_bor, T, a | b)                                        \
+#define TRD__DEF_BYTE(name, T, A)                                                                  \
+    TRD__LOOP(k_##name##_band, T, a &b)                                                            \
+    TRD__LOOP(k_##name##_bor, T, a | b)                                                            \
     TRD__LOOP(k_##name##_bxor, T, a ^ b)
 
 /* MPICH opminloc.c / opmaxloc.c: in wins when strictly better ("better" is
  * less for MINLOC, greater for MAXLOC); on equal values the smaller loc wins;
  * unordered (NaN) keeps inout.  Written branch-free; only the value and loc
  * members are stored, never the padding. */
-#define TRD__LOC_LOOP(fn, T, A, better)                                        \
-    TRD__KERNEL(fn)                                                            \
-    {                                                                          \
-        const T *restrict in = in_;                                            \
-        T *restrict io = inout_;                                               \
-        for (size_t i = 0; i < count; i++) {                                   \
-            A a = io[i].value, b = in[i].value;                                \
-            int la = io[i].loc, lb = in[i].loc;                                \
-            int take = better(b, a), tie = (a == b);                           \
-            io[i].value = take ? b : a;                                        \
-            io[i].loc = take ? lb : (tie && lb < la) ? lb : la;                \
-        }                                                                      \
+#define TRD__LOC_LOOP(fn, T, A, better)                                                            \
+    TRD__KERNEL(fn)                                                                                \
+    {                                                                                              \
+        const T *restrict in = in_;                                                                \
+        T *restrict io = inout_;                                                                   \
+        for (size_t i = 0; i < count; i++) {                                                       \
+            A a = io[i].value, b = in[i].value;                                                    \
+            int la = io[i].loc, lb = in[i].loc;                                                    \
+            int take = better(b, a), tie = (a == b);                                               \
+            io[i].value = take ? b : a;                                                            \
+            io[i].loc = take ? lb : (tie && lb < la) ? lb : la;                                    \
+        }                                                                                          \
     }
 
 #define TRD__LESS(x, y) ((x) < (y))
 #define TRD__GREATER(x, y) ((x) > (y))
 
-#define TRD__DEF_PAIR(name, T, A)                                              \
-    TRD__LOC_LOOP(k_##name##_minloc, T, A, TRD__LESS)                          \
+#define TRD__DEF_PAIR(name, T, A)                                                                  \
+    TRD__LOC_LOOP(k_##name##_minloc, T, A, TRD__LESS)                                              \
     TRD__LOC_LOOP(k_##name##_maxloc, T, A, TRD__GREATER)
 
 #define X(handle, name, ctype, atype, class) TRD__DEF_##class(name, ctype, atype)
@@ -330,39 +362,43 @@ TRD__TYPES(X)
 
 /* ---- Rows: which ops each class of type has -------------------------------- */
 
-#define TRD__ROW_INTEGER(name)                                                 \
-    {                                                                          \
-        [TRD__OP_MAX] = k_##name##_max, [TRD__OP_MIN] = k_##name##_min,        \
-        [TRD__OP_SUM] = k_##name##_sum, [TRD__OP_PROD] = k_##name##_prod,      \
-        [TRD__OP_LAND] = k_##name##_land, [TRD__OP_BAND] = k_##name##_band,    \
-        [TRD__OP_LOR] = k_##name##_lor, [TRD__OP_BOR] = k_##name##_bor,        \
-        [TRD__OP_LXOR] = k_##name##_lxor, [TRD__OP_BXOR] = k_##name##_bxor,    \
+#define TRD__ROW_INTEGER(name)                                                                     \
+    {                                                                                              \
+        [TRD__OP_MAX] = k_##name##_max, [TRD__OP_MIN] = k_##name##_min,                            \
+        [TRD__OP_SUM] = k_##name##_sum, [TRD__OP_PROD] = k_##name##_prod,                          \
+        [TRD__OP_LAND] = k_##name##_land, [TRD__OP_BAND] = k_##name##_band,                        \
+        [TRD__OP_LOR] = k_##name##_lor, [TRD__OP_BOR] = k_##name##_bor,                            \
+        [TRD__OP_LXOR] = k_##name##_lxor, [TRD__OP_BXOR] = k_##name##_bxor,                        \
     }
 #define TRD__ROW_UNSIGNED TRD__ROW_INTEGER
-#define TRD__ROW_FLOATING(name)                                                \
-    {                                                                          \
-        [TRD__OP_MAX] = k_##name##_max, [TRD__OP_MIN] = k_##name##_min,        \
-        [TRD__OP_SUM] = k_##name##_sum, [TRD__OP_PROD] = k_##name##_prod,      \
-        [TRD__OP_LXOR] = k_##name##_lxor,                                      \
+#define TRD__ROW_FLOATING(name)                                                                    \
+    {                                                                                              \
+        [TRD__OP_MAX] = k_##name##_max, [TRD__OP_MIN] = k_##name##_min,                            \
+        [TRD__OP_SUM] = k_##name##_sum, [TRD__OP_PROD] = k_##name##_prod,                          \
+        [TRD__OP_LXOR] = k_##name##_lxor,                                                          \
     }
 #define TRD__ROW_EXTENDED TRD__ROW_FLOATING
-#define TRD__ROW_COMPLEX(name)                                                 \
-    { [TRD__OP_SUM] = k_##name##_sum, [TRD__OP_PROD] = k_##name##_prod }
+#define TRD__ROW_COMPLEX(name)                                                                     \
+    {                                                                                              \
+        [TRD__OP_SUM] = k_##name##_sum, [TRD__OP_PROD] = k_##name##_prod                           \
+    }
 #define TRD__ROW_EXTENDED_COMPLEX TRD__ROW_COMPLEX
 #define TRD__ROW_CXX_COMPLEX TRD__ROW_COMPLEX
 #define TRD__ROW_CXX_EXTENDED_COMPLEX TRD__ROW_COMPLEX
-#define TRD__ROW_LOGICAL(name)                                                 \
-    {                                                                          \
-        [TRD__OP_LAND] = k_##name##_land, [TRD__OP_LOR] = k_##name##_lor,      \
-        [TRD__OP_LXOR] = k_##name##_lxor,                                      \
+#define TRD__ROW_LOGICAL(name)                                                                     \
+    {                                                                                              \
+        [TRD__OP_LAND] = k_##name##_land, [TRD__OP_LOR] = k_##name##_lor,                          \
+        [TRD__OP_LXOR] = k_##name##_lxor,                                                          \
     }
-#define TRD__ROW_BYTE(name)                                                    \
-    {                                                                          \
-        [TRD__OP_BAND] = k_##name##_band, [TRD__OP_BOR] = k_##name##_bor,      \
-        [TRD__OP_BXOR] = k_##name##_bxor,                                      \
+#define TRD__ROW_BYTE(name)                                                                        \
+    {                                                                                              \
+        [TRD__OP_BAND] = k_##name##_band, [TRD__OP_BOR] = k_##name##_bor,                          \
+        [TRD__OP_BXOR] = k_##name##_bxor,                                                          \
     }
-#define TRD__ROW_PAIR(name)                                                    \
-    { [TRD__OP_MINLOC] = k_##name##_minloc, [TRD__OP_MAXLOC] = k_##name##_maxloc }
+#define TRD__ROW_PAIR(name)                                                                        \
+    {                                                                                              \
+        [TRD__OP_MINLOC] = k_##name##_minloc, [TRD__OP_MAXLOC] = k_##name##_maxloc                 \
+    }
 
 static const trd_kernel_fn trd__kernels[TRD__TYPE_INDEX_MAX][TRD__OP_INDEX_MAX] = {
 #define X(handle, name, ctype, atype, class) [TRD__TYPE_##name] = TRD__ROW_##class(name),
@@ -373,8 +409,8 @@ static const trd_kernel_fn trd__kernels[TRD__TYPE_INDEX_MAX][TRD__OP_INDEX_MAX] 
 static int trd__type_index(MPI_Datatype type)
 {
     switch (type) {
-#define X(handle, name, ctype, atype, class)                                   \
-    case handle:                                                               \
+#define X(handle, name, ctype, atype, class)                                                       \
+    case handle:                                                                                   \
         return TRD__TYPE_##name;
         TRD__TYPES(X)
 #undef X
@@ -386,19 +422,32 @@ static int trd__type_index(MPI_Datatype type)
 static int trd__op_index(MPI_Op op)
 {
     switch (op) {
-    case MPI_MAX: return TRD__OP_MAX;
-    case MPI_MIN: return TRD__OP_MIN;
-    case MPI_SUM: return TRD__OP_SUM;
-    case MPI_PROD: return TRD__OP_PROD;
-    case MPI_LAND: return TRD__OP_LAND;
-    case MPI_BAND: return TRD__OP_BAND;
-    case MPI_LOR: return TRD__OP_LOR;
-    case MPI_BOR: return TRD__OP_BOR;
-    case MPI_LXOR: return TRD__OP_LXOR;
-    case MPI_BXOR: return TRD__OP_BXOR;
-    case MPI_MINLOC: return TRD__OP_MINLOC;
-    case MPI_MAXLOC: return TRD__OP_MAXLOC;
-    default: return -1; /* user ops, MPI_REPLACE, MPI_NO_OP, MPI_OP_NULL */
+    case MPI_MAX:
+        return TRD__OP_MAX;
+    case MPI_MIN:
+        return TRD__OP_MIN;
+    case MPI_SUM:
+        return TRD__OP_SUM;
+    case MPI_PROD:
+        return TRD__OP_PROD;
+    case MPI_LAND:
+        return TRD__OP_LAND;
+    case MPI_BAND:
+        return TRD__OP_BAND;
+    case MPI_LOR:
+        return TRD__OP_LOR;
+    case MPI_BOR:
+        return TRD__OP_BOR;
+    case MPI_LXOR:
+        return TRD__OP_LXOR;
+    case MPI_BXOR:
+        return TRD__OP_BXOR;
+    case MPI_MINLOC:
+        return TRD__OP_MINLOC;
+    case MPI_MAXLOC:
+        return TRD__OP_MAXLOC;
+    default:
+        return -1; /* user ops, MPI_REPLACE, MPI_NO_OP, MPI_OP_NULL */
     }
 }
 
@@ -438,8 +487,8 @@ static int trd__minmax_is_unsigned(int t, MPI_Datatype type)
         memset(ones, 0xff, sizeof ones);
         memset(min, 0xff, sizeof min);
         int ok = MPI_Reduce_local(ones, max, 1, type, MPI_MAX) == MPI_SUCCESS &&
-                 MPI_Reduce_local(zero, min, 1, type, MPI_MIN) == MPI_SUCCESS &&
-                 max[0] == 0xff && min[0] == 0;
+                 MPI_Reduce_local(zero, min, 1, type, MPI_MIN) == MPI_SUCCESS && max[0] == 0xff &&
+                 min[0] == 0;
         known = ok ? TRD__MINMAX_UNSIGNED : TRD__MINMAX_SIGNED;
         atomic_store_explicit(&trd__minmax[t], known, memory_order_relaxed);
     }

@@ -92,7 +92,7 @@ struct trd_shm_ctrl {
      * counter that announces them, one cache miss instead of two (INL):
      * slot b at byte 32 b, aligned for any element (long double too) */
     _Alignas(TRD_CACHE_LINE) unsigned char inline_data[32 + TRD_INLINE_BYTES];
-    _Atomic uint64_t ctr_in;                             /* TRD_CTR_IN */
+    _Atomic uint64_t ctr_in;                            /* TRD_CTR_IN */
     _Alignas(TRD_CACHE_LINE) _Atomic uint64_t ctr_red;  /* TRD_CTR_RED */
     _Alignas(TRD_CACHE_LINE) _Atomic uint64_t ctr_done; /* TRD_CTR_DONE */
     /* single-copy path: the process and the user buffers of this rank's
@@ -107,10 +107,10 @@ typedef struct trd_shm {
     MPI_Comm comm; /* the ranks of this node, local order */
     MPI_Win win;
     int n, me;
-    char **seg;        /* [n] each rank's segment: ctrl, then 2 slots of input + output areas */
-    size_t slot;       /* bytes of one area (TRD_SEG_SLOT_BYTES) */
-    uint64_t epoch;    /* epochs this node has used */
-    uint64_t all_in;   /* latest epoch whose IN this rank saw from every local rank */
+    char **seg;      /* [n] each rank's segment: ctrl, then 2 slots of input + output areas */
+    size_t slot;     /* bytes of one area (TRD_SEG_SLOT_BYTES) */
+    uint64_t epoch;  /* epochs this node has used */
+    uint64_t all_in; /* latest epoch whose IN this rank saw from every local rank */
 } trd_shm;
 
 static inline struct trd_shm_ctrl *trd_shm_ctrl(const trd_shm *s, int r)
@@ -137,19 +137,19 @@ typedef struct trd_plan_entry trd_plan_entry;
  * attribute, freed with the communicator. */
 typedef struct trd_comm {
     const trd_machine *machine;
-    MPI_Comm comm;   /* private duplicate: treeduce traffic never meets the user's */
-    int fallback;    /* nonzero: the communicator is not handled (see why) */
+    MPI_Comm comm; /* private duplicate: treeduce traffic never meets the user's */
+    int fallback;  /* nonzero: the communicator is not handled (see why) */
     char why[200];
     int size, rank;
     trd_shape shape; /* ring, node_first, node_of, machine_node, node_packages below */
     int *ring, *node_first, *node_of, *machine_node, *node_packages;
     int pos, node, local, ppn; /* this rank's ring position, node, index on it, its ranks */
     trd_selection sel;
-    trd_shm *shm;    /* this rank's node segment, or NULL */
+    trd_shm *shm; /* this rank's node segment, or NULL */
     trd_plan_entry *plans[TRD_PLAN_CACHE];
-    int mru;         /* the plan used last */
+    int mru; /* the plan used last */
     unsigned long calls;
-    void *scratch;   /* the plans' temporaries, reused across calls */
+    void *scratch; /* the plans' temporaries, reused across calls */
     size_t scratch_bytes;
 } trd_comm;
 
@@ -215,8 +215,8 @@ int trd_run_start(trd_run *r, trd_comm *c, trd_plan_entry *p, const void *sendbu
 int trd_run_progress(trd_run *r, int blocking, int *done);
 
 /* Start and run to the end. */
-int trd_exec(trd_comm *c, trd_plan_entry *p, const void *sendbuf, void *recvbuf,
-             MPI_Datatype type, const trd_reducer *red);
+int trd_exec(trd_comm *c, trd_plan_entry *p, const void *sendbuf, void *recvbuf, MPI_Datatype type,
+             const trd_reducer *red);
 
 /* Free a plan. */
 void trd_plan_free(trd_plan_entry *p);

@@ -63,11 +63,11 @@ static int cma_probe(trd_shm *s)
     int can[2] = {0, 0}; /* read, write */
     if (ok) {
         uint64_t got = 0;
-        can[0] = trd_cma_read(s, next, trd_shm_ctrl(s, next)->src, &got, sizeof got) ==
-                     MPI_SUCCESS &&
-                 got == word;
-        can[1] = trd_cma_write(s, next, &word, trd_shm_ctrl(s, next)->dst, sizeof word) ==
-                 MPI_SUCCESS;
+        can[0] =
+            trd_cma_read(s, next, trd_shm_ctrl(s, next)->src, &got, sizeof got) == MPI_SUCCESS &&
+            got == word;
+        can[1] =
+            trd_cma_write(s, next, &word, trd_shm_ctrl(s, next)->dst, sizeof word) == MPI_SUCCESS;
     }
     PMPI_Barrier(s->comm);
     can[1] = can[1] && box == word;

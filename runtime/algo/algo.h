@@ -84,8 +84,8 @@ enum {
 #define TRD_PARAMS_MAX 48
 
 typedef struct trd_algo {
-    const char *name;   /* as TREEDUCE_ALGORITHM and the tables spell it: "ring", "shm:rx" */
-    int coll;           /* enum trd_coll */
+    const char *name; /* as TREEDUCE_ALGORITHM and the tables spell it: "ring", "shm:rx" */
+    int coll;         /* enum trd_coll */
     unsigned flags;
     const char *source; /* the paper and section, e.g. "[TREE §3.2]" */
     const char *levels; /* one line for --explain: what runs on a node, what across nodes */

@@ -45,9 +45,8 @@ static int imin(int a, int b)
     return a < b ? a : b;
 }
 
-int trd_nap_step(int n, int lanes, int radix, int step, int node, int lane,
-                 trd_nap_stepinfo *info, trd_nap_xfer *recv, int *nrecv, trd_nap_xfer *send,
-                 int *nsend)
+int trd_nap_step(int n, int lanes, int radix, int step, int node, int lane, trd_nap_stepinfo *info,
+                 trd_nap_xfer *recv, int *nrecv, trd_nap_xfer *send, int *nsend)
 {
     if (n < 1 || lanes < 1 || radix < 2 || step < 0 || node < 0 || node >= n || lane < 0 ||
         lane >= lanes)
@@ -72,7 +71,7 @@ int trd_nap_step(int n, int lanes, int radix, int step, int node, int lane,
     *nsend = 0;
     if (g <= 1)
         return 0;
-    /* size of subgroup r of this group */
+        /* size of subgroup r of this group */
 #define SUBSIZE(r) imin((int)S, end - (base + (r) * (int)S))
     for (int r = lane; r < g; r += lanes) {
         if (r == j)

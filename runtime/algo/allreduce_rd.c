@@ -16,8 +16,7 @@
 
 /* Allreduce of recvbuf[base, base+count) over ranks[0..n) (NULL: comm ranks
  * 0..n-1), me this rank's index; tmp holds count elements. */
-static int rd_list(trd_sb *b, int round, const int *ranks, int n, int me, size_t base,
-                   size_t count)
+static int rd_list(trd_sb *b, int round, const int *ranks, int n, int me, size_t base, size_t count)
 {
     int pof2 = 1, newrank;
     if (n <= 1 || count == 0)
@@ -43,8 +42,8 @@ static int rd_list(trd_sb *b, int round, const int *ranks, int n, int me, size_t
     for (int mask = 1; newrank >= 0 && mask < pof2; mask <<= 1, k++) {
         int newdst = newrank ^ mask;
         int dst = newdst < rem ? newdst * 2 + 1 : newdst + rem;
-        trd_s_sendrecv(b, round + k, RANK(dst), TRD_B_RECV, base, count, RANK(dst), TRD_B_TMP,
-                       tmp, count);
+        trd_s_sendrecv(b, round + k, RANK(dst), TRD_B_RECV, base, count, RANK(dst), TRD_B_TMP, tmp,
+                       count);
         if (b->call->commutative || dst < me) {
             trd_s_reduce(b, round + k, TRD_B_RECV, base, TRD_B_TMP, -1, tmp, count);
         } else { /* tmp = mine op theirs, then back into recvbuf */

@@ -34,8 +34,8 @@ static int plan(trd_sb *b, const void *params)
     if (b->ppn > 1 && sh->shm)
         rc = trd_plan_shm_fold(b, 0, b->ppn, 0, TRD_B_RECV, cnt);
     else if (b->ppn > 1)
-        rc = trd_plan_reduce_binomial(b, 0, b->local_ranks, b->ppn, b->local, 0, TRD_B_RECV, 0,
-                                      cnt);
+        rc =
+            trd_plan_reduce_binomial(b, 0, b->local_ranks, b->ppn, b->local, 0, TRD_B_RECV, 0, cnt);
     if (!rc && b->local == 0) {
         int *leaders = malloc((size_t)sh->nnodes * sizeof *leaders);
         if (!leaders)

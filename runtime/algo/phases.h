@@ -110,13 +110,13 @@ size_t trd_fold_off(size_t n, int nb, int q, int i);
  * survivors get the pair's vector combined in rank order and their new
  * rank (returned), the others send theirs and get -1; tmp holds n
  * elements. */
-int trd_plan_fold(trd_sb *b, int round, int rem, int keep, int in_buf, size_t in_off,
-                  int work_buf, size_t work, size_t tmp, size_t n);
+int trd_plan_fold(trd_sb *b, int round, int rem, int keep, int in_buf, size_t in_off, int work_buf,
+                  size_t work, size_t tmp, size_t n);
 /* Recursive halving among the q survivors: new rank me starts with the
  * work vector and ends with new block me reduced over all ranks; tmp holds
  * trd_fold_off(n, nb, q, q/2) elements.  Commutative ops. */
-void trd_plan_halving(trd_sb *b, int round, int q, int me, int rem, int keep, int nb,
-                      int work_buf, size_t work, size_t tmp, size_t n);
+void trd_plan_halving(trd_sb *b, int round, int q, int me, int rem, int keep, int nb, int work_buf,
+                      size_t work, size_t tmp, size_t n);
 
 /* rsb_halving.c: after the fold the survivor of pair i returns block 2i to
  * rank 2i, and every rank copies its block of the work vector (TMP at work)

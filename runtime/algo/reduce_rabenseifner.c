@@ -44,7 +44,7 @@ static const char *refuse(const trd_shape *sh, const trd_call *call, const void 
     if (!call->commutative)
         return trd_refuse_noncommutative(sh, call, params);
     return call->count >= (size_t)trd_pof2_floor(sh->nranks) ? NULL
-                                                              : "needs an element per survivor";
+                                                             : "needs an element per survivor";
 }
 
 const trd_algo trd_reduce_rabenseifner = {

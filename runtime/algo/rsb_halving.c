@@ -41,8 +41,8 @@ size_t trd_fold_off(size_t n, int nb, int q, int i)
     return trd_even_at(n, nb, fold_first(i, nb - q));
 }
 
-int trd_plan_fold(trd_sb *b, int round, int rem, int keep, int in_buf, size_t in_off,
-                  int work_buf, size_t work, size_t tmp, size_t n)
+int trd_plan_fold(trd_sb *b, int round, int rem, int keep, int in_buf, size_t in_off, int work_buf,
+                  size_t work, size_t tmp, size_t n)
 {
     int r = b->rank, peer = r ^ 1;
     if (r >= 2 * rem) {
@@ -64,8 +64,8 @@ int trd_plan_fold(trd_sb *b, int round, int rem, int keep, int in_buf, size_t in
     return r / 2;
 }
 
-void trd_plan_halving(trd_sb *b, int round, int q, int me, int rem, int keep, int nb,
-                      int work_buf, size_t work, size_t tmp, size_t n)
+void trd_plan_halving(trd_sb *b, int round, int q, int me, int rem, int keep, int nb, int work_buf,
+                      size_t work, size_t tmp, size_t n)
 {
     int lo = 0, hi = q, k0 = 1;
     for (int mask = q / 2; mask > 0; mask >>= 1, k0++) {

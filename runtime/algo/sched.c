@@ -213,22 +213,39 @@ void trd_sb_nb(trd_sb *b, int nb)
 
 void trd_s_send(trd_sb *b, int round, int peer, int src, size_t soff, size_t len)
 {
-    trd_sb_add(b, (trd_sstep){.op = TRD_S_SEND, .src = (unsigned char)src, .peer = peer,
-                              .peer2 = -1, .soff = soff, .len = len, .round = round});
+    trd_sb_add(b, (trd_sstep){.op = TRD_S_SEND,
+                              .src = (unsigned char)src,
+                              .peer = peer,
+                              .peer2 = -1,
+                              .soff = soff,
+                              .len = len,
+                              .round = round});
 }
 
 void trd_s_recv(trd_sb *b, int round, int peer, int dst, size_t off, size_t len)
 {
-    trd_sb_add(b, (trd_sstep){.op = TRD_S_RECV, .dst = (unsigned char)dst, .peer = peer,
-                              .peer2 = -1, .off = off, .len = len, .round = round});
+    trd_sb_add(b, (trd_sstep){.op = TRD_S_RECV,
+                              .dst = (unsigned char)dst,
+                              .peer = peer,
+                              .peer2 = -1,
+                              .off = off,
+                              .len = len,
+                              .round = round});
 }
 
 void trd_s_sendrecv(trd_sb *b, int round, int to, int src, size_t soff, size_t len, int from,
                     int dst, size_t off, size_t rlen)
 {
-    trd_sb_add(b, (trd_sstep){.op = TRD_S_SENDRECV, .src = (unsigned char)src,
-                              .dst = (unsigned char)dst, .peer = to, .peer2 = from, .soff = soff,
-                              .len = len, .off = off, .rlen = rlen, .round = round});
+    trd_sb_add(b, (trd_sstep){.op = TRD_S_SENDRECV,
+                              .src = (unsigned char)src,
+                              .dst = (unsigned char)dst,
+                              .peer = to,
+                              .peer2 = from,
+                              .soff = soff,
+                              .len = len,
+                              .off = off,
+                              .rlen = rlen,
+                              .round = round});
 }
 
 void trd_s_reduce(trd_sb *b, int round, int dst, size_t off, int src, int owner, size_t soff,
@@ -236,9 +253,15 @@ void trd_s_reduce(trd_sb *b, int round, int dst, size_t off, int src, int owner,
 {
     if (len == 0)
         return;
-    trd_sb_add(b, (trd_sstep){.op = TRD_S_REDUCE, .dst = (unsigned char)dst,
-                              .src = (unsigned char)src, .peer = owner, .peer2 = -1, .off = off,
-                              .soff = soff, .len = len, .round = round});
+    trd_sb_add(b, (trd_sstep){.op = TRD_S_REDUCE,
+                              .dst = (unsigned char)dst,
+                              .src = (unsigned char)src,
+                              .peer = owner,
+                              .peer2 = -1,
+                              .off = off,
+                              .soff = soff,
+                              .len = len,
+                              .round = round});
 }
 
 void trd_s_copy(trd_sb *b, int round, int dst, int downer, size_t off, int src, int owner,
@@ -246,21 +269,36 @@ void trd_s_copy(trd_sb *b, int round, int dst, int downer, size_t off, int src, 
 {
     if (len == 0 || (dst == src && downer == owner && off == soff))
         return;
-    trd_sb_add(b, (trd_sstep){.op = TRD_S_COPY, .dst = (unsigned char)dst,
-                              .src = (unsigned char)src, .peer = owner, .peer2 = downer,
-                              .off = off, .soff = soff, .len = len, .round = round});
+    trd_sb_add(b, (trd_sstep){.op = TRD_S_COPY,
+                              .dst = (unsigned char)dst,
+                              .src = (unsigned char)src,
+                              .peer = owner,
+                              .peer2 = downer,
+                              .off = off,
+                              .soff = soff,
+                              .len = len,
+                              .round = round});
 }
 
 void trd_s_signal(trd_sb *b, int round, int ctr, int epoch)
 {
-    trd_sb_add(b, (trd_sstep){.op = TRD_S_SIGNAL, .ctr = (unsigned char)ctr, .peer = -1,
-                              .peer2 = -1, .epoch = epoch, .round = round});
+    trd_sb_add(b, (trd_sstep){.op = TRD_S_SIGNAL,
+                              .ctr = (unsigned char)ctr,
+                              .peer = -1,
+                              .peer2 = -1,
+                              .epoch = epoch,
+                              .round = round});
 }
 
 void trd_s_wait(trd_sb *b, int round, int peer, int nwait, int ctr, int epoch)
 {
-    trd_sb_add(b, (trd_sstep){.op = TRD_S_WAIT, .ctr = (unsigned char)ctr, .peer = peer,
-                              .peer2 = -1, .nwait = nwait, .epoch = epoch, .round = round});
+    trd_sb_add(b, (trd_sstep){.op = TRD_S_WAIT,
+                              .ctr = (unsigned char)ctr,
+                              .peer = peer,
+                              .peer2 = -1,
+                              .nwait = nwait,
+                              .epoch = epoch,
+                              .round = round});
 }
 
 /* ---- The step script ------------------------------------------------------------ */

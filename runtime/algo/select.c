@@ -8,8 +8,7 @@
 
 extern const trd_algo trd_allreduce_shm, trd_allreduce_rd, trd_allreduce_nap, trd_allreduce_ring;
 extern const trd_algo trd_rsb_shm, trd_rsb_halving, trd_rsb_doubling, trd_rsb_pairwise;
-extern const trd_algo trd_allgather_shm, trd_allgather_rd, trd_allgather_bruck,
-    trd_allgather_ring;
+extern const trd_algo trd_allgather_shm, trd_allgather_rd, trd_allgather_bruck, trd_allgather_ring;
 extern const trd_algo trd_bcast_shm, trd_bcast_binomial, trd_bcast_scatter_allgather;
 extern const trd_algo trd_reduce_shm, trd_reduce_binomial, trd_reduce_rabenseifner;
 
@@ -44,8 +43,8 @@ int trd_shape_pick(const trd_shape_choice *shapes, int nshapes, int nnodes, int 
 }
 
 int trd_selection_init(trd_selection *sel, const trd_shape_choice *shapes, int nshapes,
-                       size_t nap_max_bytes_1node, int nnodes, int ppn_max, int nranks,
-                       char *why, size_t whylen)
+                       size_t nap_max_bytes_1node, int nnodes, int ppn_max, int nranks, char *why,
+                       size_t whylen)
 {
     int i = trd_shape_pick(shapes, nshapes, nnodes, ppn_max);
     memset(sel, 0, sizeof *sel);
@@ -64,8 +63,10 @@ int trd_selection_init(trd_selection *sel, const trd_shape_choice *shapes, int n
         const trd_size_choice *c = &sc->choices[k];
         const trd_algo *a = trd_algo_find(TRD_COLL_ALLREDUCE, c->alg, strlen(c->alg));
         if (!a) {
-            snprintf(why, whylen, "the machine's tables name an algorithm '%.40s' this runtime "
-                                  "does not have", c->alg);
+            snprintf(why, whylen,
+                     "the machine's tables name an algorithm '%.40s' this runtime "
+                     "does not have",
+                     c->alg);
             return -1;
         }
         sel->choice[k].below = c->below;

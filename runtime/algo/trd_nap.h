@@ -50,9 +50,8 @@ int trd_nap_radix(int lanes);
  * recv[] (capacity ceil(k/lanes)) gets the receives in increasing sub, send[]
  * (capacity n) the sends; counts in *nrecv, *nsend.  info may be NULL.
  * Returns 0, or -1 for arguments out of range. */
-int trd_nap_step(int n, int lanes, int radix, int step, int node, int lane,
-                 trd_nap_stepinfo *info, trd_nap_xfer *recv, int *nrecv,
-                 trd_nap_xfer *send, int *nsend);
+int trd_nap_step(int n, int lanes, int radix, int step, int node, int lane, trd_nap_stepinfo *info,
+                 trd_nap_xfer *recv, int *nrecv, trd_nap_xfer *send, int *nsend);
 
 #ifdef __cplusplus
 }

@@ -91,19 +91,19 @@ enum trd_ctr {
 };
 
 typedef struct trd_sstep {
-    unsigned char op;  /* enum trd_sop */
-    unsigned char dst; /* enum trd_buf written: recv, sendrecv, reduce, copy */
-    unsigned char src; /* enum trd_buf read: send, sendrecv, reduce, copy */
-    unsigned char nb;  /* send/recv/sendrecv posted together with the next op */
-    unsigned char ctr; /* signal, wait: enum trd_ctr */
-    int peer;          /* send, sendrecv: destination; recv: source; reduce, copy:
-                        * owner of src (-1 this rank); wait: the rank waited for, or -1
-                        * for local ranks 0..nwait-1 */
-    int peer2;         /* sendrecv: source; reduce, copy: owner of dst (-1 this rank) */
-    int nwait;         /* wait with peer -1: how many local ranks */
-    int round;         /* the algorithm's step (--schedule, the contention check) */
-    int epoch;         /* signal, wait: epoch of the call, 1, 2, ...; 0 and below are the
-                        * epochs of the calls before */
+    unsigned char op;      /* enum trd_sop */
+    unsigned char dst;     /* enum trd_buf written: recv, sendrecv, reduce, copy */
+    unsigned char src;     /* enum trd_buf read: send, sendrecv, reduce, copy */
+    unsigned char nb;      /* send/recv/sendrecv posted together with the next op */
+    unsigned char ctr;     /* signal, wait: enum trd_ctr */
+    int peer;              /* send, sendrecv: destination; recv: source; reduce, copy:
+                            * owner of src (-1 this rank); wait: the rank waited for, or -1
+                            * for local ranks 0..nwait-1 */
+    int peer2;             /* sendrecv: source; reduce, copy: owner of dst (-1 this rank) */
+    int nwait;             /* wait with peer -1: how many local ranks */
+    int round;             /* the algorithm's step (--schedule, the contention check) */
+    int epoch;             /* signal, wait: epoch of the call, 1, 2, ...; 0 and below are the
+                            * epochs of the calls before */
     size_t off, soff, len; /* dst [off, off+len), src [soff, soff+len) */
     size_t rlen;           /* sendrecv: elements received into dst at off */
 } trd_sstep;
@@ -135,9 +135,9 @@ typedef struct trd_shape {
     const int *machine_node;  /* [nnodes] the machine's ring index of each node, or NULL */
     const int *node_packages; /* [nnodes] packages (sockets) of each node, or NULL: 1 */
     /* what the ranks of a node share (the same on every node of the communicator) */
-    int shm;                  /* a shared segment per node */
-    int cma;                  /* TRD_CMA_READ [| TRD_CMA_WRITE], 0 without shm */
-    size_t slot_bytes;        /* bytes of one data area of the segment (TRD_SEG_SLOT_BYTES) */
+    int shm;                     /* a shared segment per node */
+    int cma;                     /* TRD_CMA_READ [| TRD_CMA_WRITE], 0 without shm */
+    size_t slot_bytes;           /* bytes of one data area of the segment (TRD_SEG_SLOT_BYTES) */
     size_t cma_min[TRD_CMA_MAX]; /* message bytes from which each routine reads directly */
 } trd_shape;
 
@@ -146,7 +146,10 @@ typedef struct trd_shape {
 /* Default message sizes from which the single-copy path is taken, measured on
  * a 2-rank node: allreduce 32 KiB, reduce_scatter_block and allgather 16 KiB,
  * bcast 8 KiB. */
-#define TRD_CMA_MIN_DEFAULTS {32 * 1024, 16 * 1024, 16 * 1024, 8 * 1024}
+#define TRD_CMA_MIN_DEFAULTS                                                                       \
+    {                                                                                              \
+        32 * 1024, 16 * 1024, 16 * 1024, 8 * 1024                                                  \
+    }
 
 /* Storage for a shape: block placement of the given ranks per node (rank r
  * at ring position r, or shuffled by a seed when seed != 0), shared memory on,
@@ -177,12 +180,12 @@ void trd_shape_ppn(const trd_shape *sh, int *min, int *max);
  *                         place: the root's input in recv)
  *   bcast                 recv: count (the buffer; the root's holds the data) */
 typedef struct trd_call {
-    int coll;         /* enum trd_coll */
-    size_t count;     /* elements, as above */
-    size_t extent;    /* bytes per element */
-    int root;         /* reduce, bcast: comm rank of the root */
-    int in_place;     /* MPI_IN_PLACE (allreduce, reduce_scatter_block, allgather, reduce) */
-    int commutative;  /* reductions: the op is commutative */
+    int coll;        /* enum trd_coll */
+    size_t count;    /* elements, as above */
+    size_t extent;   /* bytes per element */
+    int root;        /* reduce, bcast: comm rank of the root */
+    int in_place;    /* MPI_IN_PLACE (allreduce, reduce_scatter_block, allgather, reduce) */
+    int commutative; /* reductions: the op is commutative */
 } trd_call;
 
 /* Elements of rank r's send and receive buffers for call c on n ranks (see
@@ -192,19 +195,19 @@ void trd_call_sizes(const trd_call *c, int nranks, int r, size_t *send, size_t *
 /* ---- Schedules ------------------------------------------------------------------ */
 
 typedef struct trd_sched {
-    const char *alg;      /* the algorithm's name (static) */
-    char params[64];      /* its parameters as given ("" none) */
+    const char *alg; /* the algorithm's name (static) */
+    char params[64]; /* its parameters as given ("" none) */
     trd_call call;
-    int nranks;           /* of the communicator */
-    int rank0, nplanned;  /* ops are kept for ranks rank0 .. rank0+nplanned-1 */
-    size_t seg_slot;      /* S: elements of one segment area (slot_bytes / extent) */
-    size_t inl_slot;      /* I: elements of one INL area (TRD_INLINE_BYTES / extent) */
-    size_t tmp_count;     /* most elements of the temporary any planned rank uses */
-    int *nepochs;         /* [nplanned] epochs each planned rank's node advances by */
-    int contention_free;  /* claims that no two inter-node messages of one round share a
-                           * directed link of the switch tree [TREE §2] */
+    int nranks;          /* of the communicator */
+    int rank0, nplanned; /* ops are kept for ranks rank0 .. rank0+nplanned-1 */
+    size_t seg_slot;     /* S: elements of one segment area (slot_bytes / extent) */
+    size_t inl_slot;     /* I: elements of one INL area (TRD_INLINE_BYTES / extent) */
+    size_t tmp_count;    /* most elements of the temporary any planned rank uses */
+    int *nepochs;        /* [nplanned] epochs each planned rank's node advances by */
+    int contention_free; /* claims that no two inter-node messages of one round share a
+                          * directed link of the switch tree [TREE §2] */
     int nrounds;
-    size_t *first;        /* [nplanned+1] rank rank0+i's ops are op[first[i] .. first[i+1]) */
+    size_t *first; /* [nplanned+1] rank rank0+i's ops are op[first[i] .. first[i+1]) */
     trd_sstep *op;
     size_t nops, cap;
     int oom;
@@ -231,13 +234,13 @@ typedef struct trd_sb {
     trd_sched *s;
     const trd_shape *sh;
     const trd_call *call;
-    int rank;                 /* comm rank being planned */
-    int pos;                  /* its ring position */
-    int node, local, ppn;     /* its node, index on the node, ranks on the node */
-    const int *local_ranks;   /* [ppn] the node's ranks in local order */
-    int epoch;                /* epochs the node has used so far in this call */
-    size_t tmp_top;           /* temporary elements in use (trd_sb_tmp) */
-    const char *fail;         /* why a planner gave up (static text), or NULL */
+    int rank;               /* comm rank being planned */
+    int pos;                /* its ring position */
+    int node, local, ppn;   /* its node, index on the node, ranks on the node */
+    const int *local_ranks; /* [ppn] the node's ranks in local order */
+    int epoch;              /* epochs the node has used so far in this call */
+    size_t tmp_top;         /* temporary elements in use (trd_sb_tmp) */
+    const char *fail;       /* why a planner gave up (static text), or NULL */
 } trd_sb;
 
 /* Elements of the temporary for a planner: [returned, returned + n); keep

@@ -57,8 +57,8 @@ typedef struct trd_selection {
  * ranks on a node and nranks ranks.  Returns 0, or -1 with why (a table
  * naming an algorithm this runtime does not have, or too many ranges). */
 int trd_selection_init(trd_selection *sel, const trd_shape_choice *shapes, int nshapes,
-                       size_t nap_max_bytes_1node, int nnodes, int ppn_max, int nranks,
-                       char *why, size_t whylen);
+                       size_t nap_max_bytes_1node, int nnodes, int ppn_max, int nranks, char *why,
+                       size_t whylen);
 
 /* The algorithm that runs call on sh (at least 2 ranks) when nothing is
  * forced, and its parameters (*params, "" the default):

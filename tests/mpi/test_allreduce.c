@@ -39,18 +39,19 @@
 
 /* Runs one (comm, type, op, count, in-place) check; the verdict comes with
  * the next pend_flush(). */
-static void run_case(MPI_Comm comm, const char *where, const struct ttype *t, MPI_Op op, const char *opname,
-                     enum cat cat, size_t count, int inplace)
+static void run_case(MPI_Comm comm, const char *where, const struct ttype *t, MPI_Op op,
+                     const char *opname, enum cat cat, size_t count, int inplace)
 {
     int rank, nprocs, ok = 1;
     size_t bytes = count * t->extent;
-    unsigned char *data = xmalloc(bytes), *orig = xmalloc(bytes), *exp = xmalloc(bytes), *act = xmalloc(bytes);
+    unsigned char *data = xmalloc(bytes), *orig = xmalloc(bytes), *exp = xmalloc(bytes),
+                  *act = xmalloc(bytes);
     unsigned char *absb = NULL, *sabs = NULL;
     uint64_t rng = case_rng();
     char desc[CHECK_DESC_LEN];
 
-    snprintf(desc, sizeof desc, "comm=%s type=%s op=%s count=%zu in_place=%s", where, t->name, opname, count,
-             inplace ? "yes" : "no");
+    snprintf(desc, sizeof desc, "comm=%s type=%s op=%s count=%zu in_place=%s", where, t->name,
+             opname, count, inplace ? "yes" : "no");
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &nprocs);
     fill(t, cat, data, count, &rng, rank, nprocs);
@@ -63,10 +64,12 @@ static void run_case(MPI_Comm comm, const char *where, const struct ttype *t, MP
         memset(act, 0x5a, bytes);
     }
 
-    ok &= check_call_ok(desc, PMPI_Allreduce(inplace ? MPI_IN_PLACE : data, exp, (int)count, t->dt, op, comm),
-                        "reference PMPI_Allreduce");
-    ok &= check_call_ok(desc, MPI_Allreduce(inplace ? MPI_IN_PLACE : data, act, (int)count, t->dt, op, comm),
-                        "MPI_Allreduce");
+    ok &= check_call_ok(
+        desc, PMPI_Allreduce(inplace ? MPI_IN_PLACE : data, exp, (int)count, t->dt, op, comm),
+        "reference PMPI_Allreduce");
+    ok &= check_call_ok(
+        desc, MPI_Allreduce(inplace ? MPI_IN_PLACE : data, act, (int)count, t->dt, op, comm),
+        "MPI_Allreduce");
     if (ok && !inplace && memcmp(data, orig, bytes) != 0) {
         check_fail(desc, "send buffer was modified");
         ok = 0;
@@ -110,8 +113,8 @@ static void extra_init(void)
     MPI_Type_commit(&mat);
     vector_types_create(&extra.vec_dbl, &extra.vec_int);
     extra.mat = contig4_ttype(mat);
-    extra.dbl = (struct ttype){"MPI_DOUBLE", MPI_DOUBLE, K_FLOAT, S_DBL, G_FLOAT, sizeof(double), sizeof(double), 0,
-                               1, 1, 1};
+    extra.dbl = (struct ttype){"MPI_DOUBLE",   MPI_DOUBLE, K_FLOAT, S_DBL, G_FLOAT, sizeof(double),
+                               sizeof(double), 0,          1,       1,     1};
     extra.t_int = find_type(MPI_INT);
     extra.t_double = find_type(MPI_DOUBLE);
     extra.t_double_int = find_type(MPI_DOUBLE_INT);
@@ -136,8 +139,8 @@ static void extra_free(void)
 
 /* A check of a type and op if both pass the filters; --types selects among
  * the predefined datatypes only, so derived types and user ops always run. */
-static void filtered_case(MPI_Comm comm, const char *where, const struct ttype *t, MPI_Op op, const char *opname,
-                          enum cat cat, size_t count, int inplace)
+static void filtered_case(MPI_Comm comm, const char *where, const struct ttype *t, MPI_Op op,
+                          const char *opname, enum cat cat, size_t count, int inplace)
 {
     if ((!predefined(t->name) || name_matches(opt.types, t->name)) && name_matches(opt.ops, opname))
         run_case(comm, where, t, op, opname, cat, count, inplace);
@@ -181,9 +184,11 @@ static void comm_suite(MPI_Comm comm, const char *where)
             filtered_case(comm, where, extra.t_cdouble, MPI_PROD, "MPI_PROD", C_PROD, n, ip);
             filtered_case(comm, where, extra.t_double_int, MPI_MINLOC, "MPI_MINLOC", C_LOC, n, ip);
             filtered_case(comm, where, extra.t_uint8, MPI_BXOR, "MPI_BXOR", C_EXACT, n, ip);
-            filtered_case(comm, where, &extra.mat, extra.matmul, "matmul(non-commutative)", C_EXACT, n, ip);
+            filtered_case(comm, where, &extra.mat, extra.matmul, "matmul(non-commutative)", C_EXACT,
+                          n, ip);
             /* a user op always runs, whatever --types selects */
-            run_case(comm, where, extra.t_uint64, extra.affine64, "affine64(non-commutative)", C_EXACT, n, ip);
+            run_case(comm, where, extra.t_uint64, extra.affine64, "affine64(non-commutative)",
+                     C_EXACT, n, ip);
         }
     pend_flush(); /* before the caller frees comm */
 }
@@ -196,37 +201,41 @@ static void run_extras(void)
     /* User ops and a strided datatype on the world communicator. */
     for (k = 0; k < opt.ncounts; k++)
         for (ip = 0; ip < 2; ip++) {
-            filtered_case(MPI_COMM_WORLD, "world", &extra.mat, extra.matmul, "matmul(non-commutative)", C_EXACT,
-                          opt.counts[k], ip);
-            filtered_case(MPI_COMM_WORLD, "world", &extra.dbl, extra.dsum, "dsum(commutative)", C_SUM,
-                          opt.counts[k], ip);
+            filtered_case(MPI_COMM_WORLD, "world", &extra.mat, extra.matmul,
+                          "matmul(non-commutative)", C_EXACT, opt.counts[k], ip);
+            filtered_case(MPI_COMM_WORLD, "world", &extra.dbl, extra.dsum, "dsum(commutative)",
+                          C_SUM, opt.counts[k], ip);
             if (name_matches(opt.ops, "affine64(non-commutative)"))
-                run_case(MPI_COMM_WORLD, "world", extra.t_uint64, extra.affine64, "affine64(non-commutative)",
-                         C_EXACT, opt.counts[k], ip);
+                run_case(MPI_COMM_WORLD, "world", extra.t_uint64, extra.affine64,
+                         "affine64(non-commutative)", C_EXACT, opt.counts[k], ip);
         }
     /* A strided datatype, with user ops, and with predefined ops where the
      * library accepts them on derived types (the standard does not require it). */
-    vec_sum_ok = PMPI_Reduce_local(vbuf, vbuf + VEC_SLOTS, 1, extra.vec_dbl.dt, MPI_SUM) == MPI_SUCCESS;
-    vec_max_ok = PMPI_Reduce_local(vbuf, vbuf + VEC_SLOTS, 1, extra.vec_int.dt, MPI_MAX) == MPI_SUCCESS;
+    vec_sum_ok =
+        PMPI_Reduce_local(vbuf, vbuf + VEC_SLOTS, 1, extra.vec_dbl.dt, MPI_SUM) == MPI_SUCCESS;
+    vec_max_ok =
+        PMPI_Reduce_local(vbuf, vbuf + VEC_SLOTS, 1, extra.vec_int.dt, MPI_MAX) == MPI_SUCCESS;
     for (k = 0; k < 4; k++)
         for (ip = 0; ip < 2; ip++) {
             static const size_t vcounts[] = {0, 1, 3, 40};
-            filtered_case(MPI_COMM_WORLD, "world", &extra.vec_dbl, extra.vsum, "vsum(commutative)", C_SUM,
-                          vcounts[k], ip);
-            filtered_case(MPI_COMM_WORLD, "world", &extra.vec_int, extra.vaffine, "affine(non-commutative)", C_EXACT,
-                          vcounts[k], ip);
+            filtered_case(MPI_COMM_WORLD, "world", &extra.vec_dbl, extra.vsum, "vsum(commutative)",
+                          C_SUM, vcounts[k], ip);
+            filtered_case(MPI_COMM_WORLD, "world", &extra.vec_int, extra.vaffine,
+                          "affine(non-commutative)", C_EXACT, vcounts[k], ip);
             if (vec_sum_ok)
-                filtered_case(MPI_COMM_WORLD, "world", &extra.vec_dbl, MPI_SUM, "MPI_SUM", C_SUM, vcounts[k], ip);
+                filtered_case(MPI_COMM_WORLD, "world", &extra.vec_dbl, MPI_SUM, "MPI_SUM", C_SUM,
+                              vcounts[k], ip);
             if (vec_max_ok)
-                filtered_case(MPI_COMM_WORLD, "world", &extra.vec_int, MPI_MAX, "MPI_MAX", C_EXACT, vcounts[k], ip);
+                filtered_case(MPI_COMM_WORLD, "world", &extra.vec_int, MPI_MAX, "MPI_MAX", C_EXACT,
+                              vcounts[k], ip);
         }
 
     /* Repeated calls on one communicator, sizes alternating: cached state reused. */
     for (k = 0; k < 20; k++) {
         filtered_case(MPI_COMM_WORLD, "world(repeat)", extra.t_double, MPI_SUM, "MPI_SUM", C_SUM,
                       k % 2 ? 65539 : 1000, k % 3 == 0);
-        filtered_case(MPI_COMM_WORLD, "world(repeat)", extra.t_int, MPI_SUM, "MPI_SUM", C_SUM, k % 2 ? 7 : 1,
-                      k % 3 == 1);
+        filtered_case(MPI_COMM_WORLD, "world(repeat)", extra.t_int, MPI_SUM, "MPI_SUM", C_SUM,
+                      k % 2 ? 7 : 1, k % 3 == 1);
     }
 
     /* Communicators created and freed in turn, then the world's. */
@@ -238,12 +247,14 @@ static void run_extras(void)
 static void usage(void)
 {
     if (wrank == 0)
-        fprintf(stderr, "usage: test_allreduce [--quick] [--counts a,b,c] [--types t1,t2] [--ops o1,o2]\n"
-                        "                      [--seed N] [--verbose] [--expect-treeduce]\n"
-                        "  --expect-treeduce  fail unless MPI_Allreduce is not the MPI library's own\n"
-                        "                     (i.e. a treeduce library is linked in or preloaded)\n"
-                        "  types and ops by MPI name, with or without the MPI_ prefix (int, double_int, sum);\n"
-                        "  --types filters the predefined datatypes (derived types and user ops always run)\n");
+        fprintf(
+            stderr,
+            "usage: test_allreduce [--quick] [--counts a,b,c] [--types t1,t2] [--ops o1,o2]\n"
+            "                      [--seed N] [--verbose] [--expect-treeduce]\n"
+            "  --expect-treeduce  fail unless MPI_Allreduce is not the MPI library's own\n"
+            "                     (i.e. a treeduce library is linked in or preloaded)\n"
+            "  types and ops by MPI name, with or without the MPI_ prefix (int, double_int, sum);\n"
+            "  --types filters the predefined datatypes (derived types and user ops always run)\n");
 }
 
 int main(int argc, char **argv)
@@ -258,11 +269,13 @@ int main(int argc, char **argv)
     }
     if (opt.expect_treeduce) {
         /* an interposed MPI_Allreduce is a different function from PMPI_Allreduce */
-        void *mpi = dlsym(RTLD_DEFAULT, "MPI_Allreduce"), *pmpi = dlsym(RTLD_DEFAULT, "PMPI_Allreduce");
+        void *mpi = dlsym(RTLD_DEFAULT, "MPI_Allreduce"),
+             *pmpi = dlsym(RTLD_DEFAULT, "PMPI_Allreduce");
         if (!mpi || mpi == pmpi) {
             if (wrank == 0)
-                fprintf(stderr, "MPI_Allreduce is the MPI library's own: treeduce is not linked in\n"
-                                "0 passed, 1 failed\n");
+                fprintf(stderr,
+                        "MPI_Allreduce is the MPI library's own: treeduce is not linked in\n"
+                        "0 passed, 1 failed\n");
             MPI_Finalize();
             return 1;
         }

@@ -26,21 +26,39 @@
 #define MAX_EXTENT 32
 
 /* MINLOC/MAXLOC layouts as documented in mpi.h. */
-struct float_int { float v; int loc; };
-struct double_int { double v; int loc; };
-struct long_int { long v; int loc; };
-struct two_int { int v; int loc; };
-struct short_int { short v; int loc; };
-struct long_double_int { long double v; int loc; };
+struct float_int {
+    float v;
+    int loc;
+};
+struct double_int {
+    double v;
+    int loc;
+};
+struct long_int {
+    long v;
+    int loc;
+};
+struct two_int {
+    int v;
+    int loc;
+};
+struct short_int {
+    short v;
+    int loc;
+};
+struct long_double_int {
+    long double v;
+    int loc;
+};
 
 /* How to fill one element with test data. */
 enum gen {
-    GEN_BYTES,   /* integers: random bytes, zeros, small values */
-    GEN_BOOL,    /* 0 or 1 */
-    GEN_FLOAT,   /* floating, complex: each component a float, double, ... */
+    GEN_BYTES, /* integers: random bytes, zeros, small values */
+    GEN_BOOL,  /* 0 or 1 */
+    GEN_FLOAT, /* floating, complex: each component a float, double, ... */
     GEN_DOUBLE,
     GEN_LDOUBLE,
-    GEN_PAIR,    /* value (by value_gen) at 0, int loc at loc_offset */
+    GEN_PAIR, /* value (by value_gen) at 0, int loc at loc_offset */
 };
 
 /* Kernels are required for C and C++ types; Fortran types and extensions may
@@ -58,11 +76,22 @@ struct type_case {
     enum scope scope;
 };
 
-#define T(type, gen) {type, #type, gen, GEN_BYTES, 0, 0, REQUIRED}
-#define T_UNS(type) {type, #type, GEN_BYTES, GEN_BYTES, 0, 0, UNSIGNED}
-#define T_OPT(type) {type, #type, GEN_BYTES, GEN_BYTES, 0, 0, OPTIONAL}
-#define T_PAIR(type, s, gen)                                                   \
-    {type, #type, GEN_PAIR, gen, sizeof(((struct s *)0)->v), offsetof(struct s, loc), REQUIRED}
+#define T(type, gen)                                                                               \
+    {                                                                                              \
+        type, #type, gen, GEN_BYTES, 0, 0, REQUIRED                                                \
+    }
+#define T_UNS(type)                                                                                \
+    {                                                                                              \
+        type, #type, GEN_BYTES, GEN_BYTES, 0, 0, UNSIGNED                                          \
+    }
+#define T_OPT(type)                                                                                \
+    {                                                                                              \
+        type, #type, GEN_BYTES, GEN_BYTES, 0, 0, OPTIONAL                                          \
+    }
+#define T_PAIR(type, s, gen)                                                                       \
+    {                                                                                              \
+        type, #type, GEN_PAIR, gen, sizeof(((struct s *)0)->v), offsetof(struct s, loc), REQUIRED  \
+    }
 
 static const struct type_case types[] = {
     /* C integer */
@@ -137,14 +166,17 @@ static const struct type_case types[] = {
 #endif
 };
 
-#define OP(op) {op, #op}
+#define OP(op)                                                                                     \
+    {                                                                                              \
+        op, #op                                                                                    \
+    }
 static const struct op_case {
     MPI_Op op;
     const char *name;
 } ops[] = {
-    OP(MPI_MAX),  OP(MPI_MIN),  OP(MPI_SUM),  OP(MPI_PROD),   OP(MPI_LAND),   OP(MPI_BAND),
-    OP(MPI_LOR),  OP(MPI_BOR),  OP(MPI_LXOR), OP(MPI_BXOR),   OP(MPI_MINLOC), OP(MPI_MAXLOC),
-    OP(MPI_REPLACE), OP(MPI_NO_OP),
+    OP(MPI_MAX),    OP(MPI_MIN),    OP(MPI_SUM),     OP(MPI_PROD),  OP(MPI_LAND),
+    OP(MPI_BAND),   OP(MPI_LOR),    OP(MPI_BOR),     OP(MPI_LXOR),  OP(MPI_BXOR),
+    OP(MPI_MINLOC), OP(MPI_MAXLOC), OP(MPI_REPLACE), OP(MPI_NO_OP),
 };
 
 #define NTYPES (sizeof types / sizeof types[0])
@@ -173,9 +205,9 @@ static int reduce_local_aborts(MPI_Datatype type, MPI_Op op)
         (op == MPI_LAND || op == MPI_LOR))
         return 1;
 #ifdef MPIX_C_FLOAT16
-    if (type == MPIX_C_FLOAT16 && (op == MPI_MAX || op == MPI_MIN || op == MPI_SUM ||
-                                   op == MPI_PROD || op == MPI_LAND || op == MPI_LOR ||
-                                   op == MPI_LXOR))
+    if (type == MPIX_C_FLOAT16 &&
+        (op == MPI_MAX || op == MPI_MIN || op == MPI_SUM || op == MPI_PROD || op == MPI_LAND ||
+         op == MPI_LOR || op == MPI_LXOR))
         return 1;
 #endif
 #else
@@ -238,19 +270,17 @@ static void gen_integer(unsigned char *p, size_t n)
 }
 
 static const uint32_t float_specials[] = {
-    0x00000000, 0x80000000, 0x7f800000, 0xff800000, /* +-0, +-inf */
+    0x00000000, 0x80000000, 0x7f800000, 0xff800000,             /* +-0, +-inf */
     0x7fc00000, 0xffc00000, 0x7fa00000, 0x7fc12345, 0xffa54321, /* NaNs */
-    0x00000001, 0x807fffff, 0x00800000, 0x7f7fffff, /* denormals, min, max */
-    0x3f800000, 0xbf800000, 0x40000000,             /* 1, -1, 2 */
+    0x00000001, 0x807fffff, 0x00800000, 0x7f7fffff,             /* denormals, min, max */
+    0x3f800000, 0xbf800000, 0x40000000,                         /* 1, -1, 2 */
 };
 
 static const uint64_t double_specials[] = {
-    0x0000000000000000ull, 0x8000000000000000ull, 0x7ff0000000000000ull,
-    0xfff0000000000000ull, 0x7ff8000000000000ull, 0xfff8000000000000ull,
-    0x7ff4000000000000ull, 0x7ff8000000012345ull, 0xfff4000000054321ull,
-    0x0000000000000001ull, 0x800fffffffffffffull, 0x0010000000000000ull,
-    0x7fefffffffffffffull, 0x3ff0000000000000ull, 0xbff0000000000000ull,
-    0x4000000000000000ull,
+    0x0000000000000000ull, 0x8000000000000000ull, 0x7ff0000000000000ull, 0xfff0000000000000ull,
+    0x7ff8000000000000ull, 0xfff8000000000000ull, 0x7ff4000000000000ull, 0x7ff8000000012345ull,
+    0xfff4000000054321ull, 0x0000000000000001ull, 0x800fffffffffffffull, 0x0010000000000000ull,
+    0x7fefffffffffffffull, 0x3ff0000000000000ull, 0xbff0000000000000ull, 0x4000000000000000ull,
 };
 
 /* x87 extended: 64-bit significand with explicit integer bit, then sign and
@@ -259,14 +289,21 @@ static const struct {
     uint64_t mant;
     uint16_t sexp;
 } ldouble_specials[] = {
-    {0, 0x0000}, {0, 0x8000},                                         /* +-0 */
-    {0x8000000000000000ull, 0x7fff}, {0x8000000000000000ull, 0xffff}, /* +-inf */
-    {0xc000000000000000ull, 0x7fff}, {0xc000000000000000ull, 0xffff}, /* qNaN */
-    {0xa000000000000000ull, 0x7fff}, {0xc000000000012345ull, 0x7fff}, /* sNaN, payload */
-    {1, 0x0000}, {0x7fffffffffffffffull, 0x8000},                     /* denormals */
-    {0x8000000000000000ull, 0x0001}, {0xffffffffffffffffull, 0x7ffe}, /* min, max */
-    {0x8000000000000000ull, 0x3fff}, {0x8000000000000000ull, 0xbfff}, /* 1, -1 */
-    {0x8000000000000000ull, 0x4000},                                  /* 2 */
+    {0, 0x0000},
+    {0, 0x8000}, /* +-0 */
+    {0x8000000000000000ull, 0x7fff},
+    {0x8000000000000000ull, 0xffff}, /* +-inf */
+    {0xc000000000000000ull, 0x7fff},
+    {0xc000000000000000ull, 0xffff}, /* qNaN */
+    {0xa000000000000000ull, 0x7fff},
+    {0xc000000000012345ull, 0x7fff}, /* sNaN, payload */
+    {1, 0x0000},
+    {0x7fffffffffffffffull, 0x8000}, /* denormals */
+    {0x8000000000000000ull, 0x0001},
+    {0xffffffffffffffffull, 0x7ffe}, /* min, max */
+    {0x8000000000000000ull, 0x3fff},
+    {0x8000000000000000ull, 0xbfff}, /* 1, -1 */
+    {0x8000000000000000ull, 0x4000}, /* 2 */
 };
 
 #define NSPECIAL(a) (sizeof a / sizeof a[0])
@@ -363,8 +400,7 @@ static void describe_difference(const char *type, const char *op, const char *pa
     for (size_t i = 0; i < count; i++) {
         if (memcmp(got + i * extent, ref_buf + i * extent, extent) == 0)
             continue;
-        printf("  %s %s via %s, count %zu, element %zu\n    in     ", type, op, path, count,
-               i);
+        printf("  %s %s via %s, count %zu, element %zu\n    in     ", type, op, path, count, i);
         for (size_t b = 0; b < extent; b++)
             printf("%02x", in_buf[i * extent + b]);
         printf("\n    mpich  ");
@@ -419,8 +455,7 @@ static int compare_with_mpich(const struct type_case *tc, const struct op_case *
                 return 0;
             }
             if (rc != MPI_SUCCESS || memcmp(reducer_buf, ref_buf, bytes) != 0) {
-                describe_difference(tc->name, oc->name, "trd_reduce", reducer_buf, count,
-                                    extent);
+                describe_difference(tc->name, oc->name, "trd_reduce", reducer_buf, count, extent);
                 return 0;
             }
             if (memcmp(in_buf, in_copy, bytes) != 0) {
@@ -444,8 +479,7 @@ static void check_pair(const struct type_case *tc, const struct op_case *oc, int
         check(fn == NULL, tc->name, oc->name, "kernel for a pair MPI_Reduce_local aborts on");
         return;
     }
-    int accepted =
-        MPI_Reduce_local(scratch_in, scratch_inout, 1, tc->type, oc->op) == MPI_SUCCESS;
+    int accepted = MPI_Reduce_local(scratch_in, scratch_inout, 1, tc->type, oc->op) == MPI_SUCCESS;
     if (!accepted) {
         check(fn == NULL, tc->name, oc->name, "kernel for a pair MPI_Reduce_local rejects");
         return;

@@ -250,8 +250,7 @@ static int check_reduce(const struct chk *c, int rank, int nprocs, uint64_t *rng
 
 /* allgather: p blocks of count elements; in place, this rank's block of the
  * receive buffer holds its input and the others hold PATTERN. */
-static int check_allgather(const struct chk *c, int rank, int nprocs, uint64_t *rng,
-                           uint64_t *hash)
+static int check_allgather(const struct chk *c, int rank, int nprocs, uint64_t *rng, uint64_t *hash)
 {
     const struct ttype *t = c->t;
     size_t n = c->count, sbytes = n * t->extent, total = n * (size_t)nprocs;
@@ -319,10 +318,18 @@ static void run_check(const struct chk *c)
     MPI_Comm_rank(c->comm, &rank);
     MPI_Comm_size(c->comm, &nprocs);
     switch (c->piece) {
-    case P_RSB: ok = check_rsb(c, rank, nprocs, &rng); break;
-    case P_REDUCE: ok = check_reduce(c, rank, nprocs, &rng); break;
-    case P_ALLGATHER: ok = check_allgather(c, rank, nprocs, &rng, &hash); break;
-    default: ok = check_bcast(c, rank, nprocs, &rng, &hash); break;
+    case P_RSB:
+        ok = check_rsb(c, rank, nprocs, &rng);
+        break;
+    case P_REDUCE:
+        ok = check_reduce(c, rank, nprocs, &rng);
+        break;
+    case P_ALLGATHER:
+        ok = check_allgather(c, rank, nprocs, &rng, &hash);
+        break;
+    default:
+        ok = check_bcast(c, rank, nprocs, &rng, &hash);
+        break;
     }
     describe(c, d, sizeof d);
     pend_add(c->comm, d, hash, ok);
@@ -447,10 +454,10 @@ static int run_predefined(void)
             for (k = 0; k < opt.ncounts; k++)
                 for (ip = 0; ip < 2; ip++) {
                     size_t n = opt.counts[k];
-                    reduction_case(P_RSB, MPI_COMM_WORLD, "world", t, o->op, o->name, o->cat, n,
-                                   ip, -1);
-                    reduction_case(P_REDUCE, MPI_COMM_WORLD, "world", t, o->op, o->name, o->cat,
-                                   n, ip, opt_all_roots ? -1 : (k + ip) % wsize);
+                    reduction_case(P_RSB, MPI_COMM_WORLD, "world", t, o->op, o->name, o->cat, n, ip,
+                                   -1);
+                    reduction_case(P_REDUCE, MPI_COMM_WORLD, "world", t, o->op, o->name, o->cat, n,
+                                   ip, opt_all_roots ? -1 : (k + ip) % wsize);
                 }
         }
         for (k = 0; k < opt.ncounts; k++) {
@@ -476,8 +483,8 @@ static void comm_suite(MPI_Comm comm, const char *where)
             reduction_case(P_RSB, comm, where, extra.t_int, MPI_SUM, "MPI_SUM", C_SUM, n, ip, -1);
             reduction_case(P_RSB, comm, where, extra.t_double, MPI_SUM, "MPI_SUM", C_SUM, n, ip,
                            -1);
-            reduction_case(P_RSB, comm, where, extra.t_cdouble, MPI_PROD, "MPI_PROD", C_PROD, n,
-                           ip, -1);
+            reduction_case(P_RSB, comm, where, extra.t_cdouble, MPI_PROD, "MPI_PROD", C_PROD, n, ip,
+                           -1);
             reduction_case(P_RSB, comm, where, extra.t_double_int, MPI_MINLOC, "MPI_MINLOC", C_LOC,
                            n, ip, -1);
             reduction_case(P_RSB, comm, where, &extra.ll, extra.affine64,

@@ -159,17 +159,17 @@ static void test_layout(void)
  * 0 where none gives one. */
 static void test_alpha_r(void)
 {
-    trd_test_result r = read_as("alpha.topo",
-                                "link leaf { alpha_r 0.2us; latency 1us; bandwidth 10GB/s; }\n"
-                                "link spine { latency 2us; bandwidth 25GB/s; alpha_r 500 ns; "
-                                "injection 20GB/s; }\n"
-                                "link plain { latency 1us; bandwidth 10GB/s; }\n"
-                                "link zero { latency 1us; bandwidth 10GB/s; alpha_r 0us; }\n"
-                                "link full { latency 1us; bandwidth 1GB/s; alpha_r 1000ns; }\n"
-                                "nodetype pc { cores 2; package full; node zero; }\n"
-                                "switch a { link leaf; nodes a[0-1] : pc; }\n"
-                                "switch b { link plain; nodes b[0-1] : pc; }\n"
-                                "switch root { link spine; switches a b; }\n");
+    trd_test_result r =
+        read_as("alpha.topo", "link leaf { alpha_r 0.2us; latency 1us; bandwidth 10GB/s; }\n"
+                              "link spine { latency 2us; bandwidth 25GB/s; alpha_r 500 ns; "
+                              "injection 20GB/s; }\n"
+                              "link plain { latency 1us; bandwidth 10GB/s; }\n"
+                              "link zero { latency 1us; bandwidth 10GB/s; alpha_r 0us; }\n"
+                              "link full { latency 1us; bandwidth 1GB/s; alpha_r 1000ns; }\n"
+                              "nodetype pc { cores 2; package full; node zero; }\n"
+                              "switch a { link leaf; nodes a[0-1] : pc; }\n"
+                              "switch b { link plain; nodes b[0-1] : pc; }\n"
+                              "switch root { link spine; switches a b; }\n");
     trd_topo_t t = r.t;
     CU_ASSERT_EQUAL_FATAL(r.rc, TRD_OK);
     CU_ASSERT_EQUAL(trd_diag_count(r.d), 0);

@@ -130,14 +130,15 @@ static void test_expand(void)
     const char *keys[] = {"NAME", "N"}, *vals[] = {"x", "42"};
     char *out = NULL, err[128];
     size_t len = 0;
-    CU_ASSERT_EQUAL(trd_expand("int trd_@NAME@ = @N@; /* a@b.c */", keys, vals, 2, &out, &len, err,
-                               sizeof err),
-                    TRD_OK);
+    CU_ASSERT_EQUAL(
+        trd_expand("int trd_@NAME@ = @N@; /* a@b.c */", keys, vals, 2, &out, &len, err, sizeof err),
+        TRD_OK);
     CU_ASSERT_STRING_EQUAL(out, "int trd_x = 42; /* a@b.c */");
     free(out);
     out = NULL;
     len = 0;
-    CU_ASSERT_EQUAL(trd_expand("@NOPE@", keys, vals, 2, &out, &len, err, sizeof err), TRD_ERR_STATE);
+    CU_ASSERT_EQUAL(trd_expand("@NOPE@", keys, vals, 2, &out, &len, err, sizeof err),
+                    TRD_ERR_STATE);
     CU_ASSERT_STRING_EQUAL(err, "template placeholder @NOPE@ has no value");
     CU_ASSERT_PTR_NULL(out);
 }

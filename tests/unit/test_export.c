@@ -203,11 +203,28 @@ static const char *csel_expect(enum trd_export_mpich_alg a, const call *c)
  * the end. */
 static void check_csel_complete(const char *text, jnode *root)
 {
-    static const char *const colls[] = {
-        "allgather", "allgatherv", "allreduce", "alltoall", "alltoallv", "alltoallw", "barrier",
-        "bcast", "exscan", "gather", "gatherv", "reduce", "reduce_scatter", "reduce_scatter_block",
-        "scan", "scatter", "scatterv", "neighbor_allgather", "neighbor_allgatherv",
-        "neighbor_alltoall", "neighbor_alltoallv", "neighbor_alltoallw"};
+    static const char *const colls[] = {"allgather",
+                                        "allgatherv",
+                                        "allreduce",
+                                        "alltoall",
+                                        "alltoallv",
+                                        "alltoallw",
+                                        "barrier",
+                                        "bcast",
+                                        "exscan",
+                                        "gather",
+                                        "gatherv",
+                                        "reduce",
+                                        "reduce_scatter",
+                                        "reduce_scatter_block",
+                                        "scan",
+                                        "scatter",
+                                        "scatterv",
+                                        "neighbor_allgather",
+                                        "neighbor_allgatherv",
+                                        "neighbor_alltoall",
+                                        "neighbor_alltoallv",
+                                        "neighbor_alltoallw"};
     const char *end = jobject(text, root);
     CU_ASSERT_PTR_NOT_NULL_FATAL(end);
     CU_ASSERT_STRING_EQUAL(end, "\n");
@@ -224,8 +241,8 @@ static void check_csel_complete(const char *text, jnode *root)
 }
 
 /* Check one shape's ranges in the CSEL file at the start and end of each. */
-static void check_csel_shape(const jnode *allreduce, int nnodes, int ppn,
-                             const trd_choice *ch, int n)
+static void check_csel_shape(const jnode *allreduce, int nnodes, int ppn, const trd_choice *ch,
+                             int n)
 {
     size_t from = 0;
     for (int i = 0; i < n; i++) {
@@ -326,8 +343,7 @@ static long ompi_lookup(const ompi_com *com, int n, long size, long bytes)
     return alg;
 }
 
-static void check_ompi_shape(const ompi_com *com, int ncom, long size,
-                             const trd_choice *ch, int n)
+static void check_ompi_shape(const ompi_com *com, int ncom, long size, const trd_choice *ch, int n)
 {
     size_t from = 0;
     for (int i = 0; i < n; i++) {
@@ -381,7 +397,8 @@ static void check_machine(const char *rel)
         long r = (long)sp->nnodes * sp->ppn;
         int rep = s;
         for (int t = 0; t < p->nshapes; t++)
-            if ((long)p->shape[t].nnodes * p->shape[t].ppn == r && p->shape[t].ppn > p->shape[rep].ppn)
+            if ((long)p->shape[t].nnodes * p->shape[t].ppn == r &&
+                p->shape[t].ppn > p->shape[rep].ppn)
                 rep = t;
         if (rep == s) {
             nsizes++;
@@ -424,10 +441,10 @@ static void test_mapping(void)
         const char *name;
         enum trd_export_mpich_alg mpich;
         int ompi;
-    } want[] = {{"nap", TRD_MPICH_SMP, 3},          {"ring", TRD_MPICH_RSA, 4},
-                {"rd", TRD_MPICH_RD, 3},            {"rabenseifner", TRD_MPICH_RSA, 6},
-                {"smp", TRD_MPICH_SMP, 3},          {"hring", TRD_MPICH_RSA, 4},
-                {"flex", TRD_MPICH_RSA, 6},         {"rm", TRD_MPICH_RD, 3}};
+    } want[] = {{"nap", TRD_MPICH_SMP, 3},  {"ring", TRD_MPICH_RSA, 4},
+                {"rd", TRD_MPICH_RD, 3},    {"rabenseifner", TRD_MPICH_RSA, 6},
+                {"smp", TRD_MPICH_SMP, 3},  {"hring", TRD_MPICH_RSA, 4},
+                {"flex", TRD_MPICH_RSA, 6}, {"rm", TRD_MPICH_RD, 3}};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         const trd_algo *a = model(want[i].name);
         CU_ASSERT_PTR_NOT_NULL(a);
@@ -457,8 +474,8 @@ static void test_write_error(void)
 
 #define RD "MPIR_Allreduce_intra_recursive_doubling"
 #define RSA_LEAF(ind)                                                                              \
-    ind "\"is_op_built_in=yes\": {\n" ind "  \"count<pow2\": {\n" ind                              \
-        "    \"algorithm=" RD "\": {}\n" ind "  },\n" ind "  \"count=any\": {\n" ind                \
+    ind "\"is_op_built_in=yes\": {\n" ind "  \"count<pow2\": {\n" ind "    \"algorithm=" RD        \
+        "\": {}\n" ind "  },\n" ind "  \"count=any\": {\n" ind                                     \
         "    \"algorithm=MPIR_Allreduce_intra_reduce_scatter_allgather\": {}\n" ind "  }\n" ind    \
         "},\n" ind "\"is_op_built_in=no\": {\n" ind "  \"algorithm=" RD "\": {}\n" ind "}\n"
 #define RD_THEN_RSA(ind)                                                                           \
@@ -470,10 +487,11 @@ static void test_testbed_bytes(void)
     trd_machine_plan *p = plan_of("tests/data/testbed.topo");
     const trd_algo *rd = model("rd"), *ring = model("ring"), *flex = model("flex"),
                    *rab = model("rabenseifner");
-    /* the plan this text is written for: 2x1 rd ring; 2x2 rd flex rab; 4x1 rd rab; 4x2 rd flex rab */
+    /* the plan this text is written for: 2x1 rd ring; 2x2 rd flex rab; 4x1 rd rab; 4x2 rd flex rab
+     */
     CU_ASSERT_EQUAL_FATAL(p->nshapes, 4);
     const trd_shape_plan *s21 = &p->shape[0], *s22 = &p->shape[1], *s41 = &p->shape[2],
-                                *s42 = &p->shape[3];
+                         *s42 = &p->shape[3];
     CU_ASSERT_FATAL(s21->nnodes == 2 && s21->ppn == 1 && s21->nchoices == 2 &&
                     s21->choice[0].alg == rd && s21->choice[1].alg == ring);
     CU_ASSERT_FATAL(s22->nnodes == 2 && s22->ppn == 2 && s22->nchoices == 3 &&
@@ -487,65 +505,105 @@ static void test_testbed_bytes(void)
     CU_ASSERT_FATAL(p->nap_max_bytes_1node > 0 && p->nap_max_bytes_1node < SIZE_MAX);
 
     char want[16384];
-    snprintf(want, sizeof want,
-             "# Open MPI coll/tuned dynamic rules: MPI_Allreduce as treeduce-gen plans it for\n"
-             "# machine testbed (4 nodes x 2 cores).  Use with\n"
-             "#   --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_dynamic_rules_filename FILE\n"
-             "# Per communicator size (the rule with the largest size <= the communicator's):\n"
-             "# message size in bytes of the whole vector (from), algorithm (3 recursive_doubling,\n"
-             "# 4 ring, 6 rabenseifner), fan in/out and segment size (0: defaults).\n"
-             "1 # collectives\n"
-             "2 # collective id: ALLREDUCE\n"
-             "3 # communicator sizes\n"
-             "2 # ranks (planned as 2 nodes x 1)\n"
-             "2 # message sizes\n"
-             "0 3 0 0 # from 0 bytes: recursive_doubling (treeduce rd)\n"
-             "%zu 4 0 0 # from %zu bytes: ring (treeduce ring)\n"
-             "4 # ranks (planned as 2 nodes x 2)\n"
-             "2 # message sizes\n"
-             "0 3 0 0 # from 0 bytes: recursive_doubling (treeduce rd)\n"
-             "%zu 6 0 0 # from %zu bytes: rabenseifner (treeduce flex)\n"
-             "8 # ranks (planned as 4 nodes x 2)\n"
-             "2 # message sizes\n"
-             "0 3 0 0 # from 0 bytes: recursive_doubling (treeduce rd)\n"
-             "%zu 6 0 0 # from %zu bytes: rabenseifner (treeduce flex)\n",
-             s21->choice[0].below, s21->choice[0].below, s22->choice[0].below,
-             s22->choice[0].below, s42->choice[0].below, s42->choice[0].below);
+    snprintf(
+        want, sizeof want,
+        "# Open MPI coll/tuned dynamic rules: MPI_Allreduce as treeduce-gen plans it for\n"
+        "# machine testbed (4 nodes x 2 cores).  Use with\n"
+        "#   --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_dynamic_rules_filename FILE\n"
+        "# Per communicator size (the rule with the largest size <= the communicator's):\n"
+        "# message size in bytes of the whole vector (from), algorithm (3 recursive_doubling,\n"
+        "# 4 ring, 6 rabenseifner), fan in/out and segment size (0: defaults).\n"
+        "1 # collectives\n"
+        "2 # collective id: ALLREDUCE\n"
+        "3 # communicator sizes\n"
+        "2 # ranks (planned as 2 nodes x 1)\n"
+        "2 # message sizes\n"
+        "0 3 0 0 # from 0 bytes: recursive_doubling (treeduce rd)\n"
+        "%zu 4 0 0 # from %zu bytes: ring (treeduce ring)\n"
+        "4 # ranks (planned as 2 nodes x 2)\n"
+        "2 # message sizes\n"
+        "0 3 0 0 # from 0 bytes: recursive_doubling (treeduce rd)\n"
+        "%zu 6 0 0 # from %zu bytes: rabenseifner (treeduce flex)\n"
+        "8 # ranks (planned as 4 nodes x 2)\n"
+        "2 # message sizes\n"
+        "0 3 0 0 # from 0 bytes: recursive_doubling (treeduce rd)\n"
+        "%zu 6 0 0 # from %zu bytes: rabenseifner (treeduce flex)\n",
+        s21->choice[0].below, s21->choice[0].below, s22->choice[0].below, s22->choice[0].below,
+        s42->choice[0].below, s42->choice[0].below);
     char *rules = capture(0, p, "testbed");
     CU_ASSERT_STRING_EQUAL(rules, want);
     if (strcmp(rules, want))
         printf("\ngot:\n%s\nwant:\n%s\n", rules, want);
     free(rules);
 
-    snprintf(want, sizeof want,
-             "{\n"
-             "  \"collective=allreduce\": {\n"
-             "    \"comm_type=intra\": {\n"
-             "      \"is_commutative=no\": {\n"
-             "        \"algorithm=" RD "\": {}\n"
-             "      },\n"
-             "      \"is_commutative=yes\": {\n"
-             "        \"comm_size=node_comm_size\": {\n" RD_THEN_RSA("          ")
-             "        },\n"
-             "        \"comm_size<=3\": {\n" RD_THEN_RSA("          ")
-             "        },\n"
-             "        \"comm_size<=7\": {\n"
-             "          \"comm_avg_ppn<=1\": {\n" RD_THEN_RSA("            ")
-             "          },\n"
-             "          \"comm_hierarchy=any\": {\n" RD_THEN_RSA("            ")
-             "          }\n"
-             "        },\n"
-             "        \"comm_size=any\": {\n" RD_THEN_RSA("          ")
-             "        }\n"
-             "      }\n"
-             "    },\n"
-             "    \"comm_type=inter\": {\n"
-             "      \"algorithm=MPIR_Allreduce_inter_reduce_exchange_bcast\": {}\n"
-             "    }\n"
-             "  },\n"
-             "  \"collective=bcast\": {\n",
-             p->nap_max_bytes_1node - 1, s21->choice[0].below - 1, s41->choice[0].below - 1,
-             s22->choice[0].below - 1, s42->choice[0].below - 1);
+    snprintf(
+        want, sizeof want,
+        "{\n"
+        "  \"collective=allreduce\": {\n"
+        "    \"comm_type=intra\": {\n"
+        "      \"is_commutative=no\": {\n"
+        "        \"algorithm=" RD "\": {}\n"
+        "      },\n"
+        "      \"is_commutative=yes\": {\n"
+        "        \"comm_size=node_comm_size\": {\n" RD_THEN_RSA(
+            "          ") "        },\n"
+                          "        \"comm_size<=3\": {\n" RD_THEN_RSA(
+                              "          ") "        },\n"
+                                            "        \"comm_size<=7\": {\n"
+                                            "          \"comm_avg_ppn<=1\": {\n" RD_THEN_RSA(
+                                                "            ") "          },\n"
+                                                                "          \"comm_hierarchy=any\": "
+                                                                "{\n" RD_THEN_RSA(
+                                                                    "            ") "          }\n"
+                                                                                    "        },\n"
+                                                                                    "        "
+                                                                                    "\"comm_size="
+                                                                                    "any\": "
+                                                                                    "{"
+                                                                                    "\n" RD_THEN_RSA(
+                                                                                        "         "
+                                                                                        " ") "     "
+                                                                                             "   "
+                                                                                             "}\n"
+                                                                                             "     "
+                                                                                             " }\n"
+                                                                                             "    "
+                                                                                             "},\n"
+                                                                                             "    "
+                                                                                             "\"com"
+                                                                                             "m_"
+                                                                                             "type="
+                                                                                             "inter"
+                                                                                             "\": "
+                                                                                             "{\n"
+                                                                                             "     "
+                                                                                             " \"al"
+                                                                                             "gorit"
+                                                                                             "hm="
+                                                                                             "MPIR_"
+                                                                                             "Allre"
+                                                                                             "duce_"
+                                                                                             "inter"
+                                                                                             "_redu"
+                                                                                             "ce_"
+                                                                                             "excha"
+                                                                                             "nge_"
+                                                                                             "bcast"
+                                                                                             "\": "
+                                                                                             "{}\n"
+                                                                                             "    "
+                                                                                             "}\n"
+                                                                                             "  "
+                                                                                             "},\n"
+                                                                                             "  "
+                                                                                             "\"col"
+                                                                                             "lecti"
+                                                                                             "ve="
+                                                                                             "bcast"
+                                                                                             "\": "
+                                                                                             "{\n",
+        p->nap_max_bytes_1node - 1, s21->choice[0].below - 1, s41->choice[0].below - 1,
+        s22->choice[0].below - 1, s42->choice[0].below - 1);
     char *json = capture(1, p, NULL);
     CU_ASSERT_EQUAL(strncmp(json, want, strlen(want)), 0);
     if (strncmp(json, want, strlen(want)))

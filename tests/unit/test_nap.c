@@ -92,8 +92,10 @@ static const char *check_shape(int n, int lanes, char *why, size_t whylen)
                         part = &cur[v];
                     } else {
                         if (ri >= nrecv || recv[ri].sub != r) {
-                            snprintf(why, whylen, "n=%d lanes=%d step %d node %d lane %d: no receive for subgroup %d",
-                                     n, lanes, s, v, l, r);
+                            snprintf(
+                                why, whylen,
+                                "n=%d lanes=%d step %d node %d lane %d: no receive for subgroup %d",
+                                n, lanes, s, v, l, r);
                             return why;
                         }
                         part = &cur[recv[ri].node];
@@ -103,38 +105,43 @@ static const char *check_shape(int n, int lanes, char *why, size_t whylen)
                         ri++;
                     }
                     if (add_disjoint(&acc, part)) {
-                        snprintf(why, whylen, "n=%d lanes=%d step %d node %d lane %d: a contribution twice",
-                                 n, lanes, s, v, l);
+                        snprintf(why, whylen,
+                                 "n=%d lanes=%d step %d node %d lane %d: a contribution twice", n,
+                                 lanes, s, v, l);
                         return why;
                     }
                 }
                 if (ri != nrecv) {
-                    snprintf(why, whylen, "n=%d lanes=%d step %d node %d lane %d: %d unused receives",
-                             n, lanes, s, v, l, nrecv - ri);
+                    snprintf(why, whylen,
+                             "n=%d lanes=%d step %d node %d lane %d: %d unused receives", n, lanes,
+                             s, v, l, nrecv - ri);
                     return why;
                 }
                 /* the intra-node allreduce over lanes */
                 if (add_disjoint(&next[v], &acc)) {
-                    snprintf(why, whylen, "n=%d lanes=%d step %d node %d: lanes overlap", n, lanes, s, v);
+                    snprintf(why, whylen, "n=%d lanes=%d step %d node %d: lanes overlap", n, lanes,
+                             s, v);
                     return why;
                 }
             }
         }
         if (ns != nr) {
-            snprintf(why, whylen, "n=%d lanes=%d step %d: %d sends, %d receives", n, lanes, s, ns, nr);
+            snprintf(why, whylen, "n=%d lanes=%d step %d: %d sends, %d receives", n, lanes, s, ns,
+                     nr);
             return why;
         }
         qsort(sends, (size_t)ns, sizeof(msg), cmp_msg);
         qsort(recvs, (size_t)nr, sizeof(msg), cmp_msg);
         for (int i = 0; i < ns; i++) {
             if (cmp_msg(&sends[i], &recvs[i])) {
-                snprintf(why, whylen, "n=%d lanes=%d step %d: send %d.%d->%d.%d has no matching receive",
-                         n, lanes, s, sends[i].src, sends[i].srclane, sends[i].dst, sends[i].dstlane);
+                snprintf(why, whylen,
+                         "n=%d lanes=%d step %d: send %d.%d->%d.%d has no matching receive", n,
+                         lanes, s, sends[i].src, sends[i].srclane, sends[i].dst, sends[i].dstlane);
                 return why;
             }
             if (i > 0 && !cmp_msg(&sends[i], &sends[i - 1])) {
-                snprintf(why, whylen, "n=%d lanes=%d step %d: duplicate message %d.%d->%d.%d", n, lanes, s,
-                         sends[i].src, sends[i].srclane, sends[i].dst, sends[i].dstlane);
+                snprintf(why, whylen, "n=%d lanes=%d step %d: duplicate message %d.%d->%d.%d", n,
+                         lanes, s, sends[i].src, sends[i].srclane, sends[i].dst, sends[i].dstlane);
                 return why;
             }
         }

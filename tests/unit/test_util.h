@@ -136,9 +136,8 @@ static inline void trd_test_release(trd_test_result *r)
  * messages in msgs (NULL terminated), in order; otherwise both lists are
  * printed with the file and line of the case.  Asserts the status and the
  * messages (two assertions). */
-static inline void trd_test_expect_errors_at(const trd_test_format *fmt, const char *file,
-                                             int line, const char *text,
-                                             const char *const *msgs)
+static inline void trd_test_expect_errors_at(const trd_test_format *fmt, const char *file, int line,
+                                             const char *text, const char *const *msgs)
 {
     trd_test_result r = trd_test_read_as(fmt, fmt->name, text);
     const char *base = strrchr(file, '/');

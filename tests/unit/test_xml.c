@@ -171,19 +171,18 @@ static void test_dfs_order(void)
 /* hwloc="..." is relative to the topology file; local="true" is this host. */
 static void test_hwloc_nodetypes(void)
 {
-    static const char text[] =
-        "<?xml version=\"1.0\"?>\n"
-        "<machine name=\"hw\" xmlns=\"urn:treeduce:topology:1\">\n"
-        "  <link name=\"ib\" latency=\"1.5us\" bandwidth=\"25GB/s\"/>\n"
-        "  <nodetype name=\"epyc\" hwloc=\"epyc-2s.xml\"/>\n"
-        "  <nodetype name=\"gh\" hwloc=\"grace-hopper.xml\"/>\n"
-        "  <nodetype name=\"here\" local=\"true\"/>\n"
-        "  <switch name=\"r\" link=\"ib\">\n"
-        "    <nodes names=\"cpu[01-02]\" type=\"epyc\"/>\n"
-        "    <nodes names=\"gpu01\" type=\"gh\"/>\n"
-        "    <nodes names=\"me\" type=\"here\"/>\n"
-        "  </switch>\n"
-        "</machine>\n";
+    static const char text[] = "<?xml version=\"1.0\"?>\n"
+                               "<machine name=\"hw\" xmlns=\"urn:treeduce:topology:1\">\n"
+                               "  <link name=\"ib\" latency=\"1.5us\" bandwidth=\"25GB/s\"/>\n"
+                               "  <nodetype name=\"epyc\" hwloc=\"epyc-2s.xml\"/>\n"
+                               "  <nodetype name=\"gh\" hwloc=\"grace-hopper.xml\"/>\n"
+                               "  <nodetype name=\"here\" local=\"true\"/>\n"
+                               "  <switch name=\"r\" link=\"ib\">\n"
+                               "    <nodes names=\"cpu[01-02]\" type=\"epyc\"/>\n"
+                               "    <nodes names=\"gpu01\" type=\"gh\"/>\n"
+                               "    <nodes names=\"me\" type=\"here\"/>\n"
+                               "  </switch>\n"
+                               "</machine>\n";
     int np = 0, cores[TRD_MAX_PACKAGES];
     char err[256];
     trd_test_result r = read_as(trd_test_path("topologies/inline.xml"), text);
@@ -234,8 +233,8 @@ static void test_files(void)
 
     CU_ASSERT_EQUAL(trd_xml_root_name(path, buf, sizeof buf), TRD_OK);
     CU_ASSERT_STRING_EQUAL(buf, "machine");
-    CU_ASSERT_EQUAL(
-        trd_xml_root_name(trd_test_path("topologies/buildhost.xml"), buf, sizeof buf), TRD_OK);
+    CU_ASSERT_EQUAL(trd_xml_root_name(trd_test_path("topologies/buildhost.xml"), buf, sizeof buf),
+                    TRD_OK);
     CU_ASSERT_STRING_EQUAL(buf, "topology");
     CU_ASSERT_EQUAL(trd_xml_root_name(path, buf, 4), TRD_ERR_INPUT); /* "machine" does not fit */
 
@@ -265,10 +264,9 @@ static void test_files(void)
 
 static void test_malformed(void)
 {
-    EXPECT_ERRORS(HEAD LINK TYPE
-                  "  <switch name=\"r\" link=\"eth\">\n"
-                  "    <nodes names=\"n1\" type=\"pc\"/>\n"
-                  "  </swich>\n" TAIL,
+    EXPECT_ERRORS(HEAD LINK TYPE "  <switch name=\"r\" link=\"eth\">\n"
+                                 "    <nodes names=\"n1\" type=\"pc\"/>\n"
+                                 "  </swich>\n" TAIL,
                   "m.xml:7:3: error: expected '</switch>' to close the element opened at line 5, "
                   "got '</swich>'");
     EXPECT_ERRORS(HEAD LINK "  <switch name=\"r\" link=\"eth\">\n",
@@ -330,8 +328,7 @@ static void test_schema(void)
     EXPECT_ERRORS(HEAD "  <link name=\"eth\" latency=\"1us\" bandwidth=\"1GB/s\" "
                        "alpha_r=\"fast\"/>\n"
                        "  <link name=\"ib\" latency=\"1us\" bandwidth=\"1GB/s\" "
-                       "alpha_r=\"1GB/s\"/>\n"
-                       TYPE "  <switch name=\"r\" link=\"eth\">"
+                       "alpha_r=\"1GB/s\"/>\n" TYPE "  <switch name=\"r\" link=\"eth\">"
                        "<nodes names=\"n1\" type=\"pc\"/></switch>\n" TAIL,
                   "m.xml:3:61: error: attribute 'alpha_r': expected a time such as 0.5us, got "
                   "'fast'",
@@ -345,18 +342,17 @@ static void test_schema(void)
     EXPECT_ERRORS(HEAD TYPE LINK TAIL,
                   "m.xml:4:3: error: element 'link' is not expected here; expected 'nodetype' or "
                   "'switch'");
-    EXPECT_ERRORS(HEAD LINK TYPE
-                  "  <switch name=\"r\" link=\"eth\"><nodes names=\"n1\" type=\"pc\"/></switch>\n"
-                  "  <switch name=\"q\" link=\"eth\"><nodes names=\"n2\" type=\"pc\"/></switch>\n"
-                  TAIL,
-                  "m.xml:6:3: error: second top-level 'switch'; expected one root switch that "
-                  "contains the others");
+    EXPECT_ERRORS(
+        HEAD LINK TYPE
+        "  <switch name=\"r\" link=\"eth\"><nodes names=\"n1\" type=\"pc\"/></switch>\n"
+        "  <switch name=\"q\" link=\"eth\"><nodes names=\"n2\" type=\"pc\"/></switch>\n" TAIL,
+        "m.xml:6:3: error: second top-level 'switch'; expected one root switch that "
+        "contains the others");
     EXPECT_ERRORS(HEAD LINK "  <switch name=\"r\" link=\"eth\">\n  </switch>\n" TAIL,
                   "m.xml:4:3: error: element 'switch' is incomplete; expected 'switch' or 'nodes' "
                   "inside");
-    EXPECT_ERRORS(HEAD "  hello\n" LINK TYPE
-                  "  <switch name=\"r\" link=\"eth\">"
-                  "<nodes names=\"n1\" type=\"pc\">x</nodes></switch>\n" TAIL,
+    EXPECT_ERRORS(HEAD "  hello\n" LINK TYPE "  <switch name=\"r\" link=\"eth\">"
+                       "<nodes names=\"n1\" type=\"pc\">x</nodes></switch>\n" TAIL,
                   "m.xml:3:3: error: text is not allowed inside element 'machine'",
                   "m.xml:6:59: error: text is not allowed inside element 'nodes'");
 
@@ -380,9 +376,9 @@ static void test_no_half_result(void)
 {
     trd_topo_t t;
     trd_diag *d = trd_diag_create();
-    static const char text[] = HEAD LINK TYPE
-        "  <switch name=\"r\" link=\"eth\"><nodes names=\"n1\" type=\"pc\" extra=\"1\"/></switch>\n"
-        TAIL;
+    static const char text[] =
+        HEAD LINK TYPE "  <switch name=\"r\" link=\"eth\"><nodes names=\"n1\" type=\"pc\" "
+                       "extra=\"1\"/></switch>\n" TAIL;
 
     CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
     CU_ASSERT_EQUAL(trd_read_xml_string(t, d, "m.xml", text, strlen(text)), TRD_ERR_INPUT);
@@ -396,36 +392,36 @@ static void test_no_half_result(void)
 
 static void test_values(void)
 {
-    EXPECT_ERRORS(HEAD "  <link name=\"eth\" latency=\"1e999s\" bandwidth=\"0GB/s\"/>\n" TYPE
-                  "  <switch name=\"r\" link=\"eth\"><nodes names=\"n1\" type=\"pc\"/></switch>\n"
-                  TAIL,
-                  "m.xml:3:29: error: attribute 'latency': expected a time such as 50us, got "
-                  "'1e999s'",
-                  "m.xml:3:48: error: attribute 'bandwidth': expected a bandwidth such as 125MB/s, "
-                  "got '0GB/s'");
-    EXPECT_ERRORS(HEAD LINK
-                  "  <nodetype name=\"a\"/>\n"
-                  "  <nodetype name=\"b\" cores=\"4\" synthetic=\"package:2 core:2\"/>\n"
-                  "  <nodetype name=\"c\" packages=\"2\"/>\n"
-                  "  <nodetype name=\"d\" packages=\"3\" cores=\"4 4\"/>\n"
-                  "  <nodetype name=\"e\" synthetic=\"package:x\"/>\n"
-                  "  <nodetype name=\"f\" hwloc=\"/nonexistent/f.xml\"/>\n"
-                  "  <nodetype name=\"g\" synthetic=\"package:2\" packages=\"2\"/>\n"
-                  "  <switch name=\"r\" link=\"eth\"><nodes names=\"n[0-\" type=\"a\"/></switch>\n"
-                  TAIL,
-                  "m.xml:4:3: error: node type 'a' has no shape; expected attribute 'synthetic', "
-                  "'hwloc', 'local' or 'cores'",
-                  "m.xml:5:22: error: attribute 'cores': node type 'b' already takes its shape "
-                  "from 'synthetic'",
-                  "m.xml:6:22: error: attribute 'packages' needs attribute 'cores'",
-                  "m.xml:7:42: error: attribute 'cores': expected 1 or 3 counts (one per "
-                  "package), got 2",
-                  "m.xml:8:33: error: hwloc cannot parse synthetic description 'package:x'",
-                  "m.xml:9:29: error: cannot read hwloc XML '/nonexistent/f.xml': No such file or "
-                  "directory",
-                  "m.xml:10:44: error: attribute 'packages' goes with 'cores', not with "
-                  "'synthetic'",
-                  "m.xml:11:46: error: attribute 'names': expected ']' in host range");
+    EXPECT_ERRORS(
+        HEAD "  <link name=\"eth\" latency=\"1e999s\" bandwidth=\"0GB/s\"/>\n" TYPE
+             "  <switch name=\"r\" link=\"eth\"><nodes names=\"n1\" type=\"pc\"/></switch>\n" TAIL,
+        "m.xml:3:29: error: attribute 'latency': expected a time such as 50us, got "
+        "'1e999s'",
+        "m.xml:3:48: error: attribute 'bandwidth': expected a bandwidth such as 125MB/s, "
+        "got '0GB/s'");
+    EXPECT_ERRORS(
+        HEAD LINK
+        "  <nodetype name=\"a\"/>\n"
+        "  <nodetype name=\"b\" cores=\"4\" synthetic=\"package:2 core:2\"/>\n"
+        "  <nodetype name=\"c\" packages=\"2\"/>\n"
+        "  <nodetype name=\"d\" packages=\"3\" cores=\"4 4\"/>\n"
+        "  <nodetype name=\"e\" synthetic=\"package:x\"/>\n"
+        "  <nodetype name=\"f\" hwloc=\"/nonexistent/f.xml\"/>\n"
+        "  <nodetype name=\"g\" synthetic=\"package:2\" packages=\"2\"/>\n"
+        "  <switch name=\"r\" link=\"eth\"><nodes names=\"n[0-\" type=\"a\"/></switch>\n" TAIL,
+        "m.xml:4:3: error: node type 'a' has no shape; expected attribute 'synthetic', "
+        "'hwloc', 'local' or 'cores'",
+        "m.xml:5:22: error: attribute 'cores': node type 'b' already takes its shape "
+        "from 'synthetic'",
+        "m.xml:6:22: error: attribute 'packages' needs attribute 'cores'",
+        "m.xml:7:42: error: attribute 'cores': expected 1 or 3 counts (one per "
+        "package), got 2",
+        "m.xml:8:33: error: hwloc cannot parse synthetic description 'package:x'",
+        "m.xml:9:29: error: cannot read hwloc XML '/nonexistent/f.xml': No such file or "
+        "directory",
+        "m.xml:10:44: error: attribute 'packages' goes with 'cores', not with "
+        "'synthetic'",
+        "m.xml:11:46: error: attribute 'names': expected ']' in host range");
 }
 
 /* alpha_r [RM §3, Eq. 3] above the latency: refused at the attribute; equal is fine. */
@@ -436,9 +432,9 @@ static void test_alpha_r(void)
                        "alpha_r=\"2us\"/>\n" TYPE ONE_SWITCH TAIL,
                   "m.xml:3:61: error: link 'eth': alpha_r must be >= 0 and at most the latency");
     /* "1000ns" is "1us" give or take rounding: accepted, kept at the latency */
-    trd_test_result r = read_as("m.xml", HEAD "  <link name=\"eth\" alpha_r=\"1000ns\" "
-                                              "latency=\"1us\" bandwidth=\"1GB/s\"/>\n"
-                                TYPE ONE_SWITCH TAIL);
+    trd_test_result r =
+        read_as("m.xml", HEAD "  <link name=\"eth\" alpha_r=\"1000ns\" "
+                              "latency=\"1us\" bandwidth=\"1GB/s\"/>\n" TYPE ONE_SWITCH TAIL);
 #undef ONE_SWITCH
     CU_ASSERT_EQUAL_FATAL(r.rc, TRD_OK);
     CU_ASSERT_DOUBLE_EQUAL(trd_topo_switch_link(r.t, 0).alpha_r_s, 1e-6, 1e-15);
@@ -449,14 +445,13 @@ static void test_alpha_r(void)
 
 static void test_names(void)
 {
-    EXPECT_ERRORS(HEAD LINK
-                  "  <nodetype name=\"pc\" cores=\"4\" package-link=\"shmm\"/>\n"
+    EXPECT_ERRORS(
+        HEAD LINK "  <nodetype name=\"pc\" cores=\"4\" package-link=\"shmm\"/>\n"
                   "  <switch name=\"r\" link=\"eth\">\n"
                   "    <switch name=\"s\" link=\"ib\"><nodes names=\"n1\" type=\"pcc\"/></switch>\n"
                   "  </switch>\n" TAIL,
-                  "m.xml:4:3: error: unknown link 'shmm'",
-                  "m.xml:6:32: error: unknown node type 'pcc'",
-                  "m.xml:6:5: error: unknown link 'ib'");
+        "m.xml:4:3: error: unknown link 'shmm'", "m.xml:6:32: error: unknown node type 'pcc'",
+        "m.xml:6:5: error: unknown link 'ib'");
     EXPECT_ERRORS(HEAD LINK
                   "  <link name=\"eth\" latency=\"2us\" bandwidth=\"1GB/s\"/>\n" TYPE
                   "  <nodetype name=\"pc\" cores=\"8\"/>\n"
