@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "topo.h"
+#include "util.h"
 
 static const char *const ctr_names[TRD_CTR_MAX] = {"in", "red", "done"};
 
@@ -182,21 +183,6 @@ static void wake(trd_exec *x, int r)
     }
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t c = *cap ? *cap : 64;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, c * elem);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = c;
-    return 0;
-}
-
 int trd_exec_signal_at(const trd_exec *x, int t, int c, int e)
 {
     const struct trd_xhist *hs = &x->hist[(size_t)t * TRD_CTR_MAX + (size_t)c];
@@ -226,8 +212,8 @@ static int do_signal(trd_exec *x, int r, size_t k)
         return trd_exec_fail(x, r, k, "signals its %s counter at epoch %d after epoch %d",
                              ctr_names[o->ctr], o->epoch, *cur - (e - o->epoch));
     struct trd_xhist *hs = &x->hist[(size_t)r * TRD_CTR_MAX + o->ctr];
-    if (grow((void **)&hs->id, &hs->cap, hs->n + 1, sizeof *hs->id) ||
-        grow((void **)&x->sig, &x->sigcap, x->nsig + 1, sizeof *x->sig))
+    if (trd__grow_n((void **)&hs->id, &hs->cap, hs->n + 1, sizeof *hs->id) ||
+        trd__grow_n((void **)&x->sig, &x->sigcap, x->nsig + 1, sizeof *x->sig))
         return trd_exec_oom(x);
     int id = (int)x->nsig++;
     x->sig[id] = (struct trd_xsig){e, r};
@@ -338,7 +324,7 @@ static int try_sends(trd_exec *x, int a)
             x->nmatched++;
             if (x->record == TRD_X_RECORD_ALL ||
                 (x->record == TRD_X_RECORD_INTER && x->sh->node_of[a] != x->sh->node_of[b])) {
-                if (grow((void **)&x->msgs, &x->msgcap, x->nmsgs + 1, sizeof *x->msgs)) {
+                if (trd__grow_n((void **)&x->msgs, &x->msgcap, x->nmsgs + 1, sizeof *x->msgs)) {
                     trd_exec_oom(x);
                     return progress;
                 }

@@ -24,4 +24,21 @@ static inline int trd__grow(void **p, int *cap, int need, size_t elt)
     return TRD_OK;
 }
 
+/* The same for capacities counted in size_t (the schedules' engine), from
+ * 64 elements. */
+static inline int trd__grow_n(void **p, size_t *cap, size_t need, size_t elt)
+{
+    if (need <= *cap)
+        return TRD_OK;
+    size_t ncap = *cap ? *cap : 64;
+    while (ncap < need)
+        ncap *= 2;
+    void *np = realloc(*p, ncap * elt);
+    if (!np)
+        return TRD_ERR_NOMEM;
+    *p = np;
+    *cap = ncap;
+    return TRD_OK;
+}
+
 #endif

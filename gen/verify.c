@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "exec.h"
+#include "util.h"
 
 typedef struct ivl {
     int lo, hi;
@@ -75,21 +76,6 @@ static uint64_t hash_ivls(const ivl *v, int n)
     return h;
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t c = *cap ? *cap : 64;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, c * elem);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = c;
-    return 0;
-}
-
 static int rehash(seqtab *t, size_t cap)
 {
     uint32_t *s = calloc(cap, sizeof *s);
@@ -123,10 +109,10 @@ static uint32_t intern(seqtab *t, const ivl *v, int n, int total)
         if (t->len[id] == n && !memcmp(t->pool + t->start[id], v, (size_t)n * sizeof *v))
             return id;
     }
-    if (grow((void **)&t->pool, &t->pool_cap, t->pool_n + (size_t)n, sizeof *t->pool) ||
-        grow((void **)&t->start, &t->start_cap, t->n + 1, sizeof *t->start) ||
-        grow((void **)&t->len, &t->len_cap, t->n + 1, sizeof *t->len) ||
-        grow((void **)&t->total, &t->total_cap, t->n + 1, sizeof *t->total)) {
+    if (trd__grow_n((void **)&t->pool, &t->pool_cap, t->pool_n + (size_t)n, sizeof *t->pool) ||
+        trd__grow_n((void **)&t->start, &t->start_cap, t->n + 1, sizeof *t->start) ||
+        trd__grow_n((void **)&t->len, &t->len_cap, t->n + 1, sizeof *t->len) ||
+        trd__grow_n((void **)&t->total, &t->total_cap, t->n + 1, sizeof *t->total)) {
         t->oom = 1;
         return SEQ_UNDEF;
     }
@@ -144,9 +130,9 @@ static int seqtab_init(seqtab *t)
 {
     memset(t, 0, sizeof *t);
     t->n = 1; /* SEQ_UNDEF */
-    if (grow((void **)&t->start, &t->start_cap, 1024, sizeof *t->start) ||
-        grow((void **)&t->len, &t->len_cap, 1024, sizeof *t->len) ||
-        grow((void **)&t->total, &t->total_cap, 1024, sizeof *t->total))
+    if (trd__grow_n((void **)&t->start, &t->start_cap, 1024, sizeof *t->start) ||
+        trd__grow_n((void **)&t->len, &t->len_cap, 1024, sizeof *t->len) ||
+        trd__grow_n((void **)&t->total, &t->total_cap, 1024, sizeof *t->total))
         return -1;
     t->start[0] = 0;
     t->len[0] = 0;
@@ -287,7 +273,7 @@ static void runmap_reset(runmap *m, int writer, int wcomp)
     for (size_t i = 0; i < m->n; i++)
         free(m->v[i].r);
     m->n = 0;
-    if (m->cap || !grow((void **)&m->v, &m->cap, 1, sizeof *m->v)) {
+    if (m->cap || !trd__grow_n((void **)&m->v, &m->cap, 1, sizeof *m->v)) {
         m->v[0] = (run){0, writer, wcomp, 0, 0, NULL};
         m->n = 1;
     }
@@ -314,7 +300,7 @@ static long runmap_split(runmap *m, size_t at)
     }
     if (m->v[lo].lo == at)
         return (long)lo;
-    if (grow((void **)&m->v, &m->cap, m->n + 1, sizeof *m->v))
+    if (trd__grow_n((void **)&m->v, &m->cap, m->n + 1, sizeof *m->v))
         return -1;
     run copy = m->v[lo];
     copy.lo = at;
@@ -611,7 +597,7 @@ static int resolve(vm *m, int q, size_t k, int b, int o, size_t off, size_t len,
             return 0;
         }
     size_t cap = (size_t)m->capacc[w];
-    if (grow((void **)&m->acc[w], &cap, (size_t)m->nacc[w] + 1, sizeof a))
+    if (trd__grow_n((void **)&m->acc[w], &cap, (size_t)m->nacc[w] + 1, sizeof a))
         return trd_exec_oom(&m->x);
     m->capacc[w] = (int)cap;
     m->acc[w][m->nacc[w]++] = a;
@@ -650,7 +636,7 @@ static int sync_access(vm *m, int q, size_t k, const ref *r, size_t off, size_t 
             j++;
         if (j == u->nr) {
             size_t cap = (size_t)u->cap;
-            if (grow((void **)&u->r, &cap, (size_t)u->nr + 1, sizeof *u->r))
+            if (trd__grow_n((void **)&u->r, &cap, (size_t)u->nr + 1, sizeof *u->r))
                 return trd_exec_oom(&m->x);
             u->cap = (int)cap;
             u->nr++;
@@ -673,7 +659,7 @@ static int sync_access(vm *m, int q, size_t k, const ref *r, size_t off, size_t 
 
 static cell *scratch(vm *m, size_t n)
 {
-    if (grow((void **)&m->scratch, &m->capscratch, n + 1, sizeof *m->scratch))
+    if (trd__grow_n((void **)&m->scratch, &m->capscratch, n + 1, sizeof *m->scratch))
         return NULL;
     return m->scratch;
 }
@@ -804,8 +790,8 @@ static int h_signal(trd_exec *x, int r, size_t k, int id)
     int n = x->npn[r];
     (void)k;
     m->vc[r][x->local[r]]++;
-    if (grow((void **)&m->snap, &m->capsnap, m->nsnap + (size_t)n, sizeof *m->snap) ||
-        grow((void **)&m->snap_at, &m->capat, (size_t)id + 1, sizeof *m->snap_at))
+    if (trd__grow_n((void **)&m->snap, &m->capsnap, m->nsnap + (size_t)n, sizeof *m->snap) ||
+        trd__grow_n((void **)&m->snap_at, &m->capat, (size_t)id + 1, sizeof *m->snap_at))
         return trd_exec_oom(x);
     memcpy(m->snap + m->nsnap, m->vc[r], (size_t)n * sizeof *m->snap);
     m->snap_at[id] = m->nsnap;
@@ -947,7 +933,7 @@ static int add_touch(vm *m, touch **tv, size_t *n, size_t *cap, int r, int b, in
         return 0; /* an error when it runs */
     for (int c = 0; c < ncalls; c++) {
         size_t v = off / W + (size_t)c * (size_t)epochs[m->sh->node_of[w]];
-        if (grow((void **)tv, cap, *n + 1, sizeof **tv))
+        if (trd__grow_n((void **)tv, cap, *n + 1, sizeof **tv))
             return -1;
         size_t a = (v % 2) * W + off % W;
         (*tv)[(*n)++] = (touch){w, kind, a, a + len};
@@ -1066,9 +1052,9 @@ static int vm_init(vm *m, const trd_sched *s, const trd_shape *sh, int ncalls)
                 continue;
             }
             size_t c1 = cap, c2 = cap, c3 = cap;
-            if (grow((void **)&ar->lo, &c1, (size_t)ar->n + 1, sizeof *ar->lo) ||
-                grow((void **)&ar->hi, &c2, (size_t)ar->n + 1, sizeof *ar->hi) ||
-                grow((void **)&ar->base, &c3, (size_t)ar->n + 1, sizeof *ar->base)) {
+            if (trd__grow_n((void **)&ar->lo, &c1, (size_t)ar->n + 1, sizeof *ar->lo) ||
+                trd__grow_n((void **)&ar->hi, &c2, (size_t)ar->n + 1, sizeof *ar->hi) ||
+                trd__grow_n((void **)&ar->base, &c3, (size_t)ar->n + 1, sizeof *ar->base)) {
                 rc = -1;
                 break;
             }

@@ -37,9 +37,7 @@ static int plan(trd_sb *b, const void *params)
         return -1;
     }
     if (n > 1 && (sh->cma & TRD_CMA_READ) && total >= sh->cma_min[TRD_CMA_ALLGATHER]) {
-        int e = trd_sb_epoch(b);
-        trd_s_wait(b, 0, TRD_PEER_LOCALS, n, TRD_CTR_DONE, e - 2);
-        trd_s_signal(b, 0, TRD_CTR_IN, e);
+        int e = trd_seg_direct_begin(b, 0);
         if ((sh->cma & TRD_CMA_WRITE) && total >= TRD_SHM_PUSH_BYTES) {
             size_t piece = TRD_SHM_PUSH_PIECE / ext ? TRD_SHM_PUSH_PIECE / ext : 1;
             for (int k = 1; k < n; k++)
@@ -62,17 +60,13 @@ static int plan(trd_sb *b, const void *params)
             if (!in_place)
                 trd_s_copy(b, 0, TRD_B_RECV, -1, own, TRD_B_SEND, -1, 0, count);
         }
-        /* nobody reads this rank's buffers once every rank is done */
-        trd_s_signal(b, 0, TRD_CTR_DONE, e);
-        trd_s_wait(b, 0, TRD_PEER_LOCALS, n, TRD_CTR_DONE, e);
+        trd_seg_direct_end(b, 0, e);
         return 0;
     }
     for (size_t first = 0; first < count; first += per) {
         size_t cnt = count - first < per ? count - first : per;
-        int e = trd_sb_epoch(b), inl = cnt * ext <= TRD_INLINE_BYTES;
-        int cbuf = inl ? TRD_B_INL : TRD_B_SEG;
-        size_t cin = inl ? trd_sb_inl(b, e) : trd_sb_seg_in(b, e);
-        trd_s_wait(b, 0, TRD_PEER_LOCALS, n, TRD_CTR_DONE, e - 2);
+        size_t cin;
+        int e = trd_seg_next(b, 0), cbuf = trd_seg_contrib(b, e, cnt, &cin);
         trd_s_copy(b, 0, cbuf, -1, cin, in_buf, -1, in_off + first, cnt);
         trd_s_signal(b, 0, TRD_CTR_IN, e);
         for (int r = 0; r < n; r++) {

@@ -63,9 +63,8 @@ static void shm_reduce_scatter(trd_sb *b, int round, size_t count, int nlanes)
     size_t rounds = (trd_block_max(count, ext, nlanes) + q - 1) / q;
     int n = b->ppn, me = b->local;
     for (size_t k = 0; k < rounds; k++) {
-        int e = trd_sb_epoch(b);
+        int e = trd_seg_next(b, round);
         size_t cin = trd_sb_seg_in(b, e);
-        trd_s_wait(b, round, TRD_PEER_LOCALS, n, TRD_CTR_DONE, e - 2);
         for (int l = 0; l < nlanes; l++) {
             lane_piece(count, ext, nlanes, l, k, q, &lo, &hi);
             if (hi > lo)
@@ -95,11 +94,10 @@ static void shm_allgather(trd_sb *b, int round, size_t count, int nlanes)
 {
     size_t ext = b->call->extent, q = b->s->seg_slot, lo, hi;
     size_t rounds = (trd_block_max(count, ext, nlanes) + q - 1) / q;
-    int n = b->ppn, me = b->local;
+    int me = b->local;
     for (size_t k = 0; k < rounds; k++) {
-        int e = trd_sb_epoch(b);
+        int e = trd_seg_next(b, round);
         size_t cin = trd_sb_seg_in(b, e);
-        trd_s_wait(b, round, TRD_PEER_LOCALS, n, TRD_CTR_DONE, e - 2);
         if (me < nlanes) {
             lane_piece(count, ext, nlanes, me, k, q, &lo, &hi);
             if (hi > lo)

@@ -87,10 +87,8 @@ void trd_plan_cma_fold(trd_sb *b, int round, int in_buf, size_t out_off, size_t 
 static void cma_allreduce(trd_sb *b, int round, int in_buf, size_t count)
 {
     size_t ext = b->call->extent, per = TRD_CMA_PIECE_BYTES / ext, lo, hi;
-    int n = b->ppn, me = b->local, e = trd_sb_epoch(b);
+    int n = b->ppn, me = b->local, e = trd_seg_direct_begin(b, round);
     size_t mark = b->tmp_top, tmp = trd_sb_tmp(b, 2 * per);
-    trd_s_wait(b, round, TRD_PEER_LOCALS, n, TRD_CTR_DONE, e - 2);
-    trd_s_signal(b, round, TRD_CTR_IN, e);
     trd_s_wait(b, round, TRD_PEER_LOCALS, n, TRD_CTR_IN, e);
     trd_block_split(count, ext, n, me, &lo, &hi);
     for (size_t a = lo; a < hi; a += per)
@@ -104,9 +102,7 @@ static void cma_allreduce(trd_sb *b, int round, int in_buf, size_t count)
             trd_s_copy(b, round, TRD_B_RECV, -1, lo, TRD_B_RECV, trd_sb_local_rank(b, r), lo,
                        hi - lo);
     }
-    /* nobody reads this rank's buffers once every rank is done */
-    trd_s_signal(b, round, TRD_CTR_DONE, e);
-    trd_s_wait(b, round, TRD_PEER_LOCALS, n, TRD_CTR_DONE, e);
+    trd_seg_direct_end(b, round, e);
     trd_sb_tmp_release(b, mark);
 }
 
@@ -131,10 +127,9 @@ int trd_plan_shm_fold(trd_sb *b, int round, int k, int root, int in_buf, size_t 
     }
     for (size_t first = 0; first < count; first += per) {
         size_t cnt = count - first < per ? count - first : per, bytes = cnt * ext;
-        int e = trd_sb_epoch(b), inl = bytes <= TRD_INLINE_BYTES;
-        int cbuf = inl ? TRD_B_INL : TRD_B_SEG;
-        size_t cin = inl ? trd_sb_inl(b, e) : trd_sb_seg_in(b, e), cout = trd_sb_seg_out(b, e);
-        trd_s_wait(b, round, TRD_PEER_LOCALS, n, TRD_CTR_DONE, e - 2);
+        size_t cin;
+        int e = trd_seg_next(b, round), cbuf = trd_seg_contrib(b, e, cnt, &cin);
+        size_t cout = trd_sb_seg_out(b, e);
         if (me < k)
             trd_s_copy(b, round, cbuf, -1, cin, in_buf, -1, first, cnt);
         trd_s_signal(b, round, TRD_CTR_IN, e);

@@ -24,9 +24,8 @@ static int plan(trd_sb *b, const void *params)
     }
     for (size_t first = 0; first < count; first += per) {
         size_t cnt = count - first < per ? count - first : per;
-        int e = trd_sb_epoch(b);
+        int e = trd_seg_next(b, 0);
         size_t cin = trd_sb_seg_in(b, e), acc = trd_sb_seg_out(b, e);
-        trd_s_wait(b, 0, TRD_PEER_LOCALS, p, TRD_CTR_DONE, e - 2);
         trd_block_split(cnt, ext, p, me, &lo, &hi);
         if (lo > 0)
             trd_s_copy(b, 0, TRD_B_SEG, -1, cin, in_buf, -1, first, lo);

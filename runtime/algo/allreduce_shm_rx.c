@@ -198,8 +198,7 @@ int trd_plan_rx(trd_sb *b, const int *factors, int nfactors)
         for (int i = 0; i < k; i++)
             piece(lo[i], hi[i], ext, pl.f[i], pl.digit[i], &lo[i + 1], &hi[i + 1]);
         for (int i = 0; i < k; i++) {
-            int e = trd_sb_epoch(b);
-            trd_s_wait(b, 0, TRD_PEER_LOCALS, b->ppn, TRD_CTR_DONE, e - 2);
+            int e = trd_seg_next(b, 0);
             if (i == 0) { /* the pieces the other members reduce */
                 size_t cin = trd_sb_seg_in(b, e);
                 if (lo[1] > 0)
@@ -230,8 +229,7 @@ int trd_plan_rx(trd_sb *b, const int *factors, int nfactors)
             }
         }
         for (int i = k - 2; i >= 0; i--) {
-            int e = trd_sb_epoch(b);
-            trd_s_wait(b, 0, TRD_PEER_LOCALS, b->ppn, TRD_CTR_DONE, e - 2);
+            int e = trd_seg_next(b, 0);
             gather_step(b, &pl, i, lo[i], hi[i], e - 1, TRD_CTR_IN, e - 1, first, i > 0 ? e : 0);
             if (i > 0) {
                 trd_s_signal(b, 0, TRD_CTR_IN, e);

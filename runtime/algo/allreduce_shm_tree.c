@@ -71,9 +71,8 @@ static int plan(trd_sb *b, const void *params)
     int nch = size - 1 < radix ? size - 1 : radix;
     for (size_t first = 0; first < count; first += per) {
         size_t cnt = count - first < per ? count - first : per;
-        int e = trd_sb_epoch(b);
+        int e = trd_seg_next(b, 0);
         size_t acc = trd_sb_seg_out(b, e), cin = trd_sb_seg_in(b, e);
-        trd_s_wait(b, 0, TRD_PEER_LOCALS, b->ppn, TRD_CTR_DONE, e - 2);
         if (nch == 0)
             trd_s_copy(b, 0, TRD_B_SEG, -1, acc, in_buf, -1, first, cnt);
         for (int j = nch - 1; j >= 0; j--) {

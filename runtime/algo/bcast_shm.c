@@ -33,11 +33,9 @@ int trd_plan_shm_bcast(trd_sb *b, int round, int root, size_t count)
     }
     if (n > 1 && (sh->cma & TRD_CMA_READ) && count * ext >= sh->cma_min[TRD_CMA_BCAST]) {
         size_t m = count * ext, cut = count;
-        int e = trd_sb_epoch(b);
         if ((sh->cma & TRD_CMA_WRITE) && m >= TRD_SHM_BCAST_SPLIT_BYTES)
             cut = ((m - m / (size_t)n) & ~(size_t)63) / ext;
-        trd_s_wait(b, round, TRD_PEER_LOCALS, n, TRD_CTR_DONE, e - 2);
-        trd_s_signal(b, round, TRD_CTR_IN, e);
+        int e = trd_seg_direct_begin(b, round);
         if (me != root) {
             trd_s_wait(b, round, trd_sb_local_rank(b, root), 0, TRD_CTR_IN, e);
             trd_s_copy(b, round, TRD_B_RECV, -1, 0, TRD_B_RECV, trd_sb_local_rank(b, root), 0, cut);
@@ -48,16 +46,13 @@ int trd_plan_shm_bcast(trd_sb *b, int round, int root, size_t count)
                 trd_s_copy(b, round, TRD_B_RECV, r, cut, TRD_B_RECV, -1, cut, count - cut);
             }
         }
-        trd_s_signal(b, round, TRD_CTR_DONE, e);
-        trd_s_wait(b, round, TRD_PEER_LOCALS, n, TRD_CTR_DONE, e);
+        trd_seg_direct_end(b, round, e);
         return 0;
     }
     for (size_t first = 0; first < count; first += per) {
         size_t cnt = count - first < per ? count - first : per;
-        int e = trd_sb_epoch(b), inl = cnt * ext <= TRD_INLINE_BYTES;
-        int cbuf = inl ? TRD_B_INL : TRD_B_SEG;
-        size_t cin = inl ? trd_sb_inl(b, e) : trd_sb_seg_in(b, e);
-        trd_s_wait(b, round, TRD_PEER_LOCALS, n, TRD_CTR_DONE, e - 2);
+        size_t cin;
+        int e = trd_seg_next(b, round), cbuf = trd_seg_contrib(b, e, cnt, &cin);
         if (me == root) {
             trd_s_copy(b, round, cbuf, -1, cin, TRD_B_RECV, -1, first, cnt);
             trd_s_signal(b, round, TRD_CTR_IN, e);

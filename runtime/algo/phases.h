@@ -35,6 +35,24 @@ int trd_plan_rx(trd_sb *b, const int *factors, int nfactors);
 /* Pieces of the single-copy path: bytes read from another rank per op. */
 #define TRD_CMA_PIECE_BYTES (512 * 1024)
 
+/* segment.c: the node segment's counter protocol [FLEX §3.1].
+ * The next epoch of a node phase, after the wait that frees its slot: every
+ * rank of the node has finished the epoch two before, which used the same
+ * memory (the wait returns at once where the DONE-skip rule of trd_sched.h
+ * applies). */
+int trd_seg_next(trd_sb *b, int round);
+/* Where a rank puts the cnt elements it contributes in epoch e (*at): the
+ * line of its IN counter (TRD_B_INL, returned) when they fit there, else its
+ * input area (TRD_B_SEG). */
+int trd_seg_contrib(const trd_sb *b, int e, size_t cnt, size_t *at);
+/* The epoch in which the node's ranks read each other's user buffers (single
+ * copy): trd_seg_next, then IN signalled (the buffers' addresses are
+ * published at the call's start).  trd_seg_direct_end: DONE signalled, then
+ * a wait for every rank's, so that nobody reads this rank's buffers once it
+ * returns. */
+int trd_seg_direct_begin(trd_sb *b, int round);
+void trd_seg_direct_end(trd_sb *b, int round, int e);
+
 /* Owner of local rank l's memory as the ops name it: -1 for this rank. */
 static inline int trd_sb_owner(const trd_sb *b, int l)
 {

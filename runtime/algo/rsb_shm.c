@@ -28,23 +28,19 @@ static int plan(trd_sb *b, const void *params)
         count * ext * np >= sh->cma_min[TRD_CMA_RSB]) {
         size_t first = (size_t)me * count, step = TRD_CMA_PIECE_BYTES / ext;
         size_t mark = b->tmp_top, tmp = trd_sb_tmp(b, 2 * step);
-        int e = trd_sb_epoch(b);
-        trd_s_wait(b, 0, TRD_PEER_LOCALS, n, TRD_CTR_DONE, e - 2);
-        trd_s_signal(b, 0, TRD_CTR_IN, e);
+        int e = trd_seg_direct_begin(b, 0);
         trd_s_wait(b, 0, TRD_PEER_LOCALS, n, TRD_CTR_IN, e);
         for (size_t a = 0; a < count; a += step)
             trd_plan_cma_fold(b, 0, TRD_B_SEND, a, first + a, count - a < step ? count - a : step,
                               tmp);
-        trd_s_signal(b, 0, TRD_CTR_DONE, e);
-        trd_s_wait(b, 0, TRD_PEER_LOCALS, n, TRD_CTR_DONE, e);
+        trd_seg_direct_end(b, 0, e);
         trd_sb_tmp_release(b, mark);
         return 0;
     }
     for (size_t first = 0; first < count; first += per) {
         size_t cnt = count - first < per ? count - first : per;
-        int e = trd_sb_epoch(b);
+        int e = trd_seg_next(b, 0);
         size_t cin = trd_sb_seg_in(b, e), mine = cin + (size_t)me * cnt;
-        trd_s_wait(b, 0, TRD_PEER_LOCALS, n, TRD_CTR_DONE, e - 2);
         for (size_t j = 0; j < np; j++)
             trd_s_copy(b, 0, TRD_B_SEG, -1, cin + j * cnt, in_buf, -1, j * count + first, cnt);
         trd_s_signal(b, 0, TRD_CTR_IN, e);
