@@ -48,6 +48,7 @@ struct trd_plan_entry {
     const trd_algo *alg;
     const char *given; /* the params pointer it was planned for (tables and literals stay put) */
     int selected;      /* the selection chose it for this call */
+    int publish;       /* the node's ranks access each other's user buffers (single copy) */
     char params[TRD_PARAMS_MAX];
     trd_call call;
     trd_xop *x;
@@ -304,6 +305,7 @@ int trd_plan_get(trd_comm *c, const trd_algo *a, const char *params, const trd_c
     snprintf(p->params, sizeof p->params, "%s", params);
     p->call = *call;
     p->nepochs = s.nepochs[0];
+    p->publish = s.direct;
     p->tmp_bytes = s.tmp_count * call->extent;
     const char *no = lower(c, &s, p);
     trd_sched_free(&s);
@@ -444,8 +446,11 @@ static const char *input_of(const trd_comm *c, const trd_call *call, const void 
     }
 }
 
-int trd_run_start(trd_run *r, trd_comm *c, trd_plan_entry *p, const void *sendbuf, void *recvbuf,
-                  MPI_Datatype type, const trd_reducer *red)
+/* (inlined into trd_exec: a small blocking call pays for no generality it does not use) */
+static inline __attribute__((always_inline)) int run_start(trd_run *r, trd_comm *c,
+                                                           trd_plan_entry *p, const void *sendbuf,
+                                                           void *recvbuf, MPI_Datatype type,
+                                                           const trd_reducer *red)
 {
     trd_shm *s = c->shm;
     r->c = c;
@@ -466,7 +471,7 @@ int trd_run_start(trd_run *r, trd_comm *c, trd_plan_entry *p, const void *sendbu
          * same calls in the same order */
         r->base = s->epoch;
         s->epoch += (uint64_t)p->nepochs;
-        if (c->shape.cma) {
+        if (p->publish) {
             /* another rank's ops may read or write this rank's buffers
              * directly: where they are, before anything is signalled */
             struct trd_shm_ctrl *k = trd_shm_ctrl(s, s->me);
@@ -478,7 +483,8 @@ int trd_run_start(trd_run *r, trd_comm *c, trd_plan_entry *p, const void *sendbu
 }
 
 /* Whether the wait x is satisfied (blocking: wait until it is). */
-static int wait_done(trd_run *e, const trd_xop *x, int blocking)
+static inline __attribute__((always_inline)) int wait_done(trd_run *e, const trd_xop *x,
+                                                           int blocking)
 {
     trd_shm *s = e->c->shm;
     long long at = (long long)e->base + x->epoch;
@@ -504,7 +510,7 @@ static int wait_done(trd_run *e, const trd_xop *x, int blocking)
     return 1;
 }
 
-int trd_run_progress(trd_run *e, int blocking, int *done)
+static inline __attribute__((always_inline)) int run_progress(trd_run *e, int blocking, int *done)
 {
     const trd_plan_entry *p = e->p;
     int rc = MPI_SUCCESS, ok;
@@ -545,10 +551,21 @@ int trd_run_progress(trd_run *e, int blocking, int *done)
     return rc;
 }
 
+int trd_run_start(trd_run *r, trd_comm *c, trd_plan_entry *p, const void *sendbuf, void *recvbuf,
+                  MPI_Datatype type, const trd_reducer *red)
+{
+    return run_start(r, c, p, sendbuf, recvbuf, type, red);
+}
+
+int trd_run_progress(trd_run *r, int blocking, int *done)
+{
+    return run_progress(r, blocking, done);
+}
+
 int trd_exec(trd_comm *c, trd_plan_entry *p, const void *sendbuf, void *recvbuf, MPI_Datatype type,
              const trd_reducer *red)
 {
     trd_run r;
-    int done, rc = trd_run_start(&r, c, p, sendbuf, recvbuf, type, red);
-    return rc != MPI_SUCCESS ? rc : trd_run_progress(&r, 1, &done);
+    int done, rc = run_start(&r, c, p, sendbuf, recvbuf, type, red);
+    return rc != MPI_SUCCESS ? rc : run_progress(&r, 1, &done);
 }

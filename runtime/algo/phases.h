@@ -46,9 +46,9 @@ int trd_seg_next(trd_sb *b, int round);
  * input area (TRD_B_SEG). */
 int trd_seg_contrib(const trd_sb *b, int e, size_t cnt, size_t *at);
 /* The epoch in which the node's ranks read each other's user buffers (single
- * copy): trd_seg_next, then IN signalled (the buffers' addresses are
- * published at the call's start).  trd_seg_direct_end: DONE signalled, then
- * a wait for every rank's, so that nobody reads this rank's buffers once it
+ * copy): trd_seg_next, then IN signalled; marks the schedule direct, so that
+ * the ranks publish their buffers' addresses at the call's start.  trd_seg_direct_end: DONE
+ * signalled, then a wait for every rank's, so that nobody reads this rank's buffers once it
  * returns. */
 int trd_seg_direct_begin(trd_sb *b, int round);
 void trd_seg_direct_end(trd_sb *b, int round, int e);

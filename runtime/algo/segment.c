@@ -25,6 +25,7 @@ int trd_seg_contrib(const trd_sb *b, int e, size_t cnt, size_t *at)
 int trd_seg_direct_begin(trd_sb *b, int round)
 {
     int e = trd_seg_next(b, round);
+    b->s->direct = 1;
     trd_s_signal(b, round, TRD_CTR_IN, e);
     return e;
 }

@@ -27,13 +27,13 @@
  * Buffers (enum trd_buf): the user's send and receive buffers, a private
  * temporary, and the rank's part of its node's shared segment: data slots
  * (SEG) and the small payload area in the cache line of the counters (INL).
- * A copy or reduce may read another rank of the same node: its SEG or INL
- * (a load from shared memory, after a wait on that rank's signal) or its user
- * buffers (single-copy reads, Linux process_vm_readv): another rank's SEND
- * is its input (its sendbuf, or where MPI_IN_PLACE keeps it: its recvbuf, or
- * its block of it for allgather), its RECV its recvbuf.  A copy may write
- * another rank's receive buffer (process_vm_writev).  peer names the owner of the
- * source, peer2 of the destination (-1: this rank).  Offsets and lengths
+ * A copy or reduce may read another rank of the same node's SEG or INL (a
+ * load from shared memory, after a wait on that rank's signal); a copy may
+ * also read its user buffers (single copy, Linux process_vm_readv): another
+ * rank's SEND is its input (its sendbuf, or where MPI_IN_PLACE keeps it: its
+ * recvbuf, or its block of it for allgather), its RECV its recvbuf; and write
+ * another rank's receive buffer (process_vm_writev).  peer names the owner of
+ * the source, peer2 of the destination (-1: this rank).  Offsets and lengths
  * count elements.
  *
  * Segment addresses are virtual: SEG offset v of epoch e is e * 2S + a, where
@@ -204,6 +204,8 @@ typedef struct trd_sched {
     size_t inl_slot;     /* I: elements of one INL area (TRD_INLINE_BYTES / extent) */
     size_t tmp_count;    /* most elements of the temporary any planned rank uses */
     int *nepochs;        /* [nplanned] epochs each planned rank's node advances by */
+    int direct;          /* a rank's ops read or write other ranks' user buffers (single
+                          * copy): the ranks publish their buffers' addresses */
     int contention_free; /* claims that no two inter-node messages of one round share a
                           * directed link of the switch tree [TREE §2] */
     int nrounds;
