@@ -1,5 +1,5 @@
-/* NAP allreduce plan: pure C, no MPI.  Shared by the runtime (one plan per
- * communicator) and the generator (--explain, symbolic verification). */
+/* NAP allreduce plan: pure C, no MPI.  allreduce_nap.c plans with it; the
+ * generator's --explain prints its groups. */
 #ifndef TRD_NAP_H
 #define TRD_NAP_H
 
@@ -7,7 +7,7 @@
 extern "C" {
 #endif
 
-/* ---- NAP plan (runtime/nap.c; pure C, also linked by the generator) ---- */
+/* ---- NAP plan (allreduce_nap.c; pure C, also linked by the generator) ---- */
 
 /* One inter-node transfer of a NAP step: a node index (0..n-1 among the
  * communicator's nodes, in ring order) and a lane (local rank on that node,

@@ -1,7 +1,6 @@
 /* Recursive multiplying schedules [RM §4]: parse, check, format, the default
- * schedule and the per-rank step plan.  Pure C, no MPI: linked by the
- * runtime (templates/allreduce_rm.c.in executes the plan) and by the
- * generator.
+ * schedule and the per-rank step plan.  Pure C, no MPI: allreduce_rm.c plans
+ * with them, for the runtime and for the generator.
  *
  * A schedule runs on an ordered list of n ranks, virtual ranks 0..n-1 (the
  * executor uses the ring order for commutative operations, rank order
