@@ -135,12 +135,10 @@ int trd_allreduce_with(const trd_machine *m, const void *sendbuf, void *recvbuf,
 int trd_reduce_scatter_block(const trd_machine *m, const void *sendbuf, void *recvbuf,
                              int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    const char *why = reduction_checks(recvcount, datatype, op, &(trd_reducer){0});
-    trd_comm *c = NULL;
     trd_reducer red;
+    const char *why = reduction_checks(recvcount, datatype, op, &red);
+    trd_comm *c = NULL;
     int rc;
-    if (!why)
-        why = reduction_checks(recvcount, datatype, op, &red);
     if (!why && recvcount == 0)
         return MPI_SUCCESS;
     if (!why && (rc = setup(m, comm, &c, &why)) != MPI_SUCCESS)
