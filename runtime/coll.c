@@ -1,10 +1,15 @@
 /* The collectives' entry points (treeduce.h): the checks that send a call to
- * the MPI library, the selection (trd_select.h) or the forced algorithm, and
- * the run of this rank's plan (exec.c).  Nothing here knows an algorithm's
- * steps.  A call falls back only before anything has been sent or written, so
- * the MPI library's routine gets the call as the application made it. */
+ * the MPI library, the call turned into a job for this rank's plan (the
+ * selection's or the forced algorithm's), and the job run to the end, started
+ * (nonblocking) or kept (persistent) by nbc.c.  Nothing here knows an
+ * algorithm's steps.  A call falls back only before anything has been sent or
+ * written, so the MPI library's routine gets the call as the application made
+ * it: blocking, nonblocking or persistent, with the large-count form where a
+ * count does not fit an int.
+ */
 #include "rt.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,8 +18,40 @@ const char *trd_machine_name(const trd_machine *m)
     return m->name;
 }
 
+/* The MPI library's routine for the call as it was made: b, i, p the
+ * blocking, nonblocking and persistent calls, bc, ic, pc their large-count
+ * forms (MPI 4.0) where big. */
+#if MPI_VERSION >= 4
+#define TRD_PMPI(mode, big, b, bc, i, ic, p, pc)                                                   \
+    ((mode) == TRD_BLOCKING      ? ((big) ? (bc) : (b))                                            \
+     : (mode) == TRD_NONBLOCKING ? ((big) ? (ic) : (i))                                            \
+                                 : ((big) ? (pc) : (p)))
+#else
+#define TRD_PMPI(mode, big, b, bc, i, ic, p, pc)                                                   \
+    ((big)                       ? MPI_ERR_COUNT                                                   \
+     : (mode) == TRD_BLOCKING    ? (b)                                                             \
+     : (mode) == TRD_NONBLOCKING ? (i)                                                             \
+                                 : MPI_ERR_UNSUPPORTED_OPERATION)
+#endif
+
+/* How a call was made: the mode, and for the others the request and info. */
+typedef struct how {
+    int mode; /* TRD_BLOCKING, TRD_NONBLOCKING, TRD_PERSISTENT */
+    MPI_Info info;
+    MPI_Request *req;
+} how;
+
+static const how blocking = {TRD_BLOCKING, MPI_INFO_NULL, NULL};
+
+/* The routine's name as the application called it, for the notes. */
+static const char *routine(const char *const names[3], const how *h)
+{
+    return names[h->mode];
+}
+
 /* Why a reduction with these arguments goes to the MPI library, or NULL. */
-static const char *reduction_checks(int count, MPI_Datatype datatype, MPI_Op op, trd_reducer *red)
+static const char *reduction_checks(MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                                    trd_reducer *red)
 {
     if (count < 0)
         return "invalid arguments";
@@ -45,29 +82,26 @@ static int setup(const trd_machine *m, MPI_Comm comm, trd_comm **c, const char *
     return MPI_SUCCESS;
 }
 
-/* Run algorithm a (the selection's when NULL) for call: *why set, nothing
- * done, where it cannot. */
-static int run(trd_comm *c, const char *routine, const trd_algo *a, const char *params,
-               const trd_call *call, const void *sendbuf, void *recvbuf, MPI_Datatype type,
-               const trd_reducer *red, const char **why)
+/* A call with nothing to move (count 0, one rank): done here when blocking
+ * (copy bytes from src to dst unless src is NULL); the others take the MPI
+ * library's request, which costs nothing either.  Returns 1 if handled. */
+static int trivial(const how *h, const void *src, void *dst, size_t bytes)
 {
-    trd_plan_entry *p;
-    int rc = trd_plan_get(c, a, params, call, &p, why);
-    if (rc != MPI_SUCCESS || !p)
-        return rc;
-    rc = trd_exec(c, p, sendbuf, recvbuf, type, red);
-    if (trd_env_verbose() >= 2) {
-        a = trd_plan_algo(p, &params);
-        trd_choice_note(c->machine, routine, a->name, params);
-    }
-    return rc;
+    if (h->mode != TRD_BLOCKING)
+        return 0;
+    if (src && bytes)
+        memcpy(dst, src, bytes);
+    return 1;
 }
 
 /* ---- Allreduce ---------------------------------------------------------------------- */
 
-static int allreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, int count,
+static const char *const allreduce_names[3] = {"MPI_Allreduce", "MPI_Iallreduce",
+                                               "MPI_Allreduce_init"};
+
+static int allreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_Count count,
                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const trd_algo *a,
-                     const char *params)
+                     const char *params, const how *h)
 {
     const char *why = NULL;
     trd_reducer red;
@@ -85,36 +119,79 @@ static int allreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, i
      * the path: treat it as MPI_IN_PLACE */
     if (sendbuf == recvbuf)
         sendbuf = MPI_IN_PLACE;
-    if (count == 0)
-        return MPI_SUCCESS;
+    int in_place = sendbuf == MPI_IN_PLACE;
+    if (count == 0) {
+        if (trivial(h, NULL, recvbuf, 0))
+            return MPI_SUCCESS;
+        goto library;
+    }
     if ((rc = trd_comm_get(comm, m, &c)) != MPI_SUCCESS)
         return rc;
     if (c->fallback) {
         why = c->why;
         goto fallback;
     }
-    int in_place = sendbuf == MPI_IN_PLACE;
     if (c->size == 1) {
-        if (!in_place)
-            memcpy(recvbuf, sendbuf, (size_t)count * red.extent);
-        return MPI_SUCCESS;
+        if (trivial(h, in_place ? NULL : sendbuf, recvbuf, (size_t)count * red.extent))
+            return MPI_SUCCESS;
+        goto library;
     }
-    trd_call call = {TRD_COLL_ALLREDUCE, (size_t)count, red.extent, 0, in_place, red.commutative};
-    rc = run(c, "MPI_Allreduce", a, params, &call, in_place ? NULL : sendbuf, recvbuf, red.type,
-             &red, &why);
+    trd_job j = {c,
+                 routine(allreduce_names, h),
+                 a,
+                 params,
+                 {TRD_COLL_ALLREDUCE, (size_t)count, red.extent, 0, in_place, red.commutative},
+                 in_place ? NULL : sendbuf,
+                 recvbuf,
+                 red.type,
+                 &red,
+                 NULL};
+    rc = trd_launch(&j, h->mode, h->req, &why);
     if (!why)
         return rc;
 fallback:
-    trd_fallback_note(m, "MPI_Allreduce", why);
-    return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+    trd_fallback_note(m, routine(allreduce_names, h), why);
+library:
+    return TRD_PMPI(
+        h->mode, count > INT_MAX, PMPI_Allreduce(sendbuf, recvbuf, (int)count, datatype, op, comm),
+        PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm),
+        PMPI_Iallreduce(sendbuf, recvbuf, (int)count, datatype, op, comm, h->req),
+        PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, h->req),
+        PMPI_Allreduce_init(sendbuf, recvbuf, (int)count, datatype, op, comm, h->info, h->req),
+        PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, h->info, h->req));
 }
 
 int trd_allreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, int count,
                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    return trd_allreduce_c(m, sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+int trd_allreduce_c(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_Count count,
+                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
     const char *params;
     const trd_algo *a = trd_env_algorithm(&params);
-    return allreduce(m, sendbuf, recvbuf, count, datatype, op, comm, a, params);
+    return allreduce(m, sendbuf, recvbuf, count, datatype, op, comm, a, params, &blocking);
+}
+
+int trd_iallreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_Count count,
+                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    const char *params;
+    const trd_algo *a = trd_env_algorithm(&params);
+    how h = {TRD_NONBLOCKING, MPI_INFO_NULL, request};
+    return allreduce(m, sendbuf, recvbuf, count, datatype, op, comm, a, params, &h);
+}
+
+int trd_allreduce_init(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_Count count,
+                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                       MPI_Request *request)
+{
+    const char *params;
+    const trd_algo *a = trd_env_algorithm(&params);
+    how h = {TRD_PERSISTENT, info, request};
+    return allreduce(m, sendbuf, recvbuf, count, datatype, op, comm, a, params, &h);
 }
 
 int trd_allreduce_with(const trd_machine *m, const void *sendbuf, void *recvbuf, int count,
@@ -127,20 +204,27 @@ int trd_allreduce_with(const trd_machine *m, const void *sendbuf, void *recvbuf,
         trd_fallback_note(m, "MPI_Allreduce", "unknown algorithm name");
         return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
     }
-    return allreduce(m, sendbuf, recvbuf, count, datatype, op, comm, a, params);
+    return allreduce(m, sendbuf, recvbuf, count, datatype, op, comm, a, params, &blocking);
 }
 
-/* ---- The pieces --------------------------------------------------------------------- */
+/* ---- Reduce_scatter_block ----------------------------------------------------------- */
 
-int trd_reduce_scatter_block(const trd_machine *m, const void *sendbuf, void *recvbuf,
-                             int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+static const char *const rsb_names[3] = {"MPI_Reduce_scatter_block", "MPI_Ireduce_scatter_block",
+                                         "MPI_Reduce_scatter_block_init"};
+
+static int reduce_scatter_block(const trd_machine *m, const void *sendbuf, void *recvbuf,
+                                MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op,
+                                MPI_Comm comm, const how *h)
 {
     trd_reducer red;
     const char *why = reduction_checks(recvcount, datatype, op, &red);
     trd_comm *c = NULL;
     int rc;
-    if (!why && recvcount == 0)
-        return MPI_SUCCESS;
+    if (!why && recvcount == 0) {
+        if (trivial(h, NULL, recvbuf, 0))
+            return MPI_SUCCESS;
+        goto library;
+    }
     if (!why && (rc = setup(m, comm, &c, &why)) != MPI_SUCCESS)
         return rc;
     if (!why) {
@@ -148,24 +232,254 @@ int trd_reduce_scatter_block(const trd_machine *m, const void *sendbuf, void *re
             sendbuf = MPI_IN_PLACE;
         int in_place = sendbuf == MPI_IN_PLACE;
         if (c->size == 1) {
-            if (!in_place)
-                memcpy(recvbuf, sendbuf, (size_t)recvcount * red.extent);
-            return MPI_SUCCESS;
+            if (trivial(h, in_place ? NULL : sendbuf, recvbuf, (size_t)recvcount * red.extent))
+                return MPI_SUCCESS;
+            goto library;
         }
-        trd_call call = {TRD_COLL_REDUCE_SCATTER_BLOCK,
-                         (size_t)recvcount,
-                         red.extent,
-                         0,
-                         in_place,
-                         red.commutative};
-        rc = run(c, "MPI_Reduce_scatter_block", NULL, "", &call, in_place ? NULL : sendbuf, recvbuf,
-                 red.type, &red, &why);
+        trd_job j = {c,
+                     routine(rsb_names, h),
+                     NULL,
+                     "",
+                     {TRD_COLL_REDUCE_SCATTER_BLOCK, (size_t)recvcount, red.extent, 0, in_place,
+                      red.commutative},
+                     in_place ? NULL : sendbuf,
+                     recvbuf,
+                     red.type,
+                     &red,
+                     NULL};
+        rc = trd_launch(&j, h->mode, h->req, &why);
         if (!why)
             return rc;
     }
-    trd_fallback_note(m, "MPI_Reduce_scatter_block", why);
-    return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
+    trd_fallback_note(m, routine(rsb_names, h), why);
+library:
+    return TRD_PMPI(
+        h->mode, recvcount > INT_MAX,
+        PMPI_Reduce_scatter_block(sendbuf, recvbuf, (int)recvcount, datatype, op, comm),
+        PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm),
+        PMPI_Ireduce_scatter_block(sendbuf, recvbuf, (int)recvcount, datatype, op, comm, h->req),
+        PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, h->req),
+        PMPI_Reduce_scatter_block_init(sendbuf, recvbuf, (int)recvcount, datatype, op, comm,
+                                       h->info, h->req),
+        PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, h->info,
+                                         h->req));
 }
+
+int trd_reduce_scatter_block(const trd_machine *m, const void *sendbuf, void *recvbuf,
+                             int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return reduce_scatter_block(m, sendbuf, recvbuf, recvcount, datatype, op, comm, &blocking);
+}
+
+int trd_reduce_scatter_block_c(const trd_machine *m, const void *sendbuf, void *recvbuf,
+                               MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return reduce_scatter_block(m, sendbuf, recvbuf, recvcount, datatype, op, comm, &blocking);
+}
+
+int trd_ireduce_scatter_block(const trd_machine *m, const void *sendbuf, void *recvbuf,
+                              MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                              MPI_Request *request)
+{
+    how h = {TRD_NONBLOCKING, MPI_INFO_NULL, request};
+    return reduce_scatter_block(m, sendbuf, recvbuf, recvcount, datatype, op, comm, &h);
+}
+
+int trd_reduce_scatter_block_init(const trd_machine *m, const void *sendbuf, void *recvbuf,
+                                  MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op,
+                                  MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    how h = {TRD_PERSISTENT, info, request};
+    return reduce_scatter_block(m, sendbuf, recvbuf, recvcount, datatype, op, comm, &h);
+}
+
+/* ---- Reduce_scatter (a count per rank) ---------------------------------------------- */
+
+/* Reduce_scatter on the plans of the equal-block collectives: every rank's
+ * block padded to the largest count (zeros), reduce_scatter_block, the own
+ * block copied out; or, where padding would more than double the data, an
+ * allreduce of the whole vector and the own block copied out [MPICH §4.3]. */
+typedef struct rs_stage {
+    trd_stage st;
+    const char *input; /* the user's vector: sendbuf, or recvbuf in place */
+    char *recvbuf;
+    char *in, *out; /* padded blocks (NULL: the allreduce form), the plan's result */
+    size_t ext, block, mine, own_at; /* bytes: an element, a padded block; elements */
+    size_t *counts, *displs;         /* elements per rank and where they start */
+    int size;
+} rs_stage;
+
+static int rs_pre(trd_stage *st)
+{
+    rs_stage *s = (rs_stage *)st;
+    for (int r = 0; s->in && r < s->size; r++)
+        memcpy(s->in + (size_t)r * s->block, s->input + s->displs[r] * s->ext,
+               s->counts[r] * s->ext);
+    return MPI_SUCCESS;
+}
+
+static int rs_post(trd_stage *st)
+{
+    rs_stage *s = (rs_stage *)st;
+    memmove(s->recvbuf, s->out + s->own_at * s->ext, s->mine * s->ext);
+    return MPI_SUCCESS;
+}
+
+static void rs_free(trd_stage *st)
+{
+    rs_stage *s = (rs_stage *)st;
+    free(s->in);
+    free(s->out);
+    free(s->counts);
+    free(s);
+}
+
+static const char *const rs_names[3] = {"MPI_Reduce_scatter", "MPI_Ireduce_scatter",
+                                        "MPI_Reduce_scatter_init"};
+
+/* recvcounts: icounts (int) or ccounts (MPI_Count), the other NULL. */
+static int reduce_scatter(const trd_machine *m, const void *sendbuf, void *recvbuf,
+                          const int *icounts, const MPI_Count *ccounts, MPI_Datatype datatype,
+                          MPI_Op op, MPI_Comm comm, const how *h)
+{
+    trd_reducer red;
+    const char *why = NULL;
+    trd_comm *c = NULL;
+    rs_stage *s = NULL;
+    int rc, size = 0;
+    if (comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
+        why = "invalid arguments";
+    size_t total = 0, maxc = 0;
+    for (int r = 0; !why && r < size; r++) {
+        MPI_Count n = icounts ? icounts[r] : ccounts[r];
+        if (n < 0)
+            why = "invalid arguments";
+        total += (size_t)n;
+        maxc = (size_t)n > maxc ? (size_t)n : maxc;
+    }
+    if (!why)
+        why = reduction_checks((MPI_Count)total, datatype, op, &red);
+    if (!why && total == 0) {
+        if (trivial(h, NULL, recvbuf, 0))
+            return MPI_SUCCESS;
+        goto library;
+    }
+    if (!why && (rc = setup(m, comm, &c, &why)) != MPI_SUCCESS)
+        return rc;
+    if (!why) {
+        if (sendbuf == recvbuf)
+            sendbuf = MPI_IN_PLACE;
+        if (c->size == 1) {
+            if (trivial(h, sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf, total * red.extent))
+                return MPI_SUCCESS;
+            goto library;
+        }
+        if (!(s = calloc(1, sizeof *s)) ||
+            !(s->counts = malloc(2 * (size_t)size * sizeof *s->counts))) {
+            free(s);
+            return MPI_ERR_NO_MEM;
+        }
+        s->st = (trd_stage){rs_pre, rs_post, rs_free};
+        s->displs = s->counts + size;
+        for (int r = 0; r < size; r++) {
+            s->counts[r] = (size_t)(icounts ? icounts[r] : ccounts[r]);
+            s->displs[r] = r ? s->displs[r - 1] + s->counts[r - 1] : 0;
+        }
+        s->size = size;
+        s->ext = red.extent;
+        s->input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+        s->recvbuf = recvbuf;
+        s->mine = s->counts[c->rank];
+        int padded = maxc * (size_t)size <= 2 * total;
+        trd_call call = {padded ? TRD_COLL_REDUCE_SCATTER_BLOCK : TRD_COLL_ALLREDUCE,
+                         padded ? maxc : total,
+                         red.extent,
+                         0,
+                         0,
+                         red.commutative};
+        s->block = maxc * red.extent;
+        s->own_at = padded ? 0 : s->displs[c->rank];
+        if (padded && !(s->in = calloc((size_t)size, s->block)))
+            goto nomem;
+        if (!(s->out = malloc((padded ? maxc : total) * red.extent)))
+            goto nomem;
+        trd_job j = {c,      routine(rs_names, h),
+                     NULL,   "",
+                     call,   s->in ? s->in : s->input,
+                     s->out, red.type,
+                     &red,   &s->st};
+        rc = trd_launch(&j, h->mode, h->req, &why);
+        if (!why)
+            return rc;
+        rs_free(&s->st);
+    }
+    trd_fallback_note(m, routine(rs_names, h), why);
+library:
+    if (ccounts)
+        return TRD_PMPI(
+            h->mode, 1, MPI_ERR_COUNT,
+            PMPI_Reduce_scatter_c(sendbuf, recvbuf, ccounts, datatype, op, comm), MPI_ERR_COUNT,
+            PMPI_Ireduce_scatter_c(sendbuf, recvbuf, ccounts, datatype, op, comm, h->req),
+            MPI_ERR_COUNT,
+            PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, ccounts, datatype, op, comm, h->info,
+                                       h->req));
+    return TRD_PMPI(
+        h->mode, 0, PMPI_Reduce_scatter(sendbuf, recvbuf, icounts, datatype, op, comm),
+        MPI_ERR_COUNT, PMPI_Ireduce_scatter(sendbuf, recvbuf, icounts, datatype, op, comm, h->req),
+        MPI_ERR_COUNT,
+        PMPI_Reduce_scatter_init(sendbuf, recvbuf, icounts, datatype, op, comm, h->info, h->req),
+        MPI_ERR_COUNT);
+nomem:
+    rs_free(&s->st);
+    return MPI_ERR_NO_MEM;
+}
+
+int trd_reduce_scatter(const trd_machine *m, const void *sendbuf, void *recvbuf,
+                       const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return reduce_scatter(m, sendbuf, recvbuf, recvcounts, NULL, datatype, op, comm, &blocking);
+}
+
+int trd_reduce_scatter_c(const trd_machine *m, const void *sendbuf, void *recvbuf,
+                         const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op,
+                         MPI_Comm comm)
+{
+    return reduce_scatter(m, sendbuf, recvbuf, NULL, recvcounts, datatype, op, comm, &blocking);
+}
+
+int trd_ireduce_scatter(const trd_machine *m, const void *sendbuf, void *recvbuf,
+                        const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                        MPI_Request *request)
+{
+    how h = {TRD_NONBLOCKING, MPI_INFO_NULL, request};
+    return reduce_scatter(m, sendbuf, recvbuf, recvcounts, NULL, datatype, op, comm, &h);
+}
+
+int trd_ireduce_scatter_c(const trd_machine *m, const void *sendbuf, void *recvbuf,
+                          const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op,
+                          MPI_Comm comm, MPI_Request *request)
+{
+    how h = {TRD_NONBLOCKING, MPI_INFO_NULL, request};
+    return reduce_scatter(m, sendbuf, recvbuf, NULL, recvcounts, datatype, op, comm, &h);
+}
+
+int trd_reduce_scatter_init(const trd_machine *m, const void *sendbuf, void *recvbuf,
+                            const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                            MPI_Info info, MPI_Request *request)
+{
+    how h = {TRD_PERSISTENT, info, request};
+    return reduce_scatter(m, sendbuf, recvbuf, recvcounts, NULL, datatype, op, comm, &h);
+}
+
+int trd_reduce_scatter_init_c(const trd_machine *m, const void *sendbuf, void *recvbuf,
+                              const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op,
+                              MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    how h = {TRD_PERSISTENT, info, request};
+    return reduce_scatter(m, sendbuf, recvbuf, NULL, recvcounts, datatype, op, comm, &h);
+}
+
+/* ---- Reduce ------------------------------------------------------------------------- */
 
 /* PMPI_Reduce with MPI_IN_PLACE turned into a copy at the root: MPICH 4.0's
  * in-place reduce crashes at roots other than 0 above a few KiB. */
@@ -193,8 +507,10 @@ static int fallback_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Da
     return rc;
 }
 
-int trd_reduce(const trd_machine *m, const void *sendbuf, void *recvbuf, int count,
-               MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
+static const char *const reduce_names[3] = {"MPI_Reduce", "MPI_Ireduce", "MPI_Reduce_init"};
+
+static int reduce(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_Count count,
+                  MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, const how *h)
 {
     trd_reducer red;
     const char *why = reduction_checks(count, datatype, op, &red);
@@ -205,30 +521,75 @@ int trd_reduce(const trd_machine *m, const void *sendbuf, void *recvbuf, int cou
     if (!why && (root < 0 || root >= c->size))
         why = "invalid root";
     if (!why) {
-        if (count == 0)
-            return MPI_SUCCESS;
         int at_root = c->rank == root;
         if (at_root && sendbuf == recvbuf)
             sendbuf = MPI_IN_PLACE;
         int in_place = at_root && sendbuf == MPI_IN_PLACE;
-        if (c->size == 1) {
-            if (!in_place)
-                memcpy(recvbuf, sendbuf, (size_t)count * red.extent);
-            return MPI_SUCCESS;
+        if (count == 0 || c->size == 1) {
+            if (trivial(h, in_place || count == 0 ? NULL : sendbuf, recvbuf,
+                        (size_t)count * red.extent))
+                return MPI_SUCCESS;
+            goto library;
         }
-        trd_call call = {TRD_COLL_REDUCE, (size_t)count,  red.extent, root,
-                         in_place,        red.commutative};
-        rc = run(c, "MPI_Reduce", NULL, "", &call, in_place ? NULL : sendbuf, recvbuf, red.type,
-                 &red, &why);
+        trd_job j = {c,
+                     routine(reduce_names, h),
+                     NULL,
+                     "",
+                     {TRD_COLL_REDUCE, (size_t)count, red.extent, root, in_place, red.commutative},
+                     in_place ? NULL : sendbuf,
+                     recvbuf,
+                     red.type,
+                     &red,
+                     NULL};
+        rc = trd_launch(&j, h->mode, h->req, &why);
         if (!why)
             return rc;
     }
-    trd_fallback_note(m, "MPI_Reduce", why);
-    return fallback_reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+    trd_fallback_note(m, routine(reduce_names, h), why);
+library:
+    return TRD_PMPI(
+        h->mode, count > INT_MAX,
+        fallback_reduce(sendbuf, recvbuf, (int)count, datatype, op, root, comm),
+        PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm),
+        PMPI_Ireduce(sendbuf, recvbuf, (int)count, datatype, op, root, comm, h->req),
+        PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, h->req),
+        PMPI_Reduce_init(sendbuf, recvbuf, (int)count, datatype, op, root, comm, h->info, h->req),
+        PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, h->info, h->req));
 }
 
-int trd_bcast(const trd_machine *m, void *buffer, int count, MPI_Datatype datatype, int root,
-              MPI_Comm comm)
+int trd_reduce(const trd_machine *m, const void *sendbuf, void *recvbuf, int count,
+               MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
+{
+    return reduce(m, sendbuf, recvbuf, count, datatype, op, root, comm, &blocking);
+}
+
+int trd_reduce_c(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_Count count,
+                 MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
+{
+    return reduce(m, sendbuf, recvbuf, count, datatype, op, root, comm, &blocking);
+}
+
+int trd_ireduce(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_Count count,
+                MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
+{
+    how h = {TRD_NONBLOCKING, MPI_INFO_NULL, request};
+    return reduce(m, sendbuf, recvbuf, count, datatype, op, root, comm, &h);
+}
+
+int trd_reduce_init(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_Count count,
+                    MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info,
+                    MPI_Request *request)
+{
+    how h = {TRD_PERSISTENT, info, request};
+    return reduce(m, sendbuf, recvbuf, count, datatype, op, root, comm, &h);
+}
+
+/* ---- Bcast -------------------------------------------------------------------------- */
+
+static const char *const bcast_names[3] = {"MPI_Bcast", "MPI_Ibcast", "MPI_Bcast_init"};
+
+static int bcast(const trd_machine *m, void *buffer, MPI_Count count, MPI_Datatype datatype,
+                 int root, MPI_Comm comm, const how *h)
 {
     const char *why = count < 0 ? "invalid arguments" : NULL;
     trd_comm *c = NULL;
@@ -239,17 +600,29 @@ int trd_bcast(const trd_machine *m, void *buffer, int count, MPI_Datatype dataty
     if (!why && (root < 0 || root >= c->size))
         why = "invalid root";
     if (!why && trd_type_extent(datatype, &ext) == MPI_SUCCESS) {
-        if (count == 0 || c->size == 1)
-            return MPI_SUCCESS;
-        trd_call call = {TRD_COLL_BCAST, (size_t)count, ext, root, 0, 0};
-        rc = run(c, "MPI_Bcast", NULL, "", &call, NULL, buffer, datatype, NULL, &why);
+        if (count == 0 || c->size == 1) {
+            if (trivial(h, NULL, buffer, 0))
+                return MPI_SUCCESS;
+            goto library;
+        }
+        trd_job j = {c,
+                     routine(bcast_names, h),
+                     NULL,
+                     "",
+                     {TRD_COLL_BCAST, (size_t)count, ext, root, 0, 0},
+                     NULL,
+                     buffer,
+                     datatype,
+                     NULL,
+                     NULL};
+        rc = trd_launch(&j, h->mode, h->req, &why);
         if (!why)
             return rc;
-    } else if (!why) {
+    } else if (!why && h->mode == TRD_BLOCKING && count <= INT_MAX) {
         /* a derived datatype: ranks may describe the same bytes differently,
          * so every rank moves the packed bytes and the choice stays the same */
         int size, pos = 0;
-        if ((rc = PMPI_Pack_size(count, datatype, comm, &size)) != MPI_SUCCESS)
+        if ((rc = PMPI_Pack_size((int)count, datatype, comm, &size)) != MPI_SUCCESS)
             return rc;
         if (size == 0)
             return MPI_SUCCESS;
@@ -257,21 +630,61 @@ int trd_bcast(const trd_machine *m, void *buffer, int count, MPI_Datatype dataty
         if (!packed)
             return MPI_ERR_NO_MEM;
         if (c->rank == root)
-            rc = PMPI_Pack(buffer, count, datatype, packed, size, &pos, comm);
+            rc = PMPI_Pack(buffer, (int)count, datatype, packed, size, &pos, comm);
         if (rc == MPI_SUCCESS)
             rc = trd_bcast(m, packed, size, MPI_BYTE, root, comm);
         pos = 0;
         if (rc == MPI_SUCCESS && c->rank != root)
-            rc = PMPI_Unpack(packed, size, &pos, buffer, count, datatype, comm);
+            rc = PMPI_Unpack(packed, size, &pos, buffer, (int)count, datatype, comm);
         free(packed);
         return rc;
+    } else if (!why) {
+        why = "derived datatype in a nonblocking, persistent or large-count bcast";
     }
-    trd_fallback_note(m, "MPI_Bcast", why);
-    return PMPI_Bcast(buffer, count, datatype, root, comm);
+    trd_fallback_note(m, routine(bcast_names, h), why);
+library:
+    return TRD_PMPI(h->mode, count > INT_MAX, PMPI_Bcast(buffer, (int)count, datatype, root, comm),
+                    PMPI_Bcast_c(buffer, count, datatype, root, comm),
+                    PMPI_Ibcast(buffer, (int)count, datatype, root, comm, h->req),
+                    PMPI_Ibcast_c(buffer, count, datatype, root, comm, h->req),
+                    PMPI_Bcast_init(buffer, (int)count, datatype, root, comm, h->info, h->req),
+                    PMPI_Bcast_init_c(buffer, count, datatype, root, comm, h->info, h->req));
 }
 
-int trd_allgather(const trd_machine *m, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                  void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+int trd_bcast(const trd_machine *m, void *buffer, int count, MPI_Datatype datatype, int root,
+              MPI_Comm comm)
+{
+    return bcast(m, buffer, count, datatype, root, comm, &blocking);
+}
+
+int trd_bcast_c(const trd_machine *m, void *buffer, MPI_Count count, MPI_Datatype datatype,
+                int root, MPI_Comm comm)
+{
+    return bcast(m, buffer, count, datatype, root, comm, &blocking);
+}
+
+int trd_ibcast(const trd_machine *m, void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
+               MPI_Comm comm, MPI_Request *request)
+{
+    how h = {TRD_NONBLOCKING, MPI_INFO_NULL, request};
+    return bcast(m, buffer, count, datatype, root, comm, &h);
+}
+
+int trd_bcast_init(const trd_machine *m, void *buffer, MPI_Count count, MPI_Datatype datatype,
+                   int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    how h = {TRD_PERSISTENT, info, request};
+    return bcast(m, buffer, count, datatype, root, comm, &h);
+}
+
+/* ---- Allgather ---------------------------------------------------------------------- */
+
+static const char *const allgather_names[3] = {"MPI_Allgather", "MPI_Iallgather",
+                                               "MPI_Allgather_init"};
+
+static int allgather(const trd_machine *m, const void *sendbuf, MPI_Count sendcount,
+                     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                     MPI_Datatype recvtype, MPI_Comm comm, const how *h)
 {
     const char *why = NULL;
     trd_comm *c = NULL;
@@ -284,24 +697,30 @@ int trd_allgather(const trd_machine *m, const void *sendbuf, int sendcount, MPI_
     int in_place = sendbuf == MPI_IN_PLACE;
     int same = in_place || (sendtype == recvtype && sendcount == recvcount);
     if (!why && same && trd_type_extent(recvtype, &ext) == MPI_SUCCESS) {
-        if (recvcount == 0)
-            return MPI_SUCCESS;
-        if (c->size == 1) {
-            if (!in_place)
-                memcpy(recvbuf, sendbuf, (size_t)recvcount * ext);
-            return MPI_SUCCESS;
+        if (recvcount == 0 || c->size == 1) {
+            if (trivial(h, in_place ? NULL : sendbuf, recvbuf, (size_t)recvcount * ext))
+                return MPI_SUCCESS;
+            goto library;
         }
-        trd_call call = {TRD_COLL_ALLGATHER, (size_t)recvcount, ext, 0, in_place, 0};
-        rc = run(c, "MPI_Allgather", NULL, "", &call, in_place ? NULL : sendbuf, recvbuf, recvtype,
-                 NULL, &why);
+        trd_job j = {c,
+                     routine(allgather_names, h),
+                     NULL,
+                     "",
+                     {TRD_COLL_ALLGATHER, (size_t)recvcount, ext, 0, in_place, 0},
+                     in_place ? NULL : sendbuf,
+                     recvbuf,
+                     recvtype,
+                     NULL,
+                     NULL};
+        rc = trd_launch(&j, h->mode, h->req, &why);
         if (!why)
             return rc;
-    } else if (!why) {
+    } else if (!why && h->mode == TRD_BLOCKING && recvcount <= INT_MAX && sendcount <= INT_MAX) {
         /* derived or differing datatypes: gather the packed bytes */
         MPI_Aint lb, rext;
         int size, pos = 0;
         if ((rc = PMPI_Type_get_extent(recvtype, &lb, &rext)) != MPI_SUCCESS ||
-            (rc = PMPI_Pack_size(recvcount, recvtype, comm, &size)) != MPI_SUCCESS)
+            (rc = PMPI_Pack_size((int)recvcount, recvtype, comm, &size)) != MPI_SUCCESS)
             return rc;
         if (size == 0)
             return MPI_SUCCESS;
@@ -310,19 +729,64 @@ int trd_allgather(const trd_machine *m, const void *sendbuf, int sendcount, MPI_
             return MPI_ERR_NO_MEM;
         char *mine = packed + (size_t)size * (size_t)c->size;
         if (in_place)
-            rc = PMPI_Pack((char *)recvbuf + (MPI_Aint)c->rank * recvcount * rext, recvcount,
+            rc = PMPI_Pack((char *)recvbuf + (MPI_Aint)c->rank * recvcount * rext, (int)recvcount,
                            recvtype, mine, size, &pos, comm);
         else
-            rc = PMPI_Pack(sendbuf, sendcount, sendtype, mine, size, &pos, comm);
+            rc = PMPI_Pack(sendbuf, (int)sendcount, sendtype, mine, size, &pos, comm);
         if (rc == MPI_SUCCESS)
             rc = trd_allgather(m, mine, size, MPI_BYTE, packed, size, MPI_BYTE, comm);
         pos = 0;
         if (rc == MPI_SUCCESS)
-            rc = PMPI_Unpack(packed, size * c->size, &pos, recvbuf, recvcount * c->size, recvtype,
-                             comm);
+            rc = PMPI_Unpack(packed, size * c->size, &pos, recvbuf, (int)recvcount * c->size,
+                             recvtype, comm);
         free(packed);
         return rc;
+    } else if (!why) {
+        why = "derived or differing datatypes in a nonblocking, persistent or large-count "
+              "allgather";
     }
-    trd_fallback_note(m, "MPI_Allgather", why);
-    return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    trd_fallback_note(m, routine(allgather_names, h), why);
+library:
+    return TRD_PMPI(
+        h->mode, recvcount > INT_MAX || sendcount > INT_MAX,
+        PMPI_Allgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm),
+        PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm),
+        PMPI_Iallgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm,
+                        h->req),
+        PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, h->req),
+        PMPI_Allgather_init(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype,
+                            comm, h->info, h->req),
+        PMPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                              h->info, h->req));
+}
+
+int trd_allgather(const trd_machine *m, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                  void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return allgather(m, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                     &blocking);
+}
+
+int trd_allgather_c(const trd_machine *m, const void *sendbuf, MPI_Count sendcount,
+                    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                    MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return allgather(m, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                     &blocking);
+}
+
+int trd_iallgather(const trd_machine *m, const void *sendbuf, MPI_Count sendcount,
+                   MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                   MPI_Comm comm, MPI_Request *request)
+{
+    how h = {TRD_NONBLOCKING, MPI_INFO_NULL, request};
+    return allgather(m, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &h);
+}
+
+int trd_allgather_init(const trd_machine *m, const void *sendbuf, MPI_Count sendcount,
+                       MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    how h = {TRD_PERSISTENT, info, request};
+    return allgather(m, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &h);
 }

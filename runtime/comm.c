@@ -40,8 +40,7 @@ static void comm_free(trd_comm *c)
     trd_shm_free(c);
     if (c->comm != MPI_COMM_NULL)
         PMPI_Comm_free(&c->comm);
-    for (int i = 0; i < TRD_PLAN_CACHE; i++)
-        trd_plan_free(c->plans[i]);
+    trd_plan_cache_free(c);
     free(c->ring);
     free(c->node_first);
     free(c->node_of);
@@ -51,12 +50,25 @@ static void comm_free(trd_comm *c)
     free(c);
 }
 
+void trd_comm_ref(trd_comm *c)
+{
+    atomic_fetch_add_explicit(&c->refs, 1, memory_order_relaxed);
+}
+
+void trd_comm_unref(trd_comm *c)
+{
+    if (c && atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) == 1)
+        comm_free(c);
+}
+
+/* The user's communicator is freed: its description lives on while a
+ * persistent or nonblocking request still holds it. */
 static int delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
 {
     (void)comm;
     (void)keyval;
     (void)extra;
-    comm_free(attr);
+    trd_comm_unref(attr);
     return MPI_SUCCESS;
 }
 
@@ -139,6 +151,8 @@ static int cmp_rank_node(const void *a, const void *b)
 static int comm_build(MPI_Comm comm, const trd_machine *m, trd_comm **out)
 {
     trd_comm *c = calloc(1, sizeof *c);
+    if (c)
+        atomic_init(&c->refs, 1);
     int *nodes = NULL;
     struct rank_node *rn = NULL;
     int rc = MPI_ERR_NO_MEM;

@@ -58,6 +58,8 @@ struct trd_plan_entry {
     int maxreq;
     MPI_Request *reqs;
     unsigned long used;
+    int refs;     /* requests holding it (persistent and nonblocking calls) */
+    int cached;   /* in its communicator's cache */
     trd_xop x0[]; /* the ops, in the same allocation: a small call touches few lines */
 };
 
@@ -73,6 +75,37 @@ void trd_plan_free(trd_plan_entry *p)
         return;
     free(p->reqs);
     free(p);
+}
+
+/* Out of the cache: freed now, or by the last request that holds it. */
+static void plan_uncache(trd_plan_entry *p)
+{
+    if (p && !(p->cached = 0) && !p->refs)
+        trd_plan_free(p);
+}
+
+void trd_plan_pin(trd_plan_entry *p)
+{
+    p->refs++;
+}
+
+void trd_plan_release(trd_plan_entry *p)
+{
+    if (p && --p->refs == 0 && !p->cached)
+        trd_plan_free(p);
+}
+
+void trd_plan_cache_free(trd_comm *c)
+{
+    for (int i = 0; i < TRD_PLAN_CACHE; i++) {
+        plan_uncache(c->plans[i]);
+        c->plans[i] = NULL;
+    }
+}
+
+size_t trd_plan_tmp_bytes(const trd_plan_entry *p)
+{
+    return p->tmp_bytes;
 }
 
 /* ---- Lowering ------------------------------------------------------------------ */
@@ -315,7 +348,8 @@ int trd_plan_get(trd_comm *c, const trd_algo *a, const char *params, const trd_c
         *why = reason;
         return strcmp(no, "out of memory") ? MPI_SUCCESS : MPI_ERR_NO_MEM;
     }
-    trd_plan_free(c->plans[victim]);
+    plan_uncache(c->plans[victim]);
+    p->cached = 1;
     c->plans[victim] = p;
     c->mru = victim;
     p->used = c->calls;
@@ -450,7 +484,7 @@ static const char *input_of(const trd_comm *c, const trd_call *call, const void 
 static inline __attribute__((always_inline)) int run_start(trd_run *r, trd_comm *c,
                                                            trd_plan_entry *p, const void *sendbuf,
                                                            void *recvbuf, MPI_Datatype type,
-                                                           const trd_reducer *red)
+                                                           const trd_reducer *red, void *tmp)
 {
     trd_shm *s = c->shm;
     r->c = c;
@@ -458,13 +492,13 @@ static inline __attribute__((always_inline)) int run_start(trd_run *r, trd_comm 
     r->s = s;
     r->b[TRD_B_SEND] = (char *)sendbuf;
     r->b[TRD_B_RECV] = recvbuf;
-    r->b[TRD_B_TMP] = NULL;
+    r->b[TRD_B_TMP] = tmp;
     r->type = type;
     r->red = red;
     r->base = 0;
     r->pc = 0;
     r->posted = r->nreq = 0;
-    if (p->tmp_bytes && !(r->b[TRD_B_TMP] = trd_comm_scratch(c, p->tmp_bytes)))
+    if (p->tmp_bytes && !tmp && !(r->b[TRD_B_TMP] = trd_comm_scratch(c, p->tmp_bytes)))
         return MPI_ERR_NO_MEM;
     if (s) {
         /* the node's epochs of this call: every rank of the node runs the
@@ -552,9 +586,9 @@ static inline __attribute__((always_inline)) int run_progress(trd_run *e, int bl
 }
 
 int trd_run_start(trd_run *r, trd_comm *c, trd_plan_entry *p, const void *sendbuf, void *recvbuf,
-                  MPI_Datatype type, const trd_reducer *red)
+                  MPI_Datatype type, const trd_reducer *red, void *tmp)
 {
-    return run_start(r, c, p, sendbuf, recvbuf, type, red);
+    return run_start(r, c, p, sendbuf, recvbuf, type, red, tmp);
 }
 
 int trd_run_progress(trd_run *r, int blocking, int *done)
@@ -566,6 +600,6 @@ int trd_exec(trd_comm *c, trd_plan_entry *p, const void *sendbuf, void *recvbuf,
              const trd_reducer *red)
 {
     trd_run r;
-    int done, rc = run_start(&r, c, p, sendbuf, recvbuf, type, red);
+    int done, rc = run_start(&r, c, p, sendbuf, recvbuf, type, red, NULL);
     return rc != MPI_SUCCESS ? rc : run_progress(&r, 1, &done);
 }

@@ -127,6 +127,7 @@ int trd_cma_write(const trd_shm *s, int r, const void *local, uint64_t remote, s
 /* ---- Communicators (comm.c) --------------------------------------------------------- */
 
 typedef struct trd_plan_entry trd_plan_entry;
+typedef struct trd_req trd_req;
 
 /* Plans kept per communicator (least recently used replaced). */
 #define TRD_PLAN_CACHE 8
@@ -151,12 +152,21 @@ typedef struct trd_comm {
     unsigned long calls;
     void *scratch; /* the plans' temporaries, reused across calls */
     size_t scratch_bytes;
+    _Atomic int refs;       /* the attribute and every request that holds it */
+    trd_req *qhead, *qtail; /* runs of this communicator not yet completed, in call order */
+    struct trd_comm *busy;  /* next communicator with queued runs (nbc.c) */
+    int in_busy;
 } trd_comm;
 
 /* The cached description of comm for machine m, building it on first use
  * (collective over comm on first use).  *out is never NULL on success; check
  * (*out)->fallback. */
 int trd_comm_get(MPI_Comm comm, const trd_machine *m, trd_comm **out);
+
+/* A request holds c (trd_comm_ref) until it is freed (trd_comm_unref); the
+ * last reference frees it, the attribute's included. */
+void trd_comm_ref(trd_comm *c);
+void trd_comm_unref(trd_comm *c);
 
 /* Scratch of at least bytes bytes owned by c, valid until the next call, or
  * NULL out of memory. */
@@ -183,6 +193,15 @@ int trd_machine_find_node(const trd_machine *m, const char *name);
 int trd_plan_get(trd_comm *c, const trd_algo *a, const char *params, const trd_call *call,
                  trd_plan_entry **out, const char **why);
 
+/* A request holds plan p across calls (trd_plan_pin) so that the cache does
+ * not free it; trd_plan_release lets it go (freed if no longer cached). */
+void trd_plan_pin(trd_plan_entry *p);
+void trd_plan_release(trd_plan_entry *p);
+/* Empty c's plan cache (plans still held by requests live on). */
+void trd_plan_cache_free(trd_comm *c);
+/* Bytes of the temporary p needs. */
+size_t trd_plan_tmp_bytes(const trd_plan_entry *p);
+
 /* A plan's algorithm and parameters. */
 const trd_algo *trd_plan_algo(const trd_plan_entry *p, const char **params);
 
@@ -202,11 +221,12 @@ typedef struct trd_run {
 } trd_run;
 
 /* Start plan p on the user's buffers (sendbuf NULL where the call has none),
- * the MPI datatype of one element and the reducer: takes the call's epochs
- * of the node and publishes the buffers' addresses.  Calls on one node must
- * start in the same order on all its ranks. */
+ * the MPI datatype of one element and the reducer, with the temporary tmp
+ * (trd_plan_tmp_bytes; NULL: the communicator's scratch): takes the call's
+ * epochs of the node and publishes the buffers' addresses.  Calls on one node
+ * must start in the same order on all its ranks. */
 int trd_run_start(trd_run *r, trd_comm *c, trd_plan_entry *p, const void *sendbuf, void *recvbuf,
-                  MPI_Datatype type, const trd_reducer *red);
+                  MPI_Datatype type, const trd_reducer *red, void *tmp);
 
 /* Advance r: blocking, to the end; otherwise as far as it goes without
  * waiting (a counter not yet there, messages not yet arrived).  *done when
@@ -222,5 +242,45 @@ int trd_exec(trd_comm *c, trd_plan_entry *p, const void *sendbuf, void *recvbuf,
 void trd_plan_free(trd_plan_entry *p);
 
 #define TRD_TAG 0x7e1d
+
+/* ---- Persistent and nonblocking calls (nbc.c) ------------------------------------- */
+
+/* How a collective was called. */
+enum { TRD_BLOCKING, TRD_NONBLOCKING, TRD_PERSISTENT };
+
+/* Work around a plan: pre copies the user's data into the plan's buffers
+ * before every start, post the result out after the run; free releases the
+ * stage.  Each may be NULL.  Embedded first in the owner's structure. */
+typedef struct trd_stage {
+    int (*pre)(struct trd_stage *);
+    int (*post)(struct trd_stage *);
+    void (*free)(struct trd_stage *);
+} trd_stage;
+
+/* A call turned into the plan's terms: what trd_launch runs, starts or keeps. */
+typedef struct trd_job {
+    trd_comm *c;
+    const char *routine; /* "MPI_Allreduce", for the notes */
+    const trd_algo *a;   /* NULL: the selection's */
+    const char *params;
+    trd_call call;
+    const void *sendbuf; /* NULL where the call has none (in place) */
+    void *recvbuf;
+    MPI_Datatype type;      /* of one element */
+    const trd_reducer *red; /* NULL for bcast and allgather */
+    trd_stage *stage;       /* NULL, or owned by the job from trd_launch on */
+} trd_job;
+
+/* Run job j as a call of kind mode (TRD_BLOCKING: to the end; TRD_NONBLOCKING:
+ * started, *req its request; TRD_PERSISTENT: planned, *req a persistent
+ * request that MPI_Start runs).  Sets *why and does nothing where the plan
+ * cannot run the call (the caller falls back before anything was sent).
+ * Runs of one communicator execute in call order, one at a time; outstanding
+ * runs advance in every treeduce call and in MPI_Test and MPI_Wait calls. */
+int trd_launch(const trd_job *j, int mode, MPI_Request *req, const char **why);
+
+/* Nonzero while any run of a nonblocking or persistent call is outstanding:
+ * then blocking calls wait through the progress loop too. */
+int trd_nbc_outstanding(void);
 
 #endif

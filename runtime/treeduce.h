@@ -59,6 +59,83 @@ int trd_reduce(const trd_machine *m, const void *sendbuf, void *recvbuf, int cou
 int trd_bcast(const trd_machine *m, void *buffer, int count, MPI_Datatype datatype, int root,
               MPI_Comm comm);
 
+/* MPI_Reduce_scatter: the vector of sum(recvcounts) elements reduced over
+ * comm's ranks, rank r receiving recvcounts[r] elements (zeros allowed) from
+ * offset recvcounts[0] + ... + recvcounts[r-1] [MPICH §4.3]: each rank's block
+ * padded to the largest and reduce_scatter_block's plan run, or, where
+ * padding would more than double the data, allreduce's and the own block kept. */
+int trd_reduce_scatter(const trd_machine *m, const void *sendbuf, void *recvbuf,
+                       const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+
+/* Large counts (MPI 4.0 MPI_*_c): the same with MPI_Count counts.  Sizes stay
+ * size_t inside; a plan whose messages would exceed INT_MAX elements falls
+ * back to the MPI library's _c routine (TREEDUCE_VERBOSE=1 says so). */
+int trd_allreduce_c(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_Count count,
+                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int trd_reduce_scatter_block_c(const trd_machine *m, const void *sendbuf, void *recvbuf,
+                               MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op,
+                               MPI_Comm comm);
+int trd_reduce_scatter_c(const trd_machine *m, const void *sendbuf, void *recvbuf,
+                         const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op,
+                         MPI_Comm comm);
+int trd_allgather_c(const trd_machine *m, const void *sendbuf, MPI_Count sendcount,
+                    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                    MPI_Datatype recvtype, MPI_Comm comm);
+int trd_reduce_c(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_Count count,
+                 MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm);
+int trd_bcast_c(const trd_machine *m, void *buffer, MPI_Count count, MPI_Datatype datatype,
+                int root, MPI_Comm comm);
+
+/* Nonblocking (MPI_I*): the same schedule, started here and completed by
+ * MPI_Wait/MPI_Test and friends on *request (treeduce's library intercepts
+ * them).  Outstanding calls advance in every treeduce call, in MPI_Test* and
+ * MPI_Wait* on any request, and in blocking MPI_Send, MPI_Ssend, MPI_Recv,
+ * MPI_Sendrecv, MPI_Probe and MPI_Barrier; calls on one communicator run in
+ * call order.  The first call on a communicator sets it up (one allgather). */
+int trd_iallreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_Count count,
+                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request);
+int trd_ireduce_scatter_block(const trd_machine *m, const void *sendbuf, void *recvbuf,
+                              MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                              MPI_Request *request);
+int trd_ireduce_scatter(const trd_machine *m, const void *sendbuf, void *recvbuf,
+                        const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                        MPI_Request *request);
+int trd_ireduce_scatter_c(const trd_machine *m, const void *sendbuf, void *recvbuf,
+                          const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op,
+                          MPI_Comm comm, MPI_Request *request);
+int trd_iallgather(const trd_machine *m, const void *sendbuf, MPI_Count sendcount,
+                   MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                   MPI_Comm comm, MPI_Request *request);
+int trd_ireduce(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_Count count,
+                MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request);
+int trd_ibcast(const trd_machine *m, void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
+               MPI_Comm comm, MPI_Request *request);
+
+/* Persistent (MPI 4.0 MPI_*_init) [FLEX §4]: the communicator is set up and
+ * this rank's schedule planned here, once; MPI_Start/MPI_Startall only run it
+ * (no allocation, no host names), MPI_Wait/MPI_Test complete it, and
+ * MPI_Request_free releases it.  info is passed on where the call falls back. */
+int trd_allreduce_init(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_Count count,
+                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                       MPI_Request *request);
+int trd_reduce_scatter_block_init(const trd_machine *m, const void *sendbuf, void *recvbuf,
+                                  MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op,
+                                  MPI_Comm comm, MPI_Info info, MPI_Request *request);
+int trd_reduce_scatter_init(const trd_machine *m, const void *sendbuf, void *recvbuf,
+                            const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                            MPI_Info info, MPI_Request *request);
+int trd_reduce_scatter_init_c(const trd_machine *m, const void *sendbuf, void *recvbuf,
+                              const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op,
+                              MPI_Comm comm, MPI_Info info, MPI_Request *request);
+int trd_allgather_init(const trd_machine *m, const void *sendbuf, MPI_Count sendcount,
+                       MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request);
+int trd_reduce_init(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_Count count,
+                    MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info,
+                    MPI_Request *request);
+int trd_bcast_init(const trd_machine *m, void *buffer, MPI_Count count, MPI_Datatype datatype,
+                   int root, MPI_Comm comm, MPI_Info info, MPI_Request *request);
+
 #ifdef __cplusplus
 }
 #endif

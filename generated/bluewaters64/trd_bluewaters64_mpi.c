@@ -6,10 +6,13 @@
  */
 /* MPI entry points for machine 'bluewaters64' through the MPI profiling interface:
  * linked into a program, or preloaded with LD_PRELOAD, these replace the MPI
- * library's routines; the library's own remain reachable as PMPI_*. */
+ * library's routines; the library's own remain reachable as PMPI_*.  The
+ * runtime intercepts the request calls (MPI_Wait, MPI_Start, ...). */
 #include <mpi.h>
 
 #include "trd_bluewaters64.h"
+
+#define M trd_bluewaters64_machine()
 
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                   MPI_Comm comm)
@@ -39,3 +42,214 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
 {
     return trd_bluewaters64_bcast(buffer, count, datatype, root, comm);
 }
+
+int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return trd_reduce_scatter(M, sendbuf, recvbuf, recvcounts, datatype, op, comm);
+}
+
+/* ---- nonblocking ---- */
+
+int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return trd_iallreduce(M, sendbuf, recvbuf, count, datatype, op, comm, request);
+}
+
+int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                              MPI_Request *request)
+{
+    return trd_ireduce_scatter_block(M, sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+}
+
+int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return trd_ireduce_scatter(M, sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
+}
+
+int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    return trd_iallgather(M, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                          request);
+}
+
+int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                int root, MPI_Comm comm, MPI_Request *request)
+{
+    return trd_ireduce(M, sendbuf, recvbuf, count, datatype, op, root, comm, request);
+}
+
+int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+               MPI_Request *request)
+{
+    return trd_ibcast(M, buffer, count, datatype, root, comm, request);
+}
+
+#if MPI_VERSION >= 4
+/* ---- persistent (MPI 4.0) ---- */
+
+int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                       MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return trd_allreduce_init(M, sendbuf, recvbuf, count, datatype, op, comm, info, request);
+}
+
+int MPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount,
+                                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                  MPI_Request *request)
+{
+    return trd_reduce_scatter_block_init(M, sendbuf, recvbuf, recvcount, datatype, op, comm, info,
+                                         request);
+}
+
+int MPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                            MPI_Request *request)
+{
+    return trd_reduce_scatter_init(M, sendbuf, recvbuf, recvcounts, datatype, op, comm, info,
+                                   request);
+}
+
+int MPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                       MPI_Request *request)
+{
+    return trd_allgather_init(M, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                              info, request);
+}
+
+int MPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                    MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return trd_reduce_init(M, sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
+}
+
+int MPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                   MPI_Info info, MPI_Request *request)
+{
+    return trd_bcast_init(M, buffer, count, datatype, root, comm, info, request);
+}
+
+/* ---- large counts (MPI 4.0) ---- */
+
+int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                    MPI_Op op, MPI_Comm comm)
+{
+    return trd_allreduce_c(M, sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return trd_reduce_scatter_block_c(M, sendbuf, recvbuf, recvcount, datatype, op, comm);
+}
+
+int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return trd_reduce_scatter_c(M, sendbuf, recvbuf, recvcounts, datatype, op, comm);
+}
+
+int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return trd_allgather_c(M, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                 MPI_Op op, int root, MPI_Comm comm)
+{
+    return trd_reduce_c(M, sendbuf, recvbuf, count, datatype, op, root, comm);
+}
+
+int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    return trd_bcast_c(M, buffer, count, datatype, root, comm);
+}
+
+int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return trd_iallreduce(M, sendbuf, recvbuf, count, datatype, op, comm, request);
+}
+
+int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                MPI_Request *request)
+{
+    return trd_ireduce_scatter_block(M, sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+}
+
+int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return trd_ireduce_scatter_c(M, sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
+}
+
+int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                     void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                     MPI_Request *request)
+{
+    return trd_iallgather(M, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                          request);
+}
+
+int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                  MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
+{
+    return trd_ireduce(M, sendbuf, recvbuf, count, datatype, op, root, comm, request);
+}
+
+int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                 MPI_Request *request)
+{
+    return trd_ibcast(M, buffer, count, datatype, root, comm, request);
+}
+
+int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                         MPI_Request *request)
+{
+    return trd_allreduce_init(M, sendbuf, recvbuf, count, datatype, op, comm, info, request);
+}
+
+int MPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                    MPI_Info info, MPI_Request *request)
+{
+    return trd_reduce_scatter_block_init(M, sendbuf, recvbuf, recvcount, datatype, op, comm, info,
+                                         request);
+}
+
+int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                              MPI_Request *request)
+{
+    return trd_reduce_scatter_init_c(M, sendbuf, recvbuf, recvcounts, datatype, op, comm, info,
+                                     request);
+}
+
+int MPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                         MPI_Info info, MPI_Request *request)
+{
+    return trd_allgather_init(M, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                              info, request);
+}
+
+int MPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return trd_reduce_init(M, sendbuf, recvbuf, count, datatype, op, root, comm, info, request);
+}
+
+int MPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
+                     MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    return trd_bcast_init(M, buffer, count, datatype, root, comm, info, request);
+}
+#endif
