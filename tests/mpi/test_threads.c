@@ -18,9 +18,12 @@
  * TREEDUCE_VERBOSE=2 every note must be whole (a line that starts with
  * "treeduce[" and says "runs" or "uses the MPI library's routine") and
  * printed once per process, and "MPI_Allreduce runs" must be among them
- * (treeduce ran, not the MPI library).  The caught text is echoed on stdout.
+ * (treeduce ran, not the MPI library); with --algorithm NAME (the value of
+ * TREEDUCE_ALGORITHM), every MPI_Allreduce note must name NAME: no thread saw
+ * the switch unset while another parsed it.  The caught text is echoed on
+ * stdout.
  *
- * Usage: test_threads [--threads N] [--iters N] [--seed N]
+ * Usage: test_threads [--threads N] [--iters N] [--seed N] [--algorithm NAME]
  * Prints one line per failed check and, on rank 0, "N passed, M failed";
  * exits 1 when a check failed, 77 (skipped) when the MPI library does not
  * provide MPI_THREAD_MULTIPLE.
@@ -60,6 +63,7 @@ static const struct pair {
 #define NPAIRS (sizeof pairs / sizeof pairs[0])
 
 static int wrank;
+static const char *opt_algorithm; /* --algorithm: every MPI_Allreduce note names it */
 static pthread_barrier_t start;
 
 static uint64_t rng_next(uint64_t *s)
@@ -241,7 +245,7 @@ static int whole_note(const char *line)
 static void check_notes(char *text, long long *pass, long long *fail)
 {
     char *lines[256];
-    int n = 0, torn = 0, twice = 0, ran = 0;
+    int n = 0, torn = 0, twice = 0, ran = 0, other = 0;
     fputs(text, stdout);
     for (char *save = NULL, *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
         if (!strstr(l, "treeduce"))
@@ -259,14 +263,19 @@ static void check_notes(char *text, long long *pass, long long *fail)
             }
         if (n < 256)
             lines[n++] = l;
-        ran |= strstr(l, "]: MPI_Allreduce runs ") != NULL;
+        const char *runs = strstr(l, "]: MPI_Allreduce runs ");
+        ran |= runs != NULL;
+        if (runs && opt_algorithm && strcmp(runs + 22, opt_algorithm)) {
+            printf("FAIL rank=%d: TREEDUCE_ALGORITHM=%s, but '%s'\n", wrank, opt_algorithm, l);
+            other++;
+        }
     }
     if (!ran)
         printf("FAIL rank=%d: no note 'MPI_Allreduce runs' (is TREEDUCE_VERBOSE=2 set, and "
                "treeduce linked in?)\n",
                wrank);
-    *pass += !torn + !twice + ran;
-    *fail += !!torn + !!twice + !ran;
+    *pass += !torn + !twice + ran + (opt_algorithm && !other);
+    *fail += !!torn + !!twice + !ran + !!other;
     fflush(stdout);
 }
 
@@ -294,8 +303,11 @@ int main(int argc, char **argv)
             iters = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
             seed = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--algorithm") && i + 1 < argc)
+            opt_algorithm = argv[++i];
         else {
-            fprintf(stderr, "usage: test_threads [--threads N] [--iters N] [--seed N]\n");
+            fprintf(stderr, "usage: test_threads [--threads N] [--iters N] [--seed N] "
+                            "[--algorithm NAME]\n");
             return 2;
         }
     }
