@@ -11,11 +11,15 @@
 #include "rt.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int comm_keyval = MPI_KEYVAL_INVALID;
+/* The attribute's keyval, created by the first call of any thread; later
+ * calls read it with one atomic load and take no lock. */
+static atomic_int comm_keyval = MPI_KEYVAL_INVALID;
+static pthread_mutex_t comm_keyval_lock = PTHREAD_MUTEX_INITIALIZER;
 
 int trd_machine_find_node(const trd_machine *m, const char *name)
 {
@@ -260,16 +264,31 @@ fail:
     return rc;
 }
 
+/* The keyval in *kv, created once per process even when threads make their
+ * first calls at the same time. */
+static int keyval_get(int *kv)
+{
+    int rc = MPI_SUCCESS, k = atomic_load_explicit(&comm_keyval, memory_order_acquire);
+    if (k == MPI_KEYVAL_INVALID) {
+        pthread_mutex_lock(&comm_keyval_lock);
+        k = atomic_load_explicit(&comm_keyval, memory_order_relaxed);
+        if (k == MPI_KEYVAL_INVALID &&
+            (rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_fn, &k, NULL)) ==
+                MPI_SUCCESS)
+            atomic_store_explicit(&comm_keyval, k, memory_order_release);
+        pthread_mutex_unlock(&comm_keyval_lock);
+    }
+    *kv = k;
+    return rc;
+}
+
 int trd_comm_get(MPI_Comm comm, const trd_machine *m, trd_comm **out)
 {
-    int rc, flag = 0;
+    int rc, flag = 0, kv;
     trd_comm *c = NULL;
-    if (comm_keyval == MPI_KEYVAL_INVALID) {
-        rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_fn, &comm_keyval, NULL);
-        if (rc != MPI_SUCCESS)
-            return rc;
-    }
-    rc = PMPI_Comm_get_attr(comm, comm_keyval, &c, &flag);
+    if ((rc = keyval_get(&kv)) != MPI_SUCCESS)
+        return rc;
+    rc = PMPI_Comm_get_attr(comm, kv, &c, &flag);
     if (rc != MPI_SUCCESS)
         return rc;
     if (flag && c->machine == m) {
@@ -279,7 +298,7 @@ int trd_comm_get(MPI_Comm comm, const trd_machine *m, trd_comm **out)
     if ((rc = comm_build(comm, m, &c)) != MPI_SUCCESS)
         return rc;
     /* replaces (and frees, through delete_fn) another machine's entry */
-    if ((rc = PMPI_Comm_set_attr(comm, comm_keyval, c)) != MPI_SUCCESS) {
+    if ((rc = PMPI_Comm_set_attr(comm, kv, c)) != MPI_SUCCESS) {
         comm_free(c);
         return rc;
     }

@@ -1,6 +1,10 @@
-/* Environment switches and fallback notes. */
+/* Environment switches and fallback notes.  Safe under MPI_THREAD_MULTIPLE:
+ * switches are read once however many threads make their first call at once,
+ * and each note is printed once per process, whole. */
 #include "rt.h"
 
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,45 +15,57 @@ static int env_flag(const char *name)
     return v && *v && strcmp(v, "0") != 0 && strcmp(v, "no") != 0;
 }
 
-const trd_algo *trd_env_algorithm(const char **params)
+/* TREEDUCE_ALGORITHM, parsed by the first call of any thread: the others
+ * wait for it, so that no thread sees the algorithm half set. */
+static pthread_once_t env_algorithm_once = PTHREAD_ONCE_INIT;
+static const trd_algo *env_algorithm_alg;
+static const char *env_algorithm_params = "";
+
+static void env_algorithm_read(void)
 {
-    static int read;
-    static const trd_algo *alg;
-    static const char *alg_params = "";
-    if (!read) {
-        const char *v = getenv("TREEDUCE_ALGORITHM");
-        read = 1;
-        if (v && *v && strcmp(v, "auto") != 0 &&
-            !(alg = trd_algo_parse(TRD_COLL_ALLREDUCE, v, &alg_params))) {
-            char names[512];
-            trd_algo_names(TRD_COLL_ALLREDUCE, names, sizeof names);
-            fprintf(stderr,
-                    "treeduce: TREEDUCE_ALGORITHM='%s' is not one of auto, %s (optionally followed "
-                    "by :PARAMS); using auto\n",
-                    v, names);
-            alg_params = "";
-        }
+    const char *v = getenv("TREEDUCE_ALGORITHM");
+    if (v && *v && strcmp(v, "auto") != 0 &&
+        !(env_algorithm_alg = trd_algo_parse(TRD_COLL_ALLREDUCE, v, &env_algorithm_params))) {
+        char names[512];
+        trd_algo_names(TRD_COLL_ALLREDUCE, names, sizeof names);
+        fprintf(stderr,
+                "treeduce: TREEDUCE_ALGORITHM='%s' is not one of auto, %s (optionally followed "
+                "by :PARAMS); using auto\n",
+                v, names);
+        env_algorithm_params = "";
     }
-    *params = alg_params;
-    return alg;
 }
 
+const trd_algo *trd_env_algorithm(const char **params)
+{
+    pthread_once(&env_algorithm_once, env_algorithm_read);
+    *params = env_algorithm_params;
+    return env_algorithm_alg;
+}
+
+/* The switches below are read on first use; threads that race on it compute
+ * the same value, so a relaxed atomic is all they need. */
 int trd_env_disabled(void)
 {
-    static int v = -1;
-    if (v < 0)
-        v = env_flag("TREEDUCE_DISABLE");
-    return v;
+    static atomic_int v = -1;
+    int x = atomic_load_explicit(&v, memory_order_relaxed);
+    if (x < 0) {
+        x = env_flag("TREEDUCE_DISABLE");
+        atomic_store_explicit(&v, x, memory_order_relaxed);
+    }
+    return x;
 }
 
 int trd_env_verbose(void)
 {
-    static int v = -1;
-    if (v < 0) {
+    static atomic_int v = -1;
+    int x = atomic_load_explicit(&v, memory_order_relaxed);
+    if (x < 0) {
         const char *e = getenv("TREEDUCE_VERBOSE");
-        v = env_flag("TREEDUCE_VERBOSE") ? (atoi(e) >= 2 ? 2 : 1) : 0;
+        x = env_flag("TREEDUCE_VERBOSE") ? (atoi(e) >= 2 ? 2 : 1) : 0;
+        atomic_store_explicit(&v, x, memory_order_relaxed);
     }
-    return v;
+    return x;
 }
 
 const char *trd_env_break(void)
@@ -60,35 +76,60 @@ const char *trd_env_break(void)
 
 #define TRD_MAX_NOTES 64
 
-/* Nonzero the first time key is seen (up to TRD_MAX_NOTES distinct keys). */
-static int first_time(const char *key)
+/* Notes are printed under one lock (taken only when TREEDUCE_VERBOSE is set):
+ * two threads neither both print a note nor interleave their lines. */
+static pthread_mutex_t notes_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *notes_seen[TRD_MAX_NOTES];
+static int notes_nseen;
+
+/* Print line on stderr, in one write, the first time this process sees key
+ * (up to TRD_MAX_NOTES distinct keys; after that, every time). */
+static void note_once(const char *key, const char *line)
 {
-    static char *seen[TRD_MAX_NOTES];
-    static int nseen;
-    for (int i = 0; i < nseen; i++)
-        if (strcmp(seen[i], key) == 0)
-            return 0;
-    if (nseen < TRD_MAX_NOTES)
-        seen[nseen++] = strdup(key);
-    return 1;
+    pthread_mutex_lock(&notes_lock);
+    int i = 0;
+    while (i < notes_nseen && strcmp(notes_seen[i], key) != 0)
+        i++;
+    if (i == notes_nseen) {
+        if (notes_nseen < TRD_MAX_NOTES && (notes_seen[notes_nseen] = strdup(key)))
+            notes_nseen++;
+        fputs(line, stderr);
+    }
+    pthread_mutex_unlock(&notes_lock);
+}
+
+/* snprintf that keeps the final newline when the text is cut. */
+static void note_format(char *line, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void note_format(char *line, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, len, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= len)
+        snprintf(line + len - 5, 5, "...\n");
 }
 
 void trd_fallback_note(const trd_machine *m, const char *routine, const char *why)
 {
-    if (trd_env_verbose() && first_time(why))
-        fprintf(stderr, "treeduce[%s]: %s uses the MPI library's routine: %s\n", m->name, routine,
-                why);
+    char line[640];
+    if (!trd_env_verbose())
+        return;
+    note_format(line, sizeof line, "treeduce[%s]: %s uses the MPI library's routine: %s\n", m->name,
+                routine, why);
+    note_once(why, line);
 }
 
 void trd_choice_note(const trd_machine *m, const char *routine, const char *alg, const char *params)
 {
-    char key[160];
+    char key[160], line[320];
     if (trd_env_verbose() < 2)
         return;
     snprintf(key, sizeof key, "%s runs %s%s%.80s", routine, alg, params && *params ? ":" : "",
              params ? params : "");
-    if (first_time(key))
-        fprintf(stderr, "treeduce[%s]: %s\n", m->name, key);
+    note_format(line, sizeof line, "treeduce[%s]: %s\n", m->name, key);
+    note_once(key, line);
 }
 
 int trd_op_is_predefined(MPI_Op op)

@@ -287,7 +287,9 @@ static inline int same_call(const trd_plan_entry *p, const trd_call *call)
 int trd_plan_get(trd_comm *c, const trd_algo *a, const char *params, const trd_call *call,
                  trd_plan_entry **out, const char **why)
 {
-    static char reason[256]; /* the same on every rank that plans the same call */
+    /* the same on every rank that plans the same call; per thread, since
+     * threads may plan for different communicators at once */
+    static _Thread_local char reason[256];
     trd_plan_entry *p = c->plans[c->mru];
     int victim = 0, selected = !a;
     c->calls++;

@@ -160,7 +160,9 @@ typedef struct trd_comm {
 
 /* The cached description of comm for machine m, building it on first use
  * (collective over comm on first use).  *out is never NULL on success; check
- * (*out)->fallback. */
+ * (*out)->fallback.  Threads may call it at once for different communicators
+ * (MPI_THREAD_MULTIPLE); calls for one communicator come from one thread at a
+ * time, as MPI requires of its collectives. */
 int trd_comm_get(MPI_Comm comm, const trd_machine *m, trd_comm **out);
 
 /* A request holds c (trd_comm_ref) until it is freed (trd_comm_unref); the

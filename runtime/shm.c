@@ -50,7 +50,9 @@ int trd_cma_write(const trd_shm *s, int r, const void *local, uint64_t remote, s
 static int cma_probe(trd_shm *s)
 {
     static const uint64_t word = 0x7e1dc0de;
-    static uint64_t box; /* the previous rank writes word here */
+    /* the previous rank writes word here: on this thread's stack, since
+     * threads may probe for different communicators at once */
+    volatile uint64_t box = 0;
     const char *env = getenv("TREEDUCE_CMA");
     int ok = s->n > 1 && !(env && strcmp(env, "0") == 0), all[2] = {0, 0};
     int next = (s->me + 1) % s->n;
@@ -58,7 +60,6 @@ static int cma_probe(trd_shm *s)
     me->pid = (int64_t)getpid();
     me->src = (uint64_t)(uintptr_t)&word;
     me->dst = (uint64_t)(uintptr_t)&box;
-    box = 0;
     PMPI_Barrier(s->comm);
     int can[2] = {0, 0}; /* read, write */
     if (ok) {
