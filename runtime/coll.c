@@ -57,7 +57,8 @@ static const char *reduction_checks(MPI_Count count, MPI_Datatype datatype, MPI_
         return "invalid arguments";
     if (trd_reducer_init(red, datatype, op) != MPI_SUCCESS)
         return "derived or unknown datatype";
-    if (!red->fn && trd_op_is_predefined(op))
+    /* a predefined pair without a kernel runs through MPI_Reduce_local */
+    if (!red->fn && trd_op_is_predefined(op) && !trd_reduce_local_accepts(datatype, op))
         return "operation not defined for this datatype";
     return NULL;
 }

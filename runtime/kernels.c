@@ -9,8 +9,8 @@
  * src/mpi/coll/op/op*.c and src/include/mpir_op_util.h (exact semantics).
  *
  * Results equal MPI_Reduce_local's bit for bit (tests/mpi/test_kernels.c
- * compares every pair on random data and special values, on x86-64).  What
- * that takes:
+ * compares every pair on random data and special values, on x86-64), with one
+ * exception on purpose: unsigned MIN/MAX (below).  What that takes:
  *  - Operand order as in MPICH: a = inout[i], b = in[i], result a op b.  MAX is
  *    (a > b ? a : b) and MIN (a < b ? a : b): when either is NaN, or for
  *    +0 vs -0, the result is b (the incoming value), not an IEEE maxNum.
@@ -24,22 +24,39 @@
  *  - Pairs MPICH defines beyond MPI 3.1 get kernels too (MPI_CHAR in arithmetic,
  *    LXOR on floating types: 1.0 or 0.0, NaN counts as true); pairs MPICH
  *    rejects have none.  MPI_WCHAR is rejected by MPICH for every op.  MPICH
- *    4.0.2 accepts LAND/LOR on floating types but then aborts inside the op,
- *    so those stay on MPI_Reduce_local as well.
- *  - MPICH 4.0.x compares unsigned types as signed in MIN/MAX (MPICH bug
- *    pmodels/mpich#6083).  Where the library in use does, those pairs stay on
- *    MPI_Reduce_local rather than copy the bug (checked once per type).
+ *    4.0.2 accepts LAND/LOR on floating types but then aborts inside the op
+ *    (C types), and LAND/LOR/LXOR on the Fortran REAL types but leaves inout
+ *    as it was; those stay on MPI_Reduce_local as well.
+ *  - Unsigned MIN/MAX compare as unsigned, as the standard says.  MPICH 4.0.x
+ *    compares them as signed (MAX(0, UINT_MAX) = 0, pmodels/mpich#6083), in
+ *    MPI_Reduce_local and its collectives alike; these kernels do not copy
+ *    that, so only the MPI library's own routines (the fallback) give it.
  *  - Signed SUM/PROD are computed in the unsigned type (two's complement wrap,
  *    as MPICH's code does in practice, without undefined behaviour).
  *  - C99 complex PROD is GCC's expansion (ac - bd, ad + bc) with the Annex G
- *    recovery (libgcc __mul?c3) when both parts are NaN; the C++ complex types
- *    are structs in MPICH with the textbook product and no recovery.
+ *    recovery (libgcc __mul?c3) when both parts are NaN; the C++ and Fortran
+ *    complex types are structs in MPICH with the textbook product and no
+ *    recovery.
  *  - MINLOC/MAXLOC: strictly better value wins; equal values keep the smaller
  *    index; NaN on either side keeps inout.  Padding bytes are not written.
+ *    MPI_2REAL and MPI_2DOUBLE_PRECISION hold their index in the value's type
+ *    and the smaller is MPICH's MPL_MIN(inout's, in's): in's unless inout's
+ *    compares less (so in's for -0 vs +0 or a NaN index).
  *  - MPI_C_BOOL, MPI_CXX_BOOL: any nonzero byte is true; results are 0 or 1.
+ *    MPI_LOGICAL as MPICH's MPII_FROM_FLOG/MPII_TO_FLOG with gfortran's
+ *    .FALSE. = 0 and .TRUE. = 1: any nonzero value is true, results 0 or 1.
+ *  - Fortran types run the kernels of the C type of the same representation,
+ *    chosen by MPI_Type_size (MPI_INTEGER of 4 bytes as int32_t, MPI_REAL of
+ *    8 bytes as double without LXOR, MPI_COMPLEX as the C++ float complex,
+ *    MPI_CHARACTER as MPI_CHAR), as MPICH computes them; a size without such
+ *    a type has no kernel.  MPI_REAL16 (which MPICH 4.0.2 computes as no C
+ *    type of its representation: binary128 1.5 + 2.25 gives a NaN),
+ *    MPI_COMPLEX32 (MPICH rejects every op) and MPI_INTEGER16
+ *    (MPI_DATATYPE_NULL in MPICH 4.0.2) have none.  A Fortran handle that is MPI_DATATYPE_NULL
+ * (MPICH built without Fortran) matches nothing.
  *  - No contraction into FMA (MPICH's library is built for baseline x86-64)
  *    and no -ffast-math.
- * Fortran types and MPIX_C_FLOAT16 have no kernels and use MPI_Reduce_local.
+ * MPIX_C_FLOAT16 has no kernels: MPICH 4.0.2 accepts it and aborts in the op.
  * As for MPI_Reduce_local, in and inout must not overlap (the kernels take
  * them restrict).
  */
@@ -48,7 +65,6 @@
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdint.h>
-#include <string.h>
 
 #if defined(__FAST_MATH__) || (defined(__FINITE_MATH_ONLY__) && __FINITE_MATH_ONLY__)
 #error "runtime/kernels.c must not be built with -ffast-math: results must match MPI_Reduce_local"
@@ -150,6 +166,18 @@ struct trd__long_double_int {
     X(MPI_SHORT_INT, short_int, struct trd__short_int, short, PAIR)                                \
     X(MPI_LONG_DOUBLE_INT, long_double_int, struct trd__long_double_int, long double, PAIR)
 
+/* Rows for Fortran semantics no C type has, in the same form; the handle is
+ * the Fortran type each was made for, which reaches it through
+ * TRD__FORTRAN_TYPES below (by size), not by this column. */
+#define TRD__FORTRAN_ROWS(X)                                                                       \
+    X(MPI_REAL, freal, float, float, FREAL)                                                        \
+    X(MPI_DOUBLE_PRECISION, fdouble, double, double, FREAL)                                        \
+    X(MPI_LOGICAL, flogical, MPI_Fint, MPI_Fint, LOGICAL)                                          \
+    X(MPI_2REAL, f2real, float, float, FPAIR)                                                      \
+    X(MPI_2DOUBLE_PRECISION, f2double, double, double, FPAIR)
+
+#define TRD__ROWS(X) TRD__TYPES(X) TRD__FORTRAN_ROWS(X)
+
 enum trd__op_index {
     TRD__OP_MAX,
     TRD__OP_MIN,
@@ -168,7 +196,7 @@ enum trd__op_index {
 
 enum trd__type_index {
 #define X(handle, name, ctype, atype, class) TRD__TYPE_##name,
-    TRD__TYPES(X)
+    TRD__ROWS(X)
 #undef X
         TRD__TYPE_INDEX_MAX
 };
@@ -231,6 +259,8 @@ enum trd__type_index {
     TRD__LOOP(k_##name##_bor, T, a | b)                                                            \
     TRD__LOOP(k_##name##_lxor, T, (a != 0) != (b != 0))                                            \
     TRD__LOOP(k_##name##_bxor, T, a ^ b)
+/* The same loops on an unsigned T: MIN and MAX compare as unsigned, the
+ * standard's answer, not MPICH 4.0.x's signed one. */
 #define TRD__DEF_UNSIGNED TRD__DEF_INTEGER
 
 #define TRD__DEF_REAL(name, T, ADD, MUL)                                                           \
@@ -240,6 +270,13 @@ enum trd__type_index {
     TRD__LOOP(k_##name##_prod, T, MUL(a, b))                                                       \
     TRD__LOOP(k_##name##_lxor, T, (a != 0) != (b != 0))
 #define TRD__DEF_FLOATING(name, T, A) TRD__DEF_REAL(name, T, TRD__ADD_N, TRD__MUL_N)
+/* Fortran REAL: MPICH 4.0.2 accepts LAND, LOR and LXOR on it but leaves inout
+ * as it was, so those have no kernel. */
+#define TRD__DEF_FREAL(name, T, A)                                                                 \
+    TRD__LOOP(k_##name##_max, T, TRD__MAX(a, b))                                                   \
+    TRD__LOOP(k_##name##_min, T, TRD__MIN(a, b))                                                   \
+    TRD__LOOP(k_##name##_sum, T, TRD__ADD_N(a, b))                                                 \
+    TRD__LOOP(k_##name##_prod, T, TRD__MUL_N(a, b))
 #define TRD__DEF_EXTENDED(name, T, A) TRD__DEF_REAL(name, T, TRD__ADD, TRD__MUL)
 
 /* Complex products of float and double.  Operand order shows only in NaN
@@ -356,8 +393,28 @@ enum trd__type_index {
     TRD__LOC_LOOP(k_##name##_minloc, T, A, TRD__LESS)                                              \
     TRD__LOC_LOOP(k_##name##_maxloc, T, A, TRD__GREATER)
 
+/* MPICH's loop for the Fortran pairs (two of A, the index in A too): on equal
+ * values the index is MPL_MIN(la, lb), i.e. la only when it compares less. */
+#define TRD__FLOC_LOOP(fn, A, better)                                                              \
+    TRD__KERNEL(fn)                                                                                \
+    {                                                                                              \
+        const A *restrict in = in_;                                                                \
+        A *restrict io = inout_;                                                                   \
+        for (size_t i = 0; i < count; i++) {                                                       \
+            A a = io[2 * i], b = in[2 * i];                                                        \
+            A la = io[2 * i + 1], lb = in[2 * i + 1];                                              \
+            int take = better(b, a), tie = (a == b);                                               \
+            io[2 * i] = take ? b : a;                                                              \
+            io[2 * i + 1] = take ? lb : tie ? (la < lb ? la : lb) : la;                            \
+        }                                                                                          \
+    }
+
+#define TRD__DEF_FPAIR(name, T, A)                                                                 \
+    TRD__FLOC_LOOP(k_##name##_minloc, A, TRD__LESS)                                                \
+    TRD__FLOC_LOOP(k_##name##_maxloc, A, TRD__GREATER)
+
 #define X(handle, name, ctype, atype, class) TRD__DEF_##class(name, ctype, atype)
-TRD__TYPES(X)
+TRD__ROWS(X)
 #undef X
 
 /* ---- Rows: which ops each class of type has -------------------------------- */
@@ -378,6 +435,11 @@ TRD__TYPES(X)
         [TRD__OP_LXOR] = k_##name##_lxor,                                                          \
     }
 #define TRD__ROW_EXTENDED TRD__ROW_FLOATING
+#define TRD__ROW_FREAL(name)                                                                       \
+    {                                                                                              \
+        [TRD__OP_MAX] = k_##name##_max, [TRD__OP_MIN] = k_##name##_min,                            \
+        [TRD__OP_SUM] = k_##name##_sum, [TRD__OP_PROD] = k_##name##_prod,                          \
+    }
 #define TRD__ROW_COMPLEX(name)                                                                     \
     {                                                                                              \
         [TRD__OP_SUM] = k_##name##_sum, [TRD__OP_PROD] = k_##name##_prod                           \
@@ -399,21 +461,129 @@ TRD__TYPES(X)
     {                                                                                              \
         [TRD__OP_MINLOC] = k_##name##_minloc, [TRD__OP_MAXLOC] = k_##name##_maxloc                 \
     }
+#define TRD__ROW_FPAIR TRD__ROW_PAIR
 
 static const trd_kernel_fn trd__kernels[TRD__TYPE_INDEX_MAX][TRD__OP_INDEX_MAX] = {
 #define X(handle, name, ctype, atype, class) [TRD__TYPE_##name] = TRD__ROW_##class(name),
-    TRD__TYPES(X)
+    TRD__ROWS(X)
 #undef X
 };
+
+/* ---- Fortran types ------------------------------------------------------------
+ * F(handle, name, family): the row of a Fortran type is the row of its family
+ * whose element has the type's MPI_Type_size (trd__family_row), as MPICH
+ * computes it with the C type of that size.  Listed here and not in the C
+ * table since their size is known only at run time (MPICH can be built with
+ * 8-byte INTEGER and REAL). */
+#define TRD__FORTRAN_TYPES(F)                                                                      \
+    F(MPI_CHARACTER, character, CHARACTER)                                                         \
+    F(MPI_INTEGER, integer, INTEGER)                                                               \
+    F(MPI_INTEGER1, integer1, INTEGER)                                                             \
+    F(MPI_INTEGER2, integer2, INTEGER)                                                             \
+    F(MPI_INTEGER4, integer4, INTEGER)                                                             \
+    F(MPI_INTEGER8, integer8, INTEGER)                                                             \
+    F(MPI_REAL, real, REAL)                                                                        \
+    F(MPI_REAL4, real4, REAL)                                                                      \
+    F(MPI_REAL8, real8, REAL)                                                                      \
+    F(MPI_DOUBLE_PRECISION, double_precision, REAL)                                                \
+    F(MPI_COMPLEX, complex, COMPLEX)                                                               \
+    F(MPI_COMPLEX8, complex8, COMPLEX)                                                             \
+    F(MPI_COMPLEX16, complex16, COMPLEX)                                                           \
+    F(MPI_DOUBLE_COMPLEX, double_complex, COMPLEX)                                                 \
+    F(MPI_LOGICAL, logical, LOGICAL)                                                               \
+    F(MPI_2INTEGER, 2integer, 2INTEGER)                                                            \
+    F(MPI_2REAL, 2real, 2REAL)                                                                     \
+    F(MPI_2DOUBLE_PRECISION, 2double_precision, 2REAL)
+
+enum trd__fortran_index {
+#define F(handle, name, family) TRD__FORTRAN_##name,
+    TRD__FORTRAN_TYPES(F)
+#undef F
+        TRD__FORTRAN_INDEX_MAX
+};
+
+enum trd__family {
+    TRD__FAMILY_CHARACTER,
+    TRD__FAMILY_INTEGER,
+    TRD__FAMILY_REAL,
+    TRD__FAMILY_COMPLEX,
+    TRD__FAMILY_LOGICAL,
+    TRD__FAMILY_2INTEGER,
+    TRD__FAMILY_2REAL,
+    TRD__FAMILY_MAX
+};
+
+/* The row for a Fortran type of this family and size in bytes, or -1. */
+static int trd__family_row(enum trd__family family, size_t size)
+{
+    switch (family) {
+    case TRD__FAMILY_CHARACTER:
+        return size == sizeof(char) ? TRD__TYPE_char : -1;
+    case TRD__FAMILY_INTEGER:
+        return size == sizeof(int8_t)    ? TRD__TYPE_int8
+               : size == sizeof(int16_t) ? TRD__TYPE_int16
+               : size == sizeof(int32_t) ? TRD__TYPE_int32
+               : size == sizeof(int64_t) ? TRD__TYPE_int64
+                                         : -1;
+    case TRD__FAMILY_REAL:
+        return size == sizeof(float)    ? TRD__TYPE_freal
+               : size == sizeof(double) ? TRD__TYPE_fdouble
+                                        : -1;
+    case TRD__FAMILY_COMPLEX:
+        return size == 2 * sizeof(float)    ? TRD__TYPE_cxxfloat
+               : size == 2 * sizeof(double) ? TRD__TYPE_cxxdouble
+                                            : -1;
+    case TRD__FAMILY_LOGICAL:
+        return size == sizeof(MPI_Fint) ? TRD__TYPE_flogical : -1;
+    case TRD__FAMILY_2INTEGER:
+        return size == sizeof(struct trd__2int) ? TRD__TYPE_2int : -1;
+    case TRD__FAMILY_2REAL:
+        return size == 2 * sizeof(float)    ? TRD__TYPE_f2real
+               : size == 2 * sizeof(double) ? TRD__TYPE_f2double
+                                            : -1;
+    default:
+        return -1;
+    }
+}
+
+/* Row + 2 of each Fortran type, 1 for none, 0 until first asked.  Every caller
+ * computes the same answer, so racing first calls are harmless. */
+static atomic_int trd__fortran_rows[TRD__FORTRAN_INDEX_MAX];
+
+static int trd__fortran_row(enum trd__fortran_index f, MPI_Datatype type, enum trd__family family)
+{
+    int known = atomic_load_explicit(&trd__fortran_rows[f], memory_order_relaxed);
+    if (!known) {
+        int size;
+        int row = MPI_Type_size(type, &size) == MPI_SUCCESS && size > 0
+                      ? trd__family_row(family, (size_t)size)
+                      : -1;
+        known = row + 2;
+        atomic_store_explicit(&trd__fortran_rows[f], known, memory_order_relaxed);
+    }
+    return known - 2;
+}
+
+/* A case label for handle: MPICH defines a type it was built without (a
+ * Fortran type, long double complex) as MPI_DATATYPE_NULL, and two such labels
+ * would be one value twice.  Those get a distinct value of no datatype
+ * instead (a null handle plus k, k >= 1: MPICH's invalid handle kind). */
+#define TRD__LABEL(handle, k)                                                                      \
+    ((handle) == MPI_DATATYPE_NULL ? MPI_DATATYPE_NULL + 1 + (k) : (handle))
 
 static int trd__type_index(MPI_Datatype type)
 {
     switch (type) {
 #define X(handle, name, ctype, atype, class)                                                       \
-    case handle:                                                                                   \
+    case TRD__LABEL(handle, TRD__TYPE_##name):                                                     \
         return TRD__TYPE_##name;
         TRD__TYPES(X)
 #undef X
+#define F(handle, name, family)                                                                    \
+    case TRD__LABEL(handle, TRD__TYPE_INDEX_MAX + TRD__FORTRAN_##name):                            \
+        return trd__fortran_row(TRD__FORTRAN_##name, type, TRD__FAMILY_##family);
+        TRD__FORTRAN_TYPES(F)
+#undef F
     default:
         return -1;
     }
@@ -451,57 +621,10 @@ static int trd__op_index(MPI_Op op)
     }
 }
 
-/* ---- Unsigned MIN/MAX in the MPICH in use ----------------------------------- */
-
-/* 1 for the UNSIGNED class, whose MIN/MAX kernels depend on the probe below. */
-#define TRD__IS_UNSIGNED_INTEGER 0
-#define TRD__IS_UNSIGNED_UNSIGNED 1
-#define TRD__IS_UNSIGNED_FLOATING 0
-#define TRD__IS_UNSIGNED_EXTENDED 0
-#define TRD__IS_UNSIGNED_COMPLEX 0
-#define TRD__IS_UNSIGNED_EXTENDED_COMPLEX 0
-#define TRD__IS_UNSIGNED_CXX_COMPLEX 0
-#define TRD__IS_UNSIGNED_CXX_EXTENDED_COMPLEX 0
-#define TRD__IS_UNSIGNED_LOGICAL 0
-#define TRD__IS_UNSIGNED_BYTE 0
-#define TRD__IS_UNSIGNED_PAIR 0
-
-static const unsigned char trd__is_unsigned[TRD__TYPE_INDEX_MAX] = {
-#define X(handle, name, ctype, atype, class) [TRD__TYPE_##name] = TRD__IS_UNSIGNED_##class,
-    TRD__TYPES(X)
-#undef X
-};
-
-enum { TRD__UNPROBED, TRD__MINMAX_UNSIGNED, TRD__MINMAX_SIGNED };
-static atomic_int trd__minmax[TRD__TYPE_INDEX_MAX];
-
-/* Whether MPI_Reduce_local does MIN and MAX on this unsigned type as unsigned:
- * MAX(0, all ones) must be all ones and MIN(all ones, 0) zero.  The answer is
- * the same for every caller, so racing first calls are harmless. */
-static int trd__minmax_is_unsigned(int t, MPI_Datatype type)
-{
-    int known = atomic_load_explicit(&trd__minmax[t], memory_order_relaxed);
-    if (known == TRD__UNPROBED) {
-        unsigned char zero[sizeof(uint64_t)] = {0}, ones[sizeof(uint64_t)];
-        unsigned char max[sizeof(uint64_t)] = {0}, min[sizeof(uint64_t)];
-        memset(ones, 0xff, sizeof ones);
-        memset(min, 0xff, sizeof min);
-        int ok = MPI_Reduce_local(ones, max, 1, type, MPI_MAX) == MPI_SUCCESS &&
-                 MPI_Reduce_local(zero, min, 1, type, MPI_MIN) == MPI_SUCCESS && max[0] == 0xff &&
-                 min[0] == 0;
-        known = ok ? TRD__MINMAX_UNSIGNED : TRD__MINMAX_SIGNED;
-        atomic_store_explicit(&trd__minmax[t], known, memory_order_relaxed);
-    }
-    return known == TRD__MINMAX_UNSIGNED;
-}
-
 trd_kernel_fn trd_kernel_lookup(MPI_Datatype type, MPI_Op op)
 {
     int t = trd__type_index(type), o = trd__op_index(op);
     if (t < 0 || o < 0)
-        return NULL;
-    if (trd__is_unsigned[t] && (o == TRD__OP_MAX || o == TRD__OP_MIN) &&
-        !trd__minmax_is_unsigned(t, type))
         return NULL;
     return trd__kernels[t][o];
 }
@@ -585,4 +708,63 @@ int trd_reduce_local(const trd_reducer *r, const void *in, void *inout, size_t c
         count -= (size_t)n;
     } while (count > 0);
     return MPI_SUCCESS;
+}
+
+/* ---- Pairs without a kernel -------------------------------------------------- */
+
+/* The (type, op) pairs asked so far: a slot is claimed (BUSY), filled, then
+ * published (READY).  When every slot is taken a pair is asked again each
+ * time, which is slower, never wrong. */
+#define TRD__ASKED 64
+enum { TRD__SLOT_EMPTY, TRD__SLOT_BUSY, TRD__SLOT_READY };
+static struct {
+    atomic_int state;
+    MPI_Datatype type;
+    MPI_Op op;
+    int accepted;
+} trd__asked[TRD__ASKED];
+
+int trd_reduce_local_accepts(MPI_Datatype type, MPI_Op op)
+{
+    /* one-sided operations only, whatever MPI_Reduce_local says */
+    if (op == MPI_REPLACE || op == MPI_NO_OP)
+        return 0;
+    for (int i = 0; i < TRD__ASKED; i++)
+        if (atomic_load_explicit(&trd__asked[i].state, memory_order_acquire) == TRD__SLOT_READY &&
+            trd__asked[i].type == type && trd__asked[i].op == op)
+            return trd__asked[i].accepted;
+
+    /* Count 0: MPICH checks the pair without running the op (it aborts inside
+     * some ops it accepts, e.g. on MPIX_C_FLOAT16).  Its error goes to the
+     * handler of MPI_COMM_WORLD (MPICH 4.0) or MPI_COMM_SELF (MPI 4), fatal by
+     * default, so both return codes while asking. */
+    unsigned char in[64] = {0}, inout[64] = {0};
+    MPI_Errhandler world = MPI_ERRHANDLER_NULL, self = MPI_ERRHANDLER_NULL;
+    int have = MPI_Comm_get_errhandler(MPI_COMM_WORLD, &world) == MPI_SUCCESS &&
+               MPI_Comm_get_errhandler(MPI_COMM_SELF, &self) == MPI_SUCCESS;
+    if (have) {
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    }
+    int accepted = have && MPI_Reduce_local(in, inout, 0, type, op) == MPI_SUCCESS;
+    if (world != MPI_ERRHANDLER_NULL) {
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, world);
+        MPI_Errhandler_free(&world);
+    }
+    if (self != MPI_ERRHANDLER_NULL) {
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, self);
+        MPI_Errhandler_free(&self);
+    }
+
+    for (int i = 0; i < TRD__ASKED; i++) {
+        int empty = TRD__SLOT_EMPTY;
+        if (atomic_compare_exchange_strong(&trd__asked[i].state, &empty, TRD__SLOT_BUSY)) {
+            trd__asked[i].type = type;
+            trd__asked[i].op = op;
+            trd__asked[i].accepted = accepted;
+            atomic_store_explicit(&trd__asked[i].state, TRD__SLOT_READY, memory_order_release);
+            break;
+        }
+    }
+    return accepted;
 }

@@ -26,10 +26,20 @@ typedef void (*trd_kernel_fn)(const void *in, void *inout, size_t count);
 /* The kernel for a predefined (named) datatype and predefined op, or NULL if
  * the pair is not one MPI defines (e.g. MPI_BAND on MPI_DOUBLE), the type is
  * not predefined, or op is a user op.  Covers every predefined C and
- * fixed-width integer type, floating types incl. long double and the C complex
- * types (SUM, PROD only), MPI_C_BOOL, MPI_BYTE (bitwise ops), and the
- * MINLOC/MAXLOC pair types with MPI's tie rule (the smaller index wins). */
+ * fixed-width integer type (unsigned MIN/MAX compared as unsigned), floating
+ * types incl. long double and the C complex types (SUM, PROD only),
+ * MPI_C_BOOL, MPI_BYTE (bitwise ops), the MINLOC/MAXLOC pair types with MPI's
+ * tie rule (the smaller index wins), and the Fortran types MPICH computes as a
+ * C type of their MPI_Type_size (INTEGER*, REAL, DOUBLE PRECISION, REAL4/8,
+ * COMPLEX*, LOGICAL, CHARACTER, 2INTEGER, 2REAL, 2DOUBLE_PRECISION). */
 trd_kernel_fn trd_kernel_lookup(MPI_Datatype type, MPI_Op op);
+
+/* Whether MPI_Reduce_local accepts the predefined op on the predefined type:
+ * the pairs without a kernel that a plan can still run through
+ * MPI_Reduce_local.  Asked once per pair with count 0 (errors returned, not
+ * raised) and remembered; thread-safe.  MPI_REPLACE and MPI_NO_OP: never.
+ * Returns 1 or 0. */
+int trd_reduce_local_accepts(MPI_Datatype type, MPI_Op op);
 
 /* A reduction operator resolved once per call: the kernel if there is one,
  * otherwise MPI_Reduce_local with (op, type). */

@@ -8,6 +8,8 @@
  *   - the comparison of a result with the reference: exact, or within
  *     rounding for floating SUM and PROD (compare), gaps of strided types
  *     included, and the hash of the bytes that carry values (hash_result);
+ *   - the standard's unsigned MIN/MAX, the reference where the MPI library
+ *     compares as signed (unsigned_minmax, unsigned_minmax_reference);
  *   - the probing of accepted (type, op) pairs and the --types/--ops filters;
  *   - the options both take, and their parsing;
  *   - checks pending agreement, batched into one reduction (pend_add,
@@ -569,6 +571,49 @@ static inline size_t compare(const struct ttype *t, enum cat cat, const unsigned
         }
     }
     return count;
+}
+
+/* ---- Unsigned MIN/MAX ---------------------------------------------------- */
+
+/* Whether (t, op) is MIN or MAX on unsigned integers.  MPICH 4.0.x compares
+ * them as signed (MAX(0, UINT_MAX) = 0, pmodels/mpich#6083) in its own
+ * routines; treeduce gives the standard's answer, so the reference for these
+ * pairs is unsigned_minmax_reference, not the PMPI_ routine. */
+static inline int unsigned_minmax(const struct ttype *t, MPI_Op op)
+{
+    return t->kind == K_INT && t->scal == S_UINT && (op == MPI_MAX || op == MPI_MIN);
+}
+
+/* The standard's MIN or MAX (op), compared as unsigned, over the ranks of
+ * comm of each rank's nin elements of t at in: elements [first, first + n) of
+ * the result into out (n elements; gap slots left alone).  Gathers every
+ * rank's input with PMPI_Allgather: a collective, every rank calls it. */
+static inline void unsigned_minmax_reference(const struct ttype *t, MPI_Op op,
+                                             const unsigned char *in, size_t nin, size_t first,
+                                             size_t n, MPI_Comm comm, unsigned char *out)
+{
+    size_t bytes = nin * t->extent, i, k;
+    int nprocs, r, s;
+    unsigned char *all;
+
+    MPI_Comm_size(comm, &nprocs);
+    all = xmalloc(bytes * (size_t)nprocs);
+    PMPI_Allgather(in, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE, comm);
+    for (i = first; i < first + n; i++)
+        for (s = 0; s < t->nslots; s++) {
+            size_t off = i * t->extent + (size_t)s * t->vsize;
+            uint64_t v;
+            if (!slot_covered(t, s))
+                continue;
+            v = get_uint(all + off, t->vsize);
+            for (r = 1; r < nprocs; r++) {
+                uint64_t x = get_uint(all + (size_t)r * bytes + off, t->vsize);
+                v = op == MPI_MAX ? (x > v ? x : v) : (x < v ? x : v);
+            }
+            k = (i - first) * t->extent + (size_t)s * t->vsize;
+            put_int(out + k, t->vsize, v);
+        }
+    free(all);
 }
 
 /* ---- Reports ------------------------------------------------------------- */

@@ -1,13 +1,19 @@
 /* Reduction kernels against MPI_Reduce_local, for every predefined type x op.
  *
  * For each pair: if MPI_Reduce_local accepts it, trd_kernel_lookup must give a
- * kernel (C and C++ types; Fortran types may use the fallback), and on random
- * data with special values (NaN with payloads, signed zeros, infinities,
- * denormals, ties for MINLOC/MAXLOC, random padding bytes) the kernel, and
- * trd_reduce through trd_reducer_init, must leave exactly the bytes
- * MPI_Reduce_local leaves, for counts 0, 1, 7 and 1000.  If MPI_Reduce_local
- * rejects it, there must be no kernel.  Then the reducer's fallback: a
- * non-commutative user op on MPI_INT (operand order), non-predefined types
+ * kernel (C, C++ and Fortran types alike, Fortran ones through MPI's own
+ * handles; the pairs left_on_reduce_local lists are the documented
+ * exceptions), and on random data with special values (NaN with payloads,
+ * signed zeros, infinities, denormals, ties for MINLOC/MAXLOC, random padding
+ * bytes) the kernel, and trd_reduce through trd_reducer_init, must leave
+ * exactly the bytes MPI_Reduce_local leaves, for counts 0, 1, 7 and 1000.
+ * Unsigned MIN/MAX are the exception: there the reference is computed here,
+ * comparing as unsigned (MPICH 4.0.x compares as signed, pmodels/mpich#6083,
+ * and the kernels must not), and MAX(0, all ones) must be all ones.  If
+ * MPI_Reduce_local rejects a pair, there must be no kernel.  For every pair,
+ * trd_reduce_local_accepts must agree with MPI_Reduce_local, raise no error
+ * handler and leave the handlers as they were.  Then the reducer's fallback:
+ * a non-commutative user op on MPI_INT (operand order), non-predefined types
  * (MPI_ERR_TYPE) and a rejected pair (the error is passed on).
  *
  * Run with one rank: mpiexec -n 1 test_kernels.  The last line reads
@@ -50,6 +56,10 @@ struct long_double_int {
     long double v;
     int loc;
 };
+struct two_fint {
+    MPI_Fint v;
+    MPI_Fint loc;
+};
 
 /* How to fill one element with test data. */
 enum gen {
@@ -61,10 +71,9 @@ enum gen {
     GEN_PAIR, /* value (by value_gen) at 0, int loc at loc_offset */
 };
 
-/* Kernels are required for C and C++ types; Fortran types and extensions may
- * leave every pair to MPI_Reduce_local.  UNSIGNED: required as well, except
- * MIN/MAX where MPI_Reduce_local compares as signed (see minmax_is_signed). */
-enum scope { REQUIRED, UNSIGNED, OPTIONAL };
+/* UNSIGNED: an unsigned integer type, whose MIN/MAX are checked against the
+ * reference computed here (unsigned_minmax_reference). */
+enum scope { REQUIRED, UNSIGNED };
 
 struct type_case {
     MPI_Datatype type;
@@ -83,10 +92,6 @@ struct type_case {
 #define T_UNS(type)                                                                                \
     {                                                                                              \
         type, #type, GEN_BYTES, GEN_BYTES, 0, 0, UNSIGNED                                          \
-    }
-#define T_OPT(type)                                                                                \
-    {                                                                                              \
-        type, #type, GEN_BYTES, GEN_BYTES, 0, 0, OPTIONAL                                          \
     }
 #define T_PAIR(type, s, gen)                                                                       \
     {                                                                                              \
@@ -140,29 +145,31 @@ static const struct type_case types[] = {
     T_PAIR(MPI_2INT, two_int, GEN_BYTES),
     T_PAIR(MPI_SHORT_INT, short_int, GEN_BYTES),
     T_PAIR(MPI_LONG_DOUBLE_INT, long_double_int, GEN_LDOUBLE),
-    /* Fortran */
-    T_OPT(MPI_CHARACTER),
-    T_OPT(MPI_INTEGER),
-    T_OPT(MPI_REAL),
-    T_OPT(MPI_DOUBLE_PRECISION),
-    T_OPT(MPI_COMPLEX),
-    T_OPT(MPI_DOUBLE_COMPLEX),
-    T_OPT(MPI_LOGICAL),
-    T_OPT(MPI_2INTEGER),
-    T_OPT(MPI_2REAL),
-    T_OPT(MPI_2DOUBLE_PRECISION),
-    T_OPT(MPI_INTEGER1),
-    T_OPT(MPI_INTEGER2),
-    T_OPT(MPI_INTEGER4),
-    T_OPT(MPI_INTEGER8),
-    T_OPT(MPI_REAL4),
-    T_OPT(MPI_REAL8),
-    T_OPT(MPI_REAL16),
-    T_OPT(MPI_COMPLEX8),
-    T_OPT(MPI_COMPLEX16),
-    T_OPT(MPI_COMPLEX32),
+    /* Fortran, through MPI's own handles (MPI_DATATYPE_NULL where MPICH has
+     * no such type: skipped) */
+    T(MPI_CHARACTER, GEN_BYTES),
+    T(MPI_INTEGER, GEN_BYTES),
+    T(MPI_REAL, GEN_FLOAT),
+    T(MPI_DOUBLE_PRECISION, GEN_DOUBLE),
+    T(MPI_COMPLEX, GEN_FLOAT),
+    T(MPI_DOUBLE_COMPLEX, GEN_DOUBLE),
+    T(MPI_LOGICAL, GEN_BYTES), /* 0, 1, 2, -1, random: any nonzero is .TRUE. */
+    T_PAIR(MPI_2INTEGER, two_fint, GEN_BYTES),
+    T(MPI_2REAL, GEN_FLOAT), /* value and index both REAL */
+    T(MPI_2DOUBLE_PRECISION, GEN_DOUBLE),
+    T(MPI_INTEGER1, GEN_BYTES),
+    T(MPI_INTEGER2, GEN_BYTES),
+    T(MPI_INTEGER4, GEN_BYTES),
+    T(MPI_INTEGER8, GEN_BYTES),
+    T(MPI_INTEGER16, GEN_BYTES),
+    T(MPI_REAL4, GEN_FLOAT),
+    T(MPI_REAL8, GEN_DOUBLE),
+    T(MPI_REAL16, GEN_BYTES),
+    T(MPI_COMPLEX8, GEN_FLOAT),
+    T(MPI_COMPLEX16, GEN_DOUBLE),
+    T(MPI_COMPLEX32, GEN_BYTES),
 #ifdef MPIX_C_FLOAT16
-    T_OPT(MPIX_C_FLOAT16),
+    T(MPIX_C_FLOAT16, GEN_BYTES),
 #endif
 };
 
@@ -184,6 +191,7 @@ static const struct op_case {
 
 static int passed, failed;
 static int signed_minmax; /* unsigned MIN/MAX pairs this MPI computes as signed */
+static int left_pairs;    /* pairs accepted by MPI_Reduce_local, documented as without kernel */
 
 static void check(int ok, const char *type, const char *op, const char *what)
 {
@@ -217,17 +225,53 @@ static int reduce_local_aborts(MPI_Datatype type, MPI_Op op)
     return 0;
 }
 
-/* MPICH 4.0.x does MIN and MAX on unsigned types as signed (MPICH bug
- * pmodels/mpich#6083): MAX(0, all ones) gives 0.  A kernel cannot match that and be
- * right, so there the pair must stay on MPI_Reduce_local. */
-static int minmax_is_signed(MPI_Datatype type, MPI_Op op)
+/* Pairs MPI_Reduce_local accepts that have no kernel on purpose (see
+ * runtime/kernels.c): MPICH 4.0.2 leaves inout as it was for LAND/LOR/LXOR
+ * on the Fortran REAL types (no result to match), and computes MPI_REAL16 as no
+ * C type of its representation.  They run through MPI_Reduce_local. */
+static int left_on_reduce_local(MPI_Datatype type, MPI_Op op)
+{
+#if defined(MPICH_NUMVERSION)
+    if (type != MPI_DATATYPE_NULL && type == MPI_REAL16)
+        return 1;
+    if ((type == MPI_REAL || type == MPI_DOUBLE_PRECISION || type == MPI_REAL4 ||
+         type == MPI_REAL8) &&
+        (op == MPI_LAND || op == MPI_LOR || op == MPI_LXOR))
+        return 1;
+#else
+    (void)type;
+    (void)op;
+#endif
+    return 0;
+}
+
+/* Whether this MPI's MAX(0, all ones) on an unsigned type is 0: MIN and MAX
+ * compared as signed (MPICH 4.0.x, pmodels/mpich#6083). */
+static int minmax_is_signed(MPI_Datatype type)
 {
     unsigned char ones[8], result[8] = {0};
     memset(ones, 0xff, sizeof ones);
-    if (op != MPI_MAX && op != MPI_MIN)
-        return 0;
     MPI_Reduce_local(ones, result, 1, type, MPI_MAX);
     return result[0] == 0;
+}
+
+static int is_minmax(MPI_Op op)
+{
+    return op == MPI_MAX || op == MPI_MIN;
+}
+
+/* The standard's MIN or MAX of unsigned integers of size bytes (1 .. 8):
+ * inout[i] = in[i] op inout[i], compared as unsigned. */
+static void unsigned_minmax_reference(const unsigned char *in, unsigned char *inout, size_t count,
+                                      size_t size, int max)
+{
+    for (size_t i = 0; i < count; i++) {
+        uint64_t a = 0, b = 0; /* little-endian: the low bytes hold the value */
+        memcpy(&a, inout + i * size, size);
+        memcpy(&b, in + i * size, size);
+        if (max ? b > a : b < a)
+            memcpy(inout + i * size, in + i * size, size);
+    }
 }
 
 /* ---- Test data ------------------------------------------------------------ */
@@ -403,7 +447,7 @@ static void describe_difference(const char *type, const char *op, const char *pa
         printf("  %s %s via %s, count %zu, element %zu\n    in     ", type, op, path, count, i);
         for (size_t b = 0; b < extent; b++)
             printf("%02x", in_buf[i * extent + b]);
-        printf("\n    mpich  ");
+        printf("\n    ref    ");
         for (size_t b = 0; b < extent; b++)
             printf("%02x", ref_buf[i * extent + b]);
         printf("\n    got    ");
@@ -414,10 +458,11 @@ static void describe_difference(const char *type, const char *op, const char *pa
     }
 }
 
-/* Returns 1 if the kernel and the reducer agree with MPI_Reduce_local on every
- * count and round. */
-static int compare_with_mpich(const struct type_case *tc, const struct op_case *oc,
-                              trd_kernel_fn fn, size_t extent)
+/* Returns 1 if the kernel and the reducer agree with the reference on every
+ * count and round: MPI_Reduce_local, or for own_reference the unsigned MIN/MAX
+ * computed here. */
+static int compare_with_reference(const struct type_case *tc, const struct op_case *oc,
+                                  trd_kernel_fn fn, size_t extent, int own_reference)
 {
     static const size_t counts[] = {0, 1, 7, MAX_COUNT};
     trd_reducer r;
@@ -438,8 +483,10 @@ static int compare_with_mpich(const struct type_case *tc, const struct op_case *
             memcpy(kernel_buf, ref_buf, bytes);
             memcpy(reducer_buf, ref_buf, bytes);
 
-            rc = MPI_Reduce_local(in_buf, ref_buf, (int)count, tc->type, oc->op);
-            if (rc != MPI_SUCCESS) {
+            if (own_reference) {
+                unsigned_minmax_reference(in_buf, ref_buf, count, extent, oc->op == MPI_MAX);
+            } else if (MPI_Reduce_local(in_buf, ref_buf, (int)count, tc->type, oc->op) !=
+                       MPI_SUCCESS) {
                 printf("  %s %s: MPI_Reduce_local failed on count %zu\n", tc->name, oc->name,
                        count);
                 return 0;
@@ -467,7 +514,35 @@ static int compare_with_mpich(const struct type_case *tc, const struct op_case *
     return 1;
 }
 
-static void check_pair(const struct type_case *tc, const struct op_case *oc, int *kernels)
+/* The extremes of an unsigned type of size bytes, through the reducer:
+ * MAX(0, all ones) and MAX(all ones, 0) are all ones, MIN of them 0, which a
+ * signed comparison gets the other way round. */
+static int unsigned_extremes_ok(MPI_Datatype type, MPI_Op op, size_t size)
+{
+    unsigned char zero[8] = {0}, ones[8], io[8];
+    const unsigned char *want = op == MPI_MAX ? ones : zero;
+    trd_reducer r;
+    int ok = trd_reducer_init(&r, type, op) == MPI_SUCCESS;
+
+    memset(ones, 0xff, sizeof ones);
+    memcpy(io, zero, size);
+    ok = ok && trd_reduce_local(&r, ones, io, 1) == MPI_SUCCESS && memcmp(io, want, size) == 0;
+    memcpy(io, ones, size);
+    ok = ok && trd_reduce_local(&r, zero, io, 1) == MPI_SUCCESS && memcmp(io, want, size) == 0;
+    return ok;
+}
+
+/* Counts the handlers called: none may be while trd_reduce_local_accepts asks. */
+static int handler_calls;
+static void count_errors(MPI_Comm *comm, int *code, ...)
+{
+    (void)comm;
+    (void)code;
+    handler_calls++;
+}
+
+static void check_pair(const struct type_case *tc, const struct op_case *oc, int *kernels,
+                       MPI_Errhandler counting)
 {
     trd_kernel_fn fn = trd_kernel_lookup(tc->type, oc->op);
     MPI_Aint lb, extent;
@@ -475,6 +550,28 @@ static void check_pair(const struct type_case *tc, const struct op_case *oc, int
 
     if (fn)
         ++*kernels;
+
+    /* What trd_reduce_local_accepts says, with a handler on both
+     * communicators that must neither be called nor replaced. */
+    int accepted0 = MPI_Reduce_local(scratch_in, scratch_inout, 0, tc->type, oc->op) == MPI_SUCCESS;
+    int one_sided = oc->op == MPI_REPLACE || oc->op == MPI_NO_OP;
+    MPI_Errhandler world, self;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, counting);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, counting);
+    handler_calls = 0;
+    int says = trd_reduce_local_accepts(tc->type, oc->op);
+    int again = trd_reduce_local_accepts(tc->type, oc->op); /* remembered */
+    MPI_Comm_get_errhandler(MPI_COMM_WORLD, &world);
+    MPI_Comm_get_errhandler(MPI_COMM_SELF, &self);
+    check(says == (accepted0 && !one_sided) && again == says, tc->name, oc->name,
+          "trd_reduce_local_accepts differs from MPI_Reduce_local");
+    check(handler_calls == 0 && world == counting && self == counting, tc->name, oc->name,
+          "trd_reduce_local_accepts called or changed an error handler");
+    MPI_Errhandler_free(&world);
+    MPI_Errhandler_free(&self);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+
     if (reduce_local_aborts(tc->type, oc->op)) {
         check(fn == NULL, tc->name, oc->name, "kernel for a pair MPI_Reduce_local aborts on");
         return;
@@ -484,9 +581,13 @@ static void check_pair(const struct type_case *tc, const struct op_case *oc, int
         check(fn == NULL, tc->name, oc->name, "kernel for a pair MPI_Reduce_local rejects");
         return;
     }
-    if (!fn && tc->scope == UNSIGNED && minmax_is_signed(tc->type, oc->op))
-        signed_minmax++;
-    else if (!fn && tc->scope != OPTIONAL) {
+    if (left_on_reduce_local(tc->type, oc->op)) {
+        left_pairs++;
+        if (fn) {
+            check(0, tc->name, oc->name, "kernel for a pair documented as without one");
+            return;
+        }
+    } else if (!fn) {
         check(0, tc->name, oc->name, "no kernel for a pair MPI_Reduce_local accepts");
         return;
     }
@@ -495,7 +596,15 @@ static void check_pair(const struct type_case *tc, const struct op_case *oc, int
         check(0, tc->name, oc->name, "unexpected extent");
         return;
     }
-    check(compare_with_mpich(tc, oc, fn, (size_t)extent), tc->name, oc->name,
+    if (tc->scope == UNSIGNED && is_minmax(oc->op)) {
+        signed_minmax += minmax_is_signed(tc->type);
+        check(compare_with_reference(tc, oc, fn, (size_t)extent, 1), tc->name, oc->name,
+              "result differs from the standard's unsigned MIN/MAX");
+        check(unsigned_extremes_ok(tc->type, oc->op, (size_t)extent), tc->name, oc->name,
+              "MIN/MAX of 0 and all ones compared as signed");
+        return;
+    }
+    check(compare_with_reference(tc, oc, fn, (size_t)extent, 0), tc->name, oc->name,
           "result differs from MPI_Reduce_local");
 }
 
@@ -575,23 +684,27 @@ static void check_rejected_pair(void)
 int main(int argc, char **argv)
 {
     int kernels = 0, npairs = 0;
+    MPI_Errhandler counting;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    MPI_Comm_create_errhandler(count_errors, &counting);
 
     for (size_t t = 0; t < NTYPES; t++) {
         if (types[t].type == MPI_DATATYPE_NULL) /* e.g. a Fortran type not built */
             continue;
         for (size_t o = 0; o < NOPS; o++) {
-            check_pair(&types[t], &ops[o], &kernels);
+            check_pair(&types[t], &ops[o], &kernels, counting);
             npairs++;
         }
     }
-    printf("%d (type, op) pairs, %d with kernels\n", npairs, kernels);
+    MPI_Errhandler_free(&counting);
+    printf("%d (type, op) pairs, %d with kernels, %d accepted and left on MPI_Reduce_local\n",
+           npairs, kernels, left_pairs);
     if (signed_minmax)
-        printf("%d unsigned MIN/MAX pairs are signed in this MPI (pmodels/mpich#6083), "
-               "left to MPI_Reduce_local\n",
+        printf("%d unsigned MIN/MAX pairs are signed in MPI_Reduce_local (pmodels/mpich#6083); "
+               "the kernels compare as unsigned\n",
                signed_minmax);
     check_user_op();
     check_not_predefined();
