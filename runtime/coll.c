@@ -5,6 +5,7 @@
  * the MPI library's routine gets the call as the application made it. */
 #include "rt.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,6 +66,23 @@ static int run(trd_comm *c, const char *routine, const trd_algo *a, const char *
 
 /* ---- Allreduce ---------------------------------------------------------------------- */
 
+/* TREEDUCE_REPRODUCIBLE: the algorithm whose order of reduction depends only
+ * on the communicator's size, in place of a (said once where a was forced). */
+static const trd_algo *reproducible(const trd_machine *m, const trd_algo *a, const char **params)
+{
+    static const trd_algo *repro;
+    char msg[128];
+    if (!repro)
+        repro = trd_algo_find(TRD_COLL_ALLREDUCE, "repro", 5);
+    if (a && a != repro && trd_env_verbose()) {
+        snprintf(msg, sizeof msg, "TREEDUCE_REPRODUCIBLE is set: MPI_Allreduce runs repro, not %s",
+                 a->name);
+        trd_note(m, msg);
+    }
+    *params = "";
+    return repro;
+}
+
 static int allreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, int count,
                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const trd_algo *a,
                      const char *params)
@@ -73,6 +91,8 @@ static int allreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, i
     trd_reducer red;
     trd_comm *c = NULL;
     int rc;
+    if (trd_env_reproducible())
+        a = reproducible(m, a, &params);
     if (trd_env_disabled())
         why = "TREEDUCE_DISABLE is set";
     else if (comm == MPI_COMM_NULL)

@@ -42,6 +42,14 @@ int trd_env_disabled(void)
     return v;
 }
 
+int trd_env_reproducible(void)
+{
+    static int v = -1;
+    if (v < 0)
+        v = env_flag("TREEDUCE_REPRODUCIBLE");
+    return v;
+}
+
 int trd_env_verbose(void)
 {
     static int v = -1;
@@ -78,6 +86,12 @@ void trd_fallback_note(const trd_machine *m, const char *routine, const char *wh
     if (trd_env_verbose() && first_time(why))
         fprintf(stderr, "treeduce[%s]: %s uses the MPI library's routine: %s\n", m->name, routine,
                 why);
+}
+
+void trd_note(const trd_machine *m, const char *msg)
+{
+    if (trd_env_verbose() && first_time(msg))
+        fprintf(stderr, "treeduce[%s]: %s\n", m->name, msg);
 }
 
 void trd_choice_note(const trd_machine *m, const char *routine, const char *alg, const char *params)
