@@ -10,6 +10,7 @@
 #include "rt.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,6 +98,21 @@ static int trivial(const how *h, const void *src, void *dst, size_t bytes)
 
 /* ---- Allreduce ---------------------------------------------------------------------- */
 
+/* TREEDUCE_REPRODUCIBLE: the algorithm whose order of reduction depends only
+ * on the communicator's size, in place of a (said once where a was forced). */
+static const trd_algo *reproducible(const trd_machine *m, const trd_algo *a, const char **params)
+{
+    const trd_algo *repro = trd_algo_find(TRD_COLL_ALLREDUCE, "repro", 5);
+    char msg[128];
+    if (a && a != repro && trd_env_verbose()) {
+        snprintf(msg, sizeof msg, "TREEDUCE_REPRODUCIBLE is set: MPI_Allreduce runs repro, not %s",
+                 a->name);
+        trd_note(m, msg);
+    }
+    *params = "";
+    return repro;
+}
+
 static const char *const allreduce_names[3] = {"MPI_Allreduce", "MPI_Iallreduce",
                                                "MPI_Allreduce_init"};
 
@@ -108,6 +124,8 @@ static int allreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, M
     trd_reducer red;
     trd_comm *c = NULL;
     int rc;
+    if (trd_env_reproducible())
+        a = reproducible(m, a, &params);
     if (trd_env_disabled())
         why = "TREEDUCE_DISABLE is set";
     else if (comm == MPI_COMM_NULL)

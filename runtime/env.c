@@ -56,6 +56,14 @@ int trd_env_disabled(void)
     return x;
 }
 
+int trd_env_reproducible(void)
+{
+    static int v = -1;
+    if (v < 0)
+        v = env_flag("TREEDUCE_REPRODUCIBLE");
+    return v;
+}
+
 int trd_env_verbose(void)
 {
     static atomic_int v = -1;
@@ -119,6 +127,15 @@ void trd_fallback_note(const trd_machine *m, const char *routine, const char *wh
     note_format(line, sizeof line, "treeduce[%s]: %s uses the MPI library's routine: %s\n", m->name,
                 routine, why);
     note_once(why, line);
+}
+
+void trd_note(const trd_machine *m, const char *msg)
+{
+    char line[640];
+    if (!trd_env_verbose())
+        return;
+    note_format(line, sizeof line, "treeduce[%s]: %s\n", m->name, msg);
+    note_once(msg, line);
 }
 
 void trd_choice_note(const trd_machine *m, const char *routine, const char *alg, const char *params)

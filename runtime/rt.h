@@ -73,6 +73,10 @@ int trd_reduce_local(const trd_reducer *r, const void *in, void *inout, size_t c
 const trd_algo *trd_env_algorithm(const char **params);
 /* TREEDUCE_DISABLE=1: every call goes to the PMPI routine. */
 int trd_env_disabled(void);
+/* TREEDUCE_REPRODUCIBLE=1: every allreduce runs the algorithm whose order
+ * of reduction depends only on the communicator's size ("repro"), whatever
+ * the selection or TREEDUCE_ALGORITHM would run. */
+int trd_env_reproducible(void);
 /* TREEDUCE_VERBOSE: 0 quiet; 1 say why a call falls back, once per reason;
  * 2 also name each algorithm the first time it runs. */
 int trd_env_verbose(void);
@@ -85,6 +89,9 @@ const char *trd_env_break(void);
 /* With TREEDUCE_VERBOSE=1 prints "treeduce[<machine>]: <routine> uses the MPI
  * library's routine: <why>" on stderr, once per distinct why per process. */
 void trd_fallback_note(const trd_machine *m, const char *routine, const char *why);
+/* With TREEDUCE_VERBOSE=1, print "treeduce[<machine>]: <msg>" on stderr,
+ * once per distinct msg per process. */
+void trd_note(const trd_machine *m, const char *msg);
 /* With TREEDUCE_VERBOSE=2, print "treeduce[<machine>]: <routine> runs
  * <alg>[:<params>]" the first time routine runs alg with params in this
  * process.  One flag test otherwise. */

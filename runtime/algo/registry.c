@@ -9,7 +9,7 @@
 extern const trd_algo trd_allreduce_nap, trd_allreduce_ring, trd_allreduce_rd,
     trd_allreduce_rabenseifner, trd_allreduce_smp, trd_allreduce_hring, trd_allreduce_flex,
     trd_allreduce_rm, trd_allreduce_shm, trd_allreduce_shm_rx, trd_allreduce_shm_tree,
-    trd_allreduce_shm_cyclic, trd_allreduce_shm_socket;
+    trd_allreduce_shm_cyclic, trd_allreduce_shm_socket, trd_allreduce_repro;
 extern const trd_algo trd_rsb_shm, trd_rsb_halving, trd_rsb_doubling, trd_rsb_pairwise;
 extern const trd_algo trd_allgather_shm, trd_allgather_rd, trd_allgather_bruck, trd_allgather_ring;
 extern const trd_algo trd_bcast_shm, trd_bcast_binomial, trd_bcast_scatter_allgather;
@@ -18,20 +18,35 @@ extern const trd_algo trd_reduce_shm, trd_reduce_binomial, trd_reduce_rabenseifn
 /* The candidates across nodes come first, in the order the size selection
  * lists them (ties go to the earlier one). */
 const trd_algo *const trd_algos[] = {
-    &trd_allreduce_nap,        &trd_allreduce_ring,
-    &trd_allreduce_rd,         &trd_allreduce_rabenseifner,
-    &trd_allreduce_smp,        &trd_allreduce_hring,
-    &trd_allreduce_flex,       &trd_allreduce_rm,
-    &trd_allreduce_shm,        &trd_allreduce_shm_rx,
-    &trd_allreduce_shm_tree,   &trd_allreduce_shm_cyclic,
-    &trd_allreduce_shm_socket, &trd_rsb_shm,
-    &trd_rsb_halving,          &trd_rsb_doubling,
-    &trd_rsb_pairwise,         &trd_allgather_shm,
-    &trd_allgather_rd,         &trd_allgather_bruck,
-    &trd_allgather_ring,       &trd_bcast_shm,
-    &trd_bcast_binomial,       &trd_bcast_scatter_allgather,
-    &trd_reduce_shm,           &trd_reduce_binomial,
-    &trd_reduce_rabenseifner,  NULL,
+    &trd_allreduce_nap,
+    &trd_allreduce_ring,
+    &trd_allreduce_rd,
+    &trd_allreduce_rabenseifner,
+    &trd_allreduce_smp,
+    &trd_allreduce_hring,
+    &trd_allreduce_flex,
+    &trd_allreduce_rm,
+    &trd_allreduce_shm,
+    &trd_allreduce_shm_rx,
+    &trd_allreduce_shm_tree,
+    &trd_allreduce_shm_cyclic,
+    &trd_allreduce_shm_socket,
+    &trd_allreduce_repro,
+    &trd_rsb_shm,
+    &trd_rsb_halving,
+    &trd_rsb_doubling,
+    &trd_rsb_pairwise,
+    &trd_allgather_shm,
+    &trd_allgather_rd,
+    &trd_allgather_bruck,
+    &trd_allgather_ring,
+    &trd_bcast_shm,
+    &trd_bcast_binomial,
+    &trd_bcast_scatter_allgather,
+    &trd_reduce_shm,
+    &trd_reduce_binomial,
+    &trd_reduce_rabenseifner,
+    NULL,
 };
 
 const trd_algo *trd_algo_find(int coll, const char *name, size_t len)
