@@ -17,8 +17,8 @@
  *     fitted to SECONDS_PER_SIZE and medians of the slowest rank's times
  *     for interleaved calls, one per library and the MPI library's
  *     (bench_measure);
- *   - the table's common header lines and time columns, the CSV file and the
- *     sweep over sizes.
+ *   - the table's common header lines and time columns, sizes in B .. GiB,
+ *     the CSV file and the sweep over sizes.
  *
  * Header-only: everything is static, each benchmark is built from its one .c.
  * A benchmark defines BENCH_PROG (its name, for messages) before including it.
@@ -382,17 +382,19 @@ static inline int bench_turn(int i, int k)
     return k < nlibs ? (i + k) % nlibs : nlibs;
 }
 
-/* Times call interleaved, a call of each library's routine then the MPI
- * library's per round, after --warmup rounds; t[who] (0 .. nlibs): median
- * (seconds) of the slowest rank's time; returns the number of iterations. */
-static inline int bench_measure(bench_call_fn call, void *ctx, const char *name, double *t_out)
+/* Times n routines (who = 0 .. n-1) interleaved, call k of round i being
+ * routine turn(i, k) (each routine once per round), after --warmup rounds;
+ * t_out[who]: median (seconds) of the slowest rank's time; returns the
+ * number of iterations. */
+static inline int bench_measure_turns(bench_call_fn call, void *ctx, const char *name, int n,
+                                      int (*turn)(int i, int k), double *t_out)
 {
-    int i, k, iters, warm = opt.warmup > 0 ? opt.warmup : 1, n = nlibs + 1;
+    int i, k, iters, warm = opt.warmup > 0 ? opt.warmup : 1;
     double round_s, *t = xmalloc((size_t)warm * sizeof *t);
 
     for (i = 0; i < warm; i++)
         for (t[i] = 0, k = 0; k < n; k++)
-            t[i] += bench_timed(call, ctx, bench_turn(i, k), name);
+            t[i] += bench_timed(call, ctx, turn(i, k), name);
     /* The median round, as the first may pay for first touch; every rank must
      * run the same number of iterations. */
     round_s = median(t, warm);
@@ -402,7 +404,7 @@ static inline int bench_measure(bench_call_fn call, void *ctx, const char *name,
     t = xmalloc((size_t)n * (size_t)iters * sizeof *t);
     for (i = 0; i < iters; i++)
         for (k = 0; k < n; k++) {
-            int who = bench_turn(i, k);
+            int who = turn(i, k);
             t[(size_t)who * (size_t)iters + (size_t)i] = bench_timed(call, ctx, who, name);
         }
     PMPI_Allreduce(MPI_IN_PLACE, t, n * iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -410,6 +412,15 @@ static inline int bench_measure(bench_call_fn call, void *ctx, const char *name,
         t_out[k] = median(t + (size_t)k * (size_t)iters, iters);
     free(t);
     return iters;
+}
+
+/* Times call interleaved, a call of each library's routine then the MPI
+ * library's per round (bench_turn), after --warmup rounds; t[who] (0 ..
+ * nlibs): median (seconds) of the slowest rank's time; returns the number of
+ * iterations. */
+static inline int bench_measure(bench_call_fn call, void *ctx, const char *name, double *t_out)
+{
+    return bench_measure_turns(call, ctx, name, nlibs + 1, bench_turn, t_out);
 }
 
 /* ---- Start, output and end ----------------------------------------------------- */
@@ -551,6 +562,20 @@ static inline __attribute__((format(printf, 1, 2))) FILE *bench_csv_open(const c
         fputc('\n', csv);
     }
     return csv;
+}
+
+/* bytes for the tables, in B, KiB, MiB or GiB ("64 KiB", "1.5 MiB"), into buf of n bytes. */
+static inline void bench_human(char *buf, size_t n, size_t bytes)
+{
+    static const char *unit[] = {"B", "KiB", "MiB", "GiB"};
+    double v = (double)bytes;
+    int u = 0;
+
+    while (u < 3 && v >= 1023.95) { /* what "%.1f" would print as 1024.0 */
+        v /= 1024;
+        u++;
+    }
+    snprintf(buf, n, v == floor(v) ? "%.0f %s" : "%.1f %s", v, unit[u]);
 }
 
 /* The next size of the sweep, twice *bytes; 0 when it would pass --max-bytes. */

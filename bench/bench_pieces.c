@@ -235,20 +235,6 @@ static int measure(enum piece pc, const double *x, double *y, size_t count, doub
     return bench_measure(call_args, &c, piece_mpi[pc], t);
 }
 
-/* "64 MiB", or "64.0 MiB" for a size just short of it. */
-static void human(char *buf, size_t n, size_t bytes)
-{
-    static const char *unit[] = {"B", "KiB", "MiB", "GiB"};
-    double v = (double)bytes;
-    int u = 0;
-
-    while (u < 3 && v >= 1023.95) { /* what "%.1f" would print as 1024.0 */
-        v /= 1024;
-        u++;
-    }
-    snprintf(buf, n, v == floor(v) ? "%.0f %s" : "%.1f %s", v, unit[u]);
-}
-
 /* ---- Main -------------------------------------------------------------------- */
 
 static void print_header(void)
@@ -325,7 +311,7 @@ int main(int argc, char **argv)
                     double algbw = (double)used / t[0] / 1e9;
                     double busbw =
                         pc == P_RSB || pc == P_ALLGATHER ? algbw * (nprocs - 1) / nprocs : algbw;
-                    human(size, sizeof size, used);
+                    bench_human(size, sizeof size, used);
                     printf("%-9s %10s %6d", piece_name[pc], size, iters);
                     bench_print_times(t);
                     printf(" %10.3f %10.3f\n", algbw, busbw);

@@ -1,6 +1,7 @@
 #!/bin/sh
 # The main job: show the plan for this machine, then run its generated
-# allreduce (and the pieces) against the MPI library's own in one run
+# allreduce (then the pieces, and the persistent and nonblocking allreduce)
+# against the MPI library's own in one run
 # (2 ranks), correctness check first, and keep the tables as CSV under
 # bench/results/.
 #   bench/run.sh [NEW [OLD]] [extra bench_allreduce options]
@@ -14,6 +15,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$top/build}
 [ $# -gt 0 ] && shift
 old=
+perscsv=
 if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then
     old=$1
     shift
@@ -27,12 +29,16 @@ echo "$plan"
 if [ -z "$old" ]; then
     csv="$top/bench/results/allreduce-$host.csv"
     pcsv="$top/bench/results/pieces-$host.csv"
+    perscsv="$top/bench/results/persistent-$host.csv"
     echo
     echo "== generated allreduce vs the MPI library's, 2 ranks, same run"
     "$mpiexec" -n 2 "$build/bench_allreduce_local" --csv "$csv" "$@"
     echo
     echo "== reduce_scatter_block, allgather, reduce, bcast vs the MPI library's, 2 ranks, same run"
     "$mpiexec" -n 2 "$build/bench_pieces_local" --csv "$pcsv"
+    echo
+    echo "== blocking, persistent and nonblocking allreduce vs the MPI library's, 2 ranks, same run"
+    "$mpiexec" -n 2 "$build/bench_persistent_local" --csv "$perscsv"
 else
     new_lib=$build/libtreeduce_local.so
     old_lib=$old/libtreeduce_local.so
@@ -60,4 +66,4 @@ else
     "$mpiexec" -n 2 "$build/bench_pieces" --lib "$new_lib" --lib "$old_lib" --csv "$pcsv"
 fi
 echo
-echo "CSV: $csv $pcsv"
+echo "CSV: $csv $pcsv${perscsv:+ $perscsv}"
