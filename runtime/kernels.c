@@ -737,7 +737,8 @@ int trd_reduce_local_accepts(MPI_Datatype type, MPI_Op op)
     /* Count 0: MPICH checks the pair without running the op (it aborts inside
      * some ops it accepts, e.g. on MPIX_C_FLOAT16).  Its error goes to the
      * handler of MPI_COMM_WORLD (MPICH 4.0) or MPI_COMM_SELF (MPI 4), fatal by
-     * default, so both return codes while asking. */
+     * default, so both return codes while asking (for another thread too, in
+     * that moment: once per pair, and only pairs without a kernel). */
     unsigned char in[64] = {0}, inout[64] = {0};
     MPI_Errhandler world = MPI_ERRHANDLER_NULL, self = MPI_ERRHANDLER_NULL;
     int have = MPI_Comm_get_errhandler(MPI_COMM_WORLD, &world) == MPI_SUCCESS &&

@@ -36,9 +36,10 @@ trd_kernel_fn trd_kernel_lookup(MPI_Datatype type, MPI_Op op);
 
 /* Whether MPI_Reduce_local accepts the predefined op on the predefined type:
  * the pairs without a kernel that a plan can still run through
- * MPI_Reduce_local.  Asked once per pair with count 0 (errors returned, not
- * raised) and remembered; thread-safe.  MPI_REPLACE and MPI_NO_OP: never.
- * Returns 1 or 0. */
+ * MPI_Reduce_local.  Asked once per pair with count 0, with the error
+ * handlers of MPI_COMM_WORLD and MPI_COMM_SELF set to return codes meanwhile,
+ * and remembered; thread-safe.  MPI_REPLACE and MPI_NO_OP: never.  Returns 1
+ * or 0. */
 int trd_reduce_local_accepts(MPI_Datatype type, MPI_Op op);
 
 /* A reduction operator resolved once per call: the kernel if there is one,

@@ -17,9 +17,9 @@
  * A check passes when, on every rank of its communicator:
  *   - both calls return MPI_SUCCESS and the send buffer is unchanged;
  *   - integer, bool, byte, pair and MAX/MIN/logical results equal the
- *     reference exactly (for unsigned MIN/MAX the standard's answer computed
- *     here from every rank's input, not PMPI_Allreduce's: MPICH 4.0.x
- *     compares as signed, pmodels/mpich#6083);
+ *     reference exactly (for unsigned MIN/MAX under --expect-treeduce the
+ *     standard's answer computed here from every rank's input, not
+ *     PMPI_Allreduce's: MPICH 4.0.x compares as signed, pmodels/mpich#6083);
  *   - floating SUM components satisfy |a - e| <= 2 p eps * sum_r |x_r| and
  *     PROD components |a - e| <= 4 p eps * |e| (|e| the complex modulus for
  *     complex types), p the number of ranks, eps the type's epsilon;
