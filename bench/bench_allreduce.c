@@ -12,6 +12,13 @@
  * (with two: new, old, MPI, then old, new, MPI, ...); the table adds old_us
  * and new/old, NEW's time over OLD's.
  *
+ * --also NAME times a third routine in turn with the others: the (first)
+ * library's allreduce with algorithm NAME (trd_MACHINE_allreduce_with, as
+ * TREEDUCE_ALGORITHM spells it; "repro" is the reproducible mode), and adds
+ * NAME_us and NAME/tr, its time over the library's own choice: what forcing
+ * that algorithm costs.  Without --lib, the program must have
+ * libtreeduce_local linked in (bench_allreduce_local).
+ *
  * Before timing, each treeduce routine's results are compared with the MPI
  * library's at a few sizes (within rounding: |a - e| <= 2 p eps * sum_r |x_r|,
  * and bitwise equal on every rank); a mismatch aborts the run.
@@ -55,7 +62,7 @@
  *
  * Usage: bench_allreduce [--min-bytes N] [--max-bytes N] [--iters N]
  *                        [--warmup N] [--csv FILE] [--copy-bytes N]
- *                        [--lib LIB [--lib LIB]] [--check-only]
+ *                        [--lib LIB [--lib LIB]] [--also NAME] [--check-only]
  * Sizes take a K, M or G suffix (powers of 1024); --copy-bytes 0 skips the
  * bandwidth measurement and the bound.  --iters is the most iterations per
  * size; a size runs fewer when the warm-up shows they would take over
@@ -73,6 +80,7 @@
 #define XFER_FLAG_BYTES 4096 /* a rank's flag, then its input and output areas */
 
 static size_t copy_bytes = 256u << 20; /* --copy-bytes */
+static const char *also;               /* --also */
 
 /* Copy bandwidth, read + write bytes per second: each rank's and the sum. */
 static struct {
@@ -85,7 +93,39 @@ static int parse_arg(const char *a, const char *v)
 {
     if (!strcmp(a, "--copy-bytes"))
         return parse_size(v, &copy_bytes) ? -1 : 1;
+    if (!strcmp(a, "--also")) {
+        also = v;
+        return *v ? 1 : -1;
+    }
     return 0;
+}
+
+/* ---- A forced algorithm beside the libraries (--also) ------------------------ */
+
+static int also_at; /* its index in libs[] */
+
+static int also_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                          MPI_Op op, MPI_Comm comm)
+{
+    return libs[0].allreduce_with(sendbuf, recvbuf, count, datatype, op, comm,
+                                  libs[also_at].algorithm);
+}
+
+/* Adds --also's routine after the libraries: the first one's allreduce_with
+ * (linked in: libtreeduce_local's). */
+static void add_also(void)
+{
+    if (!also)
+        return;
+    if (!libs[0].path)
+        libs[0].allreduce_with =
+            (bench_allreduce_with_fn)dlsym(RTLD_DEFAULT, "trd_local_allreduce_with");
+    if (!libs[0].allreduce_with)
+        die("--also needs a treeduce library: bench_allreduce_local, or --lib "
+            "libtreeduce_MACHINE.so");
+    also_at = nlibs++;
+    libs[also_at] = (struct bench_lib){
+        .name = also, .abbr = also, .allreduce = also_allreduce, .algorithm = also};
 }
 
 /* ---- Correctness check ------------------------------------------------------ */
@@ -419,14 +459,17 @@ int main(int argc, char **argv)
         return bench_usage(
             "usage: bench_allreduce [--min-bytes N] [--max-bytes N] [--iters N] [--warmup N] "
             "[--csv FILE] [--copy-bytes N]\n"
-            "                       [--lib LIB [--lib LIB]] [--check-only]\n"
+            "                       [--lib LIB [--lib LIB]] [--also NAME] [--check-only]\n"
             "  sizes in bytes, with an optional K, M or G suffix (1024-based);\n"
             "  --copy-bytes 0 skips the memory bandwidth measurement and the "
             "bound;\n"
             "  --lib: a libtreeduce_MACHINE.so to time instead of MPI_Allreduce; "
-            "twice:\n  NEW's and OLD's side by side\n");
+            "twice:\n  NEW's and OLD's side by side;\n"
+            "  --also NAME: also the (first) library's allreduce with algorithm NAME, e.g. "
+            "repro\n");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     bench_load_libs();
+    add_also();
 
     for (k = 0; k < sizeof check_counts / sizeof check_counts[0]; k++)
         for (ip = 0; ip < 2; ip++)
@@ -454,7 +497,7 @@ int main(int argc, char **argv)
     t0 = MPI_Wtime();
     bytes = opt.min_bytes;
     do {
-        double t[BENCH_MAX_LIBS + 1], t_lib, t_mpi;
+        double t[BENCH_MAX_ROUTINES + 1], t_lib, t_mpi;
         int iters = measure(x, y, bytes, t);
         double xt = xfer_s(bytes, iters);
         t_lib = t[0]; /* the first library's (new) in the ratios to the bound and floor */

@@ -9,7 +9,9 @@
  *   - the options both take (--min-bytes, --max-bytes, --iters, --warmup,
  *     --csv, --lib, --check-only) and their parsing, sizes with K, M or G
  *     suffixes;
- *   - the treeduce libraries under test (libs[], bench_load_libs);
+ *   - the treeduce libraries under test (libs[], bench_load_libs), and
+ *     routines timed beside them: the first library's allreduce with an
+ *     algorithm named (bench_allreduce --also);
  *   - die() and xmalloc();
  *   - the data: random doubles (fill), hashes of results compared across
  *     ranks (same_on_all_ranks);
@@ -44,6 +46,7 @@
 #define MIN_ITERS 20
 #define SECONDS_PER_SIZE 0.5 /* iterations shrink to fit; at least MIN_ITERS */
 #define BENCH_MAX_LIBS 2     /* --lib NEW --lib OLD */
+#define BENCH_MAX_ROUTINES 3 /* the libraries, and one algorithm beside them (--also) */
 
 /* The options every benchmark takes (see bench_parse_args). */
 static struct {
@@ -174,6 +177,8 @@ typedef int (*bench_allgather_fn)(const void *, int, MPI_Datatype, void *, int, 
                                   MPI_Comm);
 typedef int (*bench_reduce_fn)(const void *, void *, int, MPI_Datatype, MPI_Op, int, MPI_Comm);
 typedef int (*bench_bcast_fn)(void *, int, MPI_Datatype, int, MPI_Comm);
+typedef int (*bench_allreduce_with_fn)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm,
+                                       const char *);
 
 struct bench_lib {
     const char *name; /* "treeduce"; with two libraries "new" and "old" */
@@ -184,25 +189,40 @@ struct bench_lib {
     bench_allgather_fn allgather;
     bench_reduce_fn reduce;
     bench_bcast_fn bcast;
+    bench_allreduce_with_fn allreduce_with; /* trd_MACHINE_allreduce_with, or NULL */
+    const char *algorithm; /* a routine timed beside the libraries: the first library's
+                            * allreduce with this algorithm (--also); NULL: a library */
 };
 
 /* Without --lib, the program's MPI_ routines: treeduce's when it is linked in
  * or preloaded. */
-static struct bench_lib libs[BENCH_MAX_LIBS] = {{"treeduce", "tr", NULL, MPI_Allreduce,
-                                                 MPI_Reduce_scatter_block, MPI_Allgather,
-                                                 MPI_Reduce, MPI_Bcast}};
+static struct bench_lib libs[BENCH_MAX_ROUTINES] = {
+    {.name = "treeduce",
+     .abbr = "tr",
+     .allreduce = MPI_Allreduce,
+     .reduce_scatter_block = MPI_Reduce_scatter_block,
+     .allgather = MPI_Allgather,
+     .reduce = MPI_Reduce,
+     .bcast = MPI_Bcast}};
 static int nlibs = 1; /* libs[0 .. nlibs-1]; routine nlibs is the MPI library's (PMPI_) */
+
+/* The trd_<machine>_<name> of a library, or NULL. */
+static inline void *bench_lib_find(void *handle, const char *machine, const char *name)
+{
+    char sym[160];
+
+    snprintf(sym, sizeof sym, "trd_%s_%s", machine, name);
+    return dlsym(handle, sym);
+}
 
 /* trd_<machine>_<name> of the library loaded as handle from path. */
 static inline void *bench_lib_sym(void *handle, const char *machine, const char *name,
                                   const char *path)
 {
-    char sym[160];
-    void *f;
+    void *f = bench_lib_find(handle, machine, name);
 
-    snprintf(sym, sizeof sym, "trd_%s_%s", machine, name);
-    if (!(f = dlsym(handle, sym)))
-        die("--lib %s: no %s", path, sym);
+    if (!f)
+        die("--lib %s: no trd_%s_%s", path, machine, name);
     return f;
 }
 
@@ -239,6 +259,7 @@ static inline void bench_lib_open(int l, const char *path)
     b->allgather = (bench_allgather_fn)bench_lib_sym(h, machine, "allgather", path);
     b->reduce = (bench_reduce_fn)bench_lib_sym(h, machine, "reduce", path);
     b->bcast = (bench_bcast_fn)bench_lib_sym(h, machine, "bcast", path);
+    b->allreduce_with = (bench_allreduce_with_fn)bench_lib_find(h, machine, "allreduce_with");
     /* dlopen hands out a file already loaded (same path, or a link to it) once */
     for (int k = 0; k < l; k++)
         if (libs[k].allreduce == b->allreduce)
@@ -491,21 +512,34 @@ static inline const char *bench_under_test(const char *linked)
 {
     if (!libs[0].path)
         return linked;
-    return nlibs == 1 ? "--lib" : "new and old, --lib --lib";
+    return opt.nlib == 1 ? "--lib" : "new and old, --lib --lib";
 }
 
 /* The header line on the time columns' ratios. */
 static inline void bench_print_ratios(void)
 {
-    if (nlibs == 1)
+    if (opt.nlib < 2)
         printf("# speed-up = MPI time / treeduce time (> 1: treeduce faster)\n");
     else
         printf("# new/old = new time / old time (> 1.05: new more than 5%% slower; the two take "
                "turns at\n#   going first); speed-up = MPI time / new time (> 1: new faster)\n");
+    for (int l = 0; l < nlibs; l++)
+        if (libs[l].algorithm)
+            printf("# %s_us: %s's allreduce with algorithm %s, timed in turn with the others; "
+                   "%s/%s = its time over %s's\n",
+                   libs[l].name, libs[0].name, libs[l].algorithm, libs[l].abbr, libs[0].abbr,
+                   libs[0].name);
 }
 
-/* The table's time columns, each after a blank: one per library, the MPI
- * library's, new/old (two libraries), speed-up (MPI time / the first's). */
+/* Whether libs[l] is the old of two libraries: new/old follows it. */
+static inline int bench_is_old(int l)
+{
+    return opt.nlib == 2 && l == 1;
+}
+
+/* The table's time columns, each after a blank: one per library and routine
+ * beside them, the MPI library's, new/old (two libraries), each routine's
+ * time over the first library's, speed-up (MPI time / the first's). */
 static inline void bench_print_time_heads(void)
 {
     char head[32];
@@ -515,8 +549,13 @@ static inline void bench_print_time_heads(void)
         printf(" %13s", head);
     }
     printf(" %13s", "mpi_us");
-    if (nlibs == 2)
-        printf(" %8s", "new/old");
+    for (int l = 1; l < nlibs; l++) {
+        if (bench_is_old(l))
+            snprintf(head, sizeof head, "new/old");
+        else
+            snprintf(head, sizeof head, "%s/%s", libs[l].abbr, libs[0].abbr);
+        printf(" %8s", head);
+    }
     printf(" %9s", "speed-up");
 }
 
@@ -525,15 +564,29 @@ static inline void bench_print_times(const double *t)
 {
     for (int l = 0; l <= nlibs; l++)
         printf(" %13.2f", t[l] * 1e6);
-    if (nlibs == 2)
-        printf(" %8.3f", t[0] / t[1]);
+    for (int l = 1; l < nlibs; l++)
+        printf(" %8.3f", bench_is_old(l) ? t[0] / t[1] : t[l] / t[0]);
     printf(" %9.3f", t[nlibs] / t[0]);
 }
 
 /* The CSV's names of the time columns, as bench_csv_times writes them. */
 static inline const char *bench_csv_time_heads(void)
 {
-    return nlibs == 1 ? "treeduce_us,mpi_us,speedup" : "new_us,old_us,mpi_us,new_over_old,speedup";
+    static char heads[256];
+    size_t n = 0;
+
+    for (int l = 0; l < nlibs; l++)
+        n += (size_t)snprintf(heads + n, sizeof heads - n, "%s_us,", libs[l].name);
+    n += (size_t)snprintf(heads + n, sizeof heads - n, "mpi_us,");
+    for (int l = 1; l < nlibs && n < sizeof heads; l++)
+        if (bench_is_old(l))
+            n += (size_t)snprintf(heads + n, sizeof heads - n, "new_over_old,");
+        else
+            n += (size_t)snprintf(heads + n, sizeof heads - n, "%s_over_%s,", libs[l].name,
+                                  libs[0].name);
+    if (n < sizeof heads)
+        snprintf(heads + n, sizeof heads - n, "speedup");
+    return heads;
 }
 
 /* The time columns of a CSV line (no comma before or after). */
@@ -541,8 +594,8 @@ static inline void bench_csv_times(FILE *csv, const double *t)
 {
     for (int l = 0; l <= nlibs; l++)
         fprintf(csv, "%.3f,", t[l] * 1e6);
-    if (nlibs == 2)
-        fprintf(csv, "%.4f,", t[0] / t[1]);
+    for (int l = 1; l < nlibs; l++)
+        fprintf(csv, "%.4f,", bench_is_old(l) ? t[0] / t[1] : t[l] / t[0]);
     fprintf(csv, "%.4f", t[nlibs] / t[0]);
 }
 

@@ -13,10 +13,10 @@
  * floating-point results differ; here it is fixed, so any algorithm choice,
  * placement or node count of the same rank order gives the same bits.  The
  * tree keeps rank order, so any associative op (commutative or not) runs.
- * Cost = (ceil((p-1)/W) + ceil(lg p) [p = 2^k] or p-1) alpha
- *        + 2 (p-1)/p m beta + (p-1)/p m gamma, W = TRD_REPRO_WINDOW;
- *        p times the messages of recursive doubling, but the bandwidth and
- *        arithmetic of Rabenseifner's, on any op.
+ * Cost = (ceil((p-1)/W) + g) alpha + 2 (p-1)/p m beta + (p-1)/p m gamma,
+ *        W = TRD_REPRO_WINDOW, g = lg p for p a power of two, else p-1:
+ *        Rabenseifner's bandwidth and arithmetic for any op, with 2(p-1)
+ *        messages per rank where Rabenseifner sends 2 lg p.
  */
 #include "phases.h"
 
