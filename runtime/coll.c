@@ -13,16 +13,37 @@ const char *trd_machine_name(const trd_machine *m)
     return m->name;
 }
 
-/* Why a reduction with these arguments goes to the MPI library, or NULL. */
-static const char *reduction_checks(int count, MPI_Datatype datatype, MPI_Op op, trd_reducer *red)
+/* Why a reduction with these arguments goes to the MPI library, or NULL; red
+ * and dc: how the plan runs it (dtype.c turns a derived datatype's call into
+ * one on base elements or on whole elements). */
+static const char *reduction_checks(int count, MPI_Datatype datatype, MPI_Op op, trd_reducer *red,
+                                    trd_dtype_call *dc)
 {
+    const char *why;
     if (count < 0)
         return "invalid arguments";
-    if (trd_reducer_init(red, datatype, op) != MPI_SUCCESS)
-        return "derived or unknown datatype";
+    if (trd_reducer_init(red, datatype, op) == MPI_SUCCESS) {
+        dc->derived = 0;
+        dc->per = 1;
+        dc->type = datatype;
+    } else if (op == MPI_OP_NULL) {
+        return "invalid arguments";
+    } else if ((why = trd_dtype_reduction(dc, datatype, op, (size_t)count, red))) {
+        return why;
+    }
     if (!red->fn && trd_op_is_predefined(op))
         return "operation not defined for this datatype";
     return NULL;
+}
+
+/* count elements of the call from src to dst (one rank: its input is the result). */
+static int copy_input(const trd_dtype_call *dc, const trd_reducer *red, void *dst, const void *src,
+                      size_t count)
+{
+    if (dc->derived)
+        return trd_dtype_copy(dc, dst, src, count);
+    memcpy(dst, src, count * red->extent);
+    return MPI_SUCCESS;
 }
 
 /* The communicator's description, or why the call goes to the MPI library
@@ -63,6 +84,19 @@ static int run(trd_comm *c, const char *routine, const trd_algo *a, const char *
     return rc;
 }
 
+/* Run the plan on the plan's buffers for the call's nin input and nout
+ * output elements (see trd_dtype_enter), the result copied back. */
+static int run_reduction(trd_comm *c, const char *routine, const trd_algo *a, const char *params,
+                         const trd_call *call, const void *sendbuf, void *recvbuf, size_t nin,
+                         size_t nout, trd_dtype_call *dc, const trd_reducer *red, const char **why)
+{
+    int rc;
+    if (dc->derived && (rc = trd_dtype_enter(dc, &sendbuf, &recvbuf, nin, nout)) != MPI_SUCCESS)
+        return rc;
+    rc = run(c, routine, a, params, call, sendbuf, recvbuf, dc->type, red, why);
+    return dc->derived ? trd_dtype_leave(dc, !*why, rc) : rc;
+}
+
 /* ---- Allreduce ---------------------------------------------------------------------- */
 
 static int allreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, int count,
@@ -71,6 +105,7 @@ static int allreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, i
 {
     const char *why = NULL;
     trd_reducer red;
+    trd_dtype_call dc;
     trd_comm *c = NULL;
     int rc;
     if (trd_env_disabled())
@@ -78,7 +113,7 @@ static int allreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, i
     else if (comm == MPI_COMM_NULL)
         why = "invalid arguments";
     else
-        why = reduction_checks(count, datatype, op, &red);
+        why = reduction_checks(count, datatype, op, &red, &dc);
     if (why)
         goto fallback;
     /* sendbuf == recvbuf is erroneous in MPI, but ranks must not disagree on
@@ -94,14 +129,12 @@ static int allreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, i
         goto fallback;
     }
     int in_place = sendbuf == MPI_IN_PLACE;
-    if (c->size == 1) {
-        if (!in_place)
-            memcpy(recvbuf, sendbuf, (size_t)count * red.extent);
-        return MPI_SUCCESS;
-    }
-    trd_call call = {TRD_COLL_ALLREDUCE, (size_t)count, red.extent, 0, in_place, red.commutative};
-    rc = run(c, "MPI_Allreduce", a, params, &call, in_place ? NULL : sendbuf, recvbuf, red.type,
-             &red, &why);
+    if (c->size == 1)
+        return in_place ? MPI_SUCCESS : copy_input(&dc, &red, recvbuf, sendbuf, (size_t)count);
+    trd_call call = {TRD_COLL_ALLREDUCE, (size_t)count * dc.per, red.extent, 0,
+                     in_place,           red.commutative};
+    rc = run_reduction(c, "MPI_Allreduce", a, params, &call, in_place ? NULL : sendbuf, recvbuf,
+                       (size_t)count, (size_t)count, &dc, &red, &why);
     if (!why)
         return rc;
 fallback:
@@ -136,7 +169,8 @@ int trd_reduce_scatter_block(const trd_machine *m, const void *sendbuf, void *re
                              int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     trd_reducer red;
-    const char *why = reduction_checks(recvcount, datatype, op, &red);
+    trd_dtype_call dc;
+    const char *why = reduction_checks(recvcount, datatype, op, &red, &dc);
     trd_comm *c = NULL;
     int rc;
     if (!why && recvcount == 0)
@@ -147,19 +181,18 @@ int trd_reduce_scatter_block(const trd_machine *m, const void *sendbuf, void *re
         if (sendbuf == recvbuf)
             sendbuf = MPI_IN_PLACE;
         int in_place = sendbuf == MPI_IN_PLACE;
-        if (c->size == 1) {
-            if (!in_place)
-                memcpy(recvbuf, sendbuf, (size_t)recvcount * red.extent);
-            return MPI_SUCCESS;
-        }
+        if (c->size == 1)
+            return in_place ? MPI_SUCCESS
+                            : copy_input(&dc, &red, recvbuf, sendbuf, (size_t)recvcount);
         trd_call call = {TRD_COLL_REDUCE_SCATTER_BLOCK,
-                         (size_t)recvcount,
+                         (size_t)recvcount * dc.per,
                          red.extent,
                          0,
                          in_place,
                          red.commutative};
-        rc = run(c, "MPI_Reduce_scatter_block", NULL, "", &call, in_place ? NULL : sendbuf, recvbuf,
-                 red.type, &red, &why);
+        rc = run_reduction(c, "MPI_Reduce_scatter_block", NULL, "", &call,
+                           in_place ? NULL : sendbuf, recvbuf, (size_t)recvcount * (size_t)c->size,
+                           (size_t)recvcount, &dc, &red, &why);
         if (!why)
             return rc;
     }
@@ -197,7 +230,8 @@ int trd_reduce(const trd_machine *m, const void *sendbuf, void *recvbuf, int cou
                MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
 {
     trd_reducer red;
-    const char *why = reduction_checks(count, datatype, op, &red);
+    trd_dtype_call dc;
+    const char *why = reduction_checks(count, datatype, op, &red, &dc);
     trd_comm *c = NULL;
     int rc;
     if (!why && (rc = setup(m, comm, &c, &why)) != MPI_SUCCESS)
@@ -211,15 +245,12 @@ int trd_reduce(const trd_machine *m, const void *sendbuf, void *recvbuf, int cou
         if (at_root && sendbuf == recvbuf)
             sendbuf = MPI_IN_PLACE;
         int in_place = at_root && sendbuf == MPI_IN_PLACE;
-        if (c->size == 1) {
-            if (!in_place)
-                memcpy(recvbuf, sendbuf, (size_t)count * red.extent);
-            return MPI_SUCCESS;
-        }
-        trd_call call = {TRD_COLL_REDUCE, (size_t)count,  red.extent, root,
+        if (c->size == 1)
+            return in_place ? MPI_SUCCESS : copy_input(&dc, &red, recvbuf, sendbuf, (size_t)count);
+        trd_call call = {TRD_COLL_REDUCE, (size_t)count * dc.per, red.extent, root,
                          in_place,        red.commutative};
-        rc = run(c, "MPI_Reduce", NULL, "", &call, in_place ? NULL : sendbuf, recvbuf, red.type,
-                 &red, &why);
+        rc = run_reduction(c, "MPI_Reduce", NULL, "", &call, in_place ? NULL : sendbuf, recvbuf,
+                           (size_t)count, at_root ? (size_t)count : 0, &dc, &red, &why);
         if (!why)
             return rc;
     }
