@@ -46,23 +46,41 @@
 
 /* ---- Predefined pair types: their value and index bytes ---------------------- */
 
-#define PAIR(dt, V)                                                                                \
+struct pair_float {
+    float v;
+    int i;
+};
+struct pair_double {
+    double v;
+    int i;
+};
+struct pair_long {
+    long v;
+    int i;
+};
+struct pair_int {
+    int v;
+    int i;
+};
+struct pair_short {
+    short v;
+    int i;
+};
+struct pair_long_double {
+    long double v;
+    int i;
+};
+#define PAIR(dt, S)                                                                                \
     {                                                                                              \
-        dt, sizeof(V),                                                                             \
-            offsetof(                                                                              \
-                struct {                                                                           \
-                    V v;                                                                           \
-                    int i;                                                                         \
-                },                                                                                 \
-                i)                                                                                 \
+        dt, sizeof(((struct S *)0)->v), offsetof(struct S, i)                                      \
     }
 
 static const struct pair_layout {
     MPI_Datatype type;
     size_t vsize, ioff;
-} pairs[] = {PAIR(MPI_FLOAT_INT, float), PAIR(MPI_DOUBLE_INT, double),
-             PAIR(MPI_LONG_INT, long),   PAIR(MPI_2INT, int),
-             PAIR(MPI_SHORT_INT, short), PAIR(MPI_LONG_DOUBLE_INT, long double)};
+} pairs[] = {PAIR(MPI_FLOAT_INT, pair_float), PAIR(MPI_DOUBLE_INT, pair_double),
+             PAIR(MPI_LONG_INT, pair_long),   PAIR(MPI_2INT, pair_int),
+             PAIR(MPI_SHORT_INT, pair_short), PAIR(MPI_LONG_DOUBLE_INT, pair_long_double)};
 
 static const struct pair_layout *pair_of(MPI_Datatype type)
 {
