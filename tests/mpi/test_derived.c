@@ -4,7 +4,7 @@
  * MPI_Reduce are treeduce's.  Every check runs one on random data, on a
  * datatype built with MPI's constructors (contiguous, vector, hvector,
  * indexed, hindexed, indexed_block, struct, subarray in C and Fortran order,
- * resized with lb and extent moved, nested, MINLOC/MAXLOC pairs, two types
+ * darray, resized with lb and extent moved, nested, MINLOC/MAXLOC pairs, two types
  * of more pieces than treeduce keeps blocks for), with predefined ops and
  * with user ops (non-commutative ones among them: 2x2 matrix products and
  * compositions of affine maps, which find the element's layout from the
@@ -346,6 +346,20 @@ static void make_types(void)
         c = add("subarray(Fortran,{3,4},{2,2},{0,1},int)", t, B_INT, 4, off, 0);
         op(c, MPI_SUM, "MPI_SUM");
         op(c, affine_i, "user(affine)");
+    }
+    {
+        /* block column 0 of 2 of a 4x6 array (the same piece on every rank) */
+        int gsizes[2] = {4, 6}, distribs[2] = {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_BLOCK};
+        int dargs[2] = {MPI_DISTRIBUTE_DFLT_DARG, MPI_DISTRIBUTE_DFLT_DARG}, psizes[2] = {1, 2};
+        MPI_Aint off[12];
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 3; j++)
+                off[3 * i + j] = (i * 6 + j) * 8;
+        MPI_Type_create_darray(2, 0, 2, gsizes, distribs, dargs, psizes, MPI_ORDER_C, MPI_DOUBLE,
+                               &t);
+        c = add("darray(2 of {4,6},block,block,{1,2},double)", t, B_DOUBLE, 12, off, 0);
+        op(c, MPI_SUM, "MPI_SUM");
+        op(c, affine_d, "user(affine)");
     }
     {
         MPI_Aint off[2] = {0, 16};
