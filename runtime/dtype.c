@@ -18,8 +18,9 @@
  *    data lies in its extent), sent as contiguous(extent, MPI_BYTE), reduced
  *    by MPI_Reduce_local with the user's type and op.
  * Types whose data already has the plan's layout (no holes) run on the user's
- * buffers; others are copied into buffers allocated per call, and only the
- * bytes of the type map are copied back: holes in recvbuf are never written.
+ * buffers; others are copied into buffers kept for the next call, and only
+ * the bytes of the type map are copied back: holes in recvbuf are never
+ * written.
  * Cost = the plan's, + 2 m of copies for types with holes.
  */
 #include "rt.h"
@@ -571,6 +572,33 @@ fn_exit:
     return rc;
 }
 
+/* memcpy of a block: inline for the sizes of a few base elements, where a
+ * call per block would cost more than the copy. */
+static inline void copy_block(char *dst, const char *src, size_t len)
+{
+    switch (len) {
+    case 4:
+        memcpy(dst, src, 4);
+        return;
+    case 8:
+        memcpy(dst, src, 8);
+        return;
+    case 12:
+        memcpy(dst, src, 12);
+        return;
+    case 16:
+        memcpy(dst, src, 16);
+        return;
+    default:
+        if (len <= 64 && len % 8 == 0) {
+            for (size_t i = 0; i < len; i += 8)
+                memcpy(dst + i, src + i, 8);
+            return;
+        }
+        memcpy(dst, src, len);
+    }
+}
+
 static int copy_elements(const trd_dtype_info *d, MPI_Datatype type, const layout *l, char *user,
                          char *plan, size_t count, int to_plan)
 {
@@ -582,9 +610,9 @@ static int copy_elements(const trd_dtype_info *d, MPI_Datatype type, const layou
             const trd_dtype_block *b = &d->blocks[j];
             char *at = q + (l->whole ? (size_t)(b->disp + l->shift) : b->flat);
             if (to_plan)
-                memcpy(at, u + b->disp, b->len);
+                copy_block(at, u + b->disp, b->len);
             else
-                memcpy(u + b->disp, at, b->len);
+                copy_block(u + b->disp, at, b->len);
         }
     }
     return MPI_SUCCESS;
@@ -601,7 +629,7 @@ int trd_dtype_copy(const trd_dtype_call *dc, void *dst, const void *src, size_t 
         for (size_t i = 0; i < count; i++)
             for (size_t j = 0; j < d->nblocks; j++) {
                 MPI_Aint at = (MPI_Aint)i * d->extent + d->blocks[j].disp;
-                memcpy(to + at, from + at, d->blocks[j].len);
+                copy_block(to + at, from + at, d->blocks[j].len);
             }
         return MPI_SUCCESS;
     }
@@ -700,6 +728,38 @@ const char *trd_dtype_reduction(trd_dtype_call *dc, MPI_Datatype type, MPI_Op op
     return NULL;
 }
 
+/* The plan's buffers of this thread's calls, kept for the next call up to
+ * TRD_DTYPE_KEEP_BYTES: fresh pages would cost a fault each, every call. */
+#define TRD_DTYPE_KEEP_BYTES ((size_t)64 << 20)
+static _Thread_local struct {
+    char *mem;
+    size_t bytes;
+    int busy;
+} kept;
+
+static char *buffers_get(size_t bytes)
+{
+    if (bytes > TRD_DTYPE_KEEP_BYTES || kept.busy)
+        return malloc(bytes);
+    if (kept.bytes < bytes) {
+        free(kept.mem);
+        kept.bytes = 0;
+        if (!(kept.mem = malloc(bytes)))
+            return NULL;
+        kept.bytes = bytes;
+    }
+    kept.busy = 1;
+    return kept.mem;
+}
+
+static void buffers_put(char *mem)
+{
+    if (mem && mem == kept.mem)
+        kept.busy = 0;
+    else
+        free(mem);
+}
+
 int trd_dtype_enter(trd_dtype_call *dc, const void **sendbuf, void **recvbuf, size_t nin,
                     size_t nout)
 {
@@ -728,10 +788,10 @@ int trd_dtype_enter(trd_dtype_call *dc, const void **sendbuf, void **recvbuf, si
         return MPI_ERR_NO_MEM;
     size_t in_bytes = (nin * dc->stride + TRD_CACHE_LINE - 1) / TRD_CACHE_LINE * TRD_CACHE_LINE;
     size_t out_bytes = *sendbuf ? nout * dc->stride : 0;
-    if (!(dc->mem = malloc(in_bytes + out_bytes + 1)))
+    if (!(dc->mem = buffers_get(in_bytes + out_bytes + 1)))
         return MPI_ERR_NO_MEM;
     if ((rc = copy_elements(d, dc->utype, &l, (char *)in, dc->mem, nin, 1)) != MPI_SUCCESS) {
-        free(dc->mem);
+        buffers_put(dc->mem);
         dc->mem = NULL;
         return rc;
     }
@@ -753,7 +813,7 @@ int trd_dtype_leave(trd_dtype_call *dc, int ran, int rc)
         rc = shifted.rc;
     if (ran && rc == MPI_SUCCESS && dc->out && dc->user_out)
         rc = copy_elements(&dc->d, dc->utype, &l, dc->user_out, dc->out, dc->nout, 0);
-    free(dc->mem);
+    buffers_put(dc->mem);
     dc->mem = dc->out = NULL;
     return rc;
 }
