@@ -9,14 +9,19 @@
  * and extents and cached on the type with an attribute (freed with the type;
  * handles are reused after a free, so a table keyed by handle would not do).
  *
- * Two ways to run a reduction on count elements [MPI-4.0 §6.9.2-6.9.5]:
- *  - a predefined op applies to base elements one by one: the elements are
- *    flattened into count*k base elements, the plan runs on the base type
- *    with treeduce's kernels, and the result is copied back block by block;
- *  - a user op must see elements of its own type: the plan runs on whole
- *    elements, extent bytes each (true lb honoured, so that every element's
- *    data lies in its extent), sent as contiguous(extent, MPI_BYTE), reduced
- *    by MPI_Reduce_local with the user's type and op.
+ * Two ways to run a reduction on count elements:
+ *  - a predefined op applies to base elements one by one (MPI's rule for
+ *    MPI_Accumulate, MPI-4.0 §12.3.4; its reductions do not define predefined
+ *    ops on derived types and MPICH rejects them, so here it is an extension):
+ *    the elements are flattened into count*k base elements, the plan runs on
+ *    the base type with treeduce's kernels, and the result is copied back
+ *    block by block;
+ *  - a user op must see elements of its own type (MPI-4.0 §6.9.5): the plan
+ *    runs on whole elements, extent bytes each (true lb honoured, so that
+ *    every element's data lies in its extent), sent as contiguous(extent,
+ *    MPI_BYTE), reduced by MPI_Reduce_local with the user's type and op.
+ *    Ranks must pass the same datatype, as MPI's reductions require: the
+ *    plan's element is the type's extent.
  * Types whose data already has the plan's layout (no holes) run on the user's
  * buffers; others are copied into buffers kept for the next call, and only
  * the bytes of the type map are copied back: holes in recvbuf are never
