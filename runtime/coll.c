@@ -50,20 +50,6 @@ static const char *routine(const char *const names[3], const how *h)
     return names[h->mode];
 }
 
-/* Why a reduction with these arguments goes to the MPI library, or NULL. */
-static const char *reduction_checks(MPI_Count count, MPI_Datatype datatype, MPI_Op op,
-                                    trd_reducer *red)
-{
-    if (count < 0)
-        return "invalid arguments";
-    if (trd_reducer_init(red, datatype, op) != MPI_SUCCESS)
-        return "derived or unknown datatype";
-    /* a predefined pair without a kernel runs through MPI_Reduce_local */
-    if (!red->fn && trd_op_is_predefined(op) && !trd_reduce_local_accepts(datatype, op))
-        return "operation not defined for this datatype";
-    return NULL;
-}
-
 /* The communicator's description, or why the call goes to the MPI library
  * (*why set, MPI_SUCCESS returned). */
 static int setup(const trd_machine *m, MPI_Comm comm, trd_comm **c, const char **why)
@@ -96,6 +82,59 @@ static int trivial(const how *h, const void *src, void *dst, size_t bytes)
     return 1;
 }
 
+/* Why a reduction with these arguments goes to the MPI library, or NULL; red
+ * and dc: how the plan runs it (dtype.c turns a derived datatype's call into
+ * one on base elements or on whole elements). */
+static const char *reduction_checks(MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                                    trd_reducer *red, trd_dtype_call *dc)
+{
+    const char *why;
+    if (count < 0)
+        return "invalid arguments";
+    if (trd_reducer_init(red, datatype, op) == MPI_SUCCESS) {
+        dc->derived = 0;
+        dc->per = 1;
+        dc->type = datatype;
+    } else if (op == MPI_OP_NULL) {
+        return "invalid arguments";
+    } else if ((why = trd_dtype_reduction(dc, datatype, op, (size_t)count, red))) {
+        return why;
+    }
+    /* a predefined pair without a kernel runs through MPI_Reduce_local */
+    if (!red->fn && trd_op_is_predefined(op) && !trd_reduce_local_accepts(datatype, op))
+        return "operation not defined for this datatype";
+    return NULL;
+}
+
+/* Launch job j as h says; a derived datatype's call (blocking only) runs on
+ * the plan's buffers, nin input and nout output elements of the call copied
+ * in and out (trd_dtype_enter). */
+static int launch(trd_job *j, const how *h, trd_dtype_call *dc, size_t nin, size_t nout,
+                  const char **why)
+{
+    int rc;
+    if (!dc->derived)
+        return trd_launch(j, h->mode, h->req, why);
+    if (h->mode != TRD_BLOCKING) {
+        *why = "derived datatype in a nonblocking or persistent reduction";
+        return MPI_SUCCESS;
+    }
+    if ((rc = trd_dtype_enter(dc, &j->sendbuf, &j->recvbuf, nin, nout)) != MPI_SUCCESS)
+        return rc;
+    rc = trd_launch(j, h->mode, h->req, why);
+    return trd_dtype_leave(dc, !*why, rc);
+}
+
+/* count elements of the call from src to dst (one rank: its input is the result). */
+static int copy_input(const trd_dtype_call *dc, const trd_reducer *red, void *dst, const void *src,
+                      size_t count)
+{
+    if (dc->derived)
+        return trd_dtype_copy(dc, dst, src, count);
+    memcpy(dst, src, count * red->extent);
+    return MPI_SUCCESS;
+}
+
 /* ---- Allreduce ---------------------------------------------------------------------- */
 
 /* TREEDUCE_REPRODUCIBLE: the algorithm whose order of reduction depends only
@@ -122,6 +161,7 @@ static int allreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, M
 {
     const char *why = NULL;
     trd_reducer red;
+    trd_dtype_call dc;
     trd_comm *c = NULL;
     int rc;
     if (trd_env_reproducible())
@@ -131,7 +171,7 @@ static int allreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, M
     else if (comm == MPI_COMM_NULL)
         why = "invalid arguments";
     else
-        why = reduction_checks(count, datatype, op, &red);
+        why = reduction_checks(count, datatype, op, &red, &dc);
     if (why)
         goto fallback;
     /* sendbuf == recvbuf is erroneous in MPI, but ranks must not disagree on
@@ -151,21 +191,22 @@ static int allreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, M
         goto fallback;
     }
     if (c->size == 1) {
-        if (trivial(h, in_place ? NULL : sendbuf, recvbuf, (size_t)count * red.extent))
-            return MPI_SUCCESS;
-        goto library;
+        if (h->mode != TRD_BLOCKING)
+            goto library;
+        return in_place ? MPI_SUCCESS : copy_input(&dc, &red, recvbuf, sendbuf, (size_t)count);
     }
-    trd_job j = {c,
-                 routine(allreduce_names, h),
-                 a,
-                 params,
-                 {TRD_COLL_ALLREDUCE, (size_t)count, red.extent, 0, in_place, red.commutative},
-                 in_place ? NULL : sendbuf,
-                 recvbuf,
-                 red.type,
-                 &red,
-                 NULL};
-    rc = trd_launch(&j, h->mode, h->req, &why);
+    trd_job j = {
+        c,
+        routine(allreduce_names, h),
+        a,
+        params,
+        {TRD_COLL_ALLREDUCE, (size_t)count * dc.per, red.extent, 0, in_place, red.commutative},
+        in_place ? NULL : sendbuf,
+        recvbuf,
+        dc.type,
+        &red,
+        NULL};
+    rc = launch(&j, h, &dc, (size_t)count, (size_t)count, &why);
     if (!why)
         return rc;
 fallback:
@@ -236,7 +277,8 @@ static int reduce_scatter_block(const trd_machine *m, const void *sendbuf, void 
                                 MPI_Comm comm, const how *h)
 {
     trd_reducer red;
-    const char *why = reduction_checks(recvcount, datatype, op, &red);
+    trd_dtype_call dc;
+    const char *why = reduction_checks(recvcount, datatype, op, &red, &dc);
     trd_comm *c = NULL;
     int rc;
     if (!why && recvcount == 0) {
@@ -251,22 +293,23 @@ static int reduce_scatter_block(const trd_machine *m, const void *sendbuf, void 
             sendbuf = MPI_IN_PLACE;
         int in_place = sendbuf == MPI_IN_PLACE;
         if (c->size == 1) {
-            if (trivial(h, in_place ? NULL : sendbuf, recvbuf, (size_t)recvcount * red.extent))
-                return MPI_SUCCESS;
-            goto library;
+            if (h->mode != TRD_BLOCKING)
+                goto library;
+            return in_place ? MPI_SUCCESS
+                            : copy_input(&dc, &red, recvbuf, sendbuf, (size_t)recvcount);
         }
         trd_job j = {c,
                      routine(rsb_names, h),
                      NULL,
                      "",
-                     {TRD_COLL_REDUCE_SCATTER_BLOCK, (size_t)recvcount, red.extent, 0, in_place,
-                      red.commutative},
+                     {TRD_COLL_REDUCE_SCATTER_BLOCK, (size_t)recvcount * dc.per, red.extent, 0,
+                      in_place, red.commutative},
                      in_place ? NULL : sendbuf,
                      recvbuf,
-                     red.type,
+                     dc.type,
                      &red,
                      NULL};
-        rc = trd_launch(&j, h->mode, h->req, &why);
+        rc = launch(&j, h, &dc, (size_t)recvcount * (size_t)c->size, (size_t)recvcount, &why);
         if (!why)
             return rc;
     }
@@ -376,8 +419,11 @@ static int reduce_scatter(const trd_machine *m, const void *sendbuf, void *recvb
         total += (size_t)n;
         maxc = (size_t)n > maxc ? (size_t)n : maxc;
     }
+    trd_dtype_call dc;
     if (!why)
-        why = reduction_checks((MPI_Count)total, datatype, op, &red);
+        why = reduction_checks((MPI_Count)total, datatype, op, &red, &dc);
+    if (!why && dc.derived)
+        why = "derived datatype in MPI_Reduce_scatter";
     if (!why && total == 0) {
         if (trivial(h, NULL, recvbuf, 0))
             return MPI_SUCCESS;
@@ -532,7 +578,8 @@ static int reduce(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_
                   MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, const how *h)
 {
     trd_reducer red;
-    const char *why = reduction_checks(count, datatype, op, &red);
+    trd_dtype_call dc;
+    const char *why = reduction_checks(count, datatype, op, &red, &dc);
     trd_comm *c = NULL;
     int rc;
     if (!why && (rc = setup(m, comm, &c, &why)) != MPI_SUCCESS)
@@ -545,22 +592,23 @@ static int reduce(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_
             sendbuf = MPI_IN_PLACE;
         int in_place = at_root && sendbuf == MPI_IN_PLACE;
         if (count == 0 || c->size == 1) {
-            if (trivial(h, in_place || count == 0 ? NULL : sendbuf, recvbuf,
-                        (size_t)count * red.extent))
-                return MPI_SUCCESS;
-            goto library;
+            if (h->mode != TRD_BLOCKING)
+                goto library;
+            return in_place || count == 0 ? MPI_SUCCESS
+                                          : copy_input(&dc, &red, recvbuf, sendbuf, (size_t)count);
         }
-        trd_job j = {c,
-                     routine(reduce_names, h),
-                     NULL,
-                     "",
-                     {TRD_COLL_REDUCE, (size_t)count, red.extent, root, in_place, red.commutative},
-                     in_place ? NULL : sendbuf,
-                     recvbuf,
-                     red.type,
-                     &red,
-                     NULL};
-        rc = trd_launch(&j, h->mode, h->req, &why);
+        trd_job j = {
+            c,
+            routine(reduce_names, h),
+            NULL,
+            "",
+            {TRD_COLL_REDUCE, (size_t)count * dc.per, red.extent, root, in_place, red.commutative},
+            in_place ? NULL : sendbuf,
+            recvbuf,
+            dc.type,
+            &red,
+            NULL};
+        rc = launch(&j, h, &dc, (size_t)count, at_root ? (size_t)count : 0, &why);
         if (!why)
             return rc;
     }

@@ -660,6 +660,7 @@ int trd_reducer_init(trd_reducer *r, MPI_Datatype type, MPI_Op op)
     r->type = type;
     r->extent = 0;
     r->commutative = 0;
+    r->shift = 0;
 
     /* Null handles are checked here: the MPI calls below would raise the
      * error handler on them. */
@@ -696,8 +697,8 @@ int trd_reduce_local(const trd_reducer *r, const void *in, void *inout, size_t c
     }
     /* MPI_Reduce_local takes an int count.  Called at least once, so that a
      * pair MPICH rejects is reported even for count 0. */
-    const char *src = in;
-    char *dst = inout;
+    const char *src = (const char *)in + r->shift;
+    char *dst = (char *)inout + r->shift;
     do {
         int n = count > (size_t)INT_MAX ? INT_MAX : (int)count;
         int rc = MPI_Reduce_local(src, dst, n, r->type, r->op);

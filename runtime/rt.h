@@ -50,6 +50,7 @@ typedef struct trd_reducer {
     MPI_Datatype type;
     size_t extent; /* bytes per element */
     int commutative;
+    MPI_Aint shift; /* MPI_Reduce_local: the type's origin is this far from an element's start */
 } trd_reducer;
 
 /* Fill r for (type, op).  Returns MPI_SUCCESS, or MPI_ERR_TYPE if type is not
@@ -260,6 +261,82 @@ int trd_exec(trd_comm *c, trd_plan_entry *p, const void *sendbuf, void *recvbuf,
 
 /* Free a plan. */
 void trd_plan_free(trd_plan_entry *p);
+
+/* ---- Derived datatypes in reductions (dtype.c) ------------------------------------ */
+
+/* len bytes of an element: at disp from the element's origin in the user's
+ * layout, and at flat from its start in the flat layout (its k base elements
+ * one after the other, each at the base type's extent). */
+typedef struct trd_dtype_block {
+    MPI_Aint disp;
+    size_t flat, len;
+} trd_dtype_block;
+
+/* What the reductions need of a datatype.  A derived type is analysed once
+ * and the analysis cached on the type (an attribute, freed with it). */
+typedef struct trd_dtype_info {
+    int predefined;    /* a named type: it is its own base, k = 1 */
+    MPI_Datatype base; /* the predefined type of every base element; MPI_DATATYPE_NULL if several */
+    size_t k;          /* base elements per element */
+    size_t base_extent;                        /* bytes */
+    MPI_Aint lb, extent, true_lb, true_extent; /* bytes */
+    MPI_Count size;                            /* bytes of data per element */
+    int contiguous;     /* data covers [true_lb, true_lb + extent) once: no holes, no overlap */
+    size_t lead;        /* whole layout: bytes from an element's start to its first data byte */
+    MPI_Datatype whole; /* contiguous(extent, MPI_BYTE): a whole element as a message */
+    const char *why;    /* why reductions on it go to the MPI library, or NULL */
+    const trd_dtype_block *blocks; /* the element's bytes in typemap order, or NULL: copies
+                                    * go through MPI_Pack (too many pieces, or darray) */
+    size_t nblocks;
+} trd_dtype_info;
+
+/* Analyse type (any committed datatype).  Returns MPI_SUCCESS with *out
+ * filled (out->why set where the reductions cannot use it), or an MPI error. */
+int trd_dtype_analyze(MPI_Datatype type, trd_dtype_info *out);
+
+/* A reduction as the plan runs it.  A predefined op applies to base elements
+ * one by one, so a derived type's elements are flattened into count*k base
+ * elements; a user op gets whole elements of the user's type, laid out at
+ * its extent in the plan's buffers and sent as bytes. */
+typedef struct trd_dtype_call {
+    int derived;       /* 0: the call runs as made (type and buffers the user's) */
+    int whole;         /* a user op on whole elements; else a predefined op on base elements */
+    size_t per;        /* plan elements per element of the call */
+    MPI_Datatype type; /* MPI datatype of one plan element (messages) */
+    /* private to dtype.c */
+    trd_dtype_info d;
+    MPI_Datatype utype; /* the user's */
+    MPI_Op op;
+    size_t stride;   /* bytes of one element in the plan's buffers */
+    MPI_Aint shift;  /* whole: the user type's origin is at this offset from an element's start */
+    int direct;      /* the user's buffers are the plan's, at offset true_lb: no copies */
+    char *mem, *out; /* the plan's buffers (allocated per call), its result */
+    void *user_out;  /* where the result goes */
+    size_t nout;     /* elements of it */
+} trd_dtype_call;
+
+/* Turn a reduction of count elements of derived type with op into the plan's
+ * call: fills dc and red (the reducer of one plan element).  Returns why the
+ * call goes to the MPI library, or NULL.  The answer depends only on what
+ * MPI requires to be the same on all ranks (the datatype, count and op). */
+const char *trd_dtype_reduction(trd_dtype_call *dc, MPI_Datatype type, MPI_Op op, size_t count,
+                                trd_reducer *red);
+
+/* Before the plan runs: *sendbuf (NULL: in place, the input in *recvbuf)
+ * holds nin elements of the call, *recvbuf receives nout (0: none on this
+ * rank, *recvbuf ignored); both become the plan's buffers, the input copied
+ * in.  MPI_SUCCESS or MPI_ERR_NO_MEM. */
+int trd_dtype_enter(trd_dtype_call *dc, const void **sendbuf, void **recvbuf, size_t nin,
+                    size_t nout);
+
+/* After the plan: the result copied out to the user's recvbuf if ran and rc
+ * is MPI_SUCCESS (bytes outside the type map never written), the buffers
+ * freed.  Returns rc, or the error of a user op. */
+int trd_dtype_leave(trd_dtype_call *dc, int ran, int rc);
+
+/* Copy count elements of the call's datatype from src to dst, both in the
+ * user's layout: only the bytes of the type map. */
+int trd_dtype_copy(const trd_dtype_call *dc, void *dst, const void *src, size_t count);
 
 #define TRD_TAG 0x7e1d
 

@@ -898,8 +898,8 @@ static inline void vaffine_op(void *in, void *inout, int *len, MPI_Datatype *dt)
 
 /* MPI_UINT64_T elements as affine maps x -> a x + b mod 2^32 (a in the high
  * half, b in the low half); inout = in o inout: associative, not commutative,
- * on a predefined datatype -- so it runs through treeduce's own algorithms
- * (the user ops on derived types above go to the MPI library). */
+ * on a predefined datatype (the user ops above take derived types, which
+ * treeduce runs on whole elements). */
 static inline void affine64_op(void *in, void *inout, int *len, MPI_Datatype *dt)
 {
     const uint64_t *f = in;
