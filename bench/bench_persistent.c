@@ -202,11 +202,8 @@ int main(int argc, char **argv)
                 }
             }
         }
-        /* MPICH's first: MPICH 4.0.2 hangs in the next persistent allreduce's
-         * PMPI_Wait when a request of PMPI_Send_init (what treeduce's handle
-         * is) was freed before the previous persistent allreduce. */
-        if (PMPI_Request_free(&c.mpi_req) != MPI_SUCCESS ||
-            MPI_Request_free(&c.tr_req) != MPI_SUCCESS)
+        if (MPI_Request_free(&c.tr_req) != MPI_SUCCESS ||
+            PMPI_Request_free(&c.mpi_req) != MPI_SUCCESS)
             die("MPI_Request_free or PMPI_Request_free returned an error (%zu bytes)", bytes);
     } while (bench_next_size(&bytes));
     free(x);

@@ -2,8 +2,10 @@
  * communicator, and progress [FLEX §4: setup once, execute many times].
  *
  * A treeduce request's handle is one the MPI library made and will not reuse
- * while it lives: an inactive persistent send to MPI_PROC_NULL on
- * MPI_COMM_SELF (PMPI_Send_init), never started.  MPI_Wait*, MPI_Test*,
+ * while it lives: a generalized request (PMPI_Grequest_start), completed
+ * only when the request is freed.  (Not a PMPI_Send_init to MPI_PROC_NULL:
+ * freeing one of those before an MPI_Allreduce_init request makes MPICH 4.0.2
+ * hang in the next persistent allreduce.)  MPI_Wait*, MPI_Test*,
  * MPI_Start*, MPI_Request_free and MPI_Request_get_status are intercepted:
  * they advance the outstanding runs, complete treeduce's requests themselves
  * (an empty status, as for any collective), and hand the library the rest of
@@ -101,6 +103,7 @@ static void destroy(trd_req *r)
 {
     if (r->handle != MPI_REQUEST_NULL) {
         table_remove(r);
+        PMPI_Grequest_complete(r->handle);
         PMPI_Request_free(&r->handle);
     }
     trd_plan_release(r->p);
@@ -228,6 +231,30 @@ static int wait_foreign(MPI_Request *q, MPI_Status *status)
     }
 }
 
+/* The generalized request behind a handle: never waited for by the library
+ * (treeduce completes its requests itself), so its callbacks have nothing to
+ * say. */
+static int handle_query(void *extra, MPI_Status *status)
+{
+    (void)extra;
+    PMPI_Status_set_elements(status, MPI_BYTE, 0);
+    PMPI_Status_set_cancelled(status, 0);
+    return MPI_SUCCESS;
+}
+
+static int handle_free(void *extra)
+{
+    (void)extra;
+    return MPI_SUCCESS;
+}
+
+static int handle_cancel(void *extra, int complete)
+{
+    (void)extra;
+    (void)complete;
+    return MPI_SUCCESS;
+}
+
 /* ---- Launching a call ------------------------------------------------------------- */
 
 static trd_req *req_new(const trd_job *j, trd_plan_entry *p)
@@ -271,8 +298,8 @@ int trd_launch(const trd_job *j, int mode, MPI_Request *req, const char **why)
         rc = MPI_ERR_NO_MEM;
         goto refused;
     }
-    if (mode != TRD_BLOCKING && ((rc = PMPI_Send_init(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0,
-                                                      MPI_COMM_SELF, &r->handle)) != MPI_SUCCESS ||
+    if (mode != TRD_BLOCKING && ((rc = PMPI_Grequest_start(handle_query, handle_free, handle_cancel,
+                                                           NULL, &r->handle)) != MPI_SUCCESS ||
                                  (mode == TRD_PERSISTENT && trd_plan_tmp_bytes(p) &&
                                   !(r->tmp = malloc(trd_plan_tmp_bytes(p)))))) {
         r->stage = NULL; /* the caller still owns it */

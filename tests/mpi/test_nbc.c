@@ -196,6 +196,11 @@ static void persistent(MPI_Comm a, int n)
     MPI_Request q[6];
     for (int k = 0; k < size; k++)
         rscounts[k] = k == 0 ? 0 : n / k;
+    /* the MPI library's own persistent allreduce beside treeduce's, freed after
+     * them: with a PMPI_Send_init handle, MPICH 4.0.2 hung in the next one */
+    int *mr = malloc(n * sizeof(int));
+    MPI_Request mq;
+    PMPI_Allreduce_init(x, mr, n, MPI_INT, MPI_SUM, a, MPI_INFO_NULL, &mq);
     MPI_Allreduce_init(x, r, n, MPI_INT, MPI_SUM, a, MPI_INFO_NULL, &q[0]);
     MPI_Reduce_scatter_block_init(rsbin, rsb, n, MPI_INT, MPI_MAX, a, MPI_INFO_NULL, &q[1]);
     MPI_Allgather_init(x, n, MPI_INT, g, n, MPI_INT, a, MPI_INFO_NULL, &q[2]);
@@ -225,6 +230,9 @@ static void persistent(MPI_Comm a, int n)
             check(q[k] != MPI_REQUEST_NULL, "persistent request kept", n);
         PMPI_Allreduce(x, e, n, MPI_INT, MPI_SUM, a);
         check(!memcmp(e, r, n * sizeof(int)), "MPI_Allreduce_init", n);
+        PMPI_Start(&mq);
+        PMPI_Wait(&mq, MPI_STATUS_IGNORE);
+        check(!memcmp(e, mr, n * sizeof(int)), "PMPI_Allreduce_init beside treeduce's", n);
         PMPI_Reduce_scatter_block(rsbin, e, n, MPI_INT, MPI_MAX, a);
         check(!memcmp(e, rsb, n * sizeof(int)), "MPI_Reduce_scatter_block_init", n);
         PMPI_Allgather(x, n, MPI_INT, eg, n, MPI_INT, a);
@@ -240,6 +248,8 @@ static void persistent(MPI_Comm a, int n)
         MPI_Request_free(&q[k]);
         check(q[k] == MPI_REQUEST_NULL, "MPI_Request_free", n);
     }
+    PMPI_Request_free(&mq);
+    free(mr);
     free(x), free(r), free(e), free(rsb), free(rsbin), free(g), free(bc), free(red), free(rs);
     free(rscounts), free(eg);
 }
