@@ -18,13 +18,9 @@
 #include "rt.h"
 
 #include <limits.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* spins before a wait starts yielding the core */
-#define TRD_SPINS 2000
 
 enum { REMOTE_NONE = 0, REMOTE_LOAD, REMOTE_CMA };
 
@@ -361,25 +357,12 @@ int trd_plan_get(trd_comm *c, const trd_algo *a, const char *params, const trd_c
 
 /* ---- Execution ------------------------------------------------------------------ */
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ volatile("yield");
-#endif
-}
-
 /* Wait until counter f holds at least e: spin, then yield. */
 static inline void wait_one(_Atomic uint64_t *f, uint64_t e)
 {
     unsigned spins = 0;
-    while (atomic_load_explicit(f, memory_order_acquire) < e) {
-        if (++spins < TRD_SPINS)
-            cpu_relax();
-        else
-            sched_yield();
-    }
+    while (atomic_load_explicit(f, memory_order_acquire) < e)
+        trd_relax(&spins);
 }
 
 /* Address of a side of an op: a segment address, or a user buffer or the

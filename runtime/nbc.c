@@ -24,7 +24,6 @@
 #include "rt.h"
 
 #include <pthread.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,17 +191,6 @@ static void progress(void)
     pthread_mutex_unlock(&lock);
 }
 
-static void relax(unsigned *spins)
-{
-    if (++*spins < 2000) {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
-    } else {
-        sched_yield();
-    }
-}
-
 /* Advance everything until r's run has ended. */
 static void wait_run(trd_req *r)
 {
@@ -214,7 +202,7 @@ static void wait_run(trd_req *r)
         pthread_mutex_unlock(&lock);
         if (done)
             return;
-        relax(&spins);
+        trd_relax(&spins);
     }
 }
 
@@ -227,7 +215,7 @@ static int wait_foreign(MPI_Request *q, MPI_Status *status)
         progress();
         if ((rc = PMPI_Test(q, &flag, status)) != MPI_SUCCESS || flag)
             return rc;
-        relax(&spins);
+        trd_relax(&spins);
     }
 }
 
@@ -574,7 +562,7 @@ static int all(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[], 
         pthread_mutex_unlock(&lock);
         if (!blocking || *flag || rc != MPI_SUCCESS)
             break;
-        relax(&spins);
+        trd_relax(&spins);
     }
     arrays_free(&a);
     return rc;
@@ -630,7 +618,7 @@ static int any(int count, MPI_Request reqs[], int *indx, int *flag, MPI_Status *
         pthread_mutex_unlock(&lock);
         if (!blocking || *flag || rc != MPI_SUCCESS)
             break;
-        relax(&spins);
+        trd_relax(&spins);
     }
     arrays_free(&a);
     return rc;
@@ -693,7 +681,7 @@ static int some(int count, MPI_Request reqs[], int *outcount, int indices[], MPI
         *outcount = n || pending || (active && lib != MPI_UNDEFINED) ? n : MPI_UNDEFINED;
         if (!blocking || *outcount != 0 || rc != MPI_SUCCESS)
             break;
-        relax(&spins);
+        trd_relax(&spins);
     }
     arrays_free(&a);
     return rc;
@@ -820,7 +808,7 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
         progress();
         if ((rc = PMPI_Iprobe(source, tag, comm, &flag, status)) != MPI_SUCCESS || flag)
             return rc;
-        relax(&spins);
+        trd_relax(&spins);
     }
 }
 

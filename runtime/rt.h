@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #endif
 #include <mpi.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -15,6 +16,26 @@
 #include "algo.h"
 #include "treeduce_rt.h"
 #include "trd_select.h"
+
+/* ---- Waiting ------------------------------------------------------------------------ */
+
+/* spins before a wait starts yielding the core */
+#define TRD_SPINS 2000
+
+/* One round of a wait loop: spin, then yield after TRD_SPINS rounds (ranks
+ * may outnumber cores).  *spins starts at 0 for each wait. */
+static inline void trd_relax(unsigned *spins)
+{
+    if (++*spins < TRD_SPINS) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#elif defined(__aarch64__)
+        __asm__ volatile("yield");
+#endif
+    } else {
+        sched_yield();
+    }
+}
 
 /* ---- Reduction kernels (kernels.c) ------------------------------------------ */
 
