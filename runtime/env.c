@@ -43,25 +43,28 @@ const trd_algo *trd_env_algorithm(const char **params)
     return env_algorithm_alg;
 }
 
-/* The switches below are read on first use; threads that race on it compute
- * the same value, so a relaxed atomic is all they need. */
-int trd_env_disabled(void)
+/* A yes/no switch read on first use into *v (-1: not read yet); threads that
+ * race on it compute the same value, so a relaxed atomic is all they need. */
+static int env_flag_once(atomic_int *v, const char *name)
 {
-    static atomic_int v = -1;
-    int x = atomic_load_explicit(&v, memory_order_relaxed);
+    int x = atomic_load_explicit(v, memory_order_relaxed);
     if (x < 0) {
-        x = env_flag("TREEDUCE_DISABLE");
-        atomic_store_explicit(&v, x, memory_order_relaxed);
+        x = env_flag(name);
+        atomic_store_explicit(v, x, memory_order_relaxed);
     }
     return x;
 }
 
+int trd_env_disabled(void)
+{
+    static atomic_int v = -1;
+    return env_flag_once(&v, "TREEDUCE_DISABLE");
+}
+
 int trd_env_reproducible(void)
 {
-    static int v = -1;
-    if (v < 0)
-        v = env_flag("TREEDUCE_REPRODUCIBLE");
-    return v;
+    static atomic_int v = -1;
+    return env_flag_once(&v, "TREEDUCE_REPRODUCIBLE");
 }
 
 int trd_env_verbose(void)

@@ -266,25 +266,46 @@ static trd_req *req_new(const trd_job *j, trd_plan_entry *p)
     return r;
 }
 
+/* With TREEDUCE_VERBOSE=2, the algorithm of plan p names itself for j's routine. */
+static void note_choice(const trd_job *j, const trd_plan_entry *p)
+{
+    if (trd_env_verbose() >= 2) {
+        const char *params;
+        const trd_algo *a = trd_plan_algo(p, &params);
+        trd_choice_note(j->c->machine, j->routine, a->name, params);
+    }
+}
+
+/* A blocking call with nothing outstanding: run to the end here. */
+static int run_here(const trd_job *j, const char **why)
+{
+    trd_plan_entry *p;
+    int rc = trd_plan_get(j->c, j->a, j->params, &j->call, &p, why);
+    if (rc != MPI_SUCCESS || !p)
+        return rc; /* the caller falls back and still owns the stage */
+    if (!j->stage || !j->stage->pre || (rc = j->stage->pre(j->stage)) == MPI_SUCCESS) {
+        rc = trd_exec(j->c, p, j->sendbuf, j->recvbuf, j->type, j->red);
+        if (rc == MPI_SUCCESS && j->stage && j->stage->post)
+            rc = j->stage->post(j->stage);
+        note_choice(j, p);
+    }
+    if (j->stage && j->stage->free)
+        j->stage->free(j->stage);
+    return rc;
+}
+
 int trd_launch(const trd_job *j, int mode, MPI_Request *req, const char **why)
 {
-    trd_comm *c = j->c;
     trd_plan_entry *p;
     int rc;
-    if (trd_nbc_outstanding() || mode != TRD_BLOCKING)
-        pthread_mutex_lock(&lock); /* the plan cache is shared with queued runs */
-    else
-        goto blocking;
-    rc = trd_plan_get(c, j->a, j->params, &j->call, &p, why);
-    if (rc != MPI_SUCCESS || !p) {
-        pthread_mutex_unlock(&lock);
-        goto refused;
-    }
-    trd_req *r = req_new(j, p);
+    if (mode == TRD_BLOCKING && !trd_nbc_outstanding())
+        return run_here(j, why);
+    pthread_mutex_lock(&lock); /* the plan cache is shared with queued runs */
+    rc = trd_plan_get(j->c, j->a, j->params, &j->call, &p, why);
+    trd_req *r = rc == MPI_SUCCESS && p ? req_new(j, p) : NULL;
     if (!r) {
         pthread_mutex_unlock(&lock);
-        rc = MPI_ERR_NO_MEM;
-        goto refused;
+        return rc != MPI_SUCCESS || !p ? rc : MPI_ERR_NO_MEM; /* the caller owns the stage */
     }
     if (mode != TRD_BLOCKING && ((rc = PMPI_Grequest_start(handle_query, handle_free, handle_cancel,
                                                            NULL, &r->handle)) != MPI_SUCCESS ||
@@ -303,11 +324,7 @@ int trd_launch(const trd_job *j, int mode, MPI_Request *req, const char **why)
         progress_all();
     }
     pthread_mutex_unlock(&lock);
-    if (trd_env_verbose() >= 2) {
-        const char *params;
-        const trd_algo *a = trd_plan_algo(p, &params);
-        trd_choice_note(c->machine, j->routine, a->name, params);
-    }
+    note_choice(j, p);
     if (mode != TRD_BLOCKING) {
         *req = r->handle;
         return MPI_SUCCESS;
@@ -318,28 +335,6 @@ int trd_launch(const trd_job *j, int mode, MPI_Request *req, const char **why)
     pthread_mutex_lock(&lock);
     destroy(r);
     pthread_mutex_unlock(&lock);
-    return rc;
-
-blocking:
-    /* nothing outstanding: run to the end here */
-    if ((rc = trd_plan_get(c, j->a, j->params, &j->call, &p, why)) != MPI_SUCCESS || !p)
-        goto refused;
-    if (j->stage && j->stage->pre && (rc = j->stage->pre(j->stage)) != MPI_SUCCESS)
-        goto out;
-    rc = trd_exec(c, p, j->sendbuf, j->recvbuf, j->type, j->red);
-    if (rc == MPI_SUCCESS && j->stage && j->stage->post)
-        rc = j->stage->post(j->stage);
-    if (trd_env_verbose() >= 2) {
-        const char *params;
-        const trd_algo *a = trd_plan_algo(p, &params);
-        trd_choice_note(c->machine, j->routine, a->name, params);
-    }
-out:
-    if (j->stage && j->stage->free)
-        j->stage->free(j->stage);
-    return rc;
-refused:
-    /* the caller falls back and still owns the stage */
     return rc;
 }
 
