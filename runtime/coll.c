@@ -109,19 +109,46 @@ static const char *reduction_checks(MPI_Count count, MPI_Datatype datatype, MPI_
 /* Launch job j as h says; a derived datatype's call (blocking only) runs on
  * the plan's buffers, nin input and nout output elements of the call copied
  * in and out (trd_dtype_enter). */
+/* A blocking call with nothing outstanding: run to the end here. */
+static int run_here(const trd_job *j, const char **why)
+{
+    trd_plan_entry *p;
+    int rc = trd_plan_get(j->c, j->a, j->params, &j->call, &p, why);
+    if (rc != MPI_SUCCESS || !p)
+        return rc; /* the caller falls back and still owns the stage */
+    if (!j->stage || !j->stage->pre || (rc = j->stage->pre(j->stage)) == MPI_SUCCESS) {
+        rc = trd_exec(j->c, p, j->sendbuf, j->recvbuf, j->type, j->red);
+        if (rc == MPI_SUCCESS && j->stage && j->stage->post)
+            rc = j->stage->post(j->stage);
+        trd_note_choice(j, p);
+    }
+    if (j->stage && j->stage->free)
+        j->stage->free(j->stage);
+    return rc;
+}
+
+/* Run, start or keep job j as h says: directly when blocking with nothing
+ * outstanding, else queued (nbc.c). */
+static inline int run_or_queue(const trd_job *j, const how *h, const char **why)
+{
+    if (h->mode == TRD_BLOCKING && !trd_nbc_outstanding())
+        return run_here(j, why);
+    return trd_launch(j, h->mode, h->req, why);
+}
+
 static int launch(trd_job *j, const how *h, trd_dtype_call *dc, size_t nin, size_t nout,
                   const char **why)
 {
     int rc;
     if (!dc->derived)
-        return trd_launch(j, h->mode, h->req, why);
+        return run_or_queue(j, h, why);
     if (h->mode != TRD_BLOCKING) {
         *why = "derived datatype in a nonblocking or persistent reduction";
         return MPI_SUCCESS;
     }
     if ((rc = trd_dtype_enter(dc, &j->sendbuf, &j->recvbuf, nin, nout)) != MPI_SUCCESS)
         return rc;
-    rc = trd_launch(j, h->mode, h->req, why);
+    rc = run_or_queue(j, h, why);
     return trd_dtype_leave(dc, !*why, rc);
 }
 
@@ -473,7 +500,7 @@ static int reduce_scatter(const trd_machine *m, const void *sendbuf, void *recvb
                      call,   s->in ? s->in : s->input,
                      s->out, red.type,
                      &red,   &s->st};
-        rc = trd_launch(&j, h->mode, h->req, &why);
+        rc = run_or_queue(&j, h, &why);
         if (!why)
             return rc;
         rs_free(&s->st);
@@ -682,7 +709,7 @@ static int bcast(const trd_machine *m, void *buffer, MPI_Count count, MPI_Dataty
                      datatype,
                      NULL,
                      NULL};
-        rc = trd_launch(&j, h->mode, h->req, &why);
+        rc = run_or_queue(&j, h, &why);
         if (!why)
             return rc;
     } else if (!why && h->mode == TRD_BLOCKING && count <= INT_MAX) {
@@ -779,7 +806,7 @@ static int allgather(const trd_machine *m, const void *sendbuf, MPI_Count sendco
                      recvtype,
                      NULL,
                      NULL};
-        rc = trd_launch(&j, h->mode, h->req, &why);
+        rc = run_or_queue(&j, h, &why);
         if (!why)
             return rc;
     } else if (!why && h->mode == TRD_BLOCKING && recvcount <= INT_MAX && sendcount <= INT_MAX) {

@@ -20,6 +20,7 @@ static int env_flag(const char *name)
 static pthread_once_t env_algorithm_once = PTHREAD_ONCE_INIT;
 static const trd_algo *env_algorithm_alg;
 static const char *env_algorithm_params = "";
+static atomic_int env_algorithm_ready; /* set once read: every later call, one load */
 
 static void env_algorithm_read(void)
 {
@@ -34,11 +35,13 @@ static void env_algorithm_read(void)
                 v, names);
         env_algorithm_params = "";
     }
+    atomic_store_explicit(&env_algorithm_ready, 1, memory_order_release);
 }
 
 const trd_algo *trd_env_algorithm(const char **params)
 {
-    pthread_once(&env_algorithm_once, env_algorithm_read);
+    if (!atomic_load_explicit(&env_algorithm_ready, memory_order_acquire))
+        pthread_once(&env_algorithm_once, env_algorithm_read);
     *params = env_algorithm_params;
     return env_algorithm_alg;
 }

@@ -43,8 +43,12 @@ typedef struct trd_xop {
 struct trd_plan_entry {
     const trd_algo *alg;
     const char *given; /* the params pointer it was planned for (tables and literals stay put) */
-    int selected;      /* the selection chose it for this call */
-    int publish;       /* the node's ranks access each other's user buffers (single copy) */
+    /* flags and the holders' count in one word, so that the ops start where
+     * they always did (a small call touches few lines) */
+    unsigned char selected; /* the selection chose it for this call */
+    unsigned char publish;  /* the node's ranks access each other's user buffers (single copy) */
+    unsigned char cached;   /* in its communicator's cache */
+    int refs;               /* requests holding it (persistent and nonblocking calls) */
     char params[TRD_PARAMS_MAX];
     trd_call call;
     trd_xop *x;
@@ -54,8 +58,6 @@ struct trd_plan_entry {
     int maxreq;
     MPI_Request *reqs;
     unsigned long used;
-    int refs;     /* requests holding it (persistent and nonblocking calls) */
-    int cached;   /* in its communicator's cache */
     trd_xop x0[]; /* the ops, in the same allocation: a small call touches few lines */
 };
 

@@ -48,9 +48,9 @@ struct trd_req {
 /* One lock for the handle table, the queues and the list of busy
  * communicators: progress under it never blocks. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static atomic_int live;        /* requests in the table */
-static atomic_int outstanding; /* runs queued or running */
-static trd_comm *busy;         /* communicators with queued runs */
+static atomic_int live;   /* requests in the table */
+_Atomic int trd_nbc_runs; /* runs queued or running (rt.h) */
+static trd_comm *busy;    /* communicators with queued runs */
 
 #define TRD_REQ_BUCKETS 256
 static trd_req *table[TRD_REQ_BUCKETS];
@@ -92,11 +92,6 @@ static void table_remove(trd_req *r)
         }
 }
 
-int trd_nbc_outstanding(void)
-{
-    return atomic_load_explicit(&outstanding, memory_order_acquire) != 0;
-}
-
 /* Release everything r holds (lock held). */
 static void destroy(trd_req *r)
 {
@@ -130,7 +125,7 @@ static void enqueue(trd_req *r)
         c->busy = busy;
         busy = c;
     }
-    atomic_fetch_add(&outstanding, 1);
+    atomic_fetch_add(&trd_nbc_runs, 1);
 }
 
 /* Advance c's runs in order, as far as they go without waiting (lock held). */
@@ -163,7 +158,7 @@ static void comm_progress(trd_comm *c)
             c->qtail = NULL;
         r->next = NULL;
         r->done = 1;
-        atomic_fetch_sub(&outstanding, 1);
+        atomic_fetch_sub(&trd_nbc_runs, 1);
         if (r->handle != MPI_REQUEST_NULL && r->freed)
             destroy(r);
     }
@@ -266,8 +261,7 @@ static trd_req *req_new(const trd_job *j, trd_plan_entry *p)
     return r;
 }
 
-/* With TREEDUCE_VERBOSE=2, the algorithm of plan p names itself for j's routine. */
-static void note_choice(const trd_job *j, const trd_plan_entry *p)
+void trd_note_choice(const trd_job *j, const trd_plan_entry *p)
 {
     if (trd_env_verbose() >= 2) {
         const char *params;
@@ -276,30 +270,10 @@ static void note_choice(const trd_job *j, const trd_plan_entry *p)
     }
 }
 
-/* A blocking call with nothing outstanding: run to the end here. */
-static int run_here(const trd_job *j, const char **why)
-{
-    trd_plan_entry *p;
-    int rc = trd_plan_get(j->c, j->a, j->params, &j->call, &p, why);
-    if (rc != MPI_SUCCESS || !p)
-        return rc; /* the caller falls back and still owns the stage */
-    if (!j->stage || !j->stage->pre || (rc = j->stage->pre(j->stage)) == MPI_SUCCESS) {
-        rc = trd_exec(j->c, p, j->sendbuf, j->recvbuf, j->type, j->red);
-        if (rc == MPI_SUCCESS && j->stage && j->stage->post)
-            rc = j->stage->post(j->stage);
-        note_choice(j, p);
-    }
-    if (j->stage && j->stage->free)
-        j->stage->free(j->stage);
-    return rc;
-}
-
 int trd_launch(const trd_job *j, int mode, MPI_Request *req, const char **why)
 {
     trd_plan_entry *p;
     int rc;
-    if (mode == TRD_BLOCKING && !trd_nbc_outstanding())
-        return run_here(j, why);
     pthread_mutex_lock(&lock); /* the plan cache is shared with queued runs */
     rc = trd_plan_get(j->c, j->a, j->params, &j->call, &p, why);
     trd_req *r = rc == MPI_SUCCESS && p ? req_new(j, p) : NULL;
@@ -324,7 +298,7 @@ int trd_launch(const trd_job *j, int mode, MPI_Request *req, const char **why)
         progress_all();
     }
     pthread_mutex_unlock(&lock);
-    note_choice(j, p);
+    trd_note_choice(j, p);
     if (mode != TRD_BLOCKING) {
         *req = r->handle;
         return MPI_SUCCESS;

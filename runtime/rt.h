@@ -389,16 +389,28 @@ typedef struct trd_job {
     trd_stage *stage;       /* NULL, or owned by the job from trd_launch on */
 } trd_job;
 
-/* Run job j as a call of kind mode (TRD_BLOCKING: to the end; TRD_NONBLOCKING:
- * started, *req its request; TRD_PERSISTENT: planned, *req a persistent
- * request that MPI_Start runs).  Sets *why and does nothing where the plan
- * cannot run the call (the caller falls back before anything was sent).
- * Runs of one communicator execute in call order, one at a time; outstanding
- * runs advance in every treeduce call and in MPI_Test and MPI_Wait calls. */
+/* Queue job j as a call of kind mode (TRD_NONBLOCKING: started, *req its
+ * request; TRD_PERSISTENT: planned, *req a persistent request that MPI_Start
+ * runs; TRD_BLOCKING: behind the outstanding runs, waited for).  Sets *why
+ * and does nothing where the plan cannot run the call (the caller falls back
+ * before anything was sent).  Runs of one communicator execute in call order,
+ * one at a time; outstanding runs advance in every treeduce call and in
+ * MPI_Test and MPI_Wait calls.  A blocking call with nothing outstanding runs
+ * directly (coll.c), not through here. */
 int trd_launch(const trd_job *j, int mode, MPI_Request *req, const char **why);
 
-/* Nonzero while any run of a nonblocking or persistent call is outstanding:
- * then blocking calls wait through the progress loop too. */
-int trd_nbc_outstanding(void);
+/* Runs of nonblocking and persistent calls queued or running in the process. */
+extern _Atomic int trd_nbc_runs;
+
+/* Nonzero while any run is outstanding: then blocking calls wait through the
+ * progress loop too.  One atomic load. */
+static inline int trd_nbc_outstanding(void)
+{
+    return atomic_load_explicit(&trd_nbc_runs, memory_order_acquire) != 0;
+}
+
+/* With TREEDUCE_VERBOSE=2, the algorithm of plan p names itself for j's
+ * routine. */
+void trd_note_choice(const trd_job *j, const trd_plan_entry *p);
 
 #endif
