@@ -14,6 +14,7 @@
 #include "readers.h"
 #include "report.h"
 #include "sha256.h"
+#include "simgrid.h"
 #include "topo.h"
 #include "trd_select.h"
 #include "tune.h"
@@ -54,6 +55,9 @@ static const char usage[] =
     "      --export-mpich FILE  write an MPICH 4.x collective selection file (JSON) with this plan "
     "for\n"
     "                       MPI_Allreduce (MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE)\n"
+    "      --simgrid FILE   write the machine as a SimGrid platform (XML, DTD 4.1) to FILE and an\n"
+    "                       smpirun hostfile (node:cores, ring order) to FILE.hosts ('.xml' "
+    "dropped)\n"
     "      --export-ompi FILE   write an Open MPI coll/tuned dynamic rules file for MPI_Allreduce\n"
     "                       (coll_tuned_dynamic_rules_filename)\n"
     "      --nodetype SPEC  node type where the input gives none, as an hwloc synthetic\n"
@@ -75,7 +79,8 @@ enum {
     OPT_BREAK,
     OPT_PREDICT,
     OPT_EXPORT_MPICH,
-    OPT_EXPORT_OMPI
+    OPT_EXPORT_OMPI,
+    OPT_SIMGRID
 };
 
 static int has_suffix(const char *s, const char *suf)
@@ -226,6 +231,29 @@ static int ompi_rules(FILE *f, const void *p, const char *name)
     return trd_export_ompi_rules(f, p, name);
 }
 
+static int simgrid_platform(FILE *f, const void *t, const char *input)
+{
+    return trd_simgrid_platform(f, (trd_topo_t)t, input);
+}
+
+static int simgrid_hostfile(FILE *f, const void *t, const char *name)
+{
+    (void)name;
+    return trd_simgrid_hostfile(f, (trd_topo_t)t);
+}
+
+/* The SimGrid platform and its hostfile (simgrid.h). */
+static int write_simgrid(const char *path, trd_topo_t t, const char *input)
+{
+    char hosts[4096];
+    if (trd_simgrid_hostfile_path(path, hosts, sizeof hosts) != 0) {
+        fprintf(stderr, "%s: error: path too long\n", path);
+        return TRD_ERR_IO;
+    }
+    int rc = write_file(hosts, simgrid_hostfile, t, NULL);
+    return rc == TRD_OK ? write_file(path, simgrid_platform, t, input) : rc;
+}
+
 static int dot_file(FILE *f, const void *t, const char *name)
 {
     (void)name;
@@ -237,7 +265,7 @@ typedef struct args {
     const char *input, *outdir, *name, *format, *dot;
     const char *nodetype, *latency, *bandwidth;
     const char *schedule, *algorithm, *bytes, *break_spec, *predict;
-    const char *export_mpich, *export_ompi;
+    const char *export_mpich, *export_ompi, *simgrid;
     int explain;
     char cmd[4096]; /* the command line for the banner */
 } args;
@@ -327,6 +355,17 @@ static int plan_machine(trd_topo_t t, planned *pl)
 
 /* Write what the command line asks for: every output or none but those
  * before a failure. */
+/* The outputs that need the topology only, not a plan: --dot, --simgrid. */
+static int topology_outputs(const args *a, trd_topo_t t)
+{
+    int rc = TRD_OK;
+    if (a->dot)
+        rc = strcmp(a->dot, "-") == 0 ? trd_dot(stdout, t) : write_file(a->dot, dot_file, t, NULL);
+    if (rc == TRD_OK && a->simgrid)
+        rc = write_simgrid(a->simgrid, t, a->input);
+    return rc;
+}
+
 static int write_outputs(const args *a, trd_topo_t t, trd_diag *d, const planned *pl,
                          const char *intext, size_t inlen)
 {
@@ -355,8 +394,8 @@ static int write_outputs(const args *a, trd_topo_t t, trd_diag *d, const planned
         if ((rc = trd_emit(t, p, &eo, a->outdir, d)) != TRD_OK)
             trd_diag_print(d, stderr);
     }
-    if (rc == TRD_OK && a->dot)
-        rc = strcmp(a->dot, "-") == 0 ? trd_dot(stdout, t) : write_file(a->dot, dot_file, t, NULL);
+    if (rc == TRD_OK)
+        rc = topology_outputs(a, t);
     if (rc == TRD_OK && a->export_mpich)
         rc = write_file(a->export_mpich, csel_json, p, machine_name);
     if (rc == TRD_OK && a->export_ompi)
@@ -410,6 +449,7 @@ int main(int argc, char **argv)
         {"predict", required_argument, NULL, OPT_PREDICT},
         {"export-mpich", required_argument, NULL, OPT_EXPORT_MPICH},
         {"export-ompi", required_argument, NULL, OPT_EXPORT_OMPI},
+        {"simgrid", required_argument, NULL, OPT_SIMGRID},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0}};
@@ -469,6 +509,9 @@ int main(int argc, char **argv)
         case OPT_EXPORT_OMPI:
             a.export_ompi = optarg;
             break;
+        case OPT_SIMGRID:
+            a.simgrid = optarg;
+            break;
         case 'h':
             fputs(usage, stdout);
             return 0;
@@ -485,11 +528,11 @@ int main(int argc, char **argv)
         return 2;
     }
     if (!a.outdir && !a.explain && !a.dot && !a.schedule && !a.predict && !a.export_mpich &&
-        !a.export_ompi) {
+        !a.export_ompi && !a.simgrid) {
         fprintf(
             stderr,
             "treeduce-gen: nothing to do: give -o DIR, --explain, --dot FILE, --schedule RANK,\n"
-            "  --predict MAX, --export-mpich FILE or --export-ompi FILE\n");
+            "  --predict MAX, --export-mpich FILE, --export-ompi FILE or --simgrid FILE\n");
         return 2;
     }
     a.input = argv[optind];
@@ -514,6 +557,10 @@ int main(int argc, char **argv)
         trd_diag_print(d, stderr);
         fprintf(stderr, "treeduce-gen: %d error%s; nothing written\n", trd_diag_count(d),
                 trd_diag_count(d) == 1 ? "" : "s");
+        goto out;
+    }
+    if (!a.outdir && !a.explain && !a.schedule && !a.predict && !a.export_mpich && !a.export_ompi) {
+        rc = topology_outputs(&a, t);
         goto out;
     }
     if ((rc = plan_machine(t, &pl)) != TRD_OK)
