@@ -526,7 +526,7 @@ static const proved *find_cover(const checker *c, const skip *k, const trd_check
     for (size_t i = 0; i < c->ndone; i++) {
         const proved *d = &c->done[i];
         if (d->a == k->a && !strcmp(d->params, k->params) && d->ppn == r->ppn_min &&
-            d->nnodes < r->nnodes && is_pow2(d->nnodes) == is_pow2(r->nnodes) &&
+            d->nnodes >= 2 && d->nnodes < r->nnodes && is_pow2(d->nnodes) == is_pow2(r->nnodes) &&
             (!best || d->nnodes > best->nnodes))
             best = d;
     }
