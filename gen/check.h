@@ -3,6 +3,8 @@
 #ifndef TRD_CHECK_H
 #define TRD_CHECK_H
 
+#include <stdio.h>
+
 #include "diag.h"
 #include "plan.h"
 #include "trd_sched.h"
@@ -15,20 +17,47 @@ typedef struct trd_check_opts {
                              * verified, so the refusal can be seen; NULL */
 } trd_check_opts;
 
+/* How one checked shape was proved. */
+typedef struct trd_check_shape {
+    int nnodes, ppn_min, ppn_max;
+    int executed;   /* (algorithm, parameters) pairs verified by symbolic execution on it */
+    int covered;    /* pairs above the rank limit covered by a smaller shape of its structure */
+    int uncovered;  /* pairs above the limit that no verified shape covers */
+    int rep_nnodes; /* the covering shape: rep_nnodes x ppn_min (0: none) */
+    int ring_runs;  /* -1: not proved here; 0: its ring proved contention-free structurally */
+    const char *uncovered_alg; /* the first uncovered pair's algorithm name */
+} trd_check_shape;
+
+#define TRD_CHECK_MAX_SHAPES 168
+
 typedef struct trd_check_stats {
     int nverified;  /* schedules verified */
-    int skipped;    /* (shape, algorithm) pairs above the rank limit, not verified */
+    int skipped;    /* (shape, algorithm) pairs above the rank limit, not executed */
+    int covered;    /* of those, covered by a verified smaller shape of the same structure */
     int largest;    /* ranks of the largest verified shape */
     size_t ops;     /* ops executed symbolically */
     double seconds; /* CPU time */
+    int nshapes;    /* shape[0..nshapes): every checked shape, planned ones first */
+    trd_check_shape shape[TRD_CHECK_MAX_SHAPES];
 } trd_check_stats;
 
 /* Largest communicator a schedule is verified on at generation time; the
  * algorithms whose schedules or buffers grow as p^2 (TRD_ALGO_QUADRATIC,
  * reduce_scatter_block and allgather, whose buffers hold p blocks) up to
  * TRD_CHECK_MAX_QUADRATIC. */
-#define TRD_CHECK_MAX_RANKS 4096
-#define TRD_CHECK_MAX_QUADRATIC 1024
+#define TRD_CHECK_MAX_RANKS 64
+#define TRD_CHECK_MAX_QUADRATIC 32
+/* Larger shapes are not executed.  Each (algorithm, parameters) pair on such
+ * a shape of uniform ranks per node is covered by the same planner verified
+ * on a smaller shape of the same structure: the same ranks per node (and so
+ * the same node phases, lanes and per-node radix) and a node count of the
+ * same class, a power of two or not (which decides recursive doubling's and
+ * halving's fold and NAP's short groups); representatives of 2 (powers of
+ * two) or 3 nodes are verified for that, up to these ranks.  This is an
+ * argument over the planners' code, not a proof at the larger shape: the
+ * report says so, and says which pairs nothing covers. */
+#define TRD_CHECK_COVER_RANKS 128
+#define TRD_CHECK_COVER_QUADRATIC 128
 
 /* Verify (verify.h) every schedule the runtime can run on t with plan p:
  *   - for every planned shape (nodes x ranks per node), for the whole
@@ -57,6 +86,11 @@ typedef struct trd_check_stats {
  * TRD_ERR_NOMEM. */
 int trd_check_schedules(trd_topo_t t, const trd_machine_plan *p, const trd_check_opts *o,
                         trd_diag *d, trd_check_stats *stats);
+
+/* For --explain and the summary line: what was proved how, per checked
+ * shape (symbolic execution, the structural argument and its covering
+ * shape, what nothing covers), from stats.  Returns TRD_OK. */
+int trd_check_report(FILE *f, const trd_check_stats *stats);
 
 /* The shape of the first nnodes of t's nodes (0: all) in ring order with
  * ppn ranks each (0: each node's cores), ranks in ring order, shared memory

@@ -407,14 +407,8 @@ static int write_outputs(const args *a, trd_topo_t t, trd_diag *d, const planned
         rc = trd_explain(stdout, t, p, a->input);
         if (rc == TRD_OK)
             rc = trd_explain_schedules(stdout, t, p);
-        printf(
-            "\nschedules verified before writing (symbolic execution of every rank: each element\n"
-            "  reduced over all ranks once, sends and receives matched, no read before a write,\n"
-            "  no race on the node's memory, ring contention on the switch tree): %d, on up to\n"
-            "  %d ranks, %zu ops, %.2f s\n",
-            c->nverified, c->largest, c->ops, c->seconds);
-        if (c->skipped)
-            printf("  %d (shape, algorithm) pairs above the rank limit not verified\n", c->skipped);
+        if (rc == TRD_OK)
+            rc = trd_check_report(stdout, c);
         if (sel->drawn)
             printf("size ranges drawn on the schedules for %d shape%s: %d schedules timed, %d\n"
                    "  extrapolated, %d ring timings skipped on its bound, %.2f s\n",

@@ -126,4 +126,16 @@ size_t trd_model_crossover(const trd_machine_plan *p, int nodes, int ppn);
  * Returns TRD_OK or TRD_ERR_NOMEM. */
 int trd_ring_contention(trd_topo_t t, const int *nodes, int n, int *dups, char *why, size_t whylen);
 
+/* The same verdict, proved structurally in O(n depth + switches) with no
+ * walk of paths against each other: a ring uses a directed link of the
+ * switch tree twice in one step exactly when some subtree (a switch's, or
+ * a node's ranks) is not one contiguous run of the cyclic ring, since every
+ * run is entered once and left once; a DFS order of the tree has every
+ * subtree contiguous, and so has any subsequence of one [TREE §3.2,
+ * Lemma 4].  nodes[0..n) as for trd_ring_contention.  *runs gets 0 where
+ * every subtree is one run (contention-free), else the number of subtrees
+ * entered more than once, the first described in why.  Returns TRD_OK or
+ * TRD_ERR_NOMEM. */
+int trd_ring_dfs_proof(trd_topo_t t, const int *nodes, int n, int *runs, char *why, size_t whylen);
+
 #endif

@@ -85,3 +85,91 @@ int trd_ring_contention(trd_topo_t t, const int *nodes, int n, int *dups, char *
     free(seq);
     return TRD_OK;
 }
+
+/* The lowest common switch of switches a and b (climbing by depth). */
+static int common_switch(trd_topo_t t, int a, int b)
+{
+    while (a != b) {
+        if (trd_topo_switch_depth(t, a) >= trd_topo_switch_depth(t, b))
+            a = trd_topo_switch_parent(t, a);
+        else
+            b = trd_topo_switch_parent(t, b);
+    }
+    return a;
+}
+
+int trd_ring_dfs_proof(trd_topo_t t, const int *nodes, int n, int *runs, char *why, size_t whylen)
+{
+    int S = trd_topo_nswitches(t), N = trd_topo_nnodes(t), m = 0, rc = TRD_OK;
+    /* exits[v]: messages of the ring leaving vertex v's subtree (switches
+     * 0..S-1, node i is S+i), by differences: +1 at the sender, -1 at the
+     * lowest common switch, summed up the tree */
+    long *exits = calloc((size_t)S + (size_t)N, sizeof *exits);
+    int *seq = malloc(((size_t)n + 1) * sizeof *seq),
+        *order = malloc(((size_t)S + 1) * sizeof *order);
+    int *bucket = calloc((size_t)S + 2, sizeof *bucket);
+    *runs = 0;
+    if (!exits || !seq || !order || !bucket) {
+        rc = TRD_ERR_NOMEM;
+        if (why && whylen)
+            snprintf(why, whylen, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < n; i++)
+        if (m == 0 || seq[m - 1] != nodes[i])
+            seq[m++] = nodes[i];
+    while (m > 1 && seq[m - 1] == seq[0])
+        m--;
+    for (int i = 0; m > 1 && i < m; i++) {
+        int a = seq[i], b = seq[(i + 1) % m];
+        exits[S + a]++;
+        /* the message leaves a's switches up to (not) the common one */
+        int sa = trd_topo_node_switch(t, a), c = common_switch(t, sa, trd_topo_node_switch(t, b));
+        exits[sa]++;
+        exits[c]--;
+    }
+    /* switches deepest first (counting sort by depth): children before parents */
+    int maxd = 0;
+    for (int s = 0; s < S; s++) {
+        int d = trd_topo_switch_depth(t, s);
+        maxd = d > maxd ? d : maxd;
+    }
+    int *cnt = realloc(bucket, ((size_t)maxd + 2) * sizeof *cnt);
+    if (!cnt) {
+        rc = TRD_ERR_NOMEM;
+        goto out;
+    }
+    bucket = cnt;
+    memset(cnt, 0, ((size_t)maxd + 2) * sizeof *cnt);
+    for (int s = 0; s < S; s++)
+        cnt[maxd - trd_topo_switch_depth(t, s) + 1]++;
+    for (int d = 1; d <= maxd + 1; d++)
+        cnt[d] += cnt[d - 1];
+    for (int s = 0; s < S; s++)
+        order[cnt[maxd - trd_topo_switch_depth(t, s)]++] = s;
+    for (int k = 0; k < S; k++) {
+        int s = order[k], up = trd_topo_switch_parent(t, s);
+        if (up >= 0)
+            exits[up] += exits[s];
+    }
+    /* a subtree left more than once is entered as often: its up-link and
+     * its down-link carry two messages of one step */
+    for (int v = 0; v < S + N; v++)
+        if (exits[v] > 1) {
+            (*runs)++;
+            if (*runs == 1 && why && whylen)
+                snprintf(why, whylen,
+                         "not a DFS order: the ring enters and leaves %s '%s' %ld times (its "
+                         "nodes are not one contiguous run), so its up- and down-links carry "
+                         "%ld messages of one step",
+                         v < S ? "switch" : "node",
+                         v < S ? trd_topo_switch_name(t, v) : trd_topo_node_name(t, v - S),
+                         exits[v], exits[v]);
+        }
+out:
+    free(exits);
+    free(seq);
+    free(order);
+    free(bucket);
+    return rc;
+}

@@ -12,9 +12,9 @@
 #include "topo.h"
 
 /* Largest planned shape whose size ranges are drawn on the schedules. */
-#define TRD_SELECT_MAX_RANKS 1024
+#define TRD_SELECT_MAX_RANKS 32
 /* Largest planned shape whose parameters are searched on the schedules. */
-#define TRD_SEARCH_MAX_RANKS 4096
+#define TRD_SEARCH_MAX_RANKS 64
 
 /* The timings of one shape's schedules for the selection, memoised: a
  * commutative allreduce of count doubles, out of place.  Schedules whose

@@ -109,7 +109,7 @@ static const int node_packages[64] = {
 
 /* Selection for communicators over several nodes (commutative ops), per
  * planned shape (nodes x ranks per node), from the alpha-beta-gamma
- * model [MPICH §3, NAP Eq. 3-6, TREE §3.2, RM Eq. 4], 30 of 30 shapes timed
+ * model [MPICH §3, NAP Eq. 3-6, TREE §3.2, RM Eq. 4], 15 of 30 shapes timed
  * on their verified schedules (link sharing, max-rate injection, alpha_r
  * [TREE §2, NAP Eq. 3, RM Eq. 3]), the others on closed forms:
  * intra-node link 0.6 us, 10 GB/s; ring link 8 us, 6 GB/s;
@@ -164,12 +164,10 @@ static const trd_size_choice choices_8[6] = { /* 4 nodes x 8 */
     {10682368, "rabenseifner", ""},
     {SIZE_MAX, "ring", ""},
 };
-static const trd_size_choice choices_9[6] = { /* 4 nodes x 16 */
-    {848, "nap", ""},
-    {4160, "flex", ""},
-    {9088, "nap", ""},
-    {79872, "flex", ""},
-    {27787264, "rabenseifner", ""},
+static const trd_size_choice choices_9[4] = { /* 4 nodes x 16 */
+    {1109, "nap", ""},
+    {200704, "flex", ""},
+    {103594661, "rabenseifner", ""},
     {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_10[3] = { /* 8 nodes x 1 */
@@ -189,20 +187,16 @@ static const trd_size_choice choices_12[4] = { /* 8 nodes x 4 */
     {4063232, "rabenseifner", ""},
     {SIZE_MAX, "ring", ""},
 };
-static const trd_size_choice choices_13[6] = { /* 8 nodes x 8 */
-    {2000, "nap", ""},
-    {4160, "flex", ""},
-    {8320, "nap", ""},
-    {49152, "flex", ""},
-    {9404416, "rabenseifner", ""},
+static const trd_size_choice choices_13[4] = { /* 8 nodes x 8 */
+    {5898, "nap", ""},
+    {106600, "flex", ""},
+    {43721142, "rabenseifner", ""},
     {SIZE_MAX, "ring", ""},
 };
-static const trd_size_choice choices_14[6] = { /* 8 nodes x 16 */
-    {1360, "nap", ""},
-    {4160, "flex", ""},
-    {8960, "nap", ""},
-    {60416, "flex", ""},
-    {20316160, "rabenseifner", ""},
+static const trd_size_choice choices_14[4] = { /* 8 nodes x 16 */
+    {3219, "nap", ""},
+    {148126, "flex", ""},
+    {62296130, "rabenseifner", ""},
     {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_15[3] = { /* 16 nodes x 1 */
@@ -217,21 +211,21 @@ static const trd_size_choice choices_16[4] = { /* 16 nodes x 2 */
     {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_17[4] = { /* 16 nodes x 4 */
-    {3008, "nap", ""},
-    {32768, "flex", ""},
-    {7045120, "rabenseifner", ""},
+    {5914, "nap", ""},
+    {64291, "flex", ""},
+    {100437328, "rabenseifner", ""},
     {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_18[4] = { /* 16 nodes x 8 */
-    {1744, "nap", ""},
-    {42496, "flex", ""},
-    {15007744, "rabenseifner", ""},
+    {2761, "nap", ""},
+    {94388, "flex", ""},
+    {61830294, "rabenseifner", ""},
     {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_19[4] = { /* 16 nodes x 16 */
-    {1376, "nap", ""},
-    {48640, "flex", ""},
-    {31326208, "rabenseifner", ""},
+    {5459, "nap", ""},
+    {123407, "flex", ""},
+    {93351563, "rabenseifner", ""},
     {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_20[4] = { /* 32 nodes x 1 */
@@ -240,64 +234,54 @@ static const trd_size_choice choices_20[4] = { /* 32 nodes x 1 */
     {3604480, "rabenseifner", ""},
     {SIZE_MAX, "ring", ""},
 };
-static const trd_size_choice choices_21[4] = { /* 32 nodes x 2 */
-    {464, "rm", ""},
-    {8832, "flex", ""},
-    {4784128, "rabenseifner", ""},
+static const trd_size_choice choices_21[3] = { /* 32 nodes x 2 */
+    {586, "rd", ""},
+    {38642, "flex", ""},
+    {SIZE_MAX, "rabenseifner", ""},
+};
+static const trd_size_choice choices_22[4] = { /* 32 nodes x 4 */
+    {3556, "nap", ""},
+    {61429, "flex", ""},
+    {149729274, "rabenseifner", ""},
     {SIZE_MAX, "ring", ""},
 };
-static const trd_size_choice choices_22[5] = { /* 32 nodes x 4 */
-    {2496, "nap", ""},
-    {10112, "flex", ""},
-    {6160384, "rabenseifner", ""},
-    {12298240, "hring", ""},
+static const trd_size_choice choices_23[4] = { /* 32 nodes x 8 */
+    {4779, "nap", ""},
+    {86801, "flex", ""},
+    {108838126, "rabenseifner", ""},
     {SIZE_MAX, "ring", ""},
 };
-static const trd_size_choice choices_23[5] = { /* 32 nodes x 8 */
-    {1776, "nap", ""},
-    {10880, "flex", ""},
-    {5718016, "rabenseifner", ""},
-    {30146560, "hring", ""},
+static const trd_size_choice choices_24[4] = { /* 32 nodes x 16 */
+    {2620, "nap", ""},
+    {109724, "flex", ""},
+    {166596288, "rabenseifner", ""},
     {SIZE_MAX, "ring", ""},
 };
-static const trd_size_choice choices_24[5] = { /* 32 nodes x 16 */
-    {1408, "nap", ""},
-    {11392, "flex", ""},
-    {5521408, "rabenseifner", ""},
-    {66322432, "hring", ""},
+static const trd_size_choice choices_25[2] = { /* 64 nodes x 1 */
+    {24925, "rd", ""},
+    {SIZE_MAX, "rabenseifner", ""},
+};
+static const trd_size_choice choices_26[3] = { /* 64 nodes x 2 */
+    {481, "rd", ""},
+    {38245, "flex", ""},
+    {SIZE_MAX, "rabenseifner", ""},
+};
+static const trd_size_choice choices_27[4] = { /* 64 nodes x 4 */
+    {6136, "nap", ""},
+    {59342, "flex", ""},
+    {268234095, "rabenseifner", ""},
     {SIZE_MAX, "ring", ""},
 };
-static const trd_size_choice choices_25[4] = { /* 64 nodes x 1 */
-    {960, "rm", ""},
-    {5824, "rd", ""},
-    {5079040, "rabenseifner", ""},
+static const trd_size_choice choices_28[4] = { /* 64 nodes x 8 */
+    {6929, "nap", ""},
+    {81804, "flex", ""},
+    {206068941, "rabenseifner", ""},
     {SIZE_MAX, "ring", ""},
 };
-static const trd_size_choice choices_26[4] = { /* 64 nodes x 2 */
-    {336, "rm", ""},
-    {6464, "flex", ""},
-    {7438336, "rabenseifner", ""},
-    {SIZE_MAX, "ring", ""},
-};
-static const trd_size_choice choices_27[5] = { /* 64 nodes x 4 */
-    {2784, "nap", ""},
-    {7168, "flex", ""},
-    {7045120, "rabenseifner", ""},
-    {23855104, "hring", ""},
-    {SIZE_MAX, "ring", ""},
-};
-static const trd_size_choice choices_28[5] = { /* 64 nodes x 8 */
-    {1408, "nap", ""},
-    {7744, "flex", ""},
-    {6750208, "rabenseifner", ""},
-    {58458112, "hring", ""},
-    {SIZE_MAX, "ring", ""},
-};
-static const trd_size_choice choices_29[5] = { /* 64 nodes x 16 */
-    {1728, "nap", ""},
-    {9344, "flex", ""},
-    {6651904, "rabenseifner", ""},
-    {128450560, "hring", ""},
+static const trd_size_choice choices_29[4] = { /* 64 nodes x 16 */
+    {3849, "nap", ""},
+    {101253, "flex", ""},
+    {316684651, "rabenseifner", ""},
     {SIZE_MAX, "ring", ""},
 };
 static const trd_shape_choice shapes[30] = {
@@ -310,27 +294,27 @@ static const trd_shape_choice shapes[30] = {
     {4, 2, choices_6, 4},
     {4, 4, choices_7, 4},
     {4, 8, choices_8, 6},
-    {4, 16, choices_9, 6},
+    {4, 16, choices_9, 4},
     {8, 1, choices_10, 3},
     {8, 2, choices_11, 4},
     {8, 4, choices_12, 4},
-    {8, 8, choices_13, 6},
-    {8, 16, choices_14, 6},
+    {8, 8, choices_13, 4},
+    {8, 16, choices_14, 4},
     {16, 1, choices_15, 3},
     {16, 2, choices_16, 4},
     {16, 4, choices_17, 4},
     {16, 8, choices_18, 4},
     {16, 16, choices_19, 4},
     {32, 1, choices_20, 4},
-    {32, 2, choices_21, 4},
-    {32, 4, choices_22, 5},
-    {32, 8, choices_23, 5},
-    {32, 16, choices_24, 5},
-    {64, 1, choices_25, 4},
-    {64, 2, choices_26, 4},
-    {64, 4, choices_27, 5},
-    {64, 8, choices_28, 5},
-    {64, 16, choices_29, 5},
+    {32, 2, choices_21, 3},
+    {32, 4, choices_22, 4},
+    {32, 8, choices_23, 4},
+    {32, 16, choices_24, 4},
+    {64, 1, choices_25, 2},
+    {64, 2, choices_26, 3},
+    {64, 4, choices_27, 4},
+    {64, 8, choices_28, 4},
+    {64, 16, choices_29, 4},
 };
 
 static const trd_machine machine = {
