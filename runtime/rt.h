@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "algo.h"
 #include "treeduce_rt.h"
@@ -22,6 +23,22 @@
 /* spins before a wait starts yielding the core */
 #define TRD_SPINS 2000
 
+#if defined(SMPI_H)
+/* Under SimGrid's SMPI every simulated rank runs in one OS thread, scheduled
+ * cooperatively: a rank that spins never lets the writer it waits for run.
+ * A wait round sleeps in simulated time instead, from 10 ns doubling up to
+ * TRD_SMPI_POLL_MAX_NS, so a wait costs few simulation events and ends at
+ * most that late (smpi_nanosleep: SMPI's sleep, the benchmark timer paused). */
+#define TRD_SMPI_POLL_MAX_NS 1000
+int smpi_nanosleep(const struct timespec *tp, struct timespec *t);
+static inline void trd_relax(unsigned *spins)
+{
+    unsigned shift = *spins < 7 ? (*spins)++ : 7;
+    long ns = 10L << shift;
+    struct timespec ts = {0, ns < TRD_SMPI_POLL_MAX_NS ? ns : TRD_SMPI_POLL_MAX_NS};
+    smpi_nanosleep(&ts, NULL);
+}
+#else
 /* One round of a wait loop: spin, then yield after TRD_SPINS rounds (ranks
  * may outnumber cores).  *spins starts at 0 for each wait. */
 static inline void trd_relax(unsigned *spins)
@@ -36,6 +53,7 @@ static inline void trd_relax(unsigned *spins)
         sched_yield();
     }
 }
+#endif
 
 /* ---- Reduction kernels (kernels.c) ------------------------------------------ */
 
