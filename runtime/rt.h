@@ -165,6 +165,7 @@ typedef struct trd_shm {
     MPI_Comm comm; /* the ranks of this node, local order */
     MPI_Win win;
     int n, me;
+    int owner;       /* MPI_COMM_WORLD rank of the process that made it (SMPI: see trd_shm_free) */
     char **seg;      /* [n] each rank's segment: ctrl, then 2 slots of input + output areas */
     size_t slot;     /* bytes of one area (TRD_SEG_SLOT_BYTES) */
     uint64_t epoch;  /* epochs this node has used */

@@ -133,6 +133,9 @@ int trd_shm_create(trd_comm *c)
         goto fail;
     if (!all_ok) {
         PMPI_Comm_free(&node);
+        if (!(env && strcmp(env, "0") == 0))
+            trd_note(c->machine, "no shared memory: the ranks of a node do not all share memory "
+                                 "(MPI_Comm_split_type)");
         return MPI_SUCCESS;
     }
     trd_shm *s = calloc(1, sizeof *s);
@@ -142,6 +145,7 @@ int trd_shm_create(trd_comm *c)
         goto fail;
     }
     s->comm = node;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &s->owner);
     s->n = c->ppn;
     s->me = c->local;
     s->slot = TRD_SEG_SLOT_BYTES;
@@ -201,8 +205,23 @@ void trd_shm_free(trd_comm *c)
     trd_shm *s = c->shm;
     if (!s)
         return;
-    PMPI_Win_unlock_all(s->win);
-    PMPI_Win_free(&s->win);
+    int wrank = s->owner;
+#if defined(SMPI_H)
+    /* SMPI's MPI_COMM_WORLD is one object for all simulated ranks, and after
+     * MPI_Finalize one rank deletes every rank's attributes on it: a
+     * collective MPI_Win_free there would wait for ranks that never come.
+     * The window is the simulator's to reclaim then. */
+    int finalized = 0;
+    PMPI_Finalized(&finalized);
+    if (finalized)
+        wrank = -1;
+    else
+        PMPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+#endif
+    if (wrank == s->owner) {
+        PMPI_Win_unlock_all(s->win);
+        PMPI_Win_free(&s->win);
+    }
     PMPI_Comm_free(&s->comm);
     free(s->seg);
     free(s);
