@@ -26,17 +26,24 @@
 #if defined(SMPI_H)
 /* Under SimGrid's SMPI every simulated rank runs in one OS thread, scheduled
  * cooperatively: a rank that spins never lets the writer it waits for run.
- * A wait round sleeps in simulated time instead, from 10 ns doubling up to
- * TRD_SMPI_POLL_MAX_NS, so a wait costs few simulation events and ends at
- * most that late (smpi_nanosleep: SMPI's sleep, the benchmark timer paused). */
-#define TRD_SMPI_POLL_MAX_NS 1000
+ * A wait round sleeps in simulated time instead (smpi_nanosleep: SMPI's
+ * sleep, the benchmark timer paused), each round an eighth of the time
+ * waited so far (10 ns at least, 100 us at most): a wait ends at most 1/8
+ * late, and costs the simulation some 100 events, not one per fixed tick
+ * (thousands of ranks polling every microsecond cost minutes of wall time).
+ * *spins holds the nanoseconds waited so far. */
+#define TRD_SMPI_POLL_MIN_NS 10u
+#define TRD_SMPI_POLL_MAX_NS 100000u
 int smpi_nanosleep(const struct timespec *tp, struct timespec *t);
 static inline void trd_relax(unsigned *spins)
 {
-    unsigned shift = *spins < 7 ? (*spins)++ : 7;
-    long ns = 10L << shift;
-    struct timespec ts = {0, ns < TRD_SMPI_POLL_MAX_NS ? ns : TRD_SMPI_POLL_MAX_NS};
+    unsigned ns = *spins / 8;
+    ns = ns < TRD_SMPI_POLL_MIN_NS   ? TRD_SMPI_POLL_MIN_NS
+         : ns > TRD_SMPI_POLL_MAX_NS ? TRD_SMPI_POLL_MAX_NS
+                                     : ns;
+    struct timespec ts = {0, (long)ns};
     smpi_nanosleep(&ts, NULL);
+    *spins = *spins < 4000000000u - ns ? *spins + ns : *spins;
 }
 #else
 /* One round of a wait loop: spin, then yield after TRD_SPINS rounds (ranks
