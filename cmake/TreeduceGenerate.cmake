@@ -14,6 +14,10 @@ function(treeduce_generate)
   endif()
   set(topo "${TG_TOPOLOGY}")
   set(deps treeduce-gen)
+  get_target_property(gen_imported treeduce-gen IMPORTED)
+  if(gen_imported)
+    set(deps "$<TARGET_FILE:treeduce-gen>") # from a host build (TREEDUCE_SMPI)
+  endif()
   if(NOT topo STREQUAL "local")
     get_filename_component(topo "${topo}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
     list(APPEND deps "${topo}")
@@ -31,8 +35,16 @@ endfunction()
 
 # treeduce_add_library(<name> <dir>): libtreeduce_<name>.so from generated
 # sources already in <dir> (used for the checked-in generated/ machines).
+# Under SMPI an object library, linked into each program: each simulated rank
+# needs its own copy of the library's globals, which SMPI gives the program's
+# own code only; and SimGrid declares the MPI_ routines weak, so a static
+# archive's MPI_Allreduce would never be pulled into the link.
 function(treeduce_add_library name dir)
-  add_library(treeduce_${name} SHARED "${dir}/trd_${name}.c" "${dir}/trd_${name}_mpi.c")
+  set(kind SHARED)
+  if(TREEDUCE_SMPI)
+    set(kind OBJECT)
+  endif()
+  add_library(treeduce_${name} ${kind} "${dir}/trd_${name}.c" "${dir}/trd_${name}_mpi.c")
   target_include_directories(treeduce_${name} PUBLIC "${dir}")
   target_link_libraries(treeduce_${name} PUBLIC treeduce::runtime)
 endfunction()

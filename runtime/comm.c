@@ -139,17 +139,34 @@ static int host_name(char *buf, size_t len, char *why, size_t whylen)
     return 0;
 }
 
-/* Sort key for ring order: (machine node, rank). */
+/* Ring order: (machine node, rank), one rank per entry. */
 struct rank_node {
     int node, rank;
 };
 
-static int cmp_rank_node(const void *a, const void *b)
+/* Tag of treeduce's own setup messages, on its private duplicate. */
+#define TRD_SETUP_TAG 0x7e1d
+
+/* all[r] = mine of rank r, for every rank of comm (p ranks, this one rank):
+ * Bruck's allgather [MPICH §4.1], ceil(lg p) PMPI_Sendrecv, p lg p messages
+ * in all.  Setup must not cost p^2 messages, which a ring allgather (SMPI's
+ * default at any size) does: minutes of simulation at 1024 ranks. */
+static int allgather_int(int mine, int *all, int p, int rank, MPI_Comm comm)
 {
-    const struct rank_node *x = a, *y = b;
-    if (x->node != y->node)
-        return x->node < y->node ? -1 : 1;
-    return x->rank < y->rank ? -1 : x->rank > y->rank;
+    int *tmp = malloc((size_t)p * sizeof(int));
+    if (!tmp)
+        return MPI_ERR_NO_MEM;
+    int rc = MPI_SUCCESS;
+    tmp[0] = mine; /* tmp[i]: the value of rank (rank + i) mod p */
+    for (int d = 1; d < p && rc == MPI_SUCCESS; d *= 2) {
+        int n = d < p - d ? d : p - d;
+        rc = PMPI_Sendrecv(tmp, n, MPI_INT, (rank - d + p) % p, TRD_SETUP_TAG, tmp + d, n, MPI_INT,
+                           (rank + d) % p, TRD_SETUP_TAG, comm, MPI_STATUS_IGNORE);
+    }
+    for (int i = 0; i < p; i++)
+        all[(rank + i) % p] = tmp[i];
+    free(tmp);
+    return rc;
 }
 
 static int comm_build(MPI_Comm comm, const trd_machine *m, trd_comm **out)
@@ -195,20 +212,34 @@ static int comm_build(MPI_Comm comm, const trd_machine *m, trd_comm **out)
     rn = malloc((size_t)c->size * sizeof *rn);
     if (!nodes || !rn)
         goto fail;
-    rc = PMPI_Allgather(&mynode, 1, MPI_INT, nodes, 1, MPI_INT, comm);
+    /* the private duplicate first: the setup's own messages never meet the user's */
+    if ((rc = PMPI_Comm_dup(comm, &c->comm)) != MPI_SUCCESS)
+        goto fail;
+    rc = allgather_int(mynode, nodes, c->size, c->rank, c->comm);
     if (rc != MPI_SUCCESS)
         goto fail;
     for (int r = 0; r < c->size; r++) {
-        if (nodes[r] < 0) {
+        if (nodes[r] < 0 || nodes[r] >= m->nnodes) {
             c->fallback = 1;
             if (mynode >= 0)
                 snprintf(c->why, sizeof c->why,
                          "the host of rank %d is not a node of machine '%.80s'", r, m->name);
             goto done;
         }
-        rn[r] = (struct rank_node){nodes[r], r};
     }
-    qsort(rn, (size_t)c->size, sizeof *rn, cmp_rank_node);
+    /* (node, rank) order by counting ranks per machine node: O(p + nodes),
+     * where a comparison sort on every rank of a simulated 4096 costs seconds */
+    rc = MPI_ERR_NO_MEM;
+    int *first = calloc((size_t)m->nnodes + 1, sizeof(int));
+    if (!first)
+        goto fail;
+    for (int r = 0; r < c->size; r++)
+        first[nodes[r] + 1]++;
+    for (int k = 0; k < m->nnodes; k++)
+        first[k + 1] += first[k];
+    for (int r = 0; r < c->size; r++)
+        rn[first[nodes[r]]++] = (struct rank_node){nodes[r], r};
+    free(first);
     c->ring = malloc((size_t)c->size * sizeof(int));
     c->node_first = malloc(((size_t)c->size + 1) * sizeof(int));
     c->node_of = malloc((size_t)c->size * sizeof(int));
@@ -248,8 +279,6 @@ static int comm_build(MPI_Comm comm, const trd_machine *m, trd_comm **out)
         c->fallback = 1;
         goto done;
     }
-    if ((rc = PMPI_Comm_dup(comm, &c->comm)) != MPI_SUCCESS)
-        goto fail;
     if ((rc = trd_shm_create(c)) != MPI_SUCCESS)
         goto fail;
 done:

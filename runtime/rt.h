@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "algo.h"
 #include "treeduce_rt.h"
@@ -22,6 +23,29 @@
 /* spins before a wait starts yielding the core */
 #define TRD_SPINS 2000
 
+#if defined(SMPI_H)
+/* Under SimGrid's SMPI every simulated rank runs in one OS thread, scheduled
+ * cooperatively: a rank that spins never lets the writer it waits for run.
+ * A wait round sleeps in simulated time instead (smpi_nanosleep: SMPI's
+ * sleep, the benchmark timer paused), each round an eighth of the time
+ * waited so far (10 ns at least, 100 us at most): a wait ends at most 1/8
+ * late, and costs the simulation some 100 events, not one per fixed tick
+ * (thousands of ranks polling every microsecond cost minutes of wall time).
+ * *spins holds the nanoseconds waited so far. */
+#define TRD_SMPI_POLL_MIN_NS 10u
+#define TRD_SMPI_POLL_MAX_NS 100000u
+int smpi_nanosleep(const struct timespec *tp, struct timespec *t);
+static inline void trd_relax(unsigned *spins)
+{
+    unsigned ns = *spins / 8;
+    ns = ns < TRD_SMPI_POLL_MIN_NS   ? TRD_SMPI_POLL_MIN_NS
+         : ns > TRD_SMPI_POLL_MAX_NS ? TRD_SMPI_POLL_MAX_NS
+                                     : ns;
+    struct timespec ts = {0, (long)ns};
+    smpi_nanosleep(&ts, NULL);
+    *spins = *spins < 4000000000u - ns ? *spins + ns : *spins;
+}
+#else
 /* One round of a wait loop: spin, then yield after TRD_SPINS rounds (ranks
  * may outnumber cores).  *spins starts at 0 for each wait. */
 static inline void trd_relax(unsigned *spins)
@@ -36,6 +60,7 @@ static inline void trd_relax(unsigned *spins)
         sched_yield();
     }
 }
+#endif
 
 /* ---- Reduction kernels (kernels.c) ------------------------------------------ */
 
@@ -147,6 +172,7 @@ typedef struct trd_shm {
     MPI_Comm comm; /* the ranks of this node, local order */
     MPI_Win win;
     int n, me;
+    int owner;       /* MPI_COMM_WORLD rank of the process that made it (SMPI: see trd_shm_free) */
     char **seg;      /* [n] each rank's segment: ctrl, then 2 slots of input + output areas */
     size_t slot;     /* bytes of one area (TRD_SEG_SLOT_BYTES) */
     uint64_t epoch;  /* epochs this node has used */

@@ -4,6 +4,15 @@
  * areas [FLEX §3.1]; and the probe of the single-copy path (Linux
  * cross-memory attach between the node's ranks).  What runs through the
  * segment is the schedules' business (runtime/algo, executed by exec.c).
+ *
+ * The window is allocated contiguous, every rank asking for the same page
+ * multiple: rank r's segment then starts r strides after rank 0's (MPI-3.1
+ * §11.2.3), which treeduce computes from rank 0's base alone.  SimGrid's
+ * SMPI answers MPI_Win_shared_query with the same base for every rank, so
+ * asking it per rank would overlap the segments; the computed layout is
+ * checked against each rank's own base, and shared memory is left off where
+ * they differ.  Under SMPI all ranks share one address space, so single copy
+ * is a plain memcpy.
  */
 #include "rt.h"
 
@@ -12,6 +21,24 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#if defined(SMPI_H)
+/* Simulated ranks live in one process: another rank's buffer is addressable. */
+int trd_cma_read(const trd_shm *s, int r, uint64_t remote, void *local, size_t bytes)
+{
+    (void)s;
+    (void)r;
+    memcpy(local, (const void *)(uintptr_t)remote, bytes);
+    return MPI_SUCCESS;
+}
+
+int trd_cma_write(const trd_shm *s, int r, const void *local, uint64_t remote, size_t bytes)
+{
+    (void)s;
+    (void)r;
+    memcpy((void *)(uintptr_t)remote, local, bytes);
+    return MPI_SUCCESS;
+}
+#else
 int trd_cma_read(const trd_shm *s, int r, uint64_t remote, void *local, size_t bytes)
 {
     pid_t pid = (pid_t)trd_shm_ctrl(s, r)->pid;
@@ -41,6 +68,7 @@ int trd_cma_write(const trd_shm *s, int r, const void *local, uint64_t remote, s
     }
     return MPI_SUCCESS;
 }
+#endif
 
 /* Whether every rank of the node can read the next one's memory, and write
  * it (a kernel may refuse cross-memory attach: Yama ptrace_scope, seccomp,
@@ -57,7 +85,11 @@ static int cma_probe(trd_shm *s)
     int ok = s->n > 1 && !(env && strcmp(env, "0") == 0), all[2] = {0, 0};
     int next = (s->me + 1) % s->n;
     struct trd_shm_ctrl *me = trd_shm_ctrl(s, s->me);
+#if defined(SMPI_H)
+    me->pid = 0; /* unused: trd_cma_read is memcpy */
+#else
     me->pid = (int64_t)getpid();
+#endif
     me->src = (uint64_t)(uintptr_t)&word;
     me->dst = (uint64_t)(uintptr_t)&box;
     PMPI_Barrier(s->comm);
@@ -101,6 +133,9 @@ int trd_shm_create(trd_comm *c)
         goto fail;
     if (!all_ok) {
         PMPI_Comm_free(&node);
+        if (!(env && strcmp(env, "0") == 0))
+            trd_note(c->machine, "no shared memory: the ranks of a node do not all share memory "
+                                 "(MPI_Comm_split_type)");
         return MPI_SUCCESS;
     }
     trd_shm *s = calloc(1, sizeof *s);
@@ -110,25 +145,38 @@ int trd_shm_create(trd_comm *c)
         goto fail;
     }
     s->comm = node;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &s->owner);
     s->n = c->ppn;
     s->me = c->local;
     s->slot = TRD_SEG_SLOT_BYTES;
-    MPI_Info info;
-    PMPI_Info_create(&info);
-    PMPI_Info_set(info, "alloc_shared_noncontig", "true");
-    void *base;
-    rc = PMPI_Win_allocate_shared((MPI_Aint)(sizeof(struct trd_shm_ctrl) + 4 * s->slot), 1, info,
-                                  node, &base, &s->win);
-    PMPI_Info_free(&info);
+    /* the same page multiple on every rank: segments start page-aligned at
+     * rank * stride, each first touched by its owner */
+    const size_t page = 4096;
+    size_t stride = (sizeof(struct trd_shm_ctrl) + 4 * s->slot + page - 1) / page * page;
+    char *base, *base0;
+    rc = PMPI_Win_allocate_shared((MPI_Aint)stride, 1, MPI_INFO_NULL, node, &base, &s->win);
     if (rc != MPI_SUCCESS) {
         free(s->seg);
         free(s);
         goto fail;
     }
-    for (int r = 0; r < s->n; r++) {
-        MPI_Aint size;
-        int disp;
-        PMPI_Win_shared_query(s->win, r, &size, &disp, &s->seg[r]);
+    MPI_Aint size0;
+    int disp0;
+    PMPI_Win_shared_query(s->win, 0, &size0, &disp0, &base0);
+    for (int r = 0; r < s->n; r++)
+        s->seg[r] = base0 + (size_t)r * stride;
+    /* the layout computed must be the one MPI made, on every rank */
+    int same = s->seg[s->me] == base, all_same = 0;
+    if ((rc = PMPI_Allreduce(&same, &all_same, 1, MPI_INT, MPI_MIN, c->comm)) != MPI_SUCCESS ||
+        !all_same) {
+        PMPI_Win_free(&s->win);
+        PMPI_Comm_free(&s->comm);
+        free(s->seg);
+        free(s);
+        if (rc == MPI_SUCCESS)
+            trd_note(c->machine, "no shared memory: the MPI library's shared window is not laid "
+                                 "out contiguously (MPI_Win_shared_query)");
+        return rc;
     }
     memset(base, 0, sizeof(struct trd_shm_ctrl));
     /* a passive-target epoch for the window's lifetime; loads and stores are
@@ -157,8 +205,23 @@ void trd_shm_free(trd_comm *c)
     trd_shm *s = c->shm;
     if (!s)
         return;
-    PMPI_Win_unlock_all(s->win);
-    PMPI_Win_free(&s->win);
+    int wrank = s->owner;
+#if defined(SMPI_H)
+    /* SMPI's MPI_COMM_WORLD is one object for all simulated ranks, and after
+     * MPI_Finalize one rank deletes every rank's attributes on it: a
+     * collective MPI_Win_free there would wait for ranks that never come.
+     * The window is the simulator's to reclaim then. */
+    int finalized = 0;
+    PMPI_Finalized(&finalized);
+    if (finalized)
+        wrank = -1;
+    else
+        PMPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+#endif
+    if (wrank == s->owner) {
+        PMPI_Win_unlock_all(s->win);
+        PMPI_Win_free(&s->win);
+    }
     PMPI_Comm_free(&s->comm);
     free(s->seg);
     free(s);
