@@ -548,12 +548,25 @@ enum trd__family {
     TRD__FAMILY_MAX
 };
 
+/* MPICH computes MPI_CHARACTER as char and the Fortran and C++ complex types
+ * as structs (the textbook product); Open MPI 4.1 computes MPI_CHARACTER as
+ * unsigned char and both complex kinds as C99 complex (Annex G product). */
+#if defined(OPEN_MPI)
+#define TRD__FORTRAN_CHARACTER_ROW TRD__TYPE_uchar
+#define TRD__FORTRAN_COMPLEX_ROW(real) TRD__TYPE_c##real
+#define TRD__CXX_COMPLEX_AS_C99 1
+#else
+#define TRD__FORTRAN_CHARACTER_ROW TRD__TYPE_char
+#define TRD__FORTRAN_COMPLEX_ROW(real) TRD__TYPE_cxx##real
+#define TRD__CXX_COMPLEX_AS_C99 0
+#endif
+
 /* The row for a Fortran type of this family and size in bytes, or -1. */
 static int trd__family_row(enum trd__family family, size_t size)
 {
     switch (family) {
     case TRD__FAMILY_CHARACTER:
-        return size == sizeof(char) ? TRD__TYPE_char : -1;
+        return size == sizeof(char) ? TRD__FORTRAN_CHARACTER_ROW : -1;
     case TRD__FAMILY_INTEGER:
         return size == sizeof(int8_t)    ? TRD__TYPE_int8
                : size == sizeof(int16_t) ? TRD__TYPE_int16
@@ -565,8 +578,8 @@ static int trd__family_row(enum trd__family family, size_t size)
                : size == sizeof(double) ? TRD__TYPE_fdouble
                                         : -1;
     case TRD__FAMILY_COMPLEX:
-        return size == 2 * sizeof(float)    ? TRD__TYPE_cxxfloat
-               : size == 2 * sizeof(double) ? TRD__TYPE_cxxdouble
+        return size == 2 * sizeof(float)    ? TRD__FORTRAN_COMPLEX_ROW(float)
+               : size == 2 * sizeof(double) ? TRD__FORTRAN_COMPLEX_ROW(double)
                                             : -1;
     case TRD__FAMILY_LOGICAL:
         return size == sizeof(MPI_Fint) ? TRD__TYPE_flogical : -1;
@@ -691,6 +704,12 @@ static void trd__handles_init(void)
                                            MPI_LAND, MPI_BAND, MPI_LOR,    MPI_BOR,
                                            MPI_LXOR, MPI_BXOR, MPI_MINLOC, MPI_MAXLOC};
     const unsigned mask = (1u << TRD__OP_BITS) - 1;
+    if (TRD__CXX_COMPLEX_AS_C99) { /* listed first, these rows win */
+        trd__add_c_type(MPI_CXX_FLOAT_COMPLEX, TRD__TYPE_cfloat, sizeof(float _Complex));
+        trd__add_c_type(MPI_CXX_DOUBLE_COMPLEX, TRD__TYPE_cdouble, sizeof(double _Complex));
+        trd__add_c_type(MPI_CXX_LONG_DOUBLE_COMPLEX, TRD__TYPE_cldouble,
+                        sizeof(long double _Complex));
+    }
 #define X(handle, name, ctype, atype, class)                                                       \
     trd__add_c_type(handle, TRD__TYPE_##name, TRD__BYTES_##class(ctype));
     TRD__TYPES(X)
