@@ -3,10 +3,19 @@
  * Algorithm: one plain element-wise loop per (predefined type, predefined op)
  * pair, generated from the type table below; restrict pointers and a
  * branch-free body let the compiler vectorise it.  A pair without a kernel
- * goes through MPI_Reduce_local, so every result is MPICH's own.
+ * goes through MPI_Reduce_local, so every result is the MPI library's own.
+ * Handles are found by == in tables built at the first lookup (integers in
+ * MPICH, addresses in Open MPI and SMPI), and a kernel is given only for a
+ * pair MPI_Reduce_local accepts, so the library raises its own errors.
  * Cost = 0 alpha + 0 beta + n gamma (n elements, gamma one element op).
  * Source: MPI 3.1 §5.9.2 (which pairs are defined); MPICH 4.0.2
- * src/mpi/coll/op/op*.c and src/include/mpir_op_util.h (exact semantics).
+ * src/mpi/coll/op/op*.c and src/include/mpir_op_util.h (exact semantics);
+ * Open MPI 4.1 ompi/mca/op/base (where it differs: TRD__FORTRAN_*_ROW).
+ *
+ * The semantics below are MPICH's.  Under Open MPI, MPI_CHARACTER computes as
+ * unsigned char and the C++ and Fortran complex types as C99 complex, as Open
+ * MPI does; NaN payloads and MIN/MAX of unordered or equal operands follow
+ * MPICH's rule, which Open MPI's own vector and scalar loops do not agree on.
  *
  * Results equal MPI_Reduce_local's bit for bit (tests/mpi/test_kernels.c
  * compares every pair on random data and special values, on x86-64), with one
