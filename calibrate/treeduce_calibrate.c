@@ -359,7 +359,7 @@ static void measure_level(int me, int np, const rank_info *ri, level_result *res
             injection(me, np, ri, ri[a].node, ri[b].node, buf, rbuf, &res->inj_senders);
         if (res->injection == 0)
             snprintf(res->inj_note, sizeof res->inj_note,
-                     "not measured (needs several ranks on node '%s')", ri[a].host);
+                     "not measured (needs several ranks on node '%.160s')", ri[a].host);
     } else
         snprintf(res->inj_note, sizeof res->inj_note, "measured at the other-node level only");
     if (me != 0)

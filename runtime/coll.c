@@ -100,9 +100,13 @@ static const char *reduction_checks(MPI_Count count, MPI_Datatype datatype, MPI_
     } else if ((why = trd_dtype_reduction(dc, datatype, op, (size_t)count, red))) {
         return why;
     }
-    /* a predefined pair without a kernel runs through MPI_Reduce_local */
-    if (!red->fn && trd_op_is_predefined(op) && !trd_reduce_local_accepts(datatype, op))
-        return "operation not defined for this datatype";
+    /* A predefined op without a kernel runs through MPI_Reduce_local on the
+     * plan's element type; where the MPI library rejects the pair (a kernel
+     * exists only for pairs it accepts), its own routine raises the error. */
+    if (!red->fn && trd_op_is_predefined(op) && !trd_reduce_local_accepts(red->type, op))
+        return op == MPI_REPLACE || op == MPI_NO_OP
+                   ? "MPI_REPLACE or MPI_NO_OP in a reduction"
+                   : "the MPI library rejects this operation on this datatype";
     return NULL;
 }
 

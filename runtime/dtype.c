@@ -675,9 +675,10 @@ const char *trd_dtype_reduction(trd_dtype_call *dc, MPI_Datatype type, MPI_Op op
     dc->utype = type;
     dc->op = op;
     if (trd_op_is_predefined(op)) {
-        /* elementwise on the base elements: the base type's kernel */
-        if (trd_reducer_init(red, d->base, op) != MPI_SUCCESS || !red->fn)
-            return "operation not defined for this datatype";
+        /* elementwise on the base elements: the base type's kernel, or
+         * MPI_Reduce_local on the base type (coll.c asks whether MPI accepts it) */
+        if (trd_reducer_init(red, d->base, op) != MPI_SUCCESS)
+            return "invalid arguments";
         if (count > (size_t)INT_MAX / d->k)
             return "more than INT_MAX base elements in a derived datatype";
         dc->per = d->k;

@@ -3,10 +3,19 @@
  * Algorithm: one plain element-wise loop per (predefined type, predefined op)
  * pair, generated from the type table below; restrict pointers and a
  * branch-free body let the compiler vectorise it.  A pair without a kernel
- * goes through MPI_Reduce_local, so every result is MPICH's own.
+ * goes through MPI_Reduce_local, so every result is the MPI library's own.
+ * Handles are found by == in tables built at the first lookup (integers in
+ * MPICH, addresses in Open MPI and SMPI), and a kernel is given only for a
+ * pair MPI_Reduce_local accepts, so the library raises its own errors.
  * Cost = 0 alpha + 0 beta + n gamma (n elements, gamma one element op).
  * Source: MPI 3.1 §5.9.2 (which pairs are defined); MPICH 4.0.2
- * src/mpi/coll/op/op*.c and src/include/mpir_op_util.h (exact semantics).
+ * src/mpi/coll/op/op*.c and src/include/mpir_op_util.h (exact semantics);
+ * Open MPI 4.1 ompi/mca/op/base (where it differs: TRD__FORTRAN_*_ROW).
+ *
+ * The semantics below are MPICH's.  Under Open MPI, MPI_CHARACTER computes as
+ * unsigned char and the C++ and Fortran complex types as C99 complex, as Open
+ * MPI does; NaN payloads and MIN/MAX of unordered or equal operands follow
+ * MPICH's rule, which Open MPI's own vector and scalar loops do not agree on.
  *
  * Results equal MPI_Reduce_local's bit for bit (tests/mpi/test_kernels.c
  * compares every pair on random data and special values, on x86-64), with one
@@ -63,8 +72,10 @@
 #include "rt.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 
 #if defined(__FAST_MATH__) || (defined(__FINITE_MATH_ONLY__) && __FINITE_MATH_ONLY__)
 #error "runtime/kernels.c must not be built with -ffast-math: results must match MPI_Reduce_local"
@@ -87,10 +98,6 @@
         if (rc != MPI_SUCCESS)                                                                     \
             goto fn_exit;                                                                          \
     } while (0)
-
-/* Handles are compile-time constants only in MPICH and its derivatives, and the
- * kernels were checked against MPICH; elsewhere every pair uses the fallback. */
-#if defined(MPICH_NUMVERSION)
 
 /* ---- MINLOC/MAXLOC pair layouts, as in mpi.h ------------------------------- */
 
@@ -470,37 +477,74 @@ static const trd_kernel_fn trd__kernels[TRD__TYPE_INDEX_MAX][TRD__OP_INDEX_MAX] 
 };
 
 /* ---- Fortran types ------------------------------------------------------------
- * F(handle, name, family): the row of a Fortran type is the row of its family
- * whose element has the type's MPI_Type_size (trd__family_row), as MPICH
- * computes it with the C type of that size.  Listed here and not in the C
- * table since their size is known only at run time (MPICH can be built with
- * 8-byte INTEGER and REAL). */
+ * F(handle, family): the row of a Fortran type is the row of its family whose
+ * element has the type's MPI_Type_size (trd__family_row), as MPICH computes it
+ * with the C type of that size.  Listed here and not in the C table since
+ * their size is known only at run time (MPICH can be built with 8-byte INTEGER
+ * and REAL). */
 #define TRD__FORTRAN_TYPES(F)                                                                      \
-    F(MPI_CHARACTER, character, CHARACTER)                                                         \
-    F(MPI_INTEGER, integer, INTEGER)                                                               \
-    F(MPI_INTEGER1, integer1, INTEGER)                                                             \
-    F(MPI_INTEGER2, integer2, INTEGER)                                                             \
-    F(MPI_INTEGER4, integer4, INTEGER)                                                             \
-    F(MPI_INTEGER8, integer8, INTEGER)                                                             \
-    F(MPI_REAL, real, REAL)                                                                        \
-    F(MPI_REAL4, real4, REAL)                                                                      \
-    F(MPI_REAL8, real8, REAL)                                                                      \
-    F(MPI_DOUBLE_PRECISION, double_precision, REAL)                                                \
-    F(MPI_COMPLEX, complex, COMPLEX)                                                               \
-    F(MPI_COMPLEX8, complex8, COMPLEX)                                                             \
-    F(MPI_COMPLEX16, complex16, COMPLEX)                                                           \
-    F(MPI_DOUBLE_COMPLEX, double_complex, COMPLEX)                                                 \
-    F(MPI_LOGICAL, logical, LOGICAL)                                                               \
-    F(MPI_2INTEGER, 2integer, 2INTEGER)                                                            \
-    F(MPI_2REAL, 2real, 2REAL)                                                                     \
-    F(MPI_2DOUBLE_PRECISION, 2double_precision, 2REAL)
+    F(MPI_CHARACTER, CHARACTER)                                                                    \
+    F(MPI_INTEGER, INTEGER)                                                                        \
+    F(MPI_INTEGER1, INTEGER)                                                                       \
+    F(MPI_INTEGER2, INTEGER)                                                                       \
+    F(MPI_INTEGER4, INTEGER)                                                                       \
+    F(MPI_INTEGER8, INTEGER)                                                                       \
+    F(MPI_REAL, REAL)                                                                              \
+    F(MPI_REAL4, REAL)                                                                             \
+    F(MPI_REAL8, REAL)                                                                             \
+    F(MPI_DOUBLE_PRECISION, REAL)                                                                  \
+    F(MPI_COMPLEX, COMPLEX)                                                                        \
+    F(MPI_COMPLEX8, COMPLEX)                                                                       \
+    F(MPI_COMPLEX16, COMPLEX)                                                                      \
+    F(MPI_DOUBLE_COMPLEX, COMPLEX)                                                                 \
+    F(MPI_LOGICAL, LOGICAL)                                                                        \
+    F(MPI_2INTEGER, 2INTEGER)                                                                      \
+    F(MPI_2REAL, 2REAL)                                                                            \
+    F(MPI_2DOUBLE_PRECISION, 2REAL)
 
-enum trd__fortran_index {
-#define F(handle, name, family) TRD__FORTRAN_##name,
-    TRD__FORTRAN_TYPES(F)
-#undef F
-        TRD__FORTRAN_INDEX_MAX
-};
+/* Types an mpi.h may leave out (Open MPI defines the sized Fortran types only
+ * where its Fortran compiler has them, and long long and the C complex types
+ * only where its C compiler has them) count as MPI_DATATYPE_NULL, as MPICH
+ * defines a type it was built without: the table skips them. */
+#ifndef MPI_LONG_LONG
+#define MPI_LONG_LONG MPI_DATATYPE_NULL
+#endif
+#ifndef MPI_UNSIGNED_LONG_LONG
+#define MPI_UNSIGNED_LONG_LONG MPI_DATATYPE_NULL
+#endif
+#ifndef MPI_C_FLOAT_COMPLEX
+#define MPI_C_FLOAT_COMPLEX MPI_DATATYPE_NULL
+#endif
+#ifndef MPI_C_DOUBLE_COMPLEX
+#define MPI_C_DOUBLE_COMPLEX MPI_DATATYPE_NULL
+#endif
+#ifndef MPI_C_LONG_DOUBLE_COMPLEX
+#define MPI_C_LONG_DOUBLE_COMPLEX MPI_DATATYPE_NULL
+#endif
+#ifndef MPI_INTEGER1
+#define MPI_INTEGER1 MPI_DATATYPE_NULL
+#endif
+#ifndef MPI_INTEGER2
+#define MPI_INTEGER2 MPI_DATATYPE_NULL
+#endif
+#ifndef MPI_INTEGER4
+#define MPI_INTEGER4 MPI_DATATYPE_NULL
+#endif
+#ifndef MPI_INTEGER8
+#define MPI_INTEGER8 MPI_DATATYPE_NULL
+#endif
+#ifndef MPI_REAL4
+#define MPI_REAL4 MPI_DATATYPE_NULL
+#endif
+#ifndef MPI_REAL8
+#define MPI_REAL8 MPI_DATATYPE_NULL
+#endif
+#ifndef MPI_COMPLEX8
+#define MPI_COMPLEX8 MPI_DATATYPE_NULL
+#endif
+#ifndef MPI_COMPLEX16
+#define MPI_COMPLEX16 MPI_DATATYPE_NULL
+#endif
 
 enum trd__family {
     TRD__FAMILY_CHARACTER,
@@ -513,12 +557,25 @@ enum trd__family {
     TRD__FAMILY_MAX
 };
 
+/* MPICH computes MPI_CHARACTER as char and the Fortran and C++ complex types
+ * as structs (the textbook product); Open MPI 4.1 computes MPI_CHARACTER as
+ * unsigned char and both complex kinds as C99 complex (Annex G product). */
+#if defined(OPEN_MPI)
+#define TRD__FORTRAN_CHARACTER_ROW TRD__TYPE_uchar
+#define TRD__FORTRAN_COMPLEX_ROW(real) TRD__TYPE_c##real
+#define TRD__CXX_COMPLEX_AS_C99 1
+#else
+#define TRD__FORTRAN_CHARACTER_ROW TRD__TYPE_char
+#define TRD__FORTRAN_COMPLEX_ROW(real) TRD__TYPE_cxx##real
+#define TRD__CXX_COMPLEX_AS_C99 0
+#endif
+
 /* The row for a Fortran type of this family and size in bytes, or -1. */
 static int trd__family_row(enum trd__family family, size_t size)
 {
     switch (family) {
     case TRD__FAMILY_CHARACTER:
-        return size == sizeof(char) ? TRD__TYPE_char : -1;
+        return size == sizeof(char) ? TRD__FORTRAN_CHARACTER_ROW : -1;
     case TRD__FAMILY_INTEGER:
         return size == sizeof(int8_t)    ? TRD__TYPE_int8
                : size == sizeof(int16_t) ? TRD__TYPE_int16
@@ -530,8 +587,8 @@ static int trd__family_row(enum trd__family family, size_t size)
                : size == sizeof(double) ? TRD__TYPE_fdouble
                                         : -1;
     case TRD__FAMILY_COMPLEX:
-        return size == 2 * sizeof(float)    ? TRD__TYPE_cxxfloat
-               : size == 2 * sizeof(double) ? TRD__TYPE_cxxdouble
+        return size == 2 * sizeof(float)    ? TRD__FORTRAN_COMPLEX_ROW(float)
+               : size == 2 * sizeof(double) ? TRD__FORTRAN_COMPLEX_ROW(double)
                                             : -1;
     case TRD__FAMILY_LOGICAL:
         return size == sizeof(MPI_Fint) ? TRD__TYPE_flogical : -1;
@@ -546,99 +603,185 @@ static int trd__family_row(enum trd__family family, size_t size)
     }
 }
 
-/* Row + 2 of each Fortran type, 1 for none, 0 until first asked.  Every caller
- * computes the same answer, so racing first calls are harmless. */
-static atomic_int trd__fortran_rows[TRD__FORTRAN_INDEX_MAX];
+/* ---- Handles to rows -----------------------------------------------------------
+ * Datatype and op handles are integer constants in MPICH but addresses of the
+ * library's objects in Open MPI and SMPI, so no switch: open-addressing hash
+ * tables from a handle's bits to its row or op index, filled once at the first
+ * lookup (MPI is initialized then: Fortran rows need MPI_Type_size) and
+ * read-only afterwards.  A handle is compared with ==; aliases (SMPI's
+ * MPI_LOGICAL is MPI_INT) keep the first row listed. */
+#define TRD__FORTRAN_COUNT (0 TRD__FORTRAN_TYPES(TRD__COUNT_F))
+#define TRD__COUNT_F(handle, family) +1
+#define TRD__TYPE_BITS 7 /* 128 slots: at most half full */
+#define TRD__OP_BITS 5   /* 32 slots for 12 ops */
+_Static_assert(2 * (TRD__TYPE_INDEX_MAX + TRD__FORTRAN_COUNT) <= (1 << TRD__TYPE_BITS),
+               "type table too small");
+_Static_assert(2 * TRD__OP_INDEX_MAX <= (1 << TRD__OP_BITS), "op table too small");
 
-static int trd__fortran_row(enum trd__fortran_index f, MPI_Datatype type, enum trd__family family)
+struct trd__type_slot {
+    MPI_Datatype handle;
+    int row; /* row + 1; 0: empty slot */
+    /* Bit o: MPI_Reduce_local was asked about (handle, op o), and accepted
+     * it.  A kernel runs only on a pair the MPI library accepts, so that the
+     * library raises its own error on the others. */
+    atomic_uint asked, accepted;
+};
+struct trd__op_slot {
+    MPI_Op handle;
+    int index; /* op index + 1; 0: empty slot */
+};
+static struct trd__type_slot trd__type_slots[1 << TRD__TYPE_BITS];
+static struct trd__op_slot trd__op_slots[1 << TRD__OP_BITS];
+static pthread_once_t trd__handles_once = PTHREAD_ONCE_INIT;
+
+/* A handle's bits as an integer: an int in MPICH, a pointer elsewhere. */
+#define TRD__KEY(handle) trd__key(&(handle), sizeof(handle))
+static inline uint64_t trd__key(const void *handle, size_t size)
 {
-    int known = atomic_load_explicit(&trd__fortran_rows[f], memory_order_relaxed);
-    if (!known) {
-        int size;
-        int row = MPI_Type_size(type, &size) == MPI_SUCCESS && size > 0
-                      ? trd__family_row(family, (size_t)size)
-                      : -1;
-        known = row + 2;
-        atomic_store_explicit(&trd__fortran_rows[f], known, memory_order_relaxed);
-    }
-    return known - 2;
+    uint64_t key = 0;
+    memcpy(&key, handle, size < sizeof key ? size : sizeof key);
+    return key;
 }
 
-/* A case label for handle: MPICH defines a type it was built without (a
- * Fortran type, long double complex) as MPI_DATATYPE_NULL, and two such labels
- * would be one value twice.  Those get a distinct value of no datatype
- * instead (a null handle plus k, k >= 1: MPICH's invalid handle kind). */
-#define TRD__LABEL(handle, k)                                                                      \
-    ((handle) == MPI_DATATYPE_NULL ? MPI_DATATYPE_NULL + 1 + (k) : (handle))
-
-static int trd__type_index(MPI_Datatype type)
+/* The first slot to probe, of 2^bits: Fibonacci hashing spreads MPICH's
+ * consecutive integers and Open MPI's aligned addresses alike. */
+static inline unsigned trd__slot(uint64_t key, unsigned bits)
 {
-    switch (type) {
+    return (unsigned)((key * 0x9e3779b97f4a7c15ull) >> (64 - bits));
+}
+
+static void trd__add_type(MPI_Datatype handle, int row)
+{
+    const unsigned mask = (1u << TRD__TYPE_BITS) - 1;
+    if (handle == MPI_DATATYPE_NULL || row < 0)
+        return;
+    for (unsigned i = trd__slot(TRD__KEY(handle), TRD__TYPE_BITS);; i = (i + 1) & mask) {
+        struct trd__type_slot *s = &trd__type_slots[i];
+        if (!s->row) {
+            s->handle = handle;
+            s->row = row + 1;
+            return;
+        }
+        if (s->handle == handle)
+            return;
+    }
+}
+
+/* Whether handle's elements are bytes bytes from offset 0 (lower bound 0,
+ * extent bytes): the kernel's C type has this MPI's representation. */
+static int trd__layout_is(MPI_Datatype handle, size_t bytes)
+{
+    MPI_Aint lb, extent;
+    return MPI_Type_get_extent(handle, &lb, &extent) == MPI_SUCCESS && lb == 0 &&
+           extent == (MPI_Aint)bytes;
+}
+
+static void trd__add_c_type(MPI_Datatype handle, int row, size_t bytes)
+{
+    if (handle != MPI_DATATYPE_NULL && trd__layout_is(handle, bytes))
+        trd__add_type(handle, row);
+}
+
+/* A Fortran type of size 0 is one the MPI library was built without (Open
+ * MPI without Fortran keeps the handles). */
+static void trd__add_fortran_type(MPI_Datatype handle, enum trd__family family)
+{
+    int size;
+    if (handle != MPI_DATATYPE_NULL && MPI_Type_size(handle, &size) == MPI_SUCCESS && size > 0 &&
+        trd__layout_is(handle, (size_t)size))
+        trd__add_type(handle, trd__family_row(family, (size_t)size));
+}
+
+/* Bytes per element of a row of this class, C type ctype: the C++ complex rows
+ * are written on their component type. */
+#define TRD__BYTES_INTEGER(ctype) sizeof(ctype)
+#define TRD__BYTES_UNSIGNED TRD__BYTES_INTEGER
+#define TRD__BYTES_FLOATING TRD__BYTES_INTEGER
+#define TRD__BYTES_EXTENDED TRD__BYTES_INTEGER
+#define TRD__BYTES_COMPLEX TRD__BYTES_INTEGER
+#define TRD__BYTES_EXTENDED_COMPLEX TRD__BYTES_INTEGER
+#define TRD__BYTES_CXX_COMPLEX(ctype) (2 * sizeof(ctype))
+#define TRD__BYTES_CXX_EXTENDED_COMPLEX TRD__BYTES_CXX_COMPLEX
+#define TRD__BYTES_LOGICAL TRD__BYTES_INTEGER
+#define TRD__BYTES_BYTE TRD__BYTES_INTEGER
+#define TRD__BYTES_PAIR TRD__BYTES_INTEGER
+
+static void trd__handles_init(void)
+{
+    /* in the order of enum trd__op_index */
+    const MPI_Op ops[TRD__OP_INDEX_MAX] = {MPI_MAX,  MPI_MIN,  MPI_SUM,    MPI_PROD,
+                                           MPI_LAND, MPI_BAND, MPI_LOR,    MPI_BOR,
+                                           MPI_LXOR, MPI_BXOR, MPI_MINLOC, MPI_MAXLOC};
+    const unsigned mask = (1u << TRD__OP_BITS) - 1;
+    if (TRD__CXX_COMPLEX_AS_C99) { /* listed first, these rows win */
+        trd__add_c_type(MPI_CXX_FLOAT_COMPLEX, TRD__TYPE_cfloat, sizeof(float _Complex));
+        trd__add_c_type(MPI_CXX_DOUBLE_COMPLEX, TRD__TYPE_cdouble, sizeof(double _Complex));
+        trd__add_c_type(MPI_CXX_LONG_DOUBLE_COMPLEX, TRD__TYPE_cldouble,
+                        sizeof(long double _Complex));
+    }
 #define X(handle, name, ctype, atype, class)                                                       \
-    case TRD__LABEL(handle, TRD__TYPE_##name):                                                     \
-        return TRD__TYPE_##name;
-        TRD__TYPES(X)
+    trd__add_c_type(handle, TRD__TYPE_##name, TRD__BYTES_##class(ctype));
+    TRD__TYPES(X)
 #undef X
-#define F(handle, name, family)                                                                    \
-    case TRD__LABEL(handle, TRD__TYPE_INDEX_MAX + TRD__FORTRAN_##name):                            \
-        return trd__fortran_row(TRD__FORTRAN_##name, type, TRD__FAMILY_##family);
-        TRD__FORTRAN_TYPES(F)
+#define F(handle, family) trd__add_fortran_type(handle, TRD__FAMILY_##family);
+    TRD__FORTRAN_TYPES(F)
 #undef F
-    default:
-        return -1;
+    for (int o = 0; o < TRD__OP_INDEX_MAX; o++) {
+        unsigned i = trd__slot(TRD__KEY(ops[o]), TRD__OP_BITS);
+        while (trd__op_slots[i].index && trd__op_slots[i].handle != ops[o])
+            i = (i + 1) & mask;
+        if (!trd__op_slots[i].index) {
+            trd__op_slots[i].handle = ops[o];
+            trd__op_slots[i].index = o + 1;
+        }
     }
 }
 
-static int trd__op_index(MPI_Op op)
+static struct trd__type_slot *trd__find_type(MPI_Datatype type)
 {
-    switch (op) {
-    case MPI_MAX:
-        return TRD__OP_MAX;
-    case MPI_MIN:
-        return TRD__OP_MIN;
-    case MPI_SUM:
-        return TRD__OP_SUM;
-    case MPI_PROD:
-        return TRD__OP_PROD;
-    case MPI_LAND:
-        return TRD__OP_LAND;
-    case MPI_BAND:
-        return TRD__OP_BAND;
-    case MPI_LOR:
-        return TRD__OP_LOR;
-    case MPI_BOR:
-        return TRD__OP_BOR;
-    case MPI_LXOR:
-        return TRD__OP_LXOR;
-    case MPI_BXOR:
-        return TRD__OP_BXOR;
-    case MPI_MINLOC:
-        return TRD__OP_MINLOC;
-    case MPI_MAXLOC:
-        return TRD__OP_MAXLOC;
-    default:
-        return -1; /* user ops, MPI_REPLACE, MPI_NO_OP, MPI_OP_NULL */
+    const unsigned mask = (1u << TRD__TYPE_BITS) - 1;
+    for (unsigned i = trd__slot(TRD__KEY(type), TRD__TYPE_BITS);; i = (i + 1) & mask) {
+        struct trd__type_slot *s = &trd__type_slots[i];
+        if (!s->row)
+            return NULL;
+        if (s->handle == type)
+            return s;
     }
 }
+
+/* The op's index, or -1: user ops, MPI_REPLACE, MPI_NO_OP, MPI_OP_NULL. */
+static int trd__find_op(MPI_Op op)
+{
+    const unsigned mask = (1u << TRD__OP_BITS) - 1;
+    for (unsigned i = trd__slot(TRD__KEY(op), TRD__OP_BITS);; i = (i + 1) & mask) {
+        if (!trd__op_slots[i].index)
+            return -1;
+        if (trd__op_slots[i].handle == op)
+            return trd__op_slots[i].index - 1;
+    }
+}
+
+static int trd__ask_reduce_local(MPI_Datatype type, MPI_Op op);
 
 trd_kernel_fn trd_kernel_lookup(MPI_Datatype type, MPI_Op op)
 {
-    int t = trd__type_index(type), o = trd__op_index(op);
-    if (t < 0 || o < 0)
+    pthread_once(&trd__handles_once, trd__handles_init);
+    struct trd__type_slot *s = trd__find_type(type);
+    int o = trd__find_op(op);
+    if (!s || o < 0)
         return NULL;
-    return trd__kernels[t][o];
+    trd_kernel_fn fn = trd__kernels[s->row - 1][o];
+    unsigned bit = 1u << o;
+    if (!fn)
+        return NULL;
+    /* Racing first lookups ask the same question and get the same answer. */
+    if (!(atomic_load_explicit(&s->asked, memory_order_acquire) & bit)) {
+        if (trd__ask_reduce_local(type, op))
+            atomic_fetch_or_explicit(&s->accepted, bit, memory_order_relaxed);
+        atomic_fetch_or_explicit(&s->asked, bit, memory_order_release);
+    }
+    return atomic_load_explicit(&s->accepted, memory_order_relaxed) & bit ? fn : NULL;
 }
-
-#else /* !MPICH_NUMVERSION */
-
-trd_kernel_fn trd_kernel_lookup(MPI_Datatype type, MPI_Op op)
-{
-    (void)type;
-    (void)op;
-    return NULL;
-}
-
-#endif
 
 /* ---- Reducer --------------------------------------------------------------- */
 
@@ -725,21 +868,13 @@ static struct {
     int accepted;
 } trd__asked[TRD__ASKED];
 
-int trd_reduce_local_accepts(MPI_Datatype type, MPI_Op op)
+/* MPI_Reduce_local's verdict on (type, op), asked now.  Count 0: MPICH checks
+ * the pair without running the op (it aborts inside some ops it accepts, e.g.
+ * on MPIX_C_FLOAT16).  Its error goes to the handler of MPI_COMM_WORLD (MPICH
+ * 4.0, Open MPI) or MPI_COMM_SELF (MPI 4), fatal by default, so both return
+ * codes while asking (for another thread too, in that moment: once per pair). */
+static int trd__ask_reduce_local(MPI_Datatype type, MPI_Op op)
 {
-    /* one-sided operations only, whatever MPI_Reduce_local says */
-    if (op == MPI_REPLACE || op == MPI_NO_OP)
-        return 0;
-    for (int i = 0; i < TRD__ASKED; i++)
-        if (atomic_load_explicit(&trd__asked[i].state, memory_order_acquire) == TRD__SLOT_READY &&
-            trd__asked[i].type == type && trd__asked[i].op == op)
-            return trd__asked[i].accepted;
-
-    /* Count 0: MPICH checks the pair without running the op (it aborts inside
-     * some ops it accepts, e.g. on MPIX_C_FLOAT16).  Its error goes to the
-     * handler of MPI_COMM_WORLD (MPICH 4.0) or MPI_COMM_SELF (MPI 4), fatal by
-     * default, so both return codes while asking (for another thread too, in
-     * that moment: once per pair, and only pairs without a kernel). */
     unsigned char in[64] = {0}, inout[64] = {0};
     MPI_Errhandler world = MPI_ERRHANDLER_NULL, self = MPI_ERRHANDLER_NULL;
     int have = MPI_Comm_get_errhandler(MPI_COMM_WORLD, &world) == MPI_SUCCESS &&
@@ -757,6 +892,19 @@ int trd_reduce_local_accepts(MPI_Datatype type, MPI_Op op)
         MPI_Comm_set_errhandler(MPI_COMM_SELF, self);
         MPI_Errhandler_free(&self);
     }
+    return accepted;
+}
+
+int trd_reduce_local_accepts(MPI_Datatype type, MPI_Op op)
+{
+    /* one-sided operations only, whatever MPI_Reduce_local says */
+    if (op == MPI_REPLACE || op == MPI_NO_OP)
+        return 0;
+    for (int i = 0; i < TRD__ASKED; i++)
+        if (atomic_load_explicit(&trd__asked[i].state, memory_order_acquire) == TRD__SLOT_READY &&
+            trd__asked[i].type == type && trd__asked[i].op == op)
+            return trd__asked[i].accepted;
+    int accepted = trd__ask_reduce_local(type, op);
 
     for (int i = 0; i < TRD__ASKED; i++) {
         int empty = TRD__SLOT_EMPTY;

@@ -70,8 +70,11 @@ static inline void trd_relax(unsigned *spins)
 typedef void (*trd_kernel_fn)(const void *in, void *inout, size_t count);
 
 /* The kernel for a predefined (named) datatype and predefined op, or NULL if
- * the pair is not one MPI defines (e.g. MPI_BAND on MPI_DOUBLE), the type is
- * not predefined, or op is a user op.  Covers every predefined C and
+ * the MPI library's MPI_Reduce_local rejects the pair (e.g. MPI_BAND on
+ * MPI_DOUBLE; asked once per pair), the type is not predefined, op is a user
+ * op, or treeduce has no kernel for the pair.  Works with any MPI library
+ * (handles compared with ==, looked up in a table built at the first call,
+ * which must come after MPI_Init); thread-safe.  Covers every predefined C and
  * fixed-width integer type (unsigned MIN/MAX compared as unsigned), floating
  * types incl. long double and the C complex types (SUM, PROD only),
  * MPI_C_BOOL, MPI_BYTE (bitwise ops), the MINLOC/MAXLOC pair types with MPI's

@@ -8,8 +8,9 @@
  *   - the comparison of a result with the reference: exact, or within
  *     rounding for floating SUM and PROD (compare), gaps of strided types
  *     included, and the hash of the bytes that carry values (hash_result);
- *   - the standard's unsigned MIN/MAX, the reference where the MPI library
- *     compares as signed (unsigned_minmax, unsigned_minmax_reference);
+ *   - the standard's answer, the reference where the MPI library's differs
+ *     (unsigned MIN/MAX in MPICH 4.0; small unsigned SUM and MPI_OFFSET MIN/MAX
+ *     in Open MPI 4.1: standard_answer, standard_reference);
  *   - the probing of accepted (type, op) pairs and the --types/--ops filters;
  *   - the options both take, and their parsing;
  *   - checks pending agreement, batched into one reduction (pend_add,
@@ -573,30 +574,46 @@ static inline size_t compare(const struct ttype *t, enum cat cat, const unsigned
     return count;
 }
 
-/* ---- Unsigned MIN/MAX ---------------------------------------------------- */
+/* ---- The standard's answer where the library's differs ------------------ */
 
-/* Whether the reference for (t, op) is unsigned_minmax_reference rather than
- * the PMPI_ routine: MIN or MAX on unsigned integers, under --expect-treeduce.
- * MPICH 4.0.x compares them as signed (MAX(0, UINT_MAX) = 0,
- * pmodels/mpich#6083) in its own routines and treeduce gives the standard's
- * answer.  Without --expect-treeduce the routine under test may be the MPI
- * library's (a plain build, or every call falling back), whose answer is the
- * PMPI_ routine's. */
-static inline int unsigned_minmax(const struct ttype *t, MPI_Op op)
+/* Whether the reference for (t, op) is standard_reference rather than the
+ * PMPI_ routine, under --expect-treeduce (treeduce gives the standard's
+ * answer):
+ *  - MIN or MAX on unsigned integers: MPICH 4.0.x compares them as signed
+ *    (MAX(0, UINT_MAX) = 0, pmodels/mpich#6083) in its own routines;
+ *  - Open MPI 4.1: SUM on 8- and 16-bit unsigned integers, which its AVX op
+ *    component adds with saturation (C wraps), and MIN or MAX on MPI_OFFSET,
+ *    which it compares as unsigned.
+ * Without --expect-treeduce the routine under test may be the MPI library's
+ * (a plain build, or every call falling back), whose answer is the PMPI_
+ * routine's. */
+static inline int standard_answer(const struct ttype *t, MPI_Op op)
 {
-    return opt.expect_treeduce && t->kind == K_INT && t->scal == S_UINT &&
-           (op == MPI_MAX || op == MPI_MIN);
+    int minmax = op == MPI_MAX || op == MPI_MIN;
+    if (!opt.expect_treeduce || t->kind != K_INT)
+        return 0;
+    if (t->scal == S_UINT && minmax)
+        return 1;
+#if defined(OPEN_MPI)
+    if (t->scal == S_UINT && op == MPI_SUM && t->vsize <= 2)
+        return 1;
+    if (t->dt == MPI_OFFSET && minmax)
+        return 1;
+#endif
+    return 0;
 }
 
-/* The standard's MIN or MAX (op), compared as unsigned, over the ranks of
- * comm of each rank's nin elements of t at in: elements [first, first + n) of
- * the result into out (n elements; gap slots left alone).  Gathers every
- * rank's input with PMPI_Allgather: a collective, every rank calls it. */
-static inline void unsigned_minmax_reference(const struct ttype *t, MPI_Op op,
-                                             const unsigned char *in, size_t nin, size_t first,
-                                             size_t n, MPI_Comm comm, unsigned char *out)
+/* The standard's MIN, MAX (compared as t's signedness says) or wrapping SUM
+ * (op) over the ranks of comm of each rank's nin elements of t at in:
+ * elements [first, first + n) of the result into out (n elements; gap slots
+ * left alone).  Gathers every rank's input with PMPI_Allgather: a collective,
+ * every rank calls it. */
+static inline void standard_reference(const struct ttype *t, MPI_Op op, const unsigned char *in,
+                                      size_t nin, size_t first, size_t n, MPI_Comm comm,
+                                      unsigned char *out)
 {
     size_t bytes = nin * t->extent, i, k;
+    unsigned shift = 64 - 8 * (unsigned)t->vsize; /* sign extension of a signed value */
     int nprocs, r, s;
     unsigned char *all;
 
@@ -612,7 +629,19 @@ static inline void unsigned_minmax_reference(const struct ttype *t, MPI_Op op,
             v = get_uint(all + off, t->vsize);
             for (r = 1; r < nprocs; r++) {
                 uint64_t x = get_uint(all + (size_t)r * bytes + off, t->vsize);
-                v = op == MPI_MAX ? (x > v ? x : v) : (x < v ? x : v);
+                int x_first;
+                if (op == MPI_SUM) {
+                    v += x;
+                    continue;
+                }
+                if (t->scal == S_UINT)
+                    x_first = op == MPI_MAX ? x > v : x < v;
+                else {
+                    int64_t sx = (int64_t)(x << shift) >> shift,
+                            sv = (int64_t)(v << shift) >> shift;
+                    x_first = op == MPI_MAX ? sx > sv : sx < sv;
+                }
+                v = x_first ? x : v;
             }
             k = (i - first) * t->extent + (size_t)s * t->vsize;
             put_int(out + k, t->vsize, v);

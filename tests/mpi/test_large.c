@@ -3,13 +3,21 @@
  * TREEDUCE_VERBOSE=2 the note says whether treeduce's plan ran it or the MPI
  * library's _c routine did (a plan whose messages would exceed INT_MAX
  * elements falls back).  Needs about 6 GiB per rank.  Prints "N passed, M
- * failed". */
+ * failed".  An MPI 3.1 library (Open MPI 4) has no large-count routines: the
+ * test is skipped there (exit status 77). */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#if MPI_VERSION < 4
+int main(void)
+{
+    printf("skipped: MPI_Allreduce_c is an MPI 4.0 routine\n");
+    return 77;
+}
+#else
 int main(int argc, char **argv)
 {
     int rank, bad = 0;
@@ -37,3 +45,4 @@ int main(int argc, char **argv)
     MPI_Finalize();
     return tot != 0;
 }
+#endif

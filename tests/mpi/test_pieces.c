@@ -36,9 +36,9 @@
  * A check passes when, on every rank of its communicator:
  *   - both calls return MPI_SUCCESS and a send buffer is unchanged;
  *   - reductions: integer, bool, byte, pair and MAX/MIN/logical results
- *     equal the reference exactly (for unsigned MIN/MAX under
- *     --expect-treeduce the standard's answer computed here from every
- *     rank's input: MPICH 4.0.x compares as signed, pmodels/mpich#6083); floating SUM components
+ *     equal the reference exactly (where the library's answer is not the
+ *     standard's, under --expect-treeduce the standard's answer computed here
+ *     from every rank's input: standard_answer in mpi_check.h); floating SUM components
  * satisfy |a - e| <= 2 p eps * sum_r |x_r| and PROD components |a - e| <= 4 p eps * |e| (|e| the
  * complex modulus for complex types), p the number of ranks, eps the type's epsilon;
  *   - reduce: the receive buffer of a non-root rank is not written;
@@ -194,8 +194,8 @@ static int check_rsb(const struct chk *c, int rank, int nprocs, uint64_t *rng)
     orig = xdup(data, ibytes);
     exp = c->inplace ? xdup(data, ibytes) : pattern(obytes);
     act = c->inplace ? xdup(data, ibytes) : pattern(obytes);
-    if (unsigned_minmax(t, c->op)) /* the standard's answer, not MPICH 4.0's */
-        unsigned_minmax_reference(t, c->op, data, total, (size_t)rank * n, n, c->comm, exp);
+    if (standard_answer(t, c->op)) /* the standard's answer, not the library's */
+        standard_reference(t, c->op, data, total, (size_t)rank * n, n, c->comm, exp);
     else
         ok &= call_ok(c, PMPI_Reduce_scatter_block(send, exp, (int)n, t->dt, c->op, c->comm),
                       "reference PMPI_Reduce_scatter_block");
@@ -231,8 +231,8 @@ static int check_reduce(const struct chk *c, int rank, int nprocs, uint64_t *rng
     act = inplace ? xdup(data, bytes) : pattern(bytes);
     /* the reference out of place: MPICH 4.0 crashes on MPI_IN_PLACE at a
      * non-zero root (pmodels/mpich#6540) */
-    if (unsigned_minmax(t, c->op)) /* every rank computes it; only the root's is compared */
-        unsigned_minmax_reference(t, c->op, data, n, 0, n, c->comm, exp);
+    if (standard_answer(t, c->op)) /* every rank computes it; only the root's is compared */
+        standard_reference(t, c->op, data, n, 0, n, c->comm, exp);
     else
         ok &= call_ok(c, PMPI_Reduce(data, exp, (int)n, t->dt, c->op, c->root, c->comm),
                       "reference PMPI_Reduce");
