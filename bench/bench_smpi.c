@@ -1,0 +1,143 @@
+/* bench_smpi: MPI_Allreduce (MPI_SUM of doubles) at a few sizes, every
+ * rank's result checked, timed in the simulated time of SimGrid's SMPI.
+ *
+ * Built with smpicc, linked with a machine's libtreeduce (MPI_Allreduce is
+ * treeduce's, which follows TREEDUCE_ALGORITHM; with TREEDUCE_DISABLE=1 it is
+ * SMPI's, chosen with --cfg=smpi/allreduce:NAME).  Run by bench/scale.sh.
+ *
+ *   bench_smpi [--sizes 8,1K,64K,1M,16M] [--iters N] [--shared-from BYTES]
+ *
+ * Each rank r sends (r+1) * g(i) at element i, g a hash of i in 1..1024, so
+ * every element of the sum is g(i) * p(p+1)/2 exactly (below 2^53 up to
+ * 2^21 ranks, whatever the order of the additions): a contribution lost,
+ * doubled or misplaced changes it.  Every rank compares its whole result
+ * after a first (warm-up) call.  At sizes from --shared-from on, buffers come
+ * from SMPI_SHARED_MALLOC (every rank the same memory: thousands of ranks of
+ * 16 MiB do not fit) and the result is not checked.
+ *
+ * Then --iters measurements, each after a barrier: 10 calls back to back up
+ * to 64 KiB, 2 above, divided by their number (so that the ranks' skew in
+ * leaving the barrier weighs little); the time is the slowest rank's, the
+ * table gives the median and the minimum over the measurements (simulated
+ * time does not depend on this machine's load).  Output, on rank
+ * 0, one CSV line per size:
+ *     bytes,ranks,median_s,min_s,wrong_ranks,checked
+ * wrong_ranks: ranks whose result differs (0 when correct; -1 unchecked). */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef SMPI_SHARED_MALLOC
+#define SMPI_SHARED_MALLOC(n) malloc(n)
+#define SMPI_SHARED_FREE(p) free(p)
+#endif
+
+static double g(size_t i)
+{
+    return (double)(((uint32_t)((uint32_t)i * 2654435761u) >> 22) + 1);
+}
+
+static size_t parse_size(const char *s)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (*end == 'K' || *end == 'k')
+        v *= 1024;
+    else if (*end == 'M' || *end == 'm')
+        v *= 1024 * 1024;
+    else if (*end == 'G' || *end == 'g')
+        v *= 1024.0 * 1024 * 1024;
+    return (size_t)v;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+    const char *sizes = "8,1K,64K,1M,16M";
+    int iters = 3;
+    size_t shared_from = SIZE_MAX;
+    MPI_Init(&argc, &argv);
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--sizes") && i + 1 < argc)
+            sizes = argv[++i];
+        else if (!strcmp(argv[i], "--iters") && i + 1 < argc)
+            iters = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--shared-from") && i + 1 < argc)
+            shared_from = parse_size(argv[++i]);
+        else {
+            fprintf(stderr, "usage: bench_smpi [--sizes LIST] [--iters N] [--shared-from BYTES]\n");
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+    }
+    if (iters < 1)
+        iters = 1;
+    int rank, p;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    double *times = malloc((size_t)iters * sizeof *times);
+    char *list = strdup(sizes);
+    if (rank == 0)
+        printf("bytes,ranks,median_s,min_s,wrong_ranks,checked\n");
+    for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        size_t bytes = parse_size(tok), n = bytes / sizeof(double);
+        if (n == 0)
+            n = 1;
+        int shared = bytes >= shared_from;
+        double *in = shared ? SMPI_SHARED_MALLOC(n * sizeof *in) : malloc(n * sizeof *in);
+        double *out = shared ? SMPI_SHARED_MALLOC(n * sizeof *out) : malloc(n * sizeof *out);
+        if (!in || !out) {
+            fprintf(stderr, "bench_smpi: out of memory at %zu bytes\n", bytes);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        for (size_t i = 0; i < n; i++)
+            in[i] = (double)(rank + 1) * g(i);
+        memset(out, 0, n * sizeof *out);
+        MPI_Allreduce(in, out, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        int wrong = 0;
+        if (!shared) {
+            double tri = (double)p * (p + 1) / 2;
+            for (size_t i = 0; i < n && !wrong; i++)
+                wrong = out[i] != g(i) * tri;
+        }
+        int nwrong = 0;
+        PMPI_Reduce(&wrong, &nwrong, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+        /* calls back to back after a barrier: the ranks leave a barrier up
+         * to a message's latency apart, which the slowest rank's time of a
+         * single call would include; over reps calls it is divided by reps */
+        int reps = bytes <= (64u << 10) ? 10 : 2;
+        for (int it = 0; it < iters; it++) {
+            PMPI_Barrier(MPI_COMM_WORLD);
+            double t0 = MPI_Wtime();
+            for (int k = 0; k < reps; k++)
+                MPI_Allreduce(in, out, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            double t = (MPI_Wtime() - t0) / reps, tmax = 0;
+            PMPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+            times[it] = tmax;
+        }
+        if (rank == 0) {
+            qsort(times, (size_t)iters, sizeof *times, cmp_double);
+            printf("%zu,%d,%.9e,%.9e,%d,%d\n", n * sizeof(double), p, times[iters / 2], times[0],
+                   shared ? -1 : nwrong, !shared);
+            fflush(stdout);
+        }
+        if (shared) {
+            SMPI_SHARED_FREE(in);
+            SMPI_SHARED_FREE(out);
+        } else {
+            free(in);
+            free(out);
+        }
+    }
+    free(list);
+    free(times);
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# The seeds' machines at scale in SimGrid's SMPI: treeduce's auto choice and
+# every forced treeduce allreduce algorithm against every SMPI built-in
+# allreduce (--cfg=smpi/allreduce:NAME), on the same exported platform, with
+# the same program (bench/bench_smpi.c: every rank's result checked), at 8 B,
+# 1 KiB, 64 KiB, 1 MiB and 16 MiB where the case allows.
+#
+#   bench/scale.sh [-j JOBS] [-t SECONDS] [-o OUTDIR] [CASE...]
+#
+# Cases (default: all):
+#   eth32          TREE's 32-node Gigabit Ethernet tree, ranks in tree order
+#   eth32-shuffled the same, ranks placed on nodes in a fixed random order
+#   bw64           NAP's bluewaters64, 64 x 16 = 1,024 ranks, tree order (8 B, 1 KiB)
+#   bw64-shuffled  the same, nodes in a fixed random order
+#   bw64-large     bluewaters64 at 64 KiB and 1 MiB, tree order
+#   bw256          bluewaters256, 256 x 16 = 4,096 ranks (8 B, 1 KiB)
+#   epyc8192       3-level fat tree, 64 x 2 x 64 = 8,192 ranks (8 B)
+#
+# Needs SimGrid (smpicc, smpirun) and a host build of treeduce-gen
+# (TREEDUCE_GEN, default build/treeduce-gen).  Writes OUTDIR (default
+# bench/results/scale): one CSV per run under runs/ (kept: a second call
+# resumes), scale.csv with every run, summary.csv and summary.txt (per case
+# and size: auto, the best correct built-in, their ratio, the best forced
+# treeduce algorithm, the model's pick against the simulation's), and
+# scale.png (gnuplot, when installed).
+#
+# Simulation settings, the same for every run: SMPI's network factors set to
+# 1 and no cross traffic, so that links cost what the topology says (the
+# platform's comment, gen/simgrid.h); no simulated computation (reductions
+# and copies are free for everyone, built-ins included); treeduce without
+# shared memory (TREEDUCE_SHM=0): its node phases move data through the
+# simulated loopback link as the built-ins' do, instead of through memory the
+# simulator does not time.  16 MiB runs at 32 ranks only: at 1,024 ranks the
+# buffers (and the algorithms' temporaries) do not fit in this machine's
+# memory; bench_smpi --shared-from would time them unchecked.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+jobs=1
+limit=1800
+out=$top/bench/results/scale
+while getopts "j:t:o:" o; do
+    case $o in
+    j) jobs=$OPTARG ;;
+    t) limit=$OPTARG ;;
+    o) out=$OPTARG ;;
+    *) sed -n '2,30p' "$0" >&2; exit 2 ;;
+    esac
+done
+shift $((OPTIND - 1))
+cases=("$@")
+[ ${#cases[@]} -gt 0 ] || cases=(eth32 eth32-shuffled bw64 bw64-shuffled bw256 epyc8192 bw64-large)
+gen=${TREEDUCE_GEN:-$top/build/treeduce-gen}
+for tool in smpicc smpirun "$gen"; do
+    command -v "$tool" >/dev/null || { echo "scale.sh: $tool not found" >&2; exit 1; }
+done
+
+treeduce_algs=(auto ring nap rd rm flex rabenseifner hring smp)
+smpi_algs=(default lr rab1 rab2 rab_rdb rdb smp_binomial smp_binomial_pipeline smp_rdb smp_rsag
+    smp_rsag_lr smp_rsag_rab redbcast ompi ompi_ring_segmented mpich mvapich2 mvapich2_rs
+    mvapich2_two_level impi rab)
+sim=(--cfg=smpi/lat-factor:0:1 --cfg=smpi/bw-factor:0:1 --cfg=network/crosstraffic:0
+    --cfg=network/TCP-gamma:0 --cfg=smpi/simulate-computation:no --log=root.thres:warning)
+
+# case -> topology, placement, sizes, --shared-from
+case_topo() {
+    case $1 in
+    eth32*) echo "$top/topologies/ethernet32.topo" ;;
+    bw64*) echo "$top/topologies/bluewaters64.topo" ;;
+    bw256) echo "$top/bench/scale/bluewaters256.topo" ;;
+    epyc8192) echo "$top/bench/scale/epyc8192.topo" ;;
+    *) echo "scale.sh: unknown case $1" >&2; exit 2 ;;
+    esac
+}
+case_sizes() {
+    case $1 in
+    eth32*) echo "8,1K,64K,1M,16M" ;;
+    bw64-large) echo "64K,1M" ;;
+    bw64*) echo "8,1K" ;;
+    bw256) echo "8,1K" ;;
+    epyc8192) echo "8" ;;
+    esac
+}
+case_shared() {
+    case $1 in
+    *) echo 1G ;;
+    esac
+}
+
+mkdir -p "$out/runs" "$out/bin"
+
+# One program per machine: bench_smpi.c, the runtime, the machine's generated
+# routines, compiled with smpicc.
+build_machine() { # topo -> prints the binary
+    local topo=$1 m
+    m=$(basename "$topo" .topo)
+    local dir=$out/bin/$m bin=$out/bin/bench_smpi_$m
+    if [ ! -x "$bin" ] || [ "$topo" -nt "$bin" ] || [ "$gen" -nt "$bin" ]; then
+        mkdir -p "$dir"
+        "$gen" "$topo" -o "$dir" >/dev/null
+        "$gen" "$topo" --simgrid "$dir/$m.xml"
+        "$gen" "$topo" --predict 16MiB >"$dir/predict.csv"
+        smpicc -O2 -DNDEBUG -DSMPI_NO_OVERRIDE_MALLOC -o "$bin" "$top/bench/bench_smpi.c" "$top"/runtime/*.c \
+            "$top"/runtime/algo/*.c "$dir"/trd_"$m".c "$dir"/trd_"$m"_mpi.c -I"$top/runtime" \
+            -I"$top/runtime/algo" -I"$dir" -lm -lpthread
+    fi
+    echo "$bin"
+}
+
+hostfile_for() { # case dir m -> prints the hostfile
+    local c=$1 dir=$2 m=$3
+    case $c in
+    *-shuffled)
+        # the same nodes, in an order fixed by a seeded shuffle
+        awk 'BEGIN { srand(20261125) } { print rand() "\t" $0 }' "$dir/$m.hosts" | sort -n |
+            cut -f2- >"$dir/$m.shuffled.hosts"
+        echo "$dir/$m.shuffled.hosts"
+        ;;
+    *) echo "$dir/$m.hosts" ;;
+    esac
+}
+
+run_one() { # case routine
+    local c=$1 r=$2 topo m bin dir hosts np f
+    topo=$(case_topo "$c")
+    m=$(basename "$topo" .topo)
+    bin=$out/bin/bench_smpi_$m
+    dir=$out/bin/$m
+    hosts=$(hostfile_for "$c" "$dir" "$m")
+    np=$(awk -F: '{ n += $2 } END { print n }' "$hosts")
+    f=$out/runs/$c/$r
+    [ -s "$f.csv" ] && return 0
+    mkdir -p "$out/runs/$c"
+    local env=(TREEDUCE_SHM=0 TREEDUCE_VERBOSE=2) cfg=()
+    case $r in
+    smpi:*) env+=(TREEDUCE_DISABLE=1); cfg=(--cfg=smpi/allreduce:"${r#smpi:}") ;;
+    treeduce:auto) ;;
+    treeduce:*) env+=(TREEDUCE_ALGORITHM="${r#treeduce:}") ;;
+    esac
+    local t0=$SECONDS rc=0
+    env "${env[@]}" timeout "$limit" smpirun -platform "$dir/$m.xml" -hostfile "$hosts" -np "$np" \
+        "${sim[@]}" "${cfg[@]}" "$bin" --sizes "$(case_sizes "$c")" --iters 3 \
+        --shared-from "$(case_shared "$c")" >"$f.out" 2>"$f.err" || rc=$?
+    # the algorithms treeduce ran, and any fallback, from its notes
+    local ran
+    ran=$(grep -ho 'MPI_Allreduce runs [^ ]*\|uses the MPI library.s routine: .*' "$f.err" |
+        sed 's/MPI_Allreduce runs //' | sort -u | tr '\n' ' ' | sed 's/,/;/g; s/ *$//')
+    awk -F, -v c="$c" -v m="$m" -v r="$r" -v ran="$ran" -v rc="$rc" -v wall=$((SECONDS - t0)) '
+        /^[0-9]/ { print c "," m "," r "," $0 "," (rc ? "rc=" rc : "ok") "," wall "," ran }' \
+        "$f.out" >"$f.tmp"
+    if [ "$rc" -ne 0 ] && ! [ -s "$f.tmp" ]; then
+        echo "$c,$m,$r,,,,,,,rc=$rc,$((SECONDS - t0))," >"$f.tmp"
+    fi
+    mv "$f.tmp" "$f.csv"
+    echo "$c $r: rc=$rc, $((SECONDS - t0)) s wall" >&2
+}
+
+for c in "${cases[@]}"; do
+    build_machine "$(case_topo "$c")" >/dev/null
+done
+# every (case, routine), JOBS at a time
+tasks=()
+for c in "${cases[@]}"; do
+    for a in "${treeduce_algs[@]}"; do tasks+=("$c treeduce:$a"); done
+    for a in "${smpi_algs[@]}"; do tasks+=("$c smpi:$a"); done
+done
+for t in "${tasks[@]}"; do
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+    # shellcheck disable=SC2086
+    run_one $t &
+done
+wait
+
+header="case,machine,routine,bytes,ranks,median_s,min_s,wrong_ranks,checked,status,wall_s,ran"
+{
+    echo "$header"
+    for c in "${cases[@]}"; do cat "$out"/runs/"$c"/*.csv 2>/dev/null || true; done
+} >"$out/scale.csv"
+sh "$top/bench/scale_summary.sh" "$out"

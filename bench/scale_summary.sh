@@ -1,0 +1,86 @@
+#!/bin/sh
+# Summary of bench/scale.sh's results in DIR (scale.csv, bin/*/predict.csv):
+#   summary.csv / summary.txt, per case and size: treeduce auto's time, the
+#   best correct SMPI built-in and its time, best/auto (the speed-up), the
+#   best forced treeduce algorithm, what auto ran; built-ins that gave wrong
+#   results; and per case and size the Spearman rank correlation between the
+#   model's predicted times (treeduce-gen --predict) and the simulated ones
+#   over the forced treeduce algorithms.
+#   scale.png: speed-up of auto over the best built-in per case (gnuplot).
+#   bench/scale_summary.sh DIR
+set -eu
+dir=$1
+awk -F, -v dir="$dir" '
+function fmt(t) { return t == "" ? "-" : sprintf("%.4g", t * 1e6) }
+NR == 1 { next }
+$4 == "" { next }
+{
+    c = $1; b = $4; r = $3; t = $6 + 0; wrong = $8 + 0; ok = ($10 == "ok")
+    key = c SUBSEP b
+    if (!(key in seen)) { seen[key] = 1; order[++n] = key; mach[key] = $2 }
+    if (!ok) next
+    if (r == "treeduce:auto") { autot[key] = t; autoran[key] = $12 }
+    else if (r ~ /^treeduce:/) {
+        a = substr(r, 10); sim[key, a] = t; algs[key] = algs[key] " " a
+        if (wrong == 0 && (!(key in bt) || t < bt[key])) { bt[key] = t; ba[key] = a }
+    } else if (wrong != 0 && wrong != -1) {
+        bad[key] = bad[key] " " substr(r, 6)
+    } else if (!(key in bs) || t < bs[key]) { bs[key] = t; bsa[key] = substr(r, 6) }
+}
+END {
+    # predicted times: bin/<machine>/predict.csv, algorithm,bytes,predicted_us
+    print "case,bytes,auto_us,best_smpi,best_smpi_us,speedup,best_treeduce,best_treeduce_us,auto_ran,rank_corr,wrong_smpi" > (dir "/summary.csv")
+    printf "%-15s %9s %10s %24s %8s %20s  %-22s %6s\n", "case", "bytes", "auto us",
+        "best built-in (us)", "speedup", "best treeduce (us)", "auto ran", "rho" > (dir "/summary.txt")
+    for (i = 1; i <= n; i++) {
+        key = order[i]; split(key, kb, SUBSEP); c = kb[1]; b = kb[2]
+        m = mach[key]
+        if (!(m in loaded)) {
+            loaded[m] = 1
+            f = dir "/bin/" m "/predict.csv"
+            while ((getline line < f) > 0) {
+                split(line, p, ",")
+                if (p[1] != "algorithm") pred[m, p[1], p[2]] = p[3]
+            }
+            close(f)
+        }
+        # Spearman over the forced algorithms with both times
+        na = split(algs[key], al, " "); k = 0
+        for (j = 1; j <= na; j++)
+            if ((m, al[j], b) in pred) { k++; x[k] = pred[m, al[j], b]; y[k] = sim[key, al[j]] }
+        rho = "-"
+        if (k >= 3) {
+            d2 = 0
+            for (j = 1; j <= k; j++) {
+                rx = 1; ry = 1
+                for (l = 1; l <= k; l++) { if (x[l] < x[j]) rx++; if (y[l] < y[j]) ry++ }
+                d2 += (rx - ry) ^ 2
+            }
+            rho = sprintf("%.2f", 1 - 6 * d2 / (k * (k * k - 1)))
+        }
+        sp = (key in autot) && (key in bs) && autot[key] > 0 ? sprintf("%.2f", bs[key] / autot[key]) : "-"
+        printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", c, b, fmt(autot[key]), bsa[key], fmt(bs[key]),
+            sp, ba[key], fmt(bt[key]), autoran[key], rho, bad[key] > (dir "/summary.csv")
+        printf "%-15s %9s %10s %15s %8s %8s %11s %8s  %-22s %6s\n", c, b, fmt(autot[key]), bsa[key],
+            fmt(bs[key]), sp, ba[key], fmt(bt[key]), substr(autoran[key], 1, 22), rho > (dir "/summary.txt")
+    }
+}' "$dir/scale.csv"
+cat "$dir/summary.txt"
+if command -v gnuplot >/dev/null; then
+    awk -F, 'NR > 1 && $6 != "-" { print $1, $2, $6 }' "$dir/summary.csv" >"$dir/speedup.dat"
+    cases=$(cut -d' ' -f1 "$dir/speedup.dat" | uniq)
+    {
+        echo "set terminal pngcairo size 900,520 noenhanced"
+        echo "set output '$dir/scale.png'"
+        echo "set title 'treeduce auto against the best SMPI built-in allreduce (simulated)'"
+        echo "set logscale x 2; set xlabel 'message size (bytes)'"
+        echo "set ylabel 'speed-up: best built-in time / auto time'; set grid"
+        echo "set key outside right; set yrange [0:*]"
+        printf "plot 1 title 'equal' lw 1 dt 2 lc 'black'"
+        for c in $cases; do
+            printf ", '< grep \"^%s \" %s/speedup.dat' using 2:3 with linespoints lw 2 title '%s'" \
+                "$c" "$dir" "$c"
+        done
+        echo
+    } | gnuplot && echo "wrote $dir/scale.png"
+fi
