@@ -18,8 +18,8 @@
 #
 # Needs SimGrid (smpicc, smpirun) and a host build of treeduce-gen
 # (TREEDUCE_GEN, default build/treeduce-gen).  Writes OUTDIR (default
-# bench/results/scale): one CSV per run under runs/ (kept: a second call
-# resumes), scale.csv with every run, summary.csv and summary.txt (per case
+# bench/scale/results, where the results quoted in the README are checked in):
+# one CSV per run under runs/ (kept: a second call resumes), scale.csv with every run, summary.csv and summary.txt (per case
 # and size: auto, the best correct built-in, their ratio, the best forced
 # treeduce algorithm, the model's pick against the simulation's), and
 # scale.png (gnuplot, when installed).
@@ -30,14 +30,18 @@
 # and copies are free for everyone, built-ins included); treeduce without
 # shared memory (TREEDUCE_SHM=0): its node phases move data through the
 # simulated loopback link as the built-ins' do, instead of through memory the
-# simulator does not time.  16 MiB runs at 32 ranks only: at 1,024 ranks the
+# simulator does not time.  SMPI's own reduce, bcast and barrier (the
+# benchmark's bookkeeping, and the parts of SMPI's default allreduce) are
+# binomial trees and recursive doubling: SMPI's defaults are linear (p^2 work
+# for the simulator); treeduce's runs take SMPI's rdb for the allreduces of
+# its setup.  16 MiB runs at 32 ranks only: at 1,024 ranks the
 # buffers (and the algorithms' temporaries) do not fit in this machine's
 # memory; bench_smpi --shared-from would time them unchecked.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 jobs=1
 limit=1800
-out=$top/bench/results/scale
+out=$top/bench/scale/results
 while getopts "j:t:o:" o; do
     case $o in
     j) jobs=$OPTARG ;;
@@ -59,7 +63,8 @@ smpi_algs=(default lr rab1 rab2 rab_rdb rdb smp_binomial smp_binomial_pipeline s
     smp_rsag_lr smp_rsag_rab redbcast ompi ompi_ring_segmented mpich mvapich2 mvapich2_rs
     mvapich2_two_level impi rab)
 sim=(--cfg=smpi/lat-factor:0:1 --cfg=smpi/bw-factor:0:1 --cfg=network/crosstraffic:0
-    --cfg=network/TCP-gamma:0 --cfg=smpi/simulate-computation:no --log=root.thres:warning)
+    --cfg=network/TCP-gamma:0 --cfg=smpi/simulate-computation:no --log=root.thres:warning
+    --cfg=smpi/reduce:binomial --cfg=smpi/bcast:binomial_tree --cfg=smpi/barrier:ompi_recursivedoubling)
 
 # case -> topology, placement, sizes, --shared-from
 case_topo() {
@@ -78,6 +83,12 @@ case_sizes() {
     bw64*) echo "8,1K" ;;
     bw256) echo "8,1K" ;;
     epyc8192) echo "8" ;;
+    esac
+}
+case_iters() { # simulated time repeats exactly: more calls only where they are cheap
+    case $1 in
+    eth32*) echo 3 ;;
+    *) echo 1 ;;
     esac
 }
 case_shared() {
@@ -133,12 +144,12 @@ run_one() { # case routine
     local env=(TREEDUCE_SHM=0 TREEDUCE_VERBOSE=2) cfg=()
     case $r in
     smpi:*) env+=(TREEDUCE_DISABLE=1); cfg=(--cfg=smpi/allreduce:"${r#smpi:}") ;;
-    treeduce:auto) ;;
-    treeduce:*) env+=(TREEDUCE_ALGORITHM="${r#treeduce:}") ;;
+    treeduce:auto) cfg=(--cfg=smpi/allreduce:rdb) ;;
+    treeduce:*) env+=(TREEDUCE_ALGORITHM="${r#treeduce:}"); cfg=(--cfg=smpi/allreduce:rdb) ;;
     esac
     local t0=$SECONDS rc=0
     env "${env[@]}" timeout "$limit" smpirun -platform "$dir/$m.xml" -hostfile "$hosts" -np "$np" \
-        "${sim[@]}" "${cfg[@]}" "$bin" --sizes "$(case_sizes "$c")" --iters 3 \
+        "${sim[@]}" "${cfg[@]}" "$bin" --sizes "$(case_sizes "$c")" --iters "$(case_iters "$c")" \
         --shared-from "$(case_shared "$c")" >"$f.out" 2>"$f.err" || rc=$?
     # the algorithms treeduce ran, and any fallback, from its notes
     local ran

@@ -108,6 +108,9 @@ static int cma_probe(trd_shm *s)
     return all[0] ? TRD_CMA_READ | (all[1] ? TRD_CMA_WRITE : 0) : 0;
 }
 
+/* The tag of MPI_Comm_create_group on treeduce's private duplicate. */
+#define TRD_SHM_GROUP_TAG 0x7e1e
+
 int trd_shm_create(trd_comm *c)
 {
     static const size_t cma_min[TRD_CMA_MAX] = TRD_CMA_MIN_DEFAULTS;
@@ -120,7 +123,27 @@ int trd_shm_create(trd_comm *c)
     c->shape.slot_bytes = TRD_SEG_SLOT_BYTES;
     for (int i = 0; i < TRD_CMA_MAX; i++)
         c->shape.cma_min[i] = cma_env && *cma_env ? strtoull(cma_env, NULL, 10) : cma_min[i];
-    if ((rc = PMPI_Comm_split(c->comm, c->node, c->local, &node)) != MPI_SUCCESS)
+    /* TREEDUCE_SHM=0 on any rank: no node communicator at all (one
+     * allreduce, not a split of the communicator and a window) */
+    int want = !(env && strcmp(env, "0") == 0), all_want = 0;
+    if ((rc = PMPI_Allreduce(&want, &all_want, 1, MPI_INT, MPI_MIN, c->comm)) != MPI_SUCCESS)
+        return rc;
+    if (!all_want)
+        return MPI_SUCCESS;
+    /* the node's communicator, its ranks in ring order: made by the node's
+     * ranks alone (MPI_Comm_create_group), where MPI_Comm_split involves the
+     * whole communicator (in SMPI a gather at one root: p^2 work for the
+     * simulator at thousands of ranks) */
+    MPI_Group all_g, node_g;
+    if ((rc = PMPI_Comm_group(c->comm, &all_g)) != MPI_SUCCESS)
+        return rc;
+    rc = PMPI_Group_incl(all_g, c->ppn, c->ring + c->node_first[c->node], &node_g);
+    PMPI_Group_free(&all_g);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = PMPI_Comm_create_group(c->comm, node_g, TRD_SHM_GROUP_TAG, &node);
+    PMPI_Group_free(&node_g);
+    if (rc != MPI_SUCCESS)
         return rc;
     /* the ranks of one (possibly virtual) node must really share memory */
     if ((rc = PMPI_Comm_split_type(node, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shared)) !=
