@@ -111,11 +111,10 @@ static void test_dfs_rings_are_contention_free(void)
     trd_diag_destroy(d);
 }
 
-/* Two switches of four nodes under a root: alternating between the switches
- * sends two messages up each leaf switch's uplink. */
-static void test_interleaved_ring_contends(void)
+/* Two switches a and b of four one-core nodes each (a0..a3, b0..b3) under a
+ * root, finalized: ring indices a0..a3 = 0..3, b0..b3 = 4..7. */
+static trd_topo_t two_switches(trd_diag *d)
 {
-    trd_diag *d = trd_diag_create();
     trd_topo_t t;
     trd_topo_create(&t);
     trd_loc loc = {"two", 1, 1};
@@ -133,6 +132,15 @@ static void test_interleaved_ring_contends(void)
         trd_topo_switch_add_node(t, d, loc, b, nb[i], "pc");
     }
     CU_ASSERT_EQUAL_FATAL(trd_topo_finalize(t, d), TRD_OK);
+    return t;
+}
+
+/* Two switches of four nodes under a root: alternating between the switches
+ * sends two messages up each leaf switch's uplink. */
+static void test_interleaved_ring_contends(void)
+{
+    trd_diag *d = trd_diag_create();
+    trd_topo_t t = two_switches(d);
     /* ring indices: a0..a3 = 0..3, b0..b3 = 4..7 */
     CU_ASSERT_STRING_EQUAL(trd_topo_node_name(t, 4), "b0");
     int good[] = {0, 1, 2, 3, 4, 5, 6, 7}, bad[] = {0, 4, 1, 5, 2, 6, 3, 7};
@@ -211,23 +219,7 @@ static void test_structural_equals_pairwise(void)
 static void test_structural_refuses_non_dfs(void)
 {
     trd_diag *d = trd_diag_create();
-    trd_topo_t t;
-    trd_topo_create(&t);
-    trd_loc loc = {"two", 1, 1};
-    int cores[1] = {1}, root, a, b;
-    trd_topo_add_link(t, d, loc, "eth", (trd_link_cost){1e-6, 1e9, 0, 0});
-    trd_topo_add_nodetype(t, d, loc, "pc", 1, cores, NULL, NULL, "test");
-    trd_topo_add_switch(t, d, loc, "root", "eth", &root);
-    trd_topo_add_switch(t, d, loc, "a", "eth", &a);
-    trd_topo_add_switch(t, d, loc, "b", "eth", &b);
-    trd_topo_switch_add_child(t, d, loc, root, "a");
-    trd_topo_switch_add_child(t, d, loc, root, "b");
-    const char *na[] = {"a0", "a1", "a2", "a3"}, *nb[] = {"b0", "b1", "b2", "b3"};
-    for (int i = 0; i < 4; i++) {
-        trd_topo_switch_add_node(t, d, loc, a, na[i], "pc");
-        trd_topo_switch_add_node(t, d, loc, b, nb[i], "pc");
-    }
-    CU_ASSERT_EQUAL_FATAL(trd_topo_finalize(t, d), TRD_OK);
+    trd_topo_t t = two_switches(d);
     int good[] = {4, 5, 6, 7, 0, 1, 2, 3}, bad[] = {0, 1, 4, 5, 2, 3, 6, 7};
     int split[] = {0, 0, 1, 2, 3, 0}; /* node a0's ranks in two runs of a one-switch ring */
     char why[320];
@@ -243,7 +235,8 @@ static void test_structural_refuses_non_dfs(void)
 
     /* a chain: switch i holds node ci and switch i+1 */
     trd_topo_create(&t);
-    int ids[1000];
+    trd_loc loc = {"chain", 1, 1};
+    int cores[1] = {1}, ids[1000];
     char name[32];
     trd_topo_add_link(t, d, loc, "eth", (trd_link_cost){1e-6, 1e9, 0, 0});
     trd_topo_add_nodetype(t, d, loc, "pc", 1, cores, NULL, NULL, "test");
