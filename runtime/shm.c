@@ -108,9 +108,6 @@ static int cma_probe(trd_shm *s)
     return all[0] ? TRD_CMA_READ | (all[1] ? TRD_CMA_WRITE : 0) : 0;
 }
 
-/* The tag of MPI_Comm_create_group on treeduce's private duplicate. */
-#define TRD_SHM_GROUP_TAG 0x7e1e
-
 int trd_shm_create(trd_comm *c)
 {
     static const size_t cma_min[TRD_CMA_MAX] = TRD_CMA_MIN_DEFAULTS;
@@ -130,20 +127,7 @@ int trd_shm_create(trd_comm *c)
         return rc;
     if (!all_want)
         return MPI_SUCCESS;
-    /* the node's communicator, its ranks in ring order: made by the node's
-     * ranks alone (MPI_Comm_create_group), where MPI_Comm_split involves the
-     * whole communicator (in SMPI a gather at one root: p^2 work for the
-     * simulator at thousands of ranks) */
-    MPI_Group all_g, node_g;
-    if ((rc = PMPI_Comm_group(c->comm, &all_g)) != MPI_SUCCESS)
-        return rc;
-    rc = PMPI_Group_incl(all_g, c->ppn, c->ring + c->node_first[c->node], &node_g);
-    PMPI_Group_free(&all_g);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    rc = PMPI_Comm_create_group(c->comm, node_g, TRD_SHM_GROUP_TAG, &node);
-    PMPI_Group_free(&node_g);
-    if (rc != MPI_SUCCESS)
+    if ((rc = PMPI_Comm_split(c->comm, c->node, c->local, &node)) != MPI_SUCCESS)
         return rc;
     /* the ranks of one (possibly virtual) node must really share memory */
     if ((rc = PMPI_Comm_split_type(node, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shared)) !=
