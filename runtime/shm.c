@@ -135,14 +135,13 @@ int trd_shm_create(trd_comm *c)
         goto fail;
     PMPI_Comm_size(shared, &nshared);
     PMPI_Comm_free(&shared);
-    ok = nshared == c->ppn && !(env && strcmp(env, "0") == 0);
+    ok = nshared == c->ppn; /* every rank wants shared memory (above) */
     if ((rc = PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, c->comm)) != MPI_SUCCESS)
         goto fail;
     if (!all_ok) {
         PMPI_Comm_free(&node);
-        if (!(env && strcmp(env, "0") == 0))
-            trd_note(c->machine, "no shared memory: the ranks of a node do not all share memory "
-                                 "(MPI_Comm_split_type)");
+        trd_note(c->machine, "no shared memory: the ranks of a node do not all share memory "
+                             "(MPI_Comm_split_type)");
         return MPI_SUCCESS;
     }
     trd_shm *s = calloc(1, sizeof *s);
