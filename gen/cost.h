@@ -8,10 +8,6 @@
 #include "trd_sched.h"
 #include "topo.h"
 
-/* alpha_r where a link gives no measured value: four messages in flight cost
- * about two latencies [RM Eq. 3, Fig. 4]. */
-#define TRD_ALPHA_R_RATIO 0.25
-
 typedef struct trd_cost_model {
     trd_topo_t topo;         /* link classes, injection bandwidths, the switch tree */
     double gamma_s_per_byte; /* reduction cost [MPICH §3] */

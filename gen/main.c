@@ -64,6 +64,9 @@ static const char usage[] =
     "                       description (default \"package:1 core:1\")\n"
     "      --latency TIME   link latency where the input gives none (default 2us)\n"
     "      --bandwidth BW   link bandwidth where the input gives none (default 10GB/s)\n"
+    "      --alpha-r-ratio R  alpha_r of a link that gives none, as a fraction of its latency:\n"
+    "                       what each further message a rank posts together costs (default\n"
+    "                       0.25; 0 for a SimGrid platform, which overlaps them for free)\n"
     "  -h, --help           this text\n"
     "  -V, --version        the version\n";
 
@@ -72,6 +75,7 @@ enum {
     OPT_DOT,
     OPT_NODETYPE,
     OPT_LATENCY,
+    OPT_ALPHA_R_RATIO,
     OPT_BANDWIDTH,
     OPT_SCHEDULE,
     OPT_ALGORITHM,
@@ -263,7 +267,7 @@ static int dot_file(FILE *f, const void *t, const char *name)
 /* What main reads from the command line. */
 typedef struct args {
     const char *input, *outdir, *name, *format, *dot;
-    const char *nodetype, *latency, *bandwidth;
+    const char *nodetype, *latency, *bandwidth, *alpha_r_ratio;
     const char *schedule, *algorithm, *bytes, *break_spec, *predict;
     const char *export_mpich, *export_ompi, *simgrid;
     int explain;
@@ -284,6 +288,14 @@ static int read_input(const args *a, trd_topo_t t, trd_diag *d, char **intext, s
         trd_diag_error(d, cli, "--bandwidth '%s': expected a bandwidth such as 10GB/s",
                        a->bandwidth);
     trd_topo_set_default_link(t, dl);
+    if (a->alpha_r_ratio) {
+        char *end;
+        errno = 0;
+        double r = strtod(a->alpha_r_ratio, &end);
+        if (end == a->alpha_r_ratio || *end || errno || trd_topo_set_alpha_r_ratio(t, r) != TRD_OK)
+            trd_diag_error(d, cli, "--alpha-r-ratio '%s': expected a number from 0 to 1",
+                           a->alpha_r_ratio);
+    }
     int npk, cores[TRD_MAX_PACKAGES];
     char err[512];
     if (trd_hwloc_node_shape("synthetic", a->nodetype, &npk, cores, NULL, err, sizeof err) !=
@@ -436,6 +448,7 @@ int main(int argc, char **argv)
         {"nodetype", required_argument, NULL, OPT_NODETYPE},
         {"latency", required_argument, NULL, OPT_LATENCY},
         {"bandwidth", required_argument, NULL, OPT_BANDWIDTH},
+        {"alpha-r-ratio", required_argument, NULL, OPT_ALPHA_R_RATIO},
         {"schedule", required_argument, NULL, OPT_SCHEDULE},
         {"algorithm", required_argument, NULL, OPT_ALGORITHM},
         {"bytes", required_argument, NULL, OPT_BYTES},
@@ -481,6 +494,9 @@ int main(int argc, char **argv)
             break;
         case OPT_BANDWIDTH:
             a.bandwidth = optarg;
+            break;
+        case OPT_ALPHA_R_RATIO:
+            a.alpha_r_ratio = optarg;
             break;
         case OPT_SCHEDULE:
             a.schedule = optarg;

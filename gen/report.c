@@ -107,6 +107,8 @@ int trd_explain(FILE *f, trd_topo_t t, const trd_machine_plan *p, const char *in
     fprintf(f, "\n  farthest pair:  ");
     print_link(f, lv->far_inter);
     fprintf(f, "\n  reduction:      %.3g ns/byte (gamma)\n", lv->gamma_s_per_byte * 1e9);
+    fprintf(f, "  alpha_r where a link gives none: %.3g x its latency [RM Eq. 3]\n",
+            trd_topo_alpha_r_ratio(t));
 
     fprintf(f,
             "\nNAP over all %d nodes x %d ranks [NAP Alg. 1]: %d lane%s, radix %d, %d inter-node "

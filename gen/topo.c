@@ -67,6 +67,7 @@ struct trd_topo {
     struct map node_map, sw_map;
     int have_default_link, have_default_type;
     trd_link_cost default_link;
+    double alpha_r_ratio; /* alpha_r of a link that gives none, over its latency */
     struct nodetype default_type;
     int finalized;
     int *dfs_sw;   /* DFS position -> index in sws */
@@ -170,7 +171,10 @@ static int find_type(trd_topo_t t, const char *name)
 int trd_topo_create(trd_topo_t *t)
 {
     *t = calloc(1, sizeof(struct trd_topo));
-    return *t ? TRD_OK : TRD_ERR_NOMEM;
+    if (!*t)
+        return TRD_ERR_NOMEM;
+    (*t)->alpha_r_ratio = TRD_ALPHA_R_RATIO;
+    return TRD_OK;
 }
 
 void trd_topo_destroy(trd_topo_t t)
@@ -314,6 +318,19 @@ int trd_topo_add_nodetype(trd_topo_t t, trd_diag *d, trd_loc loc, const char *na
     }
     t->ntypes++;
     return TRD_OK;
+}
+
+int trd_topo_set_alpha_r_ratio(trd_topo_t t, double ratio)
+{
+    if (!(ratio >= 0 && ratio <= 1))
+        return TRD_ERR_INPUT;
+    t->alpha_r_ratio = ratio;
+    return TRD_OK;
+}
+
+double trd_topo_alpha_r_ratio(trd_topo_t t)
+{
+    return t->alpha_r_ratio;
 }
 
 int trd_topo_set_default_link(trd_topo_t t, trd_link_cost cost)

@@ -85,6 +85,17 @@ int trd_topo_add_nodetype(trd_topo_t t, trd_diag *d, trd_loc loc, const char *na
                           const int *cores_per_package, const char *package_link,
                           const char *node_link, const char *source);
 
+/* alpha_r where a link gives none, as a fraction of its latency: each
+ * further message in flight from one rank costs ratio x latency [RM §3,
+ * Eq. 3].  The default, TRD_ALPHA_R_RATIO, has four messages in flight cost
+ * about two latencies [RM Fig. 4]; 0 describes a network that overlaps the
+ * messages a rank posts together for free, as SimGrid's links do (the
+ * platform of --simgrid has no per-message cost).  ratio in [0, 1]; returns
+ * TRD_OK or TRD_ERR_INPUT. */
+#define TRD_ALPHA_R_RATIO 0.25
+int trd_topo_set_alpha_r_ratio(trd_topo_t t, double ratio);
+double trd_topo_alpha_r_ratio(trd_topo_t t);
+
 /* Link class and node type used where a switch or node names none (Slurm
  * topology.conf carries neither).  Without them, a missing name is an error. */
 int trd_topo_set_default_link(trd_topo_t t, trd_link_cost cost);

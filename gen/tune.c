@@ -123,7 +123,7 @@ static int time_exact(trd_timer *tm, const trd_algo *a, const char *params, size
     snprintf(e->params, sizeof e->params, "%s", params);
     if (trd_plan(&s, a, params, tm->sh, &call, -1, why, sizeof why))
         return TRD_OK; /* not for this shape */
-    trd_cost_model cm = {tm->t, tm->p->levels.gamma_s_per_byte, TRD_ALPHA_R_RATIO};
+    trd_cost_model cm = {tm->t, tm->p->levels.gamma_s_per_byte, trd_topo_alpha_r_ratio(tm->t)};
     int rc = trd_sched_cost(&s, tm->sh, &cm, &sec, why, sizeof why);
     e->nops = s.nops;
     trd_sched_free(&s);
