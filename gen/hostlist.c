@@ -2,6 +2,7 @@
 #include "topo.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,19 @@ static int fail(char *err, size_t errlen, int *errpos, int pos, const char *msg)
     if (errpos)
         *errpos = pos;
     return strcmp(msg, "out of memory") ? TRD_ERR_INPUT : TRD_ERR_NOMEM;
+}
+
+/* The host number of digits a..a+len: 0, or -1 when it does not fit a long. */
+static int host_number(const char *a, size_t len, long *v)
+{
+    char buf[32];
+    if (len >= sizeof buf)
+        return -1;
+    memcpy(buf, a, len);
+    buf[len] = '\0';
+    errno = 0;
+    *v = strtol(buf, NULL, 10);
+    return errno == ERANGE ? -1 : 0;
 }
 
 static int is_name_char(int c)
@@ -78,7 +92,12 @@ int trd_hostlist_expand(const char *expr, char ***names, int *n, char *err, size
                     goto out;
                 }
                 int width = (int)(p - a);
-                long lo = strtol(a, NULL, 10), hi = lo;
+                long lo, hi;
+                if (host_number(a, (size_t)(p - a), &lo)) {
+                    rc = fail(err, errlen, errpos, (int)(a - expr), "host number too large");
+                    goto out;
+                }
+                hi = lo;
                 if (*p == '-') {
                     const char *b = ++p;
                     while (p < close && isdigit((unsigned char)*p))
@@ -88,7 +107,10 @@ int trd_hostlist_expand(const char *expr, char ***names, int *n, char *err, size
                                   "expected a number after '-' in host range");
                         goto out;
                     }
-                    hi = strtol(b, NULL, 10);
+                    if (host_number(b, (size_t)(p - b), &hi)) {
+                        rc = fail(err, errlen, errpos, (int)(b - expr), "host number too large");
+                        goto out;
+                    }
                     if (hi < lo) {
                         rc =
                             fail(err, errlen, errpos, (int)(a - expr), "host range goes downwards");
@@ -106,19 +128,30 @@ int trd_hostlist_expand(const char *expr, char ***names, int *n, char *err, size
                 }
                 if (*p == ',')
                     p++;
-                for (long i = lo; i <= hi; i++) {
+                if (hi - lo >= TRD_MAX_NODES - l.n) {
+                    rc = fail(err, errlen, errpos, (int)(a - expr), "host list too long");
+                    goto out;
+                }
+                /* lo..hi inclusive without stepping past hi (hi may be LONG_MAX) */
+                for (long i = lo;; i++) {
                     char num[32];
                     snprintf(num, sizeof num, "%0*ld", width, i);
                     if (push(&l, start, plen, num, suffix)) {
                         rc = fail(err, errlen, errpos, 0, "out of memory");
                         goto out;
                     }
+                    if (i == hi)
+                        break;
                 }
             }
             p = se;
         } else {
             if (plen == 0) {
                 rc = fail(err, errlen, errpos, (int)(p - expr), "expected a host name");
+                goto out;
+            }
+            if (l.n >= TRD_MAX_NODES) {
+                rc = fail(err, errlen, errpos, (int)(start - expr), "host list too long");
                 goto out;
             }
             if (push(&l, start, plen, "", "")) {

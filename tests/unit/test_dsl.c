@@ -332,6 +332,10 @@ static void test_syntax(void)
                   "t.topo:3:40: error: expected ';' after node type");
     EXPECT_ERRORS(ETH PC "switch s0 { link eth; nodes n[0-3] pc; }\n",
                   "t.topo:3:35: error: expected ':' or ';' after host list");
+    /* a host number past LONG_MAX: an error, not a loop (gen/hostlist.c) */
+    EXPECT_ERRORS(
+        ETH PC "switch s0 { link eth; nodes n[9223372036854775807-9223372036854775808] : pc; }\n",
+        "t.topo:3:51: error: host number too large");
     EXPECT_ERRORS("switch s0 link eth; }\n", "t.topo:1:10: error: expected '{' after switch name");
     EXPECT_ERRORS("nodetype x { local }\n", "t.topo:1:19: error: expected ';' after 'local'");
 

@@ -145,6 +145,29 @@ static void test_errors(void)
                   "topology.conf:2:21: error: node 'b' is already attached to switch 's0'");
 }
 
+/* Host numbers at the edge of a long: the range ends at LONG_MAX without
+ * stepping past it; one more digit, or more hosts than a machine may have, is
+ * an error, not a loop. */
+static void test_host_numbers(void)
+{
+    trd_test_result r =
+        read_as("topology.conf", "SwitchName=r Nodes=n[9223372036854775806-9223372036854775807]\n"
+                                 "SwitchName=q Nodes=m[9223372036854775807]\n"
+                                 "SwitchName=top Switches=r,q\n");
+    CU_ASSERT_EQUAL_FATAL(r.rc, TRD_OK);
+    CU_ASSERT_EQUAL_FATAL(trd_topo_nnodes(r.t), 3);
+    CU_ASSERT_STRING_EQUAL(trd_topo_node_name(r.t, 0), "n9223372036854775806");
+    CU_ASSERT_STRING_EQUAL(trd_topo_node_name(r.t, 1), "n9223372036854775807");
+    CU_ASSERT_STRING_EQUAL(trd_topo_node_name(r.t, 2), "m9223372036854775807");
+    trd_test_release(&r);
+    EXPECT_ERRORS("SwitchName=r Nodes=n[9223372036854775808]\n",
+                  "topology.conf:1:22: error: host number too large");
+    EXPECT_ERRORS("SwitchName=r Nodes=n[1-99999999999999999999]\n",
+                  "topology.conf:1:24: error: host number too large");
+    EXPECT_ERRORS("SwitchName=r Nodes=n[0-1048575],m[0-1]\n",
+                  "topology.conf:1:35: error: host list too long");
+}
+
 /* Every bad line of one file, in order; a bad line adds nothing. */
 static void test_many_errors(void)
 {
@@ -234,6 +257,7 @@ int main(void)
         {"case, order, continuation, CRLF", test_layout},
         {"files", test_files},
         {"bad lines", test_errors},
+        {"host numbers at the edge of a long", test_host_numbers},
         {"many errors in one file", test_many_errors},
         {"too many errors", test_too_many},
         {"names resolved at finalize", test_finalize_errors},

@@ -269,6 +269,10 @@ static void test_malformed(void)
                                  "  </swich>\n" TAIL,
                   "m.xml:7:3: error: expected '</switch>' to close the element opened at line 5, "
                   "got '</swich>'");
+    EXPECT_ERRORS(HEAD LINK TYPE "  <switch name=\"r\" link=\"eth\">\n"
+                                 "    <nodes names=\"n[9223372036854775808]\" type=\"pc\"/>\n"
+                                 "  </switch>\n" TAIL,
+                  "m.xml:6:21: error: attribute 'names': host number too large");
     EXPECT_ERRORS(HEAD LINK "  <switch name=\"r\" link=\"eth\">\n",
                   "m.xml:5:1: error: end of file inside element 'switch' opened at line 4");
     EXPECT_ERRORS("<?xml version=\"1.0\"?>\n<machine name=m/>\n",
