@@ -7,6 +7,7 @@
  * Only the two levels the model knows survive: packages (sockets) and the
  * cores inside each; caches, NUMA nodes and I/O are ignored.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,55 @@
 
 #include "readers.h"
 #include "topo.h"
+
+/* Most PUs a synthetic description may have: hwloc builds a synthetic
+ * topology in time that grows faster than its size (about 2 s for 4096 PUs,
+ * minutes for 100,000), so a larger node is refused before hwloc sees it; the
+ * topology language's "packages N; cores ...;" takes nodes of any size. */
+#define TRD_SYNTHETIC_MAX_PUS 4096
+
+/* The PUs desc describes: the product of its levels' arities ("package:2
+ * core:8" -> 16; a bare number is an arity too; memory children in brackets
+ * and attributes in parentheses are skipped).  Stops counting above
+ * TRD_SYNTHETIC_MAX_PUS and returns that + 1 then. */
+static unsigned long long synthetic_pus(const char *desc)
+{
+    unsigned long long n = 1;
+    const char *p = desc;
+    while (*p) {
+        while (isspace((unsigned char)*p))
+            p++;
+        if (!*p)
+            break;
+        const char *tok = p;
+        int depth = 0;
+        while (*p && (depth > 0 || !isspace((unsigned char)*p))) {
+            if (*p == '(' || *p == '[')
+                depth++;
+            else if ((*p == ')' || *p == ']') && depth > 0)
+                depth--;
+            p++;
+        }
+        if (*tok == '[')
+            continue; /* a memory child: no arity */
+        const char *num = tok;
+        while (num < p && *num != ':' && *num != '(')
+            num++;
+        num = num < p && *num == ':' ? num + 1 : tok;
+        if (!isdigit((unsigned char)*num))
+            continue; /* not an arity hwloc would take: let it refuse */
+        unsigned long long a = 0;
+        for (; num < p && isdigit((unsigned char)*num); num++) {
+            a = a * 10 + (unsigned)(*num - '0');
+            if (a > TRD_SYNTHETIC_MAX_PUS)
+                return TRD_SYNTHETIC_MAX_PUS + 1;
+        }
+        n *= a ? a : 1;
+        if (n > TRD_SYNTHETIC_MAX_PUS)
+            return TRD_SYNTHETIC_MAX_PUS + 1;
+    }
+    return n;
+}
 
 /* hwloc wants PUs as the last level; the model counts cores, so
  * "package:2 core:8" is read as "package:2 core:8 pu:1". */
@@ -44,6 +94,13 @@ static int load_source(hwloc_topology_t topo, const char *kind, const char *arg,
                        size_t errlen)
 {
     if (strcmp(kind, "synthetic") == 0) {
+        if (arg != NULL && synthetic_pus(arg) > TRD_SYNTHETIC_MAX_PUS) {
+            snprintf(err, errlen,
+                     "synthetic description '%s' has more than %d cores, more than hwloc builds "
+                     "in good time; give the node's package and core counts instead",
+                     arg, TRD_SYNTHETIC_MAX_PUS);
+            return -1;
+        }
         if (arg == NULL || set_synthetic(topo, arg) < 0) {
             snprintf(err, errlen, "hwloc cannot parse synthetic description '%s'", arg ? arg : "");
             return -1;

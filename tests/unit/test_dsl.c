@@ -332,6 +332,11 @@ static void test_syntax(void)
                   "t.topo:3:40: error: expected ';' after node type");
     EXPECT_ERRORS(ETH PC "switch s0 { link eth; nodes n[0-3] pc; }\n",
                   "t.topo:3:35: error: expected ':' or ';' after host list");
+    /* a node too large for hwloc's synthetic builder: refused at once */
+    EXPECT_ERRORS(ETH "nodetype pc { synthetic \"package:100000 core:100000\"; }\n",
+                  "t.topo:2:25: error: synthetic description 'package:100000 core:100000' has more "
+                  "than 4096 cores, more than hwloc builds in good time; give the node's package "
+                  "and core counts instead");
     /* a host number past LONG_MAX: an error, not a loop (gen/hostlist.c) */
     EXPECT_ERRORS(
         ETH PC "switch s0 { link eth; nodes n[9223372036854775807-9223372036854775808] : pc; }\n",

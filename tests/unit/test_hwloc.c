@@ -82,6 +82,27 @@ static void test_synthetic_errors(void)
     expect_error("synthetic", "package:65 core:1",
                  "hwloc topology has 65 packages; at most 64 are supported");
     expect_error("magic", "x", "unknown hwloc source 'magic' (expected synthetic, xml or local)");
+    /* Refused before hwloc, which would take minutes to build it; every
+     * arity form counts (bare numbers, attributes, memory children). */
+    expect_error("synthetic", "package:100000 core:100000",
+                 "synthetic description 'package:100000 core:100000' has more than 4096 cores, "
+                 "more than hwloc builds in good time; give the node's package and core counts "
+                 "instead");
+    expect_error("synthetic", "2 2 1025",
+                 "synthetic description '2 2 1025' has more than 4096 cores, more than hwloc "
+                 "builds in good time; give the node's package and core counts instead");
+    expect_error("synthetic",
+                 "package:2(indexes=0,1) [numa(memory=1000)] core:99999999999999999999",
+                 "synthetic description 'package:2(indexes=0,1) [numa(memory=1000)] "
+                 "core:99999999999999999999' has more than 4096 cores, more than hwloc builds in "
+                 "good time; give the node's package and core counts instead");
+}
+
+/* The largest synthetic node read through hwloc. */
+static void test_synthetic_largest(void)
+{
+    static const int c2048x2[] = {2048, 2048};
+    expect_shape("synthetic", "package:2 core:2048", 2, c2048x2);
 }
 
 static void test_xml(void)
@@ -229,6 +250,7 @@ int main(void)
     static const trd_test_case tests[] = {
         {"synthetic shapes", test_synthetic},
         {"synthetic errors", test_synthetic_errors},
+        {"largest synthetic node", test_synthetic_largest},
         {"lstopo XML shapes", test_xml},
         {"lstopo XML errors", test_xml_errors},
         {"local machine", test_local},

@@ -269,6 +269,13 @@ static void test_malformed(void)
                                  "  </swich>\n" TAIL,
                   "m.xml:7:3: error: expected '</switch>' to close the element opened at line 5, "
                   "got '</swich>'");
+    EXPECT_ERRORS(
+        HEAD LINK
+        "  <nodetype name=\"pc\" synthetic=\"package:100000 core:100000\"/>\n"
+        "  <switch name=\"r\" link=\"eth\"><nodes names=\"n1\" type=\"pc\"/></switch>\n" TAIL,
+        "m.xml:4:34: error: synthetic description 'package:100000 core:100000' has more than 4096 "
+        "cores, more than hwloc builds in good time; give the node's package and core counts "
+        "instead");
     EXPECT_ERRORS(HEAD LINK TYPE "  <switch name=\"r\" link=\"eth\">\n"
                                  "    <nodes names=\"n[9223372036854775808]\" type=\"pc\"/>\n"
                                  "  </switch>\n" TAIL,
