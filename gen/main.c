@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,17 +115,21 @@ static void append_quoted(char *cmd, size_t len, const char *arg)
     snprintf(cmd + n, len - n, plain ? " %s" : " '%s'", arg);
 }
 
-/* "65536", "64K", "64KiB", "1M", "1MiB": bytes (powers of 1024). */
+/* Largest size --bytes and --predict take: 1 TiB. */
+#define TRD_CLI_MAX_BYTES 1099511627776.0
+
+/* "65536", "64K", "64KiB", "1M", "1MiB", "1T": bytes (powers of 1024), 1 B
+ * to 1 TiB; 0, or -1 for anything else (nan, inf, 1e19). */
 static int parse_bytes(const char *s, double *bytes)
 {
     char *end;
     double v = strtod(s, &end);
-    static const char *const units[][2] = {{"K", "KiB"}, {"M", "MiB"}, {"G", "GiB"}};
-    if (end == s || v < 1)
+    static const char *const units[][2] = {{"K", "KiB"}, {"M", "MiB"}, {"G", "GiB"}, {"T", "TiB"}};
+    if (end == s || !isfinite(v) || v < 1)
         return -1;
     if (*end) {
         int u = -1;
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < 4; i++)
             if (!strcmp(end, units[i][0]) || !strcmp(end, units[i][1]))
                 u = i;
         if (u < 0)
@@ -132,6 +137,8 @@ static int parse_bytes(const char *s, double *bytes)
         for (int i = 0; i <= u; i++)
             v *= 1024;
     }
+    if (v > TRD_CLI_MAX_BYTES)
+        return -1;
     *bytes = v;
     return 0;
 }
@@ -157,7 +164,9 @@ static int print_schedule(trd_topo_t t, const trd_machine_plan *p, const char *r
         return TRD_ERR_INPUT;
     }
     if (bytes_arg && parse_bytes(bytes_arg, &bytes) != 0) {
-        fprintf(stderr, "treeduce-gen: --bytes '%s': expected a size such as 64KiB\n", bytes_arg);
+        fprintf(stderr,
+                "treeduce-gen: --bytes '%s': expected a size from 1 B to 1 TiB such as 64KiB\n",
+                bytes_arg);
         return TRD_ERR_INPUT;
     }
     if ((rc = trd_machine_shape(t, 0, 0, &st, &aux)) != TRD_OK) {
@@ -394,8 +403,10 @@ static int write_outputs(const args *a, trd_topo_t t, trd_diag *d, const planned
     if (rc == TRD_OK && a->predict) {
         double maxb;
         if (parse_bytes(a->predict, &maxb) != 0) {
-            fprintf(stderr, "treeduce-gen: --predict '%s': expected a size such as 4MiB\n",
-                    a->predict);
+            fprintf(
+                stderr,
+                "treeduce-gen: --predict '%s': expected a size from 1 B to 1 TiB such as 4MiB\n",
+                a->predict);
             rc = TRD_ERR_INPUT;
         } else if ((rc = trd_predict_csv(stdout, t, p, maxb)) != TRD_OK) {
             fprintf(stderr, "treeduce-gen: --predict: a schedule could not be timed\n");
