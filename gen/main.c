@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -215,21 +216,32 @@ static int print_schedule(trd_topo_t t, const trd_machine_plan *p, const char *r
     return rc;
 }
 
-/* Write a file through a temporary name, renamed when complete. */
+/* Write a file: a regular file (or a new one) through a temporary name,
+ * renamed when complete, so that a failure leaves the old file whole; any
+ * other existing file (/dev/null, a FIFO, a terminal) is written through
+ * as it is, never replaced. */
 static int write_file(const char *path, int (*fn)(FILE *, const void *, const char *),
                       const void *arg, const char *name)
 {
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
+    struct stat st;
+    int through = stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+    if (!through &&
+        snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid()) >= (int)sizeof tmp) {
+        fprintf(stderr, "%s: error: path too long\n", path);
+        return TRD_ERR_IO;
+    }
+    FILE *f = fopen(through ? path : tmp, "w");
     int ok = f && fn(f, arg, name) == TRD_OK;
     if (f && fclose(f) != 0)
         ok = 0;
-    if (ok && rename(tmp, path) != 0)
+    if (ok && !through && rename(tmp, path) != 0)
         ok = 0;
     if (!ok) {
-        unlink(tmp);
-        fprintf(stderr, "%s: error: cannot write: %s\n", path, strerror(errno));
+        int e = errno;
+        if (!through)
+            unlink(tmp);
+        fprintf(stderr, "%s: error: cannot write: %s\n", path, strerror(e));
     }
     return ok ? TRD_OK : TRD_ERR_IO;
 }
