@@ -76,6 +76,52 @@ static int delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
     return MPI_SUCCESS;
 }
 
+/* Most bytes of a TREEDUCE_HOSTS file read for one entry, and the longest
+ * entry: an endless file (/dev/zero) ends in an error, not a hang. */
+#define TRD_HOSTS_MAX_BYTES (64 << 20)
+#define TRD_HOSTS_MAX_NAME 255
+
+/* Entry `want` of the names in f (separated by commas and white space) into
+ * buf, reading no further than that entry.  Returns 0, or -1 with why. */
+static int hosts_entry(FILE *f, const char *path, int want, char *buf, size_t len, char *why,
+                       size_t whylen)
+{
+    char name[TRD_HOSTS_MAX_NAME + 1];
+    size_t n = 0, total = 0;
+    int i = 0, ch;
+    do {
+        ch = getc(f);
+        if (ch == 0) {
+            snprintf(why, whylen, "TREEDUCE_HOSTS file %s is not text (a NUL byte at offset %zu)",
+                     path, total);
+            return -1;
+        }
+        if (ch != EOF && !strchr(", \t\r\n", ch)) {
+            if (n == TRD_HOSTS_MAX_NAME) {
+                snprintf(why, whylen, "TREEDUCE_HOSTS file %s: entry %d is longer than %d bytes",
+                         path, i, TRD_HOSTS_MAX_NAME);
+                return -1;
+            }
+            name[n++] = (char)ch;
+        } else if (n > 0) {
+            if (i++ == want) {
+                snprintf(buf, len, "%.*s", (int)n, name);
+                return 0;
+            }
+            n = 0;
+        }
+        if (++total > TRD_HOSTS_MAX_BYTES) {
+            snprintf(why, whylen,
+                     "TREEDUCE_HOSTS file %s: no entry for world rank %d in its first "
+                     "%d MiB",
+                     path, want, TRD_HOSTS_MAX_BYTES >> 20);
+            return -1;
+        }
+    } while (ch != EOF);
+    snprintf(why, whylen, "TREEDUCE_HOSTS has %d entries, none for world rank %d", i, want);
+    return -1;
+}
+
 /* The name of this rank's host: entry `world_rank` of TREEDUCE_HOSTS (a
  * comma-separated list, or a file with one name per line or word), else
  * MPI_Get_processor_name.  Returns 0, or -1 with a reason in why. */
@@ -85,32 +131,15 @@ static int host_name(char *buf, size_t len, char *why, size_t whylen)
     int wrank;
     PMPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     if (env && *env) {
-        char *text = NULL;
         if (!strchr(env, ',')) {
             FILE *f = fopen(env, "r");
             if (f) {
-                size_t cap = 4096, n = 0;
-                text = malloc(cap);
-                int ch;
-                while (text && (ch = fgetc(f)) != EOF) {
-                    if (n + 2 > cap) {
-                        char *nt = realloc(text, cap *= 2);
-                        if (!nt) {
-                            free(text);
-                            text = NULL;
-                            break;
-                        }
-                        text = nt;
-                    }
-                    text[n++] = (char)ch;
-                }
+                int rc = hosts_entry(f, env, wrank, buf, len, why, whylen);
                 fclose(f);
-                if (text)
-                    text[n] = '\0';
+                return rc;
             }
         }
-        if (!text)
-            text = strdup(env);
+        char *text = strdup(env);
         if (!text) {
             snprintf(why, whylen, "out of memory reading TREEDUCE_HOSTS");
             return -1;
