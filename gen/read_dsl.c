@@ -357,9 +357,9 @@ static void bad_value(trd_dsl_ctx *ctx, int kw, const char *text, trd_loc loc)
     if (!unit_ok)
         trd__dsl_error(ctx, loc, "unknown unit '%s' in %s '%s'", end, what, text);
     else if (is_time_kw(kw))
-        trd__dsl_error(ctx, loc, "expected %s, got '%s'", example, text);
+        trd__dsl_error(ctx, loc, "expected a time from 0 to 1 hour, got '%s'", text);
     else
-        trd__dsl_error(ctx, loc, "expected a bandwidth above 0, got '%s'", text);
+        trd__dsl_error(ctx, loc, "expected a bandwidth from 1 B/s to 1 PB/s, got '%s'", text);
 }
 
 void trd__dsl_link_value(trd_dsl_ctx *ctx, int kw, const TRD_YYLTYPE *kwloc, const char *text,

@@ -234,16 +234,18 @@ const char *trd_topo_name(trd_topo_t t)
 
 static int check_cost(trd_diag *d, trd_loc loc, const char *what, trd_link_cost c)
 {
-    if (!(c.latency_s >= 0) || !isfinite(c.latency_s)) {
-        trd_diag_error(d, loc, "%s: latency must be a finite time >= 0", what);
+    if (!(c.latency_s >= 0 && c.latency_s <= TRD_MAX_TIME_S)) {
+        trd_diag_error(d, loc, "%s: latency must be from 0 to 1 hour", what);
         return TRD_ERR_INPUT;
     }
-    if (!(c.bandwidth_Bps > 0) || !isfinite(c.bandwidth_Bps)) {
-        trd_diag_error(d, loc, "%s: bandwidth must be > 0", what);
+    if (!(c.bandwidth_Bps >= TRD_MIN_BANDWIDTH_BPS && c.bandwidth_Bps <= TRD_MAX_BANDWIDTH_BPS)) {
+        trd_diag_error(d, loc, "%s: bandwidth must be from 1 B/s to 1 PB/s", what);
         return TRD_ERR_INPUT;
     }
-    if (!(c.injection_Bps >= 0)) {
-        trd_diag_error(d, loc, "%s: injection bandwidth must be >= 0", what);
+    if (!(c.injection_Bps == 0 ||
+          (c.injection_Bps >= TRD_MIN_BANDWIDTH_BPS && c.injection_Bps <= TRD_MAX_BANDWIDTH_BPS))) {
+        trd_diag_error(d, loc, "%s: injection bandwidth must be 0 (none) or from 1 B/s to 1 PB/s",
+                       what);
         return TRD_ERR_INPUT;
     }
     /* alpha_r is the part of the latency that a further message in flight

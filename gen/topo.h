@@ -158,14 +158,23 @@ trd_link_cost trd_topo_path_cost(trd_topo_t t, int a, int b);
 
 /* ---- Helpers shared by the readers (gen/units.c, gen/hostlist.c) ------ */
 
+/* The costs a link may have: a time from 0 to TRD_MAX_TIME_S seconds, a
+ * bandwidth from TRD_MIN_BANDWIDTH_BPS to TRD_MAX_BANDWIDTH_BPS bytes/s
+ * (outside, the model's sums overflow or lose every digit: a denormal
+ * bandwidth made every prediction inf). */
+#define TRD_MAX_TIME_S 3600.0
+#define TRD_MIN_BANDWIDTH_BPS 1.0
+#define TRD_MAX_BANDWIDTH_BPS 1e15
 /* Parse a time such as "50us", "1.5 ms", "2e-6s", "0.3ns" into seconds.
- * Units: s, ms, us, ns (a bare number is seconds).  Returns TRD_OK or
- * TRD_ERR_INPUT. */
+ * Units: s, ms, us, ns (a bare number is seconds).  Returns TRD_OK, or
+ * TRD_ERR_INPUT for text that is not a time or one outside 0 ..
+ * TRD_MAX_TIME_S. */
 int trd_parse_time(const char *s, double *seconds);
 /* Parse a bandwidth such as "125MB/s", "10 GB/s", "100Gb/s", "1e9" into
- * bytes per second.  Units: B/s KB/s MB/s GB/s TB/s (powers of 1000),
+ * bytes per second.  Units: B/s KB/s MB/s GB/s TB/s PB/s (powers of 1000),
  * KiB/s MiB/s GiB/s (powers of 1024), Kb/s Mb/s Gb/s Tb/s (bits).  TRD_OK or
- * TRD_ERR_INPUT. */
+ * TRD_ERR_INPUT (not a bandwidth, or outside TRD_MIN_BANDWIDTH_BPS ..
+ * TRD_MAX_BANDWIDTH_BPS). */
 int trd_parse_bandwidth(const char *s, double *bytes_per_s);
 
 /* Expand a Slurm-style host list "n[0-3,7],gpu[00-02],login" into names

@@ -210,7 +210,7 @@ static void test_alpha_r(void)
     EXPECT_ERRORS("link eth { latency 5us; bandwidth 1GB/s; alpha_r 2GB/s; }\n",
                   "t.topo:1:50: error: unknown unit 'GB/s' in time '2GB/s'");
     EXPECT_ERRORS("link eth { latency 5us; bandwidth 1GB/s; alpha_r 1e999s; }\n",
-                  "t.topo:1:50: error: expected a time such as 0.5us, got '1e999s'");
+                  "t.topo:1:50: error: expected a time from 0 to 1 hour, got '1e999s'");
     EXPECT_ERRORS("link eth { latency 5us; bandwidth 1GB/s; alpha_r ; }\n",
                   "t.topo:1:50: error: expected a time such as 0.5us, got ';'");
     EXPECT_ERRORS("link eth { latency 5us; bandwidth 1GB/s; alpha_r 1us }\n",
@@ -249,6 +249,37 @@ static void test_alpha_r_model(void)
     CU_ASSERT_STRING_EQUAL(trd_diag_message(d, 1),
                            "api:3:7: error: link 'neg': alpha_r must be >= 0 and at most the "
                            "latency");
+    trd_topo_destroy(t);
+    trd_diag_destroy(d);
+}
+
+/* Link costs through the API outside the model's range are refused by the
+ * model with the range (a denormal bandwidth made every prediction inf). */
+static void test_cost_range_model(void)
+{
+    trd_topo_t t;
+    trd_diag *d = trd_diag_create();
+    trd_loc loc = {trd_diag_intern(d, "api"), 1, 1};
+    CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
+    CU_ASSERT_EQUAL(trd_topo_add_link(t, d, loc, "den", (trd_link_cost){1e-6, 1e-320, 0, 0}),
+                    TRD_ERR_INPUT);
+    CU_ASSERT_EQUAL(trd_topo_add_link(t, d, loc, "inf", (trd_link_cost){1e-6, INFINITY, 0, 0}),
+                    TRD_ERR_INPUT);
+    CU_ASSERT_EQUAL(trd_topo_add_link(t, d, loc, "inj", (trd_link_cost){1e-6, 1e9, 1e-320, 0}),
+                    TRD_ERR_INPUT);
+    CU_ASSERT_EQUAL(trd_topo_add_link(t, d, loc, "lat", (trd_link_cost){7200, 1e9, 0, 0}),
+                    TRD_ERR_INPUT);
+    CU_ASSERT_EQUAL(trd_topo_add_link(t, d, loc, "ok", (trd_link_cost){3600, 1, 1e15, 0}), TRD_OK);
+    CU_ASSERT_EQUAL_FATAL(trd_diag_count(d), 4);
+    CU_ASSERT_STRING_EQUAL(trd_diag_message(d, 0),
+                           "api:1:1: error: link 'den': bandwidth must be from 1 B/s to 1 PB/s");
+    CU_ASSERT_STRING_EQUAL(trd_diag_message(d, 1),
+                           "api:1:1: error: link 'inf': bandwidth must be from 1 B/s to 1 PB/s");
+    CU_ASSERT_STRING_EQUAL(trd_diag_message(d, 2),
+                           "api:1:1: error: link 'inj': injection bandwidth must be 0 (none) or "
+                           "from 1 B/s to 1 PB/s");
+    CU_ASSERT_STRING_EQUAL(trd_diag_message(d, 3),
+                           "api:1:1: error: link 'lat': latency must be from 0 to 1 hour");
     trd_topo_destroy(t);
     trd_diag_destroy(d);
 }
@@ -403,7 +434,19 @@ static void test_values(void)
     EXPECT_ERRORS("link eth { latency 5us; bandwidth 12Mbps; }\n",
                   "t.topo:1:35: error: unknown unit 'Mbps' in bandwidth '12Mbps'");
     EXPECT_ERRORS("link eth { latency 5us; bandwidth 0GB/s; }\n",
-                  "t.topo:1:35: error: expected a bandwidth above 0, got '0GB/s'");
+                  "t.topo:1:35: error: expected a bandwidth from 1 B/s to 1 PB/s, got '0GB/s'");
+    /* out of the model's range: overflow (was "must be > 0"), a denormal (was
+     * inf in every prediction), an hour and more of latency */
+    EXPECT_ERRORS("link eth { latency 5us; bandwidth 1e308GB/s; }\n",
+                  "t.topo:1:35: error: expected a bandwidth from 1 B/s to 1 PB/s, got '1e308GB/s'");
+    EXPECT_ERRORS("link eth { latency 5us; bandwidth 1e-320GB/s; }\n",
+                  "t.topo:1:35: error: expected a bandwidth from 1 B/s to 1 PB/s, got "
+                  "'1e-320GB/s'");
+    EXPECT_ERRORS("link eth { latency 5us; bandwidth 1GB/s; injection 1e-320GB/s; }\n",
+                  "t.topo:1:52: error: expected a bandwidth from 1 B/s to 1 PB/s, got "
+                  "'1e-320GB/s'");
+    EXPECT_ERRORS("link eth { latency 3601s; bandwidth 1GB/s; }\n",
+                  "t.topo:1:20: error: expected a time from 0 to 1 hour, got '3601s'");
     EXPECT_ERRORS("link eth { latency 5us; bandwidth 1GB/s; injection 5us; }\n",
                   "t.topo:1:52: error: unknown unit 'us' in bandwidth '5us'");
     EXPECT_ERRORS("nodetype x { packages 0; cores 1; }\n",
@@ -641,6 +684,7 @@ int main(void)
         {"layout, units and a deeper tree", test_layout},
         {"alpha_r: values, path cost and errors", test_alpha_r},
         {"alpha_r checked by the model", test_alpha_r_model},
+        {"cost ranges checked by the model", test_cost_range_model},
         {"default node type", test_default_nodetype},
         {"files and relative hwloc paths", test_files},
         {"syntax errors", test_syntax},
