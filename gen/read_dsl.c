@@ -801,6 +801,8 @@ int trd_read_dsl_string_map(trd_topo_t t, trd_diag *d, const char *filename, con
     ctx.d = d;
     ctx.file = trd_diag_intern(d, filename);
     ctx.tok_end = (trd_loc){ctx.file, 1, 1};
+    if (trd_topo_set_source(t, ctx.file) != TRD_OK)
+        return TRD_ERR_NOMEM;
     int before = trd_diag_count(d);
     if (!text)
         text = "";

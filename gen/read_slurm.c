@@ -243,6 +243,8 @@ int trd_read_slurm_string(trd_topo_t t, trd_diag *d, const char *filename, const
 {
     const char *file = trd_diag_intern(d, filename);
     int before = trd_diag_count(d), lineno = 1, rc = TRD_OK;
+    if (trd_topo_set_source(t, file) != TRD_OK)
+        return TRD_ERR_NOMEM;
     struct lline l = {0};
     size_t pos = 0;
     if (!text)

@@ -1032,6 +1032,8 @@ int trd_read_xml_string(trd_topo_t t, trd_diag *d, const char *filename, const c
     r.t = t;
     r.d = d;
     r.file = trd_diag_intern(d, filename != NULL ? filename : "<input>");
+    if (trd_topo_set_source(t, r.file) != TRD_OK)
+        return TRD_ERR_NOMEM;
     r.text = text;
     r.len = len;
     if (len > INT_MAX) {

@@ -68,6 +68,7 @@ struct trd_topo {
     int have_default_link, have_default_type;
     trd_link_cost default_link;
     double alpha_r_ratio; /* alpha_r of a link that gives none, over its latency */
+    char *source;         /* the file read, for errors of no line; NULL: none */
     struct nodetype default_type;
     int finalized;
     int *dfs_sw;   /* DFS position -> index in sws */
@@ -182,6 +183,7 @@ void trd_topo_destroy(trd_topo_t t)
     if (!t)
         return;
     free(t->name);
+    free(t->source);
     for (int i = 0; i < t->nlinks; i++)
         free(t->links[i].name);
     for (int i = 0; i < t->ntypes; i++) {
@@ -320,6 +322,13 @@ int trd_topo_add_nodetype(trd_topo_t t, trd_diag *d, trd_loc loc, const char *na
     }
     t->ntypes++;
     return TRD_OK;
+}
+
+int trd_topo_set_source(trd_topo_t t, const char *file)
+{
+    if (t->source || !file)
+        return TRD_OK; /* the first file read names the topology */
+    return (t->source = strdup(file)) ? TRD_OK : TRD_ERR_NOMEM;
 }
 
 int trd_topo_set_alpha_r_ratio(trd_topo_t t, double ratio)
@@ -528,7 +537,8 @@ int trd_topo_finalize(trd_topo_t t, trd_diag *d)
         return TRD_ERR_INPUT;
 
     if (t->nsws == 0) {
-        trd_diag_error(d, (trd_loc){NULL, 0, 0}, "the topology has no switch");
+        trd_diag_error(d, (trd_loc){t->source ? trd_diag_intern(d, t->source) : NULL, 0, 0},
+                       "the topology has no switch");
         return TRD_ERR_INPUT;
     }
     int root = -1;

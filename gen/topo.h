@@ -65,6 +65,11 @@ typedef struct trd_topo *trd_topo_t;
 int trd_topo_create(trd_topo_t *t);
 void trd_topo_destroy(trd_topo_t t);
 
+/* The file the topology was read from, named by errors that belong to no
+ * line of it ("the topology has no switch"); the readers set it.  Returns
+ * TRD_OK or TRD_ERR_NOMEM. */
+int trd_topo_set_source(trd_topo_t t, const char *file);
+
 /* Machine name used for generated files unless --name overrides it. */
 int trd_topo_set_name(trd_topo_t t, const char *name);
 const char *trd_topo_name(trd_topo_t t);

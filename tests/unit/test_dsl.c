@@ -363,6 +363,9 @@ static void test_syntax(void)
                   "t.topo:3:40: error: expected ';' after node type");
     EXPECT_ERRORS(ETH PC "switch s0 { link eth; nodes n[0-3] pc; }\n",
                   "t.topo:3:35: error: expected ':' or ';' after host list");
+    /* an empty file, or one of links only: the error names the file */
+    EXPECT_ERRORS("", "t.topo: error: the topology has no switch");
+    EXPECT_ERRORS(ETH, "t.topo: error: the topology has no switch");
     /* a node too large for hwloc's synthetic builder: refused at once */
     EXPECT_ERRORS(ETH "nodetype pc { synthetic \"package:100000 core:100000\"; }\n",
                   "t.topo:2:25: error: synthetic description 'package:100000 core:100000' has more "

@@ -138,7 +138,9 @@ static void test_errors(void)
                   "topology.conf:1:22: error: expected ']' in host range");
     EXPECT_ERRORS("SwitchName=s0 Nodes=a[0-1],\\\n  b[3-x]\n",
                   "topology.conf:2:7: error: expected a number after '-' in host range");
-    /* Reported by the model. */
+    /* Reported by the model, naming the file. */
+    EXPECT_ERRORS("", "topology.conf: error: the topology has no switch");
+    EXPECT_ERRORS("# comments only\n", "topology.conf: error: the topology has no switch");
     EXPECT_ERRORS("SwitchName=s0 Nodes=a\nSwitchName=s0 Nodes=b\n",
                   "topology.conf:2:12: error: switch 's0' is already defined at line 1");
     EXPECT_ERRORS("SwitchName=s0 Nodes=a,b\nSwitchName=s1 Nodes=b,c\n",
