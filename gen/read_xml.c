@@ -665,6 +665,14 @@ static void on_parse_error(void *ctx, trd_xml_error e)
                        "by spaces");
         return;
     default:
+        /* libxml2 stops at 256 nested elements unless told XML_PARSE_HUGE,
+         * which would lift its other limits on hostile input too */
+        if (e->message != NULL && strstr(e->message, "xcessive depth") != NULL) {
+            trd_diag_error(r->d, loc,
+                           "elements nested more than 256 deep (a switch tree that deep); an XML "
+                           "topology takes at most that, the topology language any depth");
+            return;
+        }
         plain_message(e->message ? e->message : "malformed XML", text, sizeof text);
         trd_diag_error(r->d, loc, "malformed XML: %s", text);
         return;

@@ -262,6 +262,25 @@ static void test_files(void)
 
 /* ---- Malformed XML --------------------------------------------------------- */
 
+/* Switches nested past libxml2's 256-element depth: our message, not the
+ * parser's advice to set XML_PARSE_HUGE. */
+static void test_too_deep(void)
+{
+    char *text = malloc(64 * 1024), *o = text;
+    o += sprintf(o, HEAD LINK TYPE);
+    for (int i = 0; i < 300; i++)
+        o += sprintf(o, "<switch name=\"s%d\" link=\"eth\">\n", i);
+    o += sprintf(o, "<nodes names=\"n1\" type=\"pc\"/>\n");
+    for (int i = 0; i < 300; i++)
+        o += sprintf(o, "</switch>\n");
+    sprintf(o, TAIL);
+    /* s0 is on line 5; libxml2 stops at s256, on line 261 */
+    EXPECT_ERRORS(text, "m.xml:261:1: error: elements nested more than 256 deep (a switch tree "
+                        "that deep); an XML topology takes at most that, the topology language "
+                        "any depth");
+    free(text);
+}
+
 static void test_malformed(void)
 {
     EXPECT_ERRORS(HEAD LINK TYPE "  <switch name=\"r\" link=\"eth\">\n"
@@ -485,6 +504,7 @@ int main(void)
         {"hwloc and local node types", test_hwloc_nodetypes},
         {"files, I/O errors, root names", test_files},
         {"malformed XML", test_malformed},
+        {"switches nested too deep", test_too_deep},
         {"schema violations", test_schema},
         {"no half result", test_no_half_result},
         {"values and node shapes", test_values},
