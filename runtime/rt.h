@@ -168,6 +168,11 @@ struct trd_shm_ctrl {
     _Alignas(TRD_CACHE_LINE) int64_t pid;
     uint64_t src, dst;
 };
+/* Both inline slots (byte 0 and byte 32) hold any element aligned: a slot
+ * at byte 8 misaligned long double (16-byte alignment), which UBSan reported. */
+_Static_assert(offsetof(struct trd_shm_ctrl, inline_data) % _Alignof(max_align_t) == 0 &&
+                   32 % _Alignof(max_align_t) == 0 && _Alignof(long double) <= 32,
+               "inline payload slots must be aligned for every element type");
 
 /* The segment of a node: one window from MPI_Win_allocate_shared, so MPI
  * releases it even when a job is killed. */
