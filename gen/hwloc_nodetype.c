@@ -89,6 +89,25 @@ static int set_synthetic(hwloc_topology_t topo, const char *desc)
     return rc;
 }
 
+/* Why hwloc refused the XML file at path: the dump's version where this
+ * build's hwloc does not read it (hwloc 2.x reads 1.x and 2.x dumps; 3.x
+ * writes version="3.0"), else that it is no hwloc topology. */
+static void xml_refused(const char *path, char *err, size_t errlen)
+{
+    char root[32], version[32];
+    unsigned api = hwloc_get_api_version();
+    if (trd_xml_root(path, root, sizeof root, version, sizeof version) == TRD_OK &&
+        strcmp(root, "topology") == 0 && version[0] && atoi(version) > (int)(api >> 16))
+        snprintf(err, errlen,
+                 "cannot read hwloc XML '%s': it is an hwloc %s topology (<topology "
+                 "version=\"%s\">) and this build has hwloc %u.%u.%u, which reads versions up "
+                 "to %u.x; dump it with an hwloc %u.x lstopo (lstopo --of xml)",
+                 path, version, version, api >> 16, (api >> 8) & 0xff, api & 0xff, api >> 16,
+                 api >> 16);
+    else
+        snprintf(err, errlen, "cannot read hwloc XML '%s': not an hwloc topology file", path);
+}
+
 /* Load topo from the source named by kind/arg.  0 or -1 with err filled. */
 static int load_source(hwloc_topology_t topo, const char *kind, const char *arg, char *err,
                        size_t errlen)
@@ -120,7 +139,7 @@ static int load_source(hwloc_topology_t topo, const char *kind, const char *arg,
         }
         fclose(f);
         if (hwloc_topology_set_xml(topo, arg) < 0) {
-            snprintf(err, errlen, "cannot read hwloc XML '%s': not an hwloc topology file", arg);
+            xml_refused(arg, err, errlen);
             return -1;
         }
     } else if (strcmp(kind, "local") != 0) {
@@ -130,7 +149,7 @@ static int load_source(hwloc_topology_t topo, const char *kind, const char *arg,
 
     if (hwloc_topology_load(topo) < 0) {
         if (strcmp(kind, "xml") == 0)
-            snprintf(err, errlen, "cannot read hwloc XML '%s': not an hwloc topology file", arg);
+            xml_refused(arg, err, errlen);
         else if (strcmp(kind, "synthetic") == 0)
             snprintf(err, errlen, "hwloc cannot build synthetic topology '%s'", arg);
         else

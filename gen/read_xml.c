@@ -1123,7 +1123,7 @@ int trd_read_xml(trd_topo_t t, trd_diag *d, const char *path)
     return trd__read_file(t, d, path, trd_read_xml_string);
 }
 
-int trd_xml_root_name(const char *path, char *buf, size_t len)
+int trd_xml_root(const char *path, char *buf, size_t len, char *version, size_t vlen)
 {
     struct saved_handlers saved;
     xmlTextReaderPtr reader;
@@ -1132,6 +1132,8 @@ int trd_xml_root_name(const char *path, char *buf, size_t len)
     if (len == 0)
         return TRD_ERR_INPUT;
     buf[0] = '\0';
+    if (version && vlen)
+        version[0] = '\0';
     capture_handlers(&saved, NULL, ignore_structured);
     reader =
         xmlReaderForFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
@@ -1143,6 +1145,11 @@ int trd_xml_root_name(const char *path, char *buf, size_t len)
                     snprintf(buf, len, "%s", (const char *)name);
                     rc = TRD_OK;
                 }
+                xmlChar *v =
+                    version && vlen ? xmlTextReaderGetAttribute(reader, BAD_CAST "version") : NULL;
+                if (v != NULL && strlen((const char *)v) < vlen)
+                    snprintf(version, vlen, "%s", (const char *)v);
+                xmlFree(v);
                 break;
             }
         }
@@ -1150,4 +1157,9 @@ int trd_xml_root_name(const char *path, char *buf, size_t len)
     }
     restore_handlers(&saved);
     return rc;
+}
+
+int trd_xml_root_name(const char *path, char *buf, size_t len)
+{
+    return trd_xml_root(path, buf, len, NULL, 0);
 }

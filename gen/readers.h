@@ -36,6 +36,10 @@ int trd_read_xml_string(trd_topo_t t, trd_diag *d, const char *filename, const c
  * \return TRD_OK; TRD_ERR_INPUT when the file cannot be read, is not XML, or
  *         the name does not fit in buf. */
 int trd_xml_root_name(const char *path, char *buf, size_t len);
+/** The same, and the root's "version" attribute into version (vlen bytes;
+ * "" when it has none or it does not fit): "2.0" or "3.0" for an hwloc
+ * dump, which hwloc refuses without naming it. */
+int trd_xml_root(const char *path, char *buf, size_t len, char *version, size_t vlen);
 
 /* ---- One node from hwloc (gen/hwloc_nodetype.c) ------------------------------ */
 

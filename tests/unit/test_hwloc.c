@@ -3,6 +3,7 @@
  * descriptions, lstopo XML dumps from topologies/, the local machine, and the
  * exact error text for sources hwloc cannot use. */
 #include <CUnit/Basic.h>
+#include <hwloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,6 +142,25 @@ static void test_xml_errors(void)
     fputs("not xml at all\n", f);
     fclose(f);
     expect_error("xml", file, msg);
+
+    /* A dump of a newer hwloc than this build's: the versions are named. */
+    f = fopen(file, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">\n"
+          "<topology version=\"3.0\">\n  <object type=\"Machine\" os_index=\"0\" "
+          "cpuset=\"0x00000001\"><object type=\"PU\" os_index=\"0\" cpuset=\"0x00000001\"/>"
+          "</object>\n</topology>\n",
+          f);
+    fclose(f);
+    char v[512];
+    unsigned api = hwloc_get_api_version();
+    snprintf(v, sizeof v,
+             "cannot read hwloc XML '%s': it is an hwloc 3.0 topology (<topology version=\"3.0\">) "
+             "and this build has hwloc %u.%u.%u, which reads versions up to %u.x; dump it with an "
+             "hwloc %u.x lstopo (lstopo --of xml)",
+             file, api >> 16, (api >> 8) & 0xff, api & 0xff, api >> 16, api >> 16);
+    if (api >> 16 < 3)
+        expect_error("xml", file, v);
     unlink(file);
     rmdir(dir);
 }
