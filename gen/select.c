@@ -2,6 +2,7 @@
  * with the schedules (plan.h) [MPICH §3, NAP Eq. 4-6, TREE §3.2]. */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "plan.h"
@@ -199,6 +200,60 @@ static trd_link_cost worse(trd_link_cost a, trd_link_cost b)
     return w;
 }
 
+/* l->far_load[k] for every k with 2^k < the node count: every node v (ring
+ * order) sends to v xor 2^k; count the messages on each directed link of
+ * the tree (a switch's uplink and downlink have its parent's link class, a
+ * node's its switch's), weigh each link by far_inter's bandwidth over its
+ * own and keep the largest [TREE §2].  O(nodes x depth) per k. */
+static int far_loads(trd_topo_t t, trd_levels *l)
+{
+    int n = trd_topo_nnodes(t), nsw = trd_topo_nswitches(t);
+    double *up = calloc((size_t)nsw, sizeof *up), *down = calloc((size_t)nsw, sizeof *down);
+    double *w = malloc((size_t)nsw * sizeof *w);
+    if (!up || !down || !w) {
+        free(up);
+        free(down);
+        free(w);
+        return TRD_ERR_NOMEM;
+    }
+    /* the weight of switch s's uplink (its parent's link class) */
+    for (int s = 0; s < nsw; s++) {
+        int par = trd_topo_switch_parent(t, s);
+        w[s] =
+            par < 0 ? 0 : l->far_inter.bandwidth_Bps / trd_topo_switch_link(t, par).bandwidth_Bps;
+    }
+    for (int k = 0; k < TRD_LEVELS_MAX_LG && (1LL << k) < n; k++) {
+        memset(up, 0, (size_t)nsw * sizeof *up);
+        memset(down, 0, (size_t)nsw * sizeof *down);
+        double most = 1;
+        for (int v = 0; v < n; v++) {
+            long long u = (long long)v ^ (1LL << k);
+            if (u >= n)
+                continue;
+            int a = trd_topo_node_switch(t, v), b = trd_topo_node_switch(t, (int)u);
+            double node = l->far_inter.bandwidth_Bps / trd_topo_switch_link(t, a).bandwidth_Bps;
+            most = node > most ? node : most;
+            /* up from a, down to b, until they meet */
+            while (a != b) {
+                if (trd_topo_switch_depth(t, a) >= trd_topo_switch_depth(t, b)) {
+                    up[a] += w[a];
+                    most = up[a] > most ? up[a] : most;
+                    a = trd_topo_switch_parent(t, a);
+                } else {
+                    down[b] += w[b];
+                    most = down[b] > most ? down[b] : most;
+                    b = trd_topo_switch_parent(t, b);
+                }
+            }
+        }
+        l->far_load[k] = (float)most;
+    }
+    free(up);
+    free(down);
+    free(w);
+    return TRD_OK;
+}
+
 int trd_plan_build(trd_topo_t t, trd_machine_plan *p)
 {
     int n = trd_topo_nnodes(t);
@@ -228,6 +283,8 @@ int trd_plan_build(trd_topo_t t, trd_machine_plan *p)
     }
     if (n <= 1)
         l->ring_inter = l->far_inter = l->intra;
+    else if (far_loads(t, l) != TRD_OK)
+        return TRD_ERR_NOMEM;
     p->nap_lanes = p->ppn;
     p->nap_radix = trd_nap_radix(p->ppn);
     p->nap_steps = trd_nap_nsteps(n, p->nap_radix);

@@ -164,10 +164,11 @@ static const trd_size_choice choices_8[6] = { /* 4 nodes x 8 */
     {10682368, "rabenseifner", ""},
     {SIZE_MAX, "ring", ""},
 };
-static const trd_size_choice choices_9[4] = { /* 4 nodes x 16 */
-    {1109, "nap", ""},
-    {200704, "flex", ""},
-    {103594661, "rabenseifner", ""},
+static const trd_size_choice choices_9[5] = { /* 4 nodes x 16 */
+    {1148, "nap", ""},
+    {131072, "flex", ""},
+    {172522, "rabenseifner", ""},
+    {25568000, "hring", ""},
     {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_10[3] = { /* 8 nodes x 1 */
@@ -187,16 +188,18 @@ static const trd_size_choice choices_12[4] = { /* 8 nodes x 4 */
     {4063232, "rabenseifner", ""},
     {SIZE_MAX, "ring", ""},
 };
-static const trd_size_choice choices_13[4] = { /* 8 nodes x 8 */
-    {5898, "nap", ""},
-    {106600, "flex", ""},
-    {43721142, "rabenseifner", ""},
+static const trd_size_choice choices_13[5] = { /* 8 nodes x 8 */
+    {6457, "nap", ""},
+    {65536, "flex", ""},
+    {1019587, "rabenseifner", ""},
+    {11453440, "hring", ""},
     {SIZE_MAX, "ring", ""},
 };
-static const trd_size_choice choices_14[4] = { /* 8 nodes x 16 */
-    {3219, "nap", ""},
-    {148126, "flex", ""},
-    {62296130, "rabenseifner", ""},
+static const trd_size_choice choices_14[5] = { /* 8 nodes x 16 */
+    {3395, "nap", ""},
+    {102351, "flex", ""},
+    {682165, "rabenseifner", ""},
+    {32035618, "hring", ""},
     {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_15[3] = { /* 16 nodes x 1 */
@@ -211,21 +214,23 @@ static const trd_size_choice choices_16[4] = { /* 16 nodes x 2 */
     {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_17[4] = { /* 16 nodes x 4 */
-    {5914, "nap", ""},
-    {64291, "flex", ""},
-    {100437328, "rabenseifner", ""},
+    {6689, "nap", ""},
+    {32768, "flex", ""},
+    {7007256, "rabenseifner", ""},
     {SIZE_MAX, "ring", ""},
 };
-static const trd_size_choice choices_18[4] = { /* 16 nodes x 8 */
-    {2761, "nap", ""},
-    {94388, "flex", ""},
-    {61830294, "rabenseifner", ""},
+static const trd_size_choice choices_18[5] = { /* 16 nodes x 8 */
+    {2944, "nap", ""},
+    {65536, "flex", ""},
+    {2525091, "rabenseifner", ""},
+    {20345184, "hring", ""},
     {SIZE_MAX, "ring", ""},
 };
-static const trd_size_choice choices_19[4] = { /* 16 nodes x 16 */
-    {5459, "nap", ""},
-    {123407, "flex", ""},
-    {93351563, "rabenseifner", ""},
+static const trd_size_choice choices_19[5] = { /* 16 nodes x 16 */
+    {5878, "nap", ""},
+    {82764, "flex", ""},
+    {1779613, "rabenseifner", ""},
+    {53996308, "hring", ""},
     {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_20[4] = { /* 32 nodes x 1 */
@@ -234,54 +239,59 @@ static const trd_size_choice choices_20[4] = { /* 32 nodes x 1 */
     {3604480, "rabenseifner", ""},
     {SIZE_MAX, "ring", ""},
 };
-static const trd_size_choice choices_21[3] = { /* 32 nodes x 2 */
-    {586, "rd", ""},
-    {38642, "flex", ""},
-    {SIZE_MAX, "rabenseifner", ""},
+static const trd_size_choice choices_21[4] = { /* 32 nodes x 2 */
+    {156, "rd", ""},
+    {11164, "flex", ""},
+    {3691818, "rabenseifner", ""},
+    {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_22[4] = { /* 32 nodes x 4 */
-    {3556, "nap", ""},
-    {61429, "flex", ""},
-    {149729274, "rabenseifner", ""},
+    {13841, "nap", ""},
+    {2398844, "rabenseifner", ""},
+    {12227453, "hring", ""},
     {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_23[4] = { /* 32 nodes x 8 */
-    {4779, "nap", ""},
-    {86801, "flex", ""},
-    {108838126, "rabenseifner", ""},
+    {14310, "nap", ""},
+    {1804801, "rabenseifner", ""},
+    {38537681, "hring", ""},
     {SIZE_MAX, "ring", ""},
 };
-static const trd_size_choice choices_24[4] = { /* 32 nodes x 16 */
-    {2620, "nap", ""},
-    {109724, "flex", ""},
-    {166596288, "rabenseifner", ""},
+static const trd_size_choice choices_24[5] = { /* 32 nodes x 16 */
+    {4458, "nap", ""},
+    {14804, "flex", ""},
+    {1602851, "rabenseifner", ""},
+    {100124251, "hring", ""},
     {SIZE_MAX, "ring", ""},
 };
-static const trd_size_choice choices_25[2] = { /* 64 nodes x 1 */
-    {24925, "rd", ""},
-    {SIZE_MAX, "rabenseifner", ""},
+static const trd_size_choice choices_25[3] = { /* 64 nodes x 1 */
+    {7174, "rd", ""},
+    {3891200, "rabenseifner", ""},
+    {SIZE_MAX, "ring", ""},
 };
-static const trd_size_choice choices_26[3] = { /* 64 nodes x 2 */
-    {481, "rd", ""},
-    {38245, "flex", ""},
-    {SIZE_MAX, "rabenseifner", ""},
+static const trd_size_choice choices_26[5] = { /* 64 nodes x 2 */
+    {91, "rd", ""},
+    {1464, "flex", ""},
+    {10615, "nap", ""},
+    {5831737, "rabenseifner", ""},
+    {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_27[4] = { /* 64 nodes x 4 */
-    {6136, "nap", ""},
-    {59342, "flex", ""},
-    {268234095, "rabenseifner", ""},
+    {18372, "nap", ""},
+    {3598223, "rabenseifner", ""},
+    {24114258, "hring", ""},
     {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_28[4] = { /* 64 nodes x 8 */
-    {6929, "nap", ""},
-    {81804, "flex", ""},
-    {206068941, "rabenseifner", ""},
+    {18344, "nap", ""},
+    {2940122, "rabenseifner", ""},
+    {75090074, "hring", ""},
     {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_29[4] = { /* 64 nodes x 16 */
-    {3849, "nap", ""},
-    {101253, "flex", ""},
-    {316684651, "rabenseifner", ""},
+    {11246, "nap", ""},
+    {2691556, "rabenseifner", ""},
+    {193211439, "hring", ""},
     {SIZE_MAX, "ring", ""},
 };
 static const trd_shape_choice shapes[30] = {
@@ -294,24 +304,24 @@ static const trd_shape_choice shapes[30] = {
     {4, 2, choices_6, 4},
     {4, 4, choices_7, 4},
     {4, 8, choices_8, 6},
-    {4, 16, choices_9, 4},
+    {4, 16, choices_9, 5},
     {8, 1, choices_10, 3},
     {8, 2, choices_11, 4},
     {8, 4, choices_12, 4},
-    {8, 8, choices_13, 4},
-    {8, 16, choices_14, 4},
+    {8, 8, choices_13, 5},
+    {8, 16, choices_14, 5},
     {16, 1, choices_15, 3},
     {16, 2, choices_16, 4},
     {16, 4, choices_17, 4},
-    {16, 8, choices_18, 4},
-    {16, 16, choices_19, 4},
+    {16, 8, choices_18, 5},
+    {16, 16, choices_19, 5},
     {32, 1, choices_20, 4},
-    {32, 2, choices_21, 3},
+    {32, 2, choices_21, 4},
     {32, 4, choices_22, 4},
     {32, 8, choices_23, 4},
-    {32, 16, choices_24, 4},
-    {64, 1, choices_25, 2},
-    {64, 2, choices_26, 3},
+    {32, 16, choices_24, 5},
+    {64, 1, choices_25, 3},
+    {64, 2, choices_26, 5},
     {64, 4, choices_27, 4},
     {64, 8, choices_28, 4},
     {64, 16, choices_29, 4},

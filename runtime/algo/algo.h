@@ -30,12 +30,23 @@ typedef struct trd_link_cost {
                            * adds [RM §3, Eq. 3]; 0 = not given (the model uses latency/4) */
 } trd_link_cost;
 
+/* Steps of a node-distance-doubling exchange the closed forms know the
+ * switch tree's sharing for: node distances 1 .. 2^(TRD_LEVELS_MAX_LG-1). */
+#define TRD_LEVELS_MAX_LG 32
+
 /* The levels of a machine the closed forms weigh [MPICH §3, NAP Eq. 3-6]. */
 typedef struct trd_levels {
     trd_link_cost intra;      /* between two ranks of one node (worst of package/node links) */
     trd_link_cost ring_inter; /* slowest link any ring neighbour pair crosses */
     trd_link_cost far_inter;  /* the most expensive node-to-node path */
     double gamma_s_per_byte;  /* reduction */
+    /* Link sharing in the switch tree [TREE §2]: far_load[k] is, when every
+     * node v (ring order) sends one message to node v xor 2^k, the most
+     * messages one directed link of the tree carries, each weighted by
+     * far_inter's bandwidth over that link's (>= 1; 0: not known, taken
+     * as 1).  An oversubscribed tree (16 nodes under a leaf switch, one
+     * uplink) has 16 for the steps that leave the leaf switches. */
+    float far_load[TRD_LEVELS_MAX_LG];
 } trd_levels;
 
 /* ---- Helpers of the closed forms [MPICH §3] ---- */
@@ -62,6 +73,30 @@ static inline double trd_beta_eff(trd_link_cost l, int concurrent)
 {
     double b = 1.0 / l.bandwidth_Bps, inj = l.injection_Bps > 0 ? concurrent / l.injection_Bps : 0;
     return inj > b ? inj : b;
+}
+
+/* Seconds per byte of step k of an exchange across nodes at node distance
+ * 2^k in which conc ranks of every node send at once over far_inter: the
+ * most loaded directed link of the tree carries conc x far_load[k] of those
+ * messages, the node's injection bandwidth conc of them, whichever is
+ * slower [TREE §2, NAP Eq. 3]. */
+static inline double trd_beta_step(const trd_levels *l, int k, int conc)
+{
+    double load = k >= 0 && k < TRD_LEVELS_MAX_LG && l->far_load[k] > 1 ? l->far_load[k] : 1;
+    double link = conc * load / l->far_inter.bandwidth_Bps;
+    double inj = l->far_inter.injection_Bps > 0 ? conc / l->far_inter.injection_Bps : 0;
+    return link > inj ? link : inj;
+}
+
+/* Recursive doubling across nodes: ceil(lg nodes) steps, each of one
+ * latency of far_inter and m bytes from each of conc ranks of every node
+ * (trd_beta_step), reduced [MPICH §4, TREE §2]. */
+static inline double trd_rd_nodes_s(const trd_levels *l, int nodes, int conc, double m)
+{
+    double t = 0;
+    for (int k = 0; k < (int)trd_lg(nodes); k++)
+        t += l->far_inter.latency_s + m * trd_beta_step(l, k, conc) + m * l->gamma_s_per_byte;
+    return t;
 }
 
 /* The composites' node phases in shared memory: one step each way. */

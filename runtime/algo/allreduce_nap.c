@@ -99,15 +99,25 @@ int trd_nap_step(int n, int lanes, int radix, int step, int node, int lane, trd_
 /* ---- The allreduce ------------------------------------------------------------ */
 
 /* The node's allreduce over its first k local ranks' vectors, every rank
- * ending with it: through the segment, or recursive doubling among the k and
- * the result handed on to the others. */
+ * ending with it: through the segment, or by point-to-point messages among
+ * the k and the result handed on to the others.  Without the segment,
+ * vectors of at most TRD_NAP_RM_MAX_BYTES go through recursive multiplying
+ * of bases up to 4 (lg4 k rounds instead of lg2 k: a base-4 stage costs one
+ * latency and two alpha_r where two base-2 stages cost two latencies, while
+ * its 3 m beta against 2 m beta matters only above about alpha/beta / 2 of
+ * a node's links, a few KiB [RM §3 Eq. 3, Fig. 4]); larger ones, recursive
+ * doubling. */
+#define TRD_NAP_RM_MAX_BYTES 2048
 static int node_allreduce(trd_sb *b, int round, int k)
 {
     size_t cnt = b->call->count;
     if (b->sh->shm)
         return trd_plan_shm_fold(b, round, k, -1, TRD_B_RECV, cnt);
     if (b->local < k) {
-        trd_allreduce_rd.list(b, round, b->local_ranks, k, b->local, 0, cnt);
+        if (k > 2 && cnt * b->call->extent <= TRD_NAP_RM_MAX_BYTES)
+            trd_plan_rm_list(b, round, b->local_ranks, k, b->local, 4, 0, cnt);
+        else
+            trd_allreduce_rd.list(b, round, b->local_ranks, k, b->local, 0, cnt);
         for (int l = b->local + k; l < b->ppn; l += k)
             trd_s_send(b, round + 100, trd_sb_local_rank(b, l), TRD_B_RECV, 0, cnt);
     } else {

@@ -84,7 +84,9 @@ static int plan(trd_sb *b, const void *params)
     return rabenseifner_list(b, 1, b->sh->ring, b->sh->nranks, b->pos, 0, b->call->count);
 }
 
-/* in ring order the first lg(ppn) distances stay on a node [MPICH §4] */
+/* in ring order the first lg(ppn) distances stay on a node [MPICH §4]; the
+ * others cross the network at node distances 1, 2, 4, ..., all ppn ranks of
+ * a node at once (trd_beta_step) */
 static double model(const trd_levels *l, int nodes, int ppn, double m)
 {
     int np = nodes * ppn, steps = (int)trd_lg(np), in = (int)trd_lg(ppn);
@@ -92,7 +94,7 @@ static double model(const trd_levels *l, int nodes, int ppn, double m)
     for (int k = 0; k < steps; k++) {
         part /= 2;
         trd_link_cost link = k < in ? l->intra : l->far_inter;
-        double beta = k < in ? 1.0 / link.bandwidth_Bps : trd_beta_eff(link, ppn);
+        double beta = k < in ? 1.0 / link.bandwidth_Bps : trd_beta_step(l, k - in, ppn);
         t += 2 * (link.latency_s + part * beta) + part * l->gamma_s_per_byte;
     }
     if (np & (np - 1)) /* the fold of the non-power-of-two ranks */

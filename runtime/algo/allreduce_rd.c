@@ -73,13 +73,12 @@ static int plan(trd_sb *b, const void *params)
 }
 
 /* log2(ppn) steps stay on the node, log2(nodes) cross the network with ppn
- * messages injected at once (max-rate [NAP Eq. 3-4]) */
+ * messages of each node at once, sharing its injection (max-rate [NAP Eq.
+ * 3-4]) and the tree's links [TREE §2] */
 static double model(const trd_levels *l, int nodes, int ppn, double bytes)
 {
     double intra = trd_lg(ppn) * (trd_msg_s(l->intra, bytes) + bytes * l->gamma_s_per_byte);
-    double inj = l->far_inter.injection_Bps > 0 ? ppn * bytes / l->far_inter.injection_Bps : 0;
-    double one = fmax(trd_msg_s(l->far_inter, bytes), l->far_inter.latency_s + inj);
-    return intra + trd_lg(nodes) * (one + bytes * l->gamma_s_per_byte);
+    return intra + trd_rd_nodes_s(l, nodes, ppn, bytes);
 }
 
 const trd_algo trd_allreduce_rd = {

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "algo.h"
+#include "phases.h"
 
 /* Numbers in the text saturate here (far above any count of ranks). */
 #define NUM_CAP 1000000000LL
@@ -795,16 +796,15 @@ static const char *refuse(const trd_shape *sh, const trd_call *call, const void 
     return NULL;
 }
 
-static int plan(trd_sb *b, const void *params)
+/* Schedule rs over recvbuf[base, base + cnt) of the ranks list[0..n) (NULL:
+ * comm ranks 0..n-1), me this rank's index, steps in rounds round.. */
+static void rm_steps(trd_sb *b, int round, const int *list, int me, size_t base, size_t cnt,
+                     const trd_rm_schedule *rs)
 {
-    const trd_rm_schedule *rs = params;
-    const int *list = b->call->commutative ? b->sh->ring : NULL;
-    int me = b->call->commutative ? b->pos : b->rank;
-    size_t cnt = b->call->count;
     int nslots = trd_rm_max_recv(rs);
+    size_t mark = b->tmp_top;
     size_t slots = trd_sb_tmp(b, cnt * (size_t)(nslots + 1)), acc0 = slots + (size_t)nslots * cnt;
     trd_rm_step st;
-    trd_sb_input_to_recv(b);
 #define RM_RANK(v) (list ? list[v] : (v))
     for (int k = 0; k < trd_rm_nsteps(rs); k++) {
         trd_rm_plan_step(rs, me, k, &st);
@@ -814,13 +814,14 @@ static int plan(trd_sb *b, const void *params)
         int direct = st.nsend == 0 && st.nfold == 1 && st.fold[0] == 0 && st.nrecv == 1;
         for (int i = 0; i < st.nrecv; i++) {
             if (direct)
-                trd_s_recv(b, k, RM_RANK(st.recv[i]), TRD_B_RECV, 0, cnt);
+                trd_s_recv(b, round + k, RM_RANK(st.recv[i]), TRD_B_RECV, base, cnt);
             else
-                trd_s_recv(b, k, RM_RANK(st.recv[i]), TRD_B_TMP, slots + (size_t)i * cnt, cnt);
+                trd_s_recv(b, round + k, RM_RANK(st.recv[i]), TRD_B_TMP, slots + (size_t)i * cnt,
+                           cnt);
             trd_sb_nb(b, 1);
         }
         for (int i = 0; i < st.nsend; i++) {
-            trd_s_send(b, k, RM_RANK(st.send[i]), TRD_B_RECV, 0, cnt);
+            trd_s_send(b, round + k, RM_RANK(st.send[i]), TRD_B_RECV, base, cnt);
             trd_sb_nb(b, 1);
         }
         trd_sb_nb(b, 0); /* then wait for all of them */
@@ -834,31 +835,50 @@ static int plan(trd_sb *b, const void *params)
             continue;
         size_t acc = acc0;
         if (last == TRD_RM_SELF)
-            trd_s_copy(b, k, TRD_B_TMP, -1, acc, TRD_B_RECV, -1, 0, cnt);
+            trd_s_copy(b, round + k, TRD_B_TMP, -1, acc, TRD_B_RECV, -1, base, cnt);
         else
             acc = slots + (size_t)last * cnt;
         for (int i = st.nfold - 2; i >= 0; i--) {
             int f = st.fold[i];
             if (f == TRD_RM_SELF)
-                trd_s_reduce(b, k, TRD_B_TMP, acc, TRD_B_RECV, -1, 0, cnt);
+                trd_s_reduce(b, round + k, TRD_B_TMP, acc, TRD_B_RECV, -1, base, cnt);
             else
-                trd_s_reduce(b, k, TRD_B_TMP, acc, TRD_B_TMP, -1, slots + (size_t)f * cnt, cnt);
+                trd_s_reduce(b, round + k, TRD_B_TMP, acc, TRD_B_TMP, -1, slots + (size_t)f * cnt,
+                             cnt);
         }
-        trd_s_copy(b, k, TRD_B_RECV, -1, 0, TRD_B_TMP, -1, acc, cnt);
+        trd_s_copy(b, round + k, TRD_B_RECV, -1, base, TRD_B_TMP, -1, acc, cnt);
     }
 #undef RM_RANK
+    trd_sb_tmp_release(b, mark);
+}
+
+int trd_plan_rm_list(trd_sb *b, int round, const int *ranks, int n, int me, int maxbase,
+                     size_t base, size_t count)
+{
+    trd_rm_schedule rs;
+    if (n <= 1 || count == 0)
+        return 0;
+    trd_rm_default(n, maxbase, &rs);
+    rm_steps(b, round, ranks, me, base, count, &rs);
     return 0;
 }
 
-/* One stage of base ppn on the node, then base 2 stages across nodes
- * [RM §4, Eq. 4]. */
+static int plan(trd_sb *b, const void *params)
+{
+    const int *list = b->call->commutative ? b->sh->ring : NULL;
+    trd_sb_input_to_recv(b);
+    rm_steps(b, 0, list, b->call->commutative ? b->pos : b->rank, 0, b->call->count, params);
+    return 0;
+}
+
+/* One stage of base ppn on the node, then base 2 stages across nodes, as
+ * recursive doubling's [RM §4, Eq. 4, TREE §2]. */
 static double model(const trd_levels *l, int nodes, int ppn, double m)
 {
     double t = ppn > 1 ? l->intra.latency_s +
                              (ppn - 1) * (m / l->intra.bandwidth_Bps + m * l->gamma_s_per_byte)
                        : 0;
-    return t + trd_lg(nodes) * (l->far_inter.latency_s + m * trd_beta_eff(l->far_inter, ppn) +
-                                m * l->gamma_s_per_byte);
+    return t + trd_rd_nodes_s(l, nodes, ppn, m);
 }
 
 /* The multisets of bases 2..8 whose product is n, each in increasing and in

@@ -55,8 +55,7 @@ static int plan(trd_sb *b, const void *params)
 /* node reduce + bcast, recursive doubling among the leaders */
 static double model(const trd_levels *l, int nodes, int ppn, double m)
 {
-    return trd_node_phases_s(l, ppn, m) +
-           trd_lg(nodes) * (trd_msg_s(l->far_inter, m) + m * l->gamma_s_per_byte);
+    return trd_node_phases_s(l, ppn, m) + trd_rd_nodes_s(l, nodes, 1, m);
 }
 
 const trd_algo trd_allreduce_smp = {

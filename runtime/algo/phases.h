@@ -29,6 +29,13 @@ int trd_plan_flex(trd_sb *b, const trd_algo *lane);
  * [FLEX §2.1] (their product the ranks on the node). */
 int trd_plan_rx(trd_sb *b, const int *factors, int nfactors);
 
+/* allreduce_rm.c: recursive multiplying over recvbuf[base, base + count) of
+ * ranks[0..n) (NULL: comm ranks 0..n-1), me this rank's index, in rank
+ * order, bases at most maxbase (trd_rm_default) [RM §4]; steps use rounds
+ * round .. round + TRD_RM_MAX_TOKENS. */
+int trd_plan_rm_list(trd_sb *b, int round, const int *ranks, int n, int me, int maxbase,
+                     size_t base, size_t count);
+
 /* Rounds of one phase of a composite: phase k uses k * TRD_PHASE .. */
 #define TRD_PHASE (1 << 20)
 
