@@ -211,8 +211,8 @@ done
 wait
 
 header="case,machine,routine,bytes,ranks,median_s,min_s,wrong_ranks,checked,status,wall_s,ran"
-{
+{ # every case run so far in OUTDIR, not only this call's
     echo "$header"
-    for c in "${cases[@]}"; do cat "$out"/runs/"$c"/*.csv 2>/dev/null || true; done
+    for d in "$out"/runs/*/; do cat "$d"*.csv 2>/dev/null || true; done
 } >"$out/scale.csv"
 sh "$top/bench/scale_summary.sh" "$out"
