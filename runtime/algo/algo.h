@@ -27,7 +27,8 @@ typedef struct trd_link_cost {
     double bandwidth_Bps; /* 1/beta: bytes per second */
     double injection_Bps; /* R_N, max-rate injection bandwidth of a node; 0 = unlimited */
     double alpha_r_s;     /* alpha_r: latency each further message in flight from one rank
-                           * adds [RM §3, Eq. 3]; 0 = not given (the model uses latency/4) */
+                           * adds [RM §3, Eq. 3]; 0 = not given (the model uses the
+                           * topology's alpha_r ratio times the latency) */
 } trd_link_cost;
 
 /* Steps of a node-distance-doubling exchange the closed forms know the
@@ -96,6 +97,20 @@ static inline double trd_rd_nodes_s(const trd_levels *l, int nodes, int conc, do
     double t = 0;
     for (int k = 0; k < (int)trd_lg(nodes); k++)
         t += l->far_inter.latency_s + m * trd_beta_step(l, k, conc) + m * l->gamma_s_per_byte;
+    return t;
+}
+
+/* Recursive halving + doubling across nodes: nsteps steps at node
+ * distances 1, 2, 4, ..., their parts halving from m/2, each both ways, with
+ * conc ranks of every node at once (trd_beta_step), reduced [MPICH §4.3,
+ * TREE §2]. */
+static inline double trd_halving_nodes_s(const trd_levels *l, int nsteps, int conc, double m)
+{
+    double t = 0;
+    for (int k = 0; k < nsteps; k++) {
+        m /= 2;
+        t += 2 * (l->far_inter.latency_s + m * trd_beta_step(l, k, conc)) + m * l->gamma_s_per_byte;
+    }
     return t;
 }
 

@@ -235,9 +235,9 @@ static int plan(trd_sb *b, const void *params)
 }
 
 /* the lane algorithm lane_default picks, all ppn lanes of a node at once:
- * recursive doubling on small blocks, recursive halving + doubling (its
- * parts halving as the node distance doubles) on larger ones, the ring's
- * 2 (n-1) steps of block/n where neither [TREE §2, NAP Eq. 3] */
+ * recursive doubling on small blocks, recursive halving + doubling on
+ * larger ones, the ring where neither (FLEX with ring lanes is hring)
+ * [TREE §2, NAP Eq. 3] */
 static double model(const trd_levels *l, int nodes, int ppn, double m)
 {
     double lane = m / ppn, t = trd_node_phases_s(l, ppn, m);
@@ -245,16 +245,8 @@ static double model(const trd_levels *l, int nodes, int ppn, double m)
     if (a == &trd_allreduce_rd)
         return t + trd_rd_nodes_s(l, nodes, ppn, lane);
     if (a == &trd_allreduce_ring)
-        return t +
-               2.0 * (nodes - 1) *
-                   (l->ring_inter.latency_s + lane / nodes * trd_beta_eff(l->ring_inter, ppn)) +
-               (nodes - 1) * lane / nodes * l->gamma_s_per_byte;
-    for (int k = 0; k < (int)trd_lg(nodes); k++) {
-        lane /= 2;
-        t += 2 * (l->far_inter.latency_s + lane * trd_beta_step(l, k, ppn)) +
-             lane * l->gamma_s_per_byte;
-    }
-    return t;
+        return trd_allreduce_hring.model(l, nodes, ppn, m);
+    return t + trd_halving_nodes_s(l, (int)trd_lg(nodes), ppn, lane);
 }
 
 const trd_algo trd_allreduce_flex = {

@@ -91,12 +91,11 @@ static double model(const trd_levels *l, int nodes, int ppn, double m)
 {
     int np = nodes * ppn, steps = (int)trd_lg(np), in = (int)trd_lg(ppn);
     double t = 0, part = m;
-    for (int k = 0; k < steps; k++) {
+    for (int k = 0; k < in && k < steps; k++) {
         part /= 2;
-        trd_link_cost link = k < in ? l->intra : l->far_inter;
-        double beta = k < in ? 1.0 / link.bandwidth_Bps : trd_beta_step(l, k - in, ppn);
-        t += 2 * (link.latency_s + part * beta) + part * l->gamma_s_per_byte;
+        t += 2 * (l->intra.latency_s + part / l->intra.bandwidth_Bps) + part * l->gamma_s_per_byte;
     }
+    t += trd_halving_nodes_s(l, steps - in, ppn, part);
     if (np & (np - 1)) /* the fold of the non-power-of-two ranks */
         t += 2 * trd_msg_s(l->intra, m) + m * l->gamma_s_per_byte;
     return t;

@@ -10,8 +10,6 @@
  * distances stay on a node), in rank order otherwise.  The composites run it
  * among node leaders or per lane (the list form).
  */
-#include <math.h>
-
 #include "algo.h"
 
 /* Allreduce of recvbuf[base, base+count) over ranks[0..n) (NULL: comm ranks

@@ -7,7 +7,8 @@
 #include "algo.h"
 
 /* The allreduce algorithms the composites run over rank lists. */
-extern const trd_algo trd_allreduce_rd, trd_allreduce_rabenseifner, trd_allreduce_ring;
+extern const trd_algo trd_allreduce_rd, trd_allreduce_rabenseifner, trd_allreduce_ring,
+    trd_allreduce_hring;
 
 /* Parameters naming the allreduce the composites run among leaders or lanes
  * (smp, flex): "" the default, or the name of an algorithm with a list form. */
