@@ -11,6 +11,7 @@
 #include "rt.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,8 +83,10 @@ static int delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
 #define TRD_HOSTS_MAX_NAME 255
 
 /* Entry `want` of the names in f (separated by commas and white space) into
- * buf, reading no further than that entry.  Returns 0, or -1 with why. */
-static int hosts_entry(FILE *f, const char *path, int want, char *buf, size_t len, char *why,
+ * buf, reading no further than that entry; what names f in the messages
+ * ("TREEDUCE_HOSTS" or "TREEDUCE_HOSTS file PATH").  Returns 0, or -1 with
+ * why. */
+static int hosts_entry(FILE *f, const char *what, int want, char *buf, size_t len, char *why,
                        size_t whylen)
 {
     char name[TRD_HOSTS_MAX_NAME + 1];
@@ -92,14 +95,13 @@ static int hosts_entry(FILE *f, const char *path, int want, char *buf, size_t le
     do {
         ch = getc(f);
         if (ch == 0) {
-            snprintf(why, whylen, "TREEDUCE_HOSTS file %s is not text (a NUL byte at offset %zu)",
-                     path, total);
+            snprintf(why, whylen, "%s is not text (a NUL byte at offset %zu)", what, total);
             return -1;
         }
         if (ch != EOF && !strchr(", \t\r\n", ch)) {
             if (n == TRD_HOSTS_MAX_NAME) {
-                snprintf(why, whylen, "TREEDUCE_HOSTS file %s: entry %d is longer than %d bytes",
-                         path, i, TRD_HOSTS_MAX_NAME);
+                snprintf(why, whylen, "%s: entry %d is longer than %d bytes", what, i,
+                         TRD_HOSTS_MAX_NAME);
                 return -1;
             }
             name[n++] = (char)ch;
@@ -111,10 +113,8 @@ static int hosts_entry(FILE *f, const char *path, int want, char *buf, size_t le
             n = 0;
         }
         if (++total > TRD_HOSTS_MAX_BYTES) {
-            snprintf(why, whylen,
-                     "TREEDUCE_HOSTS file %s: no entry for world rank %d in its first "
-                     "%d MiB",
-                     path, want, TRD_HOSTS_MAX_BYTES >> 20);
+            snprintf(why, whylen, "%s: no entry for world rank %d in its first %d MiB", what, want,
+                     TRD_HOSTS_MAX_BYTES >> 20);
             return -1;
         }
     } while (ch != EOF);
@@ -131,35 +131,19 @@ static int host_name(char *buf, size_t len, char *why, size_t whylen)
     int wrank;
     PMPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     if (env && *env) {
-        if (!strchr(env, ',')) {
-            FILE *f = fopen(env, "r");
-            if (f) {
-                int rc = hosts_entry(f, env, wrank, buf, len, why, whylen);
-                fclose(f);
-                return rc;
-            }
-        }
-        char *text = strdup(env);
-        if (!text) {
-            snprintf(why, whylen, "out of memory reading TREEDUCE_HOSTS");
+        char what[PATH_MAX + 32] = "TREEDUCE_HOSTS";
+        FILE *f = strchr(env, ',') ? NULL : fopen(env, "r");
+        if (f)
+            snprintf(what, sizeof what, "TREEDUCE_HOSTS file %s", env);
+        else /* not a file: the list itself */
+            f = fmemopen((void *)env, strlen(env), "r");
+        if (!f) {
+            snprintf(why, whylen, "cannot read TREEDUCE_HOSTS: %s", strerror(errno));
             return -1;
         }
-        int i = 0, found = 0;
-        for (char *save = NULL, *tok = strtok_r(text, ", \t\r\n", &save); tok;
-             tok = strtok_r(NULL, ", \t\r\n", &save), i++) {
-            if (i == wrank) {
-                snprintf(buf, len, "%s", tok);
-                found = 1;
-                break;
-            }
-        }
-        free(text);
-        if (!found) {
-            snprintf(why, whylen, "TREEDUCE_HOSTS has %d entries, none for world rank %d", i,
-                     wrank);
-            return -1;
-        }
-        return 0;
+        int rc = hosts_entry(f, what, wrank, buf, len, why, whylen);
+        fclose(f);
+        return rc;
     }
     char name[MPI_MAX_PROCESSOR_NAME];
     int nlen = 0;
