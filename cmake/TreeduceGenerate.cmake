@@ -4,6 +4,10 @@
 # defines MPI_Allreduce (through PMPI) and trd_<name>_allreduce.  The target
 # is treeduce_<name>; link it into an MPI program, or LD_PRELOAD the library.
 # Regenerates when the topology file or the generator changes.
+#
+# The generator is the target treeduce-gen in treeduce's own build (or the
+# host build's, imported, under TREEDUCE_SMPI), and treeduce::treeduce-gen
+# where this file comes with the installed package (find_package(treeduce)).
 function(treeduce_generate)
   cmake_parse_arguments(TG "" "NAME;TOPOLOGY;OUTPUT_DIR" "OPTIONS" ${ARGN})
   if(NOT TG_NAME OR NOT TG_TOPOLOGY)
@@ -13,10 +17,17 @@ function(treeduce_generate)
     set(TG_OUTPUT_DIR "${CMAKE_CURRENT_BINARY_DIR}/treeduce_${TG_NAME}")
   endif()
   set(topo "${TG_TOPOLOGY}")
-  set(deps treeduce-gen)
-  get_target_property(gen_imported treeduce-gen IMPORTED)
+  if(TARGET treeduce-gen)
+    set(gen treeduce-gen)
+  elseif(TARGET treeduce::treeduce-gen)
+    set(gen treeduce::treeduce-gen)
+  else()
+    message(FATAL_ERROR "treeduce_generate: no treeduce-gen (find_package(treeduce) or add_subdirectory first)")
+  endif()
+  set(deps ${gen})
+  get_target_property(gen_imported ${gen} IMPORTED)
   if(gen_imported)
-    set(deps "$<TARGET_FILE:treeduce-gen>") # from a host build (TREEDUCE_SMPI)
+    set(deps "$<TARGET_FILE:${gen}>") # installed, or from a host build (TREEDUCE_SMPI)
   endif()
   if(NOT topo STREQUAL "local")
     get_filename_component(topo "${topo}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
@@ -26,7 +37,7 @@ function(treeduce_generate)
            "${TG_OUTPUT_DIR}/trd_${TG_NAME}_mpi.c")
   add_custom_command(
     OUTPUT ${outs}
-    COMMAND $<TARGET_FILE:treeduce-gen> "${topo}" -o "${TG_OUTPUT_DIR}" --name ${TG_NAME} ${TG_OPTIONS}
+    COMMAND $<TARGET_FILE:${gen}> "${topo}" -o "${TG_OUTPUT_DIR}" --name ${TG_NAME} ${TG_OPTIONS}
     DEPENDS ${deps}
     COMMENT "treeduce-gen: planning allreduce for ${TG_NAME}"
     VERBATIM)
