@@ -1,14 +1,25 @@
-# cmake -DPAGE=<man page> -DHELP=<command;args printing --help> -P check_man_options.cmake
+# cmake -DPAGE=<man page> -DVERSION=<x.y.z> [-DHELP=<command;args printing --help>]
+#       -P check_man_options.cmake
 #
-# The options of a man page are the program's: every long option on an option
-# line of its --help (a line starting with blanks and '-') is in the page, as
-# roff writes it (\-\-name), and every option a .TP entry of the page's
-# OPTIONS section names is one --help gives.
+# The page's title line names treeduce VERSION.  With HELP, the options of the
+# page are the program's: every long option on an option line of its --help (a
+# line starting with blanks and '-') is in the page, as roff writes it
+# (\-\-name), and every option a .TP entry of the page's OPTIONS section names
+# is one --help gives.
+file(READ "${PAGE}" page)
+if(NOT page MATCHES "^[.]TH [^\n]*\"treeduce ${VERSION}\"")
+  string(REGEX MATCH "^[^\n]*" th "${page}")
+  message(FATAL_ERROR "${PAGE}: the title line '${th}' does not name treeduce ${VERSION}")
+endif()
+if(NOT HELP)
+  message(STATUS "${PAGE}: treeduce ${VERSION}")
+  return()
+endif()
+
 execute_process(COMMAND ${HELP} OUTPUT_VARIABLE help ERROR_VARIABLE err RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0 OR help STREQUAL "")
   message(FATAL_ERROR "${HELP}: exit ${rc}, no usage printed\n${err}")
 endif()
-file(READ "${PAGE}" page)
 
 set(help_opts "")
 string(REPLACE "\n" ";" help_lines "${help}")
