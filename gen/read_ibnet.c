@@ -16,7 +16,10 @@
  * Devices are blocks of a header line (Switch or Ca, port count, "S-guid" or
  * "H-guid", then a comment with the quoted description) and one line per
  * connected port ([port], the remote "id"[port], optional (port guids), and a
- * comment that ends in the link's width and speed).  Blank lines, '#' lines
+ * comment that ends in the link's width and speed).  Links are read from
+ * the switches' port lines; a Ca block gives its adapter's description,
+ * else the switch's port line does (ibnetdiscover -S lists no Ca blocks);
+ * a remote switch must have its own block.  Blank lines, '#' lines
  * and the vendid=, devid=, sysimgguid=, switchguid=, caguid= and rtguid=
  * lines carry nothing the model uses.  Routers (Rt) and links to them are
  * skipped.
@@ -37,14 +40,17 @@
  *     the bandwidth of its slowest child link and the latency of the default
  *     link (--latency); classes are named "ib-<Gb/s>Gb/s".
  *   - The tree: the height of a switch is its distance in hops to the nearest
- *     switch with a host; the root is the highest switch, the first in the
- *     file among equals (a spine of a fat tree).  Every other switch hangs
+ *     switch with a host.  The root is the switch whose farthest switch with
+ *     a host is nearest (a centre of the fabric: a spine of a two-level fat
+ *     tree, a core switch of a three-level one), the highest among equals,
+ *     then the first in the file.  Every other switch hangs
  *     under the switch that reaches it first in a breadth-first search from
  *     the root, neighbours taken in port order; switches with no host under
  *     them are dropped (the other spines of a fat tree).  The uplink of a
  *     switch counts its links to every switch one level higher (height + 1),
  *     so that a leaf's bandwidth to the spines is the sum of its uplinks to
- *     all of them, as in the fabric.
+ *     all of them, as in the fabric (its links to its parent alone when the
+ *     parent is not higher).
  */
 #include "readers.h"
 
@@ -518,11 +524,11 @@ static int build(struct reader *r)
         if (p->remote[0] == 'R' && p->remote[1] == '-')
             continue;
         int o = find_dev(r, sorted, p->remote);
-        if (o < 0) {
+        if (o < 0 && !(p->remote[0] == 'H' && p->remote[1] == '-')) {
             trd_diag_error(r->d, p->loc, "\"%s\" is not described in the file", p->remote);
             continue;
         }
-        if (r->devs[o].type == DEV_SWITCH) {
+        if (o >= 0 && r->devs[o].type == DEV_SWITCH) {
             int c = strcmp(r->devs[p->dev].id, p->remote);
             if (c > 0 || (c == 0 && p->port >= p->rport))
                 continue;
@@ -530,9 +536,11 @@ static int build(struct reader *r)
                 rc = TRD_ERR_NOMEM;
             continue;
         }
-        const char *desc = r->devs[o].desc[0] ? r->devs[o].desc : (p->rdesc ? p->rdesc : "");
-        size_t w = strcspn(desc, " \t");
-        char *name = w ? strndup(desc, w) : strdup(r->devs[o].id);
+        /* A host without a Ca block (ibnetdiscover -S): the port line's
+         * description names it. */
+        const char *desc = o >= 0 && r->devs[o].desc[0] ? r->devs[o].desc : p->rdesc;
+        size_t w = desc ? strcspn(desc, " \t") : 0;
+        char *name = w ? strndup(desc, w) : strdup(p->remote);
         int h = 0;
         if (!name) {
             rc = TRD_ERR_NOMEM;
@@ -575,9 +583,40 @@ static int build(struct reader *r)
                 queue[qt++] = sw[s].adj[j].to;
             }
     }
+    /* The root: the switch nearest to the farthest switch with hosts (the
+     * least eccentricity), then the highest, then the first. */
+    int *ecc = calloc((size_t)n + 1, sizeof *ecc), *dist = malloc((size_t)(n + 1) * sizeof *dist);
+    if (!ecc || !dist) {
+        free(ecc);
+        free(dist);
+        rc = TRD_ERR_NOMEM;
+        goto out;
+    }
+    for (int src = 0; src < n; src++) {
+        if (sw[src].h != 0)
+            continue;
+        for (int i = 0; i < n; i++)
+            dist[i] = -1;
+        qh = qt = 0;
+        dist[src] = 0;
+        queue[qt++] = src;
+        while (qh < qt) {
+            int s = queue[qh++];
+            if (dist[s] > ecc[s])
+                ecc[s] = dist[s];
+            for (int j = 0; j < sw[s].nadj; j++)
+                if (dist[sw[s].adj[j].to] < 0) {
+                    dist[sw[s].adj[j].to] = dist[s] + 1;
+                    queue[qt++] = sw[s].adj[j].to;
+                }
+        }
+    }
     for (int i = 0; i < n; i++)
-        if (sw[i].h >= 0 && (root < 0 || sw[i].h > sw[root].h))
+        if (sw[i].h >= 0 &&
+            (root < 0 || ecc[i] < ecc[root] || (ecc[i] == ecc[root] && sw[i].h > sw[root].h)))
             root = i;
+    free(ecc);
+    free(dist);
     if (root < 0) {
         trd_diag_error(r->d, (trd_loc){r->file, 0, 0}, "no host is linked to a switch");
         goto out;
@@ -611,8 +650,11 @@ static int build(struct reader *r)
         if (!sw[s].keep || sw[s].parent < 0)
             continue;
         sw[sw[s].parent].keep = 1;
+        /* to every switch one level higher, or to the parent alone when it
+         * is not higher */
+        int higher = sw[sw[s].parent].h == sw[s].h + 1;
         for (int j = 0; j < sw[s].nadj; j++)
-            if (sw[sw[s].adj[j].to].h == sw[s].h + 1)
+            if (higher ? sw[sw[s].adj[j].to].h == sw[s].h + 1 : sw[s].adj[j].to == sw[s].parent)
                 sw[s].up_gbps += sw[s].adj[j].gbps;
     }
     for (int k = 0; k < qt; k++) {
