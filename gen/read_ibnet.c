@@ -383,6 +383,8 @@ static int scan(struct reader *r, const char *text, size_t len)
             dev = header(r, line, lineno, kw);
             if (dev == -3)
                 rc = -1;
+            else if (dev == -1)
+                dev = -4; /* its port lines: the header's error says enough */
         } else if (*s == '[') {
             if (dev == -1 || dev == -4) {
                 if (dev == -1)

@@ -184,7 +184,7 @@ static void test_errors(void)
                   "after the remote port");
     EXPECT_ERRORS("[1] \"H-02\"[1] # \"h\" lid 2 4xEDR\n[2] \"H-03\"[1] # \"h\" lid 2 4xEDR\n",
                   "fabric.ibnet:1:1: error: expected a Switch or Ca line before this port line");
-    EXPECT_ERRORS("Switch x \"S-01\"\n",
+    EXPECT_ERRORS("Switch x \"S-01\"\n[1] \"H-02\"[1] # \"h\" lid 2 4xEDR\n",
                   "fabric.ibnet:1:8: error: expected the number of ports after 'Switch'");
     EXPECT_ERRORS("Switch 8 S-01\n", "fabric.ibnet:1:10: error: expected the quoted id of the "
                                      "Switch, such as \"S-0002c903000e0b72\"");
