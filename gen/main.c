@@ -35,14 +35,18 @@ static const char usage[] =
     "  FILE.topo        the treeduce topology language\n"
     "  FILE.xml         a treeduce XML topology, or an hwloc XML dump (lstopo --of xml) of one "
     "node\n"
-    "  FILE.conf        a Slurm topology.conf (node type and link from --nodetype, --latency, "
-    "--bandwidth)\n"
+    "  FILE.conf        a Slurm topology.conf: topology/tree, block or ring (node type and link\n"
+    "                   from --nodetype, --latency, --bandwidth)\n"
+    "  FILE.yaml, .yml  a Slurm topology.yaml (tree, block or ring), as FILE.conf\n"
+    "  FILE             ibnetdiscover output (found by its content; node type and latency as\n"
+    "                   FILE.conf, bandwidth from the links)\n"
     "  local            this machine, one node, read with hwloc\n"
     "\n"
     "options:\n"
     "  -o, --output DIR     write trd_NAME.h, trd_NAME.c and trd_NAME_mpi.c into DIR\n"
     "  -n, --name NAME      name for files and symbols (default: the machine's name)\n"
-    "  -f, --format FMT     dsl, xml, slurm or hwloc (default: from the file)\n"
+    "  -f, --format FMT     dsl, xml, slurm, yaml, ibnetdiscover (or ibnet) or hwloc\n"
+    "                       (default: from the file)\n"
     "      --explain        print the plan: ring order, NAP groups, thresholds, predictions\n"
     "      --schedule RANK  print RANK's schedule over the whole machine (each node's cores),\n"
     "                       for the algorithm chosen at --bytes (default 64KiB) or --algorithm\n"
@@ -334,6 +338,8 @@ static int read_input(const args *a, trd_topo_t t, trd_diag *d, char **intext, s
             format = "dsl";
         else if (has_suffix(a->input, ".conf"))
             format = "slurm";
+        else if (has_suffix(a->input, ".yaml") || has_suffix(a->input, ".yml"))
+            format = "yaml";
         else if (has_suffix(a->input, ".xml")) {
             char root[64] = "";
             if (trd_xml_root_name(a->input, root, sizeof root) == TRD_OK &&
@@ -341,8 +347,12 @@ static int read_input(const args *a, trd_topo_t t, trd_diag *d, char **intext, s
                 format = "hwloc";
             else
                 format = "xml";
-        } else
-            format = "dsl";
+        } else {
+            size_t n = 0;
+            char *text = trd_read_text(a->input, &n);
+            format = text && trd_ibnet_detect(text, n) ? "ibnetdiscover" : "dsl";
+            free(text);
+        }
     }
     if (trd_diag_count(d) > 0)
         return TRD_ERR_INPUT;
@@ -356,10 +366,16 @@ static int read_input(const args *a, trd_topo_t t, trd_diag *d, char **intext, s
         rc = trd_read_slurm_string(t, d, a->input, *intext, *inlen);
     else if (strcmp(format, "xml") == 0)
         rc = trd_read_xml_string(t, d, a->input, *intext, *inlen);
+    else if (strcmp(format, "yaml") == 0)
+        rc = trd_read_yaml_string(t, d, a->input, *intext, *inlen);
+    else if (strcmp(format, "ibnetdiscover") == 0 || strcmp(format, "ibnet") == 0)
+        rc = trd_read_ibnet_string(t, d, a->input, *intext, *inlen);
     else if (strcmp(format, "hwloc") == 0)
         rc = trd_read_hwloc_machine(t, d, "xml", a->input);
     else
-        trd_diag_error(d, cli, "--format '%s': expected dsl, xml, slurm or hwloc", format);
+        trd_diag_error(d, cli,
+                       "--format '%s': expected dsl, xml, slurm, yaml, ibnetdiscover or hwloc",
+                       format);
     if (rc == TRD_OK && trd_diag_count(d) == 0)
         rc = trd_topo_finalize(t, d);
     return rc == TRD_OK && trd_diag_count(d) > 0 ? TRD_ERR_INPUT : rc;

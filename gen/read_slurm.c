@@ -1,14 +1,21 @@
-/* Slurm topology.conf reader (topology/tree plugin format):
+/* Slurm topology.conf reader, in the format of one of three plugins:
  *
- *   SwitchName=s0 Nodes=tux[0-3] LinkSpeed=100
- *   SwitchName=s2 Switches=s[0-1]
+ *   topology/tree:   SwitchName=s0 Nodes=tux[0-3] LinkSpeed=100
+ *                    SwitchName=s2 Switches=s[0-1]
+ *   topology/block:  BlockName=b1 Nodes=n[1-32]
+ *                    BlockName=b2 Nodes=n[33-64]
+ *                    BlockSizes=32,64
+ *   topology/ring:   RingName=r0 Nodes=n[01-08]
  *
- * One switch per line; keys are case-insensitive; '#' starts a comment; a
- * trailing backslash continues the line ("Nodes=a[0-3],\" and an indented
- * "b[0-3]" on the next line make one host list).  Slurm's file carries no
- * costs and no node shapes: switches get the default link and nodes the
- * default node type; LinkSpeed has no unit in Slurm and is ignored.
- * Switches may be named in Switches= before their own line.
+ * One switch, block or ring per line, or the BlockSizes line; one plugin per
+ * file (Slurm reads the file with the plugin slurm.conf names); keys are
+ * case-insensitive; '#' starts a comment; a trailing backslash continues the
+ * line ("Nodes=a[0-3],\" and an indented "b[0-3]" on the next line make one
+ * host list).  Slurm's file carries no costs and no node shapes: switches get
+ * the default link and nodes the default node type; LinkSpeed has no unit in
+ * Slurm and is ignored.  Switches may be named in Switches= before their own
+ * line.  Blocks and rings become switch trees as gen/slurm_plugins.c says,
+ * once the whole file is read.
  */
 #include "readers.h"
 
@@ -103,9 +110,34 @@ struct field {
     int n;
 };
 
-enum { F_SWITCHNAME, F_SWITCHES, F_NODES, F_LINKSPEED, F_MAX };
+enum {
+    F_SWITCHNAME,
+    F_SWITCHES,
+    F_NODES,
+    F_LINKSPEED,
+    F_BLOCKNAME,
+    F_BLOCKSIZES,
+    F_RINGNAME,
+    F_MAX
+};
 
-static const char *const keys[F_MAX] = {"SwitchName", "Switches", "Nodes", "LinkSpeed"};
+static const char *const keys[F_MAX] = {"SwitchName", "Switches",   "Nodes",   "LinkSpeed",
+                                        "BlockName",  "BlockSizes", "RingName"};
+
+/* The plugin a file is written for, set by its first line. */
+enum { K_NONE, K_TREE, K_BLOCK, K_RING };
+static const char *const plugin[] = {"", "topology/tree", "topology/block", "topology/ring"};
+
+/* What a file has told so far beyond its switches: blocks or rings (names
+ * and node lists owned) and BlockSizes. */
+struct state {
+    int kind, kind_line;
+    trd_slurm_group *groups;
+    int ngroups, capgroups;
+    long *sizes;
+    trd_loc *size_locs;
+    int nsizes, sizes_line;
+};
 
 /* Keys are case-insensitive, as in every Slurm configuration file. */
 static int same_key(const char *key, const char *s, size_t len)
@@ -166,7 +198,8 @@ static int split(trd_diag *d, const char *file, const struct lline *l, struct fi
             k++;
         if (k == F_MAX) {
             trd_diag_error(d, at(file, l, tok),
-                           "unknown key '%.*s', expected SwitchName, Switches, Nodes or LinkSpeed",
+                           "unknown key '%.*s', expected SwitchName, Switches, Nodes, LinkSpeed, "
+                           "BlockName, BlockSizes or RingName",
                            klen, l->s + tok);
         } else if (f[k].key) {
             trd_diag_error(d, at(file, l, tok), "duplicate key '%.*s'", klen, l->s + tok);
@@ -189,19 +222,141 @@ static int split(trd_diag *d, const char *file, const struct lline *l, struct fi
     return 0;
 }
 
-/* Add the switch of one line with its nodes and child switches.  A line with
- * an error (errs: the message count before split) adds nothing.
- * TRD_OK or TRD_ERR_NOMEM. */
-static int add_line(trd_topo_t t, trd_diag *d, const char *file, const struct lline *l,
-                    const struct field *f, size_t first, int errs)
+/* BlockSizes=30,120: the sizes into st.  TRD_OK or TRD_ERR_NOMEM. */
+static int block_sizes(trd_diag *d, const char *file, const struct lline *l, const struct field *f,
+                       struct state *st)
 {
-    int rc, sw;
-    if (!f[F_SWITCHNAME].key) {
-        /* A bad word may well have been meant as the SwitchName: said already. */
-        if (trd_diag_count(d) == errs)
-            trd_diag_error(d, at(file, l, first), "expected SwitchName on the line");
+    const char *v = f->value;
+    int n = 1;
+    for (const char *p = v; *p; p++)
+        n += *p == ',';
+    if (!(st->sizes = calloc((size_t)n, sizeof *st->sizes)) ||
+        !(st->size_locs = calloc((size_t)n, sizeof *st->size_locs)))
+        return TRD_ERR_NOMEM;
+    st->sizes_line = l->line[f->at];
+    for (size_t i = 0;;) {
+        size_t j = i;
+        long x = 0;
+        while (v[j] >= '0' && v[j] <= '9' && x <= 100000000L)
+            x = 10 * x + (v[j++] - '0');
+        trd_loc loc = at(file, l, f->valat + i);
+        if (j == i || x == 0 || (v[j] != ',' && v[j] != '\0')) {
+            size_t e = i;
+            while (v[e] && v[e] != ',')
+                e++;
+            trd_diag_error(d, loc,
+                           "expected a positive whole number of nodes in BlockSizes, got '%.*s'",
+                           (int)(e - i), v + i);
+            return TRD_OK;
+        }
+        st->size_locs[st->nsizes] = loc;
+        st->sizes[st->nsizes++] = x;
+        if (v[j] == '\0')
+            return TRD_OK;
+        i = j + 1;
+    }
+}
+
+/* Keep the block or ring of a line (lead: F_BLOCKNAME or F_RINGNAME) in st.
+ * TRD_OK or TRD_ERR_NOMEM. */
+static int add_group(trd_diag *d, const char *file, const struct lline *l, struct field *f,
+                     int lead, struct state *st)
+{
+    const char *what = lead == F_BLOCKNAME ? "block" : "ring";
+    if (strpbrk(f[lead].value, "[],")) {
+        trd_diag_error(d, at(file, l, f[lead].valat), "expected one %s name, got '%s'", what,
+                       f[lead].value);
         return TRD_OK;
     }
+    if (!f[F_NODES].key) {
+        trd_diag_error(d, at(file, l, f[lead].at), "expected Nodes on a %s line", keys[lead]);
+        return TRD_OK;
+    }
+    if (st->ngroups == st->capgroups) {
+        int ncap = st->capgroups ? 2 * st->capgroups : 16;
+        trd_slurm_group *g = realloc(st->groups, (size_t)ncap * sizeof *g);
+        if (!g)
+            return TRD_ERR_NOMEM;
+        st->groups = g;
+        st->capgroups = ncap;
+    }
+    trd_slurm_group *g = &st->groups[st->ngroups];
+    if (!(g->name = strdup(f[lead].value)))
+        return TRD_ERR_NOMEM;
+    g->loc = at(file, l, f[lead].valat);
+    g->nodes_loc = at(file, l, f[F_NODES].valat);
+    g->nodes = f[F_NODES].names; /* the state takes the list */
+    g->n = f[F_NODES].n;
+    f[F_NODES].names = NULL;
+    st->ngroups++;
+    return TRD_OK;
+}
+
+/* The leading key of a line and the keys that may go with it. */
+static const struct {
+    int lead, kind;
+    unsigned allowed; /* bit k: key k */
+} leads[] = {
+    {F_SWITCHNAME, K_TREE, 1u << F_SWITCHES | 1u << F_NODES | 1u << F_LINKSPEED},
+    {F_BLOCKNAME, K_BLOCK, 1u << F_NODES},
+    {F_RINGNAME, K_RING, 1u << F_NODES},
+    {F_BLOCKSIZES, K_BLOCK, 0},
+};
+
+/* Add the switch of one line with its nodes and child switches, or keep its
+ * block, ring or BlockSizes in st.  A line with an error (errs: the message
+ * count before split) adds nothing.  TRD_OK or TRD_ERR_NOMEM. */
+static int add_line(trd_topo_t t, trd_diag *d, const char *file, const struct lline *l,
+                    struct field *f, size_t first, int errs, struct state *st)
+{
+    int rc, sw, li = -1;
+    for (int i = 0; i < (int)(sizeof leads / sizeof leads[0]); i++) {
+        if (!f[leads[i].lead].key)
+            continue;
+        if (li < 0) {
+            li = i;
+            continue;
+        }
+        const struct field *a = &f[leads[li].lead], *b = &f[leads[i].lead];
+        if (a->at > b->at) {
+            const struct field *c = a;
+            a = b;
+            b = c;
+        }
+        trd_diag_error(d, at(file, l, b->at), "'%s' cannot share a line with '%s'", b->key, a->key);
+        return TRD_OK;
+    }
+    if (li < 0) {
+        /* A bad word may well have been meant as the SwitchName: said already. */
+        if (trd_diag_count(d) == errs)
+            trd_diag_error(d, at(file, l, first),
+                           "expected SwitchName, BlockName, RingName or BlockSizes on the line");
+        return TRD_OK;
+    }
+    int lead = leads[li].lead, kind = leads[li].kind;
+    for (int k = 0; k < F_MAX; k++)
+        if (f[k].key && k != lead && !(leads[li].allowed & (1u << k)))
+            trd_diag_error(d, at(file, l, f[k].at), "'%s' does not belong on a %s line", f[k].key,
+                           keys[lead]);
+    if (st->kind != K_NONE && st->kind != kind)
+        trd_diag_error(d, at(file, l, f[lead].at), "%s is %s, but line %d made this a %s file",
+                       keys[lead], plugin[kind], st->kind_line, plugin[st->kind]);
+    if (st->kind == K_NONE) {
+        st->kind = kind;
+        st->kind_line = l->line[f[lead].at];
+    }
+    if (trd_diag_count(d) != errs)
+        return TRD_OK;
+    if (lead == F_BLOCKSIZES) {
+        if (st->sizes) {
+            trd_diag_error(d, at(file, l, f[lead].at), "BlockSizes is already given at line %d",
+                           st->sizes_line);
+            return TRD_OK;
+        }
+        return block_sizes(d, file, l, &f[lead], st);
+    }
+    if (lead != F_SWITCHNAME)
+        return add_group(d, file, l, f, lead, st);
     const char *name = f[F_SWITCHNAME].value;
     if (strpbrk(name, "[],")) {
         trd_diag_error(d, at(file, l, f[F_SWITCHNAME].valat), "expected one switch name, got '%s'",
@@ -222,14 +377,15 @@ static int add_line(trd_topo_t t, trd_diag *d, const char *file, const struct ll
     return rc == TRD_ERR_NOMEM ? rc : TRD_OK;
 }
 
-static int parse_line(trd_topo_t t, trd_diag *d, const char *file, const struct lline *l)
+static int parse_line(trd_topo_t t, trd_diag *d, const char *file, const struct lline *l,
+                      struct state *st)
 {
     struct field f[F_MAX];
     size_t first;
     int rc = TRD_ERR_NOMEM, errs = trd_diag_count(d);
     memset(f, 0, sizeof f);
     if (split(d, file, l, f, &first) == 0)
-        rc = first == SIZE_MAX ? TRD_OK : add_line(t, d, file, l, f, first, errs);
+        rc = first == SIZE_MAX ? TRD_OK : add_line(t, d, file, l, f, first, errs, st);
     for (int k = 0; k < F_MAX; k++) {
         free(f[k].value);
         if (f[k].names)
@@ -246,6 +402,7 @@ int trd_read_slurm_string(trd_topo_t t, trd_diag *d, const char *filename, const
     if (trd_topo_set_source(t, file) != TRD_OK)
         return TRD_ERR_NOMEM;
     struct lline l = {0};
+    struct state st = {0};
     size_t pos = 0;
     if (!text)
         text = "";
@@ -263,8 +420,21 @@ int trd_read_slurm_string(trd_topo_t t, trd_diag *d, const char *filename, const
         if (next_line(text, len, &pos, &lineno, &l))
             rc = TRD_ERR_NOMEM;
         else if (l.n > 0)
-            rc = parse_line(t, d, file, &l);
+            rc = parse_line(t, d, file, &l, &st);
     }
+    if (rc == TRD_OK && trd_diag_count(d) == before && st.kind == K_BLOCK)
+        rc = trd__slurm_blocks(t, d, st.groups, st.ngroups, st.sizes, st.size_locs, st.nsizes);
+    else if (rc == TRD_OK && trd_diag_count(d) == before && st.kind == K_RING)
+        rc = trd__slurm_rings(t, d, st.groups, st.ngroups);
+    for (int i = 0; i < st.ngroups; i++) {
+        free((char *)st.groups[i].name);
+        trd_hostlist_free(st.groups[i].nodes, st.groups[i].n);
+    }
+    free(st.groups);
+    free(st.sizes);
+    free(st.size_locs);
+    if (rc == TRD_ERR_INPUT)
+        rc = TRD_OK; /* counted below */
     free(l.s);
     free(l.line);
     free(l.col);

@@ -117,15 +117,74 @@ int trd_read_dsl_string_map(trd_topo_t t, trd_diag *d, const char *filename, con
 /** Free a map of trd_read_dsl_string_map() with its names; NULL is ignored. */
 void trd_dsl_map_free(trd_dsl_map *map);
 
-/** Parse a Slurm topology.conf at path into t (not finalized).  Nodes get the
- * default node type and switches the default link (trd_topo_set_default_*);
- * LinkSpeed is accepted and ignored, as Slurm itself does.
+/** Parse a Slurm topology.conf at path into t (not finalized): the
+ * topology/tree (SwitchName), topology/block (BlockName, BlockSizes) or
+ * topology/ring (RingName) format, one per file.  Nodes get the default node
+ * type and switches the default link (trd_topo_set_default_*); LinkSpeed is
+ * accepted and ignored, as Slurm itself does.
  * \return as trd_read_dsl(). */
 int trd_read_slurm(trd_topo_t t, trd_diag *d, const char *path);
 
 /** Parse len bytes of topology.conf text; filename is used for messages. */
 int trd_read_slurm_string(trd_topo_t t, trd_diag *d, const char *filename, const char *text,
                           size_t len);
+
+/** Parse a Slurm topology.yaml (Slurm 25.05 and later) at path into t (not
+ * finalized), with libyaml.  Of the file's topologies, the first with
+ * "cluster_default: true" is read, else the first one: a tree as
+ * topology.conf's SwitchName lines, a block or ring as its BlockName or
+ * RingName lines (see gen/slurm_plugins.c); a flat one names no nodes and is
+ * refused.  Nodes and switches get the defaults as trd_read_slurm().
+ * Errors are "path:line:col: error: ..." with libyaml's marks.
+ * \return as trd_read_dsl(). */
+int trd_read_yaml(trd_topo_t t, trd_diag *d, const char *path);
+
+/** Parse len bytes of topology.yaml text; filename is used for messages. */
+int trd_read_yaml_string(trd_topo_t t, trd_diag *d, const char *filename, const char *text,
+                         size_t len);
+
+/** Parse the text output of InfiniBand's `ibnetdiscover` at path into t (not
+ * finalized): switches become switches, hosts (the first word of a channel
+ * adapter's description) become nodes of the default node type, and each
+ * switch's link gets the bandwidth of its slowest child link (width x speed,
+ * parallel links added) and the default link's latency.  A fabric that is
+ * not a tree is reduced to one (gen/read_ibnet.c says how).
+ * \return as trd_read_dsl(). */
+int trd_read_ibnet(trd_topo_t t, trd_diag *d, const char *path);
+
+/** Parse len bytes of ibnetdiscover output; filename is used for messages. */
+int trd_read_ibnet_string(trd_topo_t t, trd_diag *d, const char *filename, const char *text,
+                          size_t len);
+
+/** Whether the len bytes of text look like ibnetdiscover output: a first
+ * non-blank line "# Topology file: ...", or a vendid=, switchguid=, caguid=,
+ * "Switch N \"S-" or "Ca N \"H-" line before any other text. */
+int trd_ibnet_detect(const char *text, size_t len);
+
+/* ---- Shared by the Slurm readers (gen/slurm_plugins.c) -------------------- */
+
+/** One BlockName or RingName of a Slurm file. */
+typedef struct trd_slurm_group {
+    const char *name;  /* the block's or ring's name (borrowed) */
+    trd_loc loc;       /* of the name */
+    trd_loc nodes_loc; /* of its node list */
+    char **nodes;      /* n node names in listed order (borrowed) */
+    int n;
+} trd_slurm_group;
+
+/** Add Slurm topology/block blocks b[0..n) to t as a switch tree, with
+ * BlockSizes sizes[0..nsizes) (node counts; size_locs their locations;
+ * nsizes 0: Slurm's default).  Bad sizes and blocks smaller than the base
+ * block size are reported to d.
+ * \return TRD_OK, TRD_ERR_INPUT or TRD_ERR_NOMEM. */
+int trd__slurm_blocks(trd_topo_t t, trd_diag *d, const trd_slurm_group *b, int n, const long *sizes,
+                      const trd_loc *size_locs, int nsizes);
+
+/** Add Slurm topology/ring rings r[0..n) to t: one switch per ring with its
+ * nodes in ring order, under one root when n > 1.  A ring of more than 16
+ * nodes (Slurm's limit) is reported.
+ * \return TRD_OK, TRD_ERR_INPUT or TRD_ERR_NOMEM. */
+int trd__slurm_rings(trd_topo_t t, trd_diag *d, const trd_slurm_group *r, int n);
 
 /* ---- Shared by the readers (gen/read_dsl.c) ------------------------------ */
 

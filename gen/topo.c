@@ -351,6 +351,16 @@ int trd_topo_set_default_link(trd_topo_t t, trd_link_cost cost)
     return TRD_OK;
 }
 
+int trd_topo_default_link(trd_topo_t t, trd_link_cost *cost)
+{
+    if (t->have_default_link) {
+        *cost = t->default_link;
+        return 1;
+    }
+    *cost = (trd_link_cost){TRD_DEFAULT_NET_LATENCY_S, TRD_DEFAULT_NET_BANDWIDTH_BPS, 0, 0};
+    return 0;
+}
+
 int trd_topo_set_default_nodetype(trd_topo_t t, int npackages, const int *cores_per_package,
                                   const char *source)
 {

@@ -104,6 +104,9 @@ double trd_topo_alpha_r_ratio(trd_topo_t t);
 /* Link class and node type used where a switch or node names none (Slurm
  * topology.conf carries neither).  Without them, a missing name is an error. */
 int trd_topo_set_default_link(trd_topo_t t, trd_link_cost cost);
+/* The default link in *cost: 1 when one was set, else 0 and TRD_DEFAULT_NET_*
+ * costs (readers that know a bandwidth but no latency start from it). */
+int trd_topo_default_link(trd_topo_t t, trd_link_cost *cost);
 int trd_topo_set_default_nodetype(trd_topo_t t, int npackages, const int *cores_per_package,
                                   const char *source);
 

@@ -124,14 +124,15 @@ static void test_errors(void)
 {
     EXPECT_ERRORS("SwitchName=s0 Nodes=a Foo=1\n",
                   "topology.conf:1:23: error: unknown key 'Foo', expected SwitchName, Switches, "
-                  "Nodes or LinkSpeed");
+                  "Nodes, LinkSpeed, BlockName, BlockSizes or RingName");
     EXPECT_ERRORS("SwitchName=s0 Nodes\n",
                   "topology.conf:1:15: error: expected Key=Value, got 'Nodes'");
     EXPECT_ERRORS("SwitchName=s0 Nodes= Switches=s1\n",
                   "topology.conf:1:21: error: expected a value after 'Nodes='");
     EXPECT_ERRORS("SwitchName=s0 Nodes=a nodes=b\n",
                   "topology.conf:1:23: error: duplicate key 'nodes'");
-    EXPECT_ERRORS("Nodes=a[0-3]\n", "topology.conf:1:1: error: expected SwitchName on the line");
+    EXPECT_ERRORS("Nodes=a[0-3]\n", "topology.conf:1:1: error: expected SwitchName, BlockName, "
+                                    "RingName or BlockSizes on the line");
     EXPECT_ERRORS("SwitchName=s[0-1] Nodes=a\n",
                   "topology.conf:1:12: error: expected one switch name, got 's[0-1]'");
     EXPECT_ERRORS("SwitchName=s0 Nodes=a[0-3\n",
@@ -180,9 +181,10 @@ static void test_many_errors(void)
                   "Switches=s[0-2]\n"
                   "SwitchName=top Switches=s[0-2] junk\n",
                   "topology.conf:2:30: error: unknown key 'Bandwidth', expected SwitchName, "
-                  "Switches, Nodes or LinkSpeed",
+                  "Switches, Nodes, LinkSpeed, BlockName, BlockSizes or RingName",
                   "topology.conf:3:25: error: host range goes downwards",
-                  "topology.conf:5:1: error: expected SwitchName on the line",
+                  "topology.conf:5:1: error: expected SwitchName, BlockName, RingName or "
+                  "BlockSizes on the line",
                   "topology.conf:6:32: error: expected Key=Value, got 'junk'");
 }
 
@@ -252,6 +254,154 @@ static void test_robust(void)
     CU_ASSERT_EQUAL(bad, 0);
 }
 
+/* ---- topology/block and topology/ring ---------------------------------- */
+
+/* The switches of t in DFS order as "name<parent" joined by spaces. */
+static void tree_shape(trd_topo_t t, char *buf, size_t len)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < trd_topo_nswitches(t) && o < len; i++) {
+        int p = trd_topo_switch_parent(t, i);
+        o += (size_t)snprintf(buf + o, len - o, "%s%s<%s", i ? " " : "", trd_topo_switch_name(t, i),
+                              p < 0 ? "" : trd_topo_switch_name(t, p));
+    }
+}
+
+/* Slurm's example of topology.conf(5): four blocks of 32 nodes, BlockSizes
+ * 30 (the base block size, in nodes) and 120 (four blocks). */
+static void test_block(void)
+{
+    char shape[512];
+    trd_test_result r = read_as("topology.conf", "BlockName=block1 Nodes=node[1-32]\n"
+                                                 "BlockName=block2 Nodes=node[33-64]\n"
+                                                 "blockname=block3 nodes=node[65-96]\n"
+                                                 "BlockName=block4 Nodes=node[97-128]\n"
+                                                 "BlockSizes=30,120\n");
+    CU_ASSERT_EQUAL_FATAL(r.rc, TRD_OK);
+    tree_shape(r.t, shape, sizeof shape);
+    CU_ASSERT_STRING_EQUAL(shape, "block1..block4< block1<block1..block4 block2<block1..block4 "
+                                  "block3<block1..block4 block4<block1..block4");
+    CU_ASSERT_EQUAL(trd_topo_nnodes(r.t), 128);
+    CU_ASSERT_STRING_EQUAL(trd_topo_node_name(r.t, 32), "node33");
+    CU_ASSERT_EQUAL(trd_topo_node_switch(r.t, 32), 2);
+    CU_ASSERT_STRING_EQUAL(trd_topo_switch_link_name(r.t, 0), "default");
+    CU_ASSERT_DOUBLE_EQUAL(trd_topo_path_cost(r.t, 0, 127).latency_s, 4e-6, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(trd_topo_path_cost(r.t, 0, 31).latency_s, 2e-6, 1e-12);
+    trd_test_release(&r);
+
+    /* Five blocks of 2, levels of 2 and 4 blocks: b5 is alone at level 2
+     * (Slurm makes no group of it) and joins the top. */
+    r = read_as("topology.conf", "BlockSizes=2,4,8\n"
+                                 "BlockName=b1 Nodes=n[1-2]\nBlockName=b2 Nodes=n[3-4]\n"
+                                 "BlockName=b3 Nodes=n[5-6]\nBlockName=b4 Nodes=n[7-8]\n"
+                                 "BlockName=b5 Nodes=n[9-11]\n");
+    CU_ASSERT_EQUAL_FATAL(r.rc, TRD_OK);
+    tree_shape(r.t, shape, sizeof shape);
+    CU_ASSERT_STRING_EQUAL(shape, "b1..b5< b1..b4<b1..b5 b1..b2<b1..b4 b1<b1..b2 b2<b1..b2 "
+                                  "b3..b4<b1..b4 b3<b3..b4 b4<b3..b4 b5<b1..b5");
+    CU_ASSERT_EQUAL(trd_topo_nnodes(r.t), 11);
+    trd_test_release(&r);
+
+    /* Without BlockSizes: the first block's size, levels 1, 2, 4, 8 blocks;
+     * ten blocks: groups of 2 (5), 4 (2: k8..k9 is no bigger than a group of
+     * 2) and 8 (1), and a root above k0..k7 and k8..k9. */
+    char text[1024];
+    size_t o = 0;
+    for (int i = 0; i < 10; i++)
+        o += (size_t)snprintf(text + o, sizeof text - o, "BlockName=k%d Nodes=h[%d-%d]\n", i, 2 * i,
+                              2 * i + 1);
+    r = read_as("topology.conf", text);
+    CU_ASSERT_EQUAL_FATAL(r.rc, TRD_OK);
+    CU_ASSERT_EQUAL(trd_topo_nswitches(r.t), 10 + 5 + 2 + 1 + 1);
+    CU_ASSERT_STRING_EQUAL(trd_topo_switch_name(r.t, 0), "k0..k9");
+    CU_ASSERT_STRING_EQUAL(trd_topo_switch_name(r.t, 1), "k0..k7");
+    CU_ASSERT_STRING_EQUAL(trd_topo_switch_name(r.t, trd_topo_nswitches(r.t) - 3), "k8..k9");
+    trd_test_release(&r);
+
+    r = fresh();
+    CU_ASSERT_EQUAL_FATAL(trd_read_slurm(r.t, r.d, trd_test_path("topologies/slurm-block.conf")),
+                          TRD_OK);
+    CU_ASSERT_EQUAL_FATAL(trd_topo_finalize(r.t, r.d), TRD_OK);
+    CU_ASSERT_EQUAL(trd_topo_nnodes(r.t), 32);
+    CU_ASSERT_EQUAL(trd_topo_nswitches(r.t), 13);
+    trd_test_release(&r);
+}
+
+/* Rings: one switch per ring, the DFS ring order walks each in its order. */
+static void test_ring(void)
+{
+    char shape[256];
+    trd_test_result r = read_as("topology.conf", "# topology/ring\n"
+                                                 "RingName=ring0 Nodes=node[01-04],node08,node07\n"
+                                                 "RingName=ring1 Nodes=node[16-09]\n");
+    CU_ASSERT_EQUAL_FATAL(r.rc, TRD_ERR_INPUT); /* a range must go upwards */
+    trd_test_release(&r);
+    r = read_as("topology.conf", "RingName=ring0 Nodes=node[01-04],node08,node07\n"
+                                 "RingName=ring1 Nodes=node12,node[09-11]\n");
+    CU_ASSERT_EQUAL_FATAL(r.rc, TRD_OK);
+    tree_shape(r.t, shape, sizeof shape);
+    CU_ASSERT_STRING_EQUAL(shape, "ring0..ring1< ring0<ring0..ring1 ring1<ring0..ring1");
+    static const char *const order[] = {"node01", "node02", "node03", "node04", "node08",
+                                        "node07", "node12", "node09", "node10", "node11"};
+    CU_ASSERT_EQUAL_FATAL(trd_topo_nnodes(r.t), 10);
+    for (int i = 0; i < 10; i++)
+        CU_ASSERT_STRING_EQUAL(trd_topo_node_name(r.t, i), order[i]);
+    trd_test_release(&r);
+
+    r = read_as("topology.conf", "RingName=solo Nodes=a[1-16]\n");
+    CU_ASSERT_EQUAL_FATAL(r.rc, TRD_OK);
+    CU_ASSERT_EQUAL(trd_topo_nswitches(r.t), 1);
+    CU_ASSERT_STRING_EQUAL(trd_topo_name(r.t), "solo");
+    trd_test_release(&r);
+}
+
+static void test_plugin_errors(void)
+{
+    EXPECT_ERRORS("BlockName=b1\n", "topology.conf:1:1: error: expected Nodes on a BlockName line");
+    EXPECT_ERRORS("RingName=r0 Nodes=a[1-17]\n",
+                  "topology.conf:1:19: error: ring 'r0' has 17 nodes, more than the 16 Slurm "
+                  "allows");
+    EXPECT_ERRORS("SwitchName=s0 Nodes=a[1-2]\nBlockName=b1 Nodes=b[1-2]\n",
+                  "topology.conf:2:1: error: BlockName is topology/block, but line 1 made this a "
+                  "topology/tree file");
+    EXPECT_ERRORS("RingName=r0 Nodes=a1\nBlockSizes=4\n",
+                  "topology.conf:2:1: error: BlockSizes is topology/block, but line 1 made this a "
+                  "topology/ring file");
+    EXPECT_ERRORS("BlockName=b1 SwitchName=s1 Nodes=a1\n",
+                  "topology.conf:1:14: error: 'SwitchName' cannot share a line with 'BlockName'");
+    EXPECT_ERRORS("BlockName=b1 Nodes=a1 Switches=s2\n",
+                  "topology.conf:1:23: error: 'Switches' does not belong on a BlockName line");
+    EXPECT_ERRORS("BlockSizes=2 Nodes=a1\n",
+                  "topology.conf:1:14: error: 'Nodes' does not belong on a BlockSizes line");
+    EXPECT_ERRORS("BlockName=b[1-2] Nodes=a1\n",
+                  "topology.conf:1:11: error: expected one block name, got 'b[1-2]'");
+    EXPECT_ERRORS("BlockName=b1 Nodes=a[1-4]\nBlockSizes=4,x6\n",
+                  "topology.conf:2:14: error: expected a positive whole number of nodes in "
+                  "BlockSizes, got 'x6'");
+    EXPECT_ERRORS("BlockName=b1 Nodes=a[1-4]\nBlockSizes=4,12\n",
+                  "topology.conf:2:14: error: BlockSizes 12 is not the base block size 4 times a "
+                  "power of two");
+    EXPECT_ERRORS("BlockName=b1 Nodes=a[1-4]\nBlockSizes=4,6\n",
+                  "topology.conf:2:14: error: BlockSizes 6 is not the base block size 4 times a "
+                  "power of two");
+    EXPECT_ERRORS("BlockName=b1 Nodes=a[1-4]\nBlockSizes=4,16,8\n",
+                  "topology.conf:2:17: error: BlockSizes 8 is not larger than 16 before it");
+    EXPECT_ERRORS("BlockName=b1 Nodes=a[1-4]\nBlockSizes=1,65536\n",
+                  "topology.conf:2:14: error: BlockSizes 65536 is more than 2^15 base blocks of 1 "
+                  "nodes");
+    EXPECT_ERRORS("BlockName=b1 Nodes=a[1-4]\nBlockSizes=4\nBlockSizes=4\n",
+                  "topology.conf:3:1: error: BlockSizes is already given at line 2");
+    EXPECT_ERRORS("BlockName=b1 Nodes=a[1-4]\nBlockName=b2 Nodes=a[5-7]\n",
+                  "topology.conf:2:11: error: block 'b2' has 3 nodes, fewer than the base block "
+                  "size 4");
+    EXPECT_ERRORS("BlockSizes=4\n", "topology.conf:1:12: error: BlockSizes without any block");
+    EXPECT_ERRORS("BlockName=b1 Nodes=a[1-2]\nBlockName=b1 Nodes=a[3-4]\n",
+                  "topology.conf:2:11: error: switch 'b1' is already defined at line 1");
+    EXPECT_ERRORS("RingName=r0 Nodes=a[1-2]\nRingName=r1 Nodes=a2\n",
+                  "topology.conf:2:19: error: node 'a2' is already attached to switch 'r0'");
+}
+
 int main(void)
 {
     static const trd_test_case tests[] = {
@@ -264,6 +414,9 @@ int main(void)
         {"too many errors", test_too_many},
         {"names resolved at finalize", test_finalize_errors},
         {"truncated and damaged files", test_robust},
+        {"topology/block: levels, default sizes", test_block},
+        {"topology/ring: ring order", test_ring},
+        {"topology/block and topology/ring errors", test_plugin_errors},
     };
     return trd_test_main("slurm", tests, TRD_NTESTS(tests));
 }
