@@ -10,6 +10,10 @@
 # bench_pieces (--lib, --lib) and timed in the same run, interleaved call by
 # call with the MPI library's: the tables add old_us and new/old, NEW's time
 # over OLD's, to show that a change to the runtime is no slower.
+# Each CSV gets a PNG beside it (bench/plot.sh, when gnuplot is installed):
+# speed-up and bandwidth over the size, with the bounds and, for the
+# allreduce, the model's predicted time (treeduce-gen local --predict, kept
+# as predict-HOST.csv).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$top/build}
@@ -67,3 +71,18 @@ else
 fi
 echo
 echo "CSV: $csv $pcsv${perscsv:+ $perscsv}"
+# the pictures: a bench that ran is not failed by a missing or failed plot
+if command -v gnuplot >/dev/null; then
+    pred=
+    if [ -z "$old" ]; then
+        pred=$top/bench/results/predict-$host.csv
+        max=$(awk -F, 'NR > 1 && $3 + 0 > m { m = $3 + 0 } END { print m + 0 }' "$csv")
+        "$build/treeduce-gen" local --predict "$max" >"$pred" || pred=
+    fi
+    sh "$top/bench/plot.sh" ${pred:+--predict "$pred"} "$csv" || echo "bench/run.sh: ${csv%.csv}.png not written" >&2
+    for f in "$pcsv" $perscsv; do
+        sh "$top/bench/plot.sh" "$f" || echo "bench/run.sh: ${f%.csv}.png not written" >&2
+    done
+else
+    echo "gnuplot not found: PNGs skipped (apt-get install gnuplot-nox)"
+fi

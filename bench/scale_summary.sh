@@ -6,7 +6,8 @@
 #   results; and per case and size the Spearman rank correlation between the
 #   model's predicted times (treeduce-gen --predict) and the simulated ones
 #   over the forced treeduce algorithms.
-#   scale.png: speed-up of auto over the best built-in per case (gnuplot).
+#   scale.png: bench/plot.sh of scale.csv (gnuplot): speed-up of auto over
+#   the best correct built-in per case, their bandwidths and the model's.
 #   bench/scale_summary.sh DIR
 set -eu
 dir=$1
@@ -67,20 +68,7 @@ END {
 }' "$dir/scale.csv"
 cat "$dir/summary.txt"
 if command -v gnuplot >/dev/null; then
-    awk -F, 'NR > 1 && $6 != "-" { print $1, $2, $6 }' "$dir/summary.csv" >"$dir/speedup.dat"
-    cases=$(cut -d' ' -f1 "$dir/speedup.dat" | uniq)
-    {
-        echo "set terminal pngcairo size 900,520 noenhanced"
-        echo "set output '$dir/scale.png'"
-        echo "set title 'treeduce auto against the best SMPI built-in allreduce (simulated)'"
-        echo "set logscale x 2; set xlabel 'message size (bytes)'"
-        echo "set ylabel 'speed-up: best built-in time / auto time'; set grid"
-        echo "set key outside right; set yrange [0:*]"
-        printf "plot 1 title 'equal' lw 1 dt 2 lc 'black'"
-        for c in $cases; do
-            printf ", '< grep \"^%s \" %s/speedup.dat' using 2:3 with linespoints lw 2 title '%s'" \
-                "$c" "$dir" "$c"
-        done
-        echo
-    } | gnuplot && echo "wrote $dir/scale.png"
+    sh "$(dirname "$0")/plot.sh" "$dir/scale.csv"
+else
+    echo "gnuplot not found: $dir/scale.png not written"
 fi
