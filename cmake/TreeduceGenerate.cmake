@@ -43,7 +43,7 @@ function(treeduce_generate)
     VERBATIM)
   treeduce_add_library(${TG_NAME} "${TG_OUTPUT_DIR}")
   if(TRD_DOT_EXECUTABLE) # the machine graph as SVG (Graphviz found)
-    treeduce_render_dot(${TG_NAME} "${TG_OUTPUT_DIR}" "${CMAKE_CURRENT_BINARY_DIR}" "${deps}" "${topo}"
+    treeduce_render_dot(${TG_NAME} "${TG_OUTPUT_DIR}" "${CMAKE_CURRENT_BINARY_DIR}" ${gen} "${deps}" "${topo}"
                         --name ${TG_NAME} ${TG_OPTIONS})
   endif()
 endfunction()
@@ -64,18 +64,18 @@ function(treeduce_add_library name dir)
   target_link_libraries(treeduce_${name} PUBLIC treeduce::runtime)
 endfunction()
 
-# treeduce_render_dot(<name> <dir> <working dir> <depends> <treeduce-gen args>...):
+# treeduce_render_dot(<name> <dir> <working dir> <generator target> <depends> <treeduce-gen args>...):
 # <dir>/<name>.dot, treeduce-gen's --dot picture of the machine (switch tree
 # and ring), and <dir>/<name>.svg rendered from it by Graphviz's dot, both
 # built with ALL (target treeduce_<name>_svg).  Only with TRD_DOT_EXECUTABLE.
 find_program(TRD_DOT_EXECUTABLE dot DOC "Graphviz dot: renders the machines' --dot graphs to SVG")
-function(treeduce_render_dot name dir workdir depends)
+function(treeduce_render_dot name dir workdir gen depends)
   set(dot "${dir}/${name}.dot")
   set(svg "${dir}/${name}.svg")
   add_custom_command(
     OUTPUT "${dot}" "${svg}"
     COMMAND "${CMAKE_COMMAND}" -E make_directory "${dir}"
-    COMMAND $<TARGET_FILE:treeduce-gen> ${ARGN} --dot "${dot}"
+    COMMAND $<TARGET_FILE:${gen}> ${ARGN} --dot "${dot}"
     COMMAND "${TRD_DOT_EXECUTABLE}" -Tsvg -o "${svg}" "${dot}"
     DEPENDS ${depends}
     WORKING_DIRECTORY "${workdir}"

@@ -65,6 +65,12 @@ cmake)
         echo "the build did not run $prefix/bin/treeduce-gen" >&2
         exit 1
     fi
+    # with Graphviz, the machine's picture, drawn by the installed generator too
+    if grep -q '^TRD_DOT_EXECUTABLE:FILEPATH=/' "$work/CMakeCache.txt" &&
+        ! grep -q '<svg' "$work/treeduce_pair/pair.svg"; then
+        echo "Graphviz was found but $work/treeduce_pair/pair.svg is not an SVG" >&2
+        exit 1
+    fi
     run_consumer "$mpiexec" "$work/consumer"
     ;;
 pkgconfig)
