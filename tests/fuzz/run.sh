@@ -3,11 +3,14 @@
 # build (TREEDUCE_FUZZ=ON, in build-fuzz or $TRD_FUZZ_BUILD), then run each
 # libFuzzer harness of tests/fuzz/CMakeLists.txt (or only those named after
 # the time) for SECONDS_PER_READER seconds (default 60), one after the
-# other, one job each, from its seed corpus (tests/fuzz/corpus/NAME, read
+# other, one process each, from its seed corpus (tests/fuzz/corpus/NAME, read
 # only) and dictionary.  New corpus entries go to BUILD/fuzz/NAME/corpus,
 # crash, leak and timeout reproducers to BUILD/fuzz/NAME/ (crash-*, leak-*,
 # timeout-*), the log to BUILD/fuzz/NAME/log.  Prints executions, coverage
-# and wall time per harness; exits 1 when any harness found something.
+# and wall time per harness; exits 1 when any harness found something.  An
+# input counts as a hang after TRD_FUZZ_TIMEOUT seconds (default 20): the
+# readers take machines of up to 2^20 nodes, which take about 5 s under the
+# sanitizers on an idle core.
 #   tests/fuzz/run.sh [SECONDS_PER_READER [NAME...]]
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -15,6 +18,7 @@ secs=${1:-60}
 shift || true
 build=${TRD_FUZZ_BUILD:-$src/build-fuzz}
 cc=${CC:-clang}
+timeout=${TRD_FUZZ_TIMEOUT:-20}
 
 cmake -S "$src" -B "$build" -DCMAKE_C_COMPILER="$cc" -DTREEDUCE_FUZZ=ON -DTREEDUCE_TESTS=OFF \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$build.configure.log" 2>&1 ||
@@ -36,8 +40,8 @@ for h in "${names[@]}"; do
     [ -f "$src/tests/fuzz/$h.dict" ] && dict=(-dict="$src/tests/fuzz/$h.dict")
     start=$(date +%s)
     rc=0
-    "$build/tests/fuzz/fuzz_$h" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-        -max_len=8192 -jobs=1 -workers=1 -print_final_stats=1 -artifact_prefix="$out/" \
+    "$build/tests/fuzz/fuzz_$h" -max_total_time="$secs" -timeout="$timeout" -rss_limit_mb=2048 \
+        -max_len=8192 -print_final_stats=1 -artifact_prefix="$out/" \
         "${dict[@]}" "$out/corpus" "$src/tests/fuzz/corpus/$h" >"$out/log" 2>&1 || rc=$?
     wall=$(($(date +%s) - start))
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$out/log" | tail -1)
