@@ -44,9 +44,9 @@ for h in "${names[@]}"; do
         -max_len=8192 -print_final_stats=1 -artifact_prefix="$out/" \
         "${dict[@]}" "$out/corpus" "$src/tests/fuzz/corpus/$h" >"$out/log" 2>&1 || rc=$?
     wall=$(($(date +%s) - start))
-    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$out/log" | tail -1)
-    cov=$(grep -oE 'cov: [0-9]+' "$out/log" | tail -1 | cut -d' ' -f2)
-    corp=$(grep -oE 'corp: [0-9]+' "$out/log" | tail -1 | cut -d' ' -f2)
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$out/log" | tail -1 || true)
+    cov=$(grep -oE 'cov: [0-9]+' "$out/log" | tail -1 | cut -d' ' -f2 || true)
+    corp=$(grep -oE 'corp: [0-9]+' "$out/log" | tail -1 | cut -d' ' -f2 || true)
     result=ok
     if [ "$rc" -ne 0 ]; then
         result="FAILED (exit $rc): $(grep -m1 -E '^==[0-9]+==ERROR|SUMMARY|ALARM|out-of-memory' "$out/log" || true)"
