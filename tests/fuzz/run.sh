@@ -20,10 +20,11 @@ build=${TRD_FUZZ_BUILD:-$src/build-fuzz}
 cc=${CC:-clang}
 timeout=${TRD_FUZZ_TIMEOUT:-20}
 
+mkdir -p "$build"
 cmake -S "$src" -B "$build" -DCMAKE_C_COMPILER="$cc" -DTREEDUCE_FUZZ=ON -DTREEDUCE_TESTS=OFF \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$build.configure.log" 2>&1 ||
-    { cat "$build.configure.log"; exit 2; }
-cmake --build "$build" -j2 >"$build.build.log" 2>&1 || { tail -40 "$build.build.log"; exit 2; }
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$build/configure.log" 2>&1 ||
+    { cat "$build/configure.log"; exit 2; }
+cmake --build "$build" -j2 >"$build/build.log" 2>&1 || { tail -40 "$build/build.log"; exit 2; }
 
 if [ $# -gt 0 ]; then
     names=("$@")
