@@ -56,7 +56,8 @@ for h in "${names[@]}"; do
     printf '%-10s %8s %10s %8s %6s %7s  %s\n' "$h" "$wall" "${execs:-?}" \
         "$(( ${execs:-0} / (wall > 0 ? wall : 1) ))" "${cov:-?}" "${corp:-?}" "$result"
     if [ "$rc" -ne 0 ]; then
-        ls "$out"/crash-* "$out"/leak-* "$out"/timeout-* "$out"/oom-* 2>/dev/null | sed 's/^/  reproducer: /'
+        (ls "$out"/crash-* "$out"/leak-* "$out"/timeout-* "$out"/oom-* 2>/dev/null || true) |
+            sed "s/^/  reproducer: /"
         grep -A12 -m1 -E '^==[0-9]+==ERROR|runtime error' "$out/log" | sed 's/^/  /' || true
     fi
 done
