@@ -28,7 +28,11 @@
 /* The PUs desc describes: the product of its levels' arities ("package:2
  * core:8" -> 16; a bare number is an arity too; memory children in brackets
  * and attributes in parentheses are skipped).  Stops counting above
- * TRD_SYNTHETIC_MAX_PUS and returns that + 1 then. */
+ * TRD_SYNTHETIC_MAX_PUS and returns that + 1 then; returns
+ * TRD_SYNTHETIC_UNCLOSED where a '(' or '[' is never closed, which would
+ * hide every arity after it from this count but not from hwloc ("pack(ge:100000
+ * core:100000" kept hwloc busy for more than 30 s). */
+#define TRD_SYNTHETIC_UNCLOSED (~0ull)
 static unsigned long long synthetic_pus(const char *desc)
 {
     unsigned long long n = 1;
@@ -47,12 +51,16 @@ static unsigned long long synthetic_pus(const char *desc)
                 depth--;
             p++;
         }
+        if (depth > 0)
+            return TRD_SYNTHETIC_UNCLOSED;
         if (*tok == '[')
             continue; /* a memory child: no arity */
+        /* the arity follows the first ':' outside parentheses: hwloc takes
+         * "package(x):100000" as 100,000 packages */
         const char *num = tok;
-        while (num < p && *num != ':' && *num != '(')
-            num++;
-        num = num < p && *num == ':' ? num + 1 : tok;
+        for (int d = 0; num < p && (d > 0 || *num != ':'); num++)
+            d += *num == '(' ? 1 : *num == ')' && d > 0 ? -1 : 0;
+        num = num < p ? num + 1 : tok;
         if (!isdigit((unsigned char)*num))
             continue; /* not an arity hwloc would take: let it refuse */
         unsigned long long a = 0;
@@ -113,6 +121,11 @@ static int load_source(hwloc_topology_t topo, const char *kind, const char *arg,
                        size_t errlen)
 {
     if (strcmp(kind, "synthetic") == 0) {
+        if (arg != NULL && synthetic_pus(arg) == TRD_SYNTHETIC_UNCLOSED) {
+            snprintf(err, errlen, "synthetic description '%s' has a '(' or '[' that is not closed",
+                     arg);
+            return -1;
+        }
         if (arg != NULL && synthetic_pus(arg) > TRD_SYNTHETIC_MAX_PUS) {
             snprintf(err, errlen,
                      "synthetic description '%s' has more than %d cores, more than hwloc builds "

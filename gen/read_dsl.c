@@ -743,7 +743,8 @@ static void map_finish(trd_dsl_ctx *ctx)
     const trd_dsl_stmt *p = m->stmts;
     for (int i = 0; i < m->nblocks; i++) {
         m->blocks[i].stmts = p;
-        p += m->blocks[i].nstmts;
+        if (p) /* NULL when no block has a statement: NULL + 0 is undefined */
+            p += m->blocks[i].nstmts;
     }
 }
 

@@ -642,6 +642,36 @@ static void test_map(void)
     trd_diag_destroy(d);
 }
 
+/* The source map of a text whose only block has no statement: the block with
+ * none (the map has no statement at all, and its blocks point nowhere; found
+ * by tests/fuzz/fuzz_dsl, which saw NULL + 0 here).  Finalize then finds the
+ * switch without a link. */
+static void test_map_empty_block(void)
+{
+    static const char text[] = "switch s0 {\n}\n";
+    trd_topo_t t;
+    trd_diag *d = trd_diag_create();
+    trd_dsl_map *m = NULL;
+    CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
+    CU_ASSERT_EQUAL_FATAL(trd_read_dsl_string_map(t, d, "e.topo", text, strlen(text), &m), TRD_OK);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    CU_ASSERT_EQUAL(m->nstmts, 0);
+    CU_ASSERT_EQUAL_FATAL(m->nblocks, 1);
+    CU_ASSERT_STRING_EQUAL(m->blocks[0].kind, "switch");
+    CU_ASSERT_STRING_EQUAL(m->blocks[0].name, "s0");
+    CU_ASSERT_EQUAL(m->blocks[0].kw_off, 0);
+    CU_ASSERT_EQUAL(m->blocks[0].close, 12);
+    CU_ASSERT_EQUAL(m->blocks[0].nstmts, 0);
+    trd_dsl_map_free(m);
+    CU_ASSERT_EQUAL(trd_topo_finalize(t, d), TRD_ERR_INPUT);
+    CU_ASSERT_EQUAL_FATAL(trd_diag_count(d), 1);
+    CU_ASSERT_STRING_EQUAL(
+        trd_diag_message(d, 0),
+        "e.topo:1:8: error: switch 's0' has no link and no default link is given");
+    trd_topo_destroy(t);
+    trd_diag_destroy(d);
+}
+
 /* Every prefix of a good file, and the file with any one byte replaced by
  * '}', reads without a crash and either succeeds or reports an error; a
  * source map comes with success only, and its offsets lie in the text. */
@@ -698,6 +728,7 @@ int main(void)
         {"names resolved at finalize", test_finalize_errors},
         {"truncated and damaged files", test_robust},
         {"source map: byte ranges of blocks and statements", test_map},
+        {"source map: a block without statements", test_map_empty_block},
     };
     return trd_test_main("dsl", tests, TRD_NTESTS(tests));
 }

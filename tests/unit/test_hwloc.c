@@ -97,6 +97,19 @@ static void test_synthetic_errors(void)
                  "synthetic description 'package:2(indexes=0,1) [numa(memory=1000)] "
                  "core:99999999999999999999' has more than 4096 cores, more than hwloc builds in "
                  "good time; give the node's package and core counts instead");
+    /* hwloc takes attributes before the ':' ("package(x):100000" is 100,000
+     * packages), and a '(' never closed hid every arity after it from the
+     * count but not from hwloc (tests/fuzz/fuzz_xml: more than 30 s). */
+    expect_error("synthetic", "package(x):100000 core:1",
+                 "synthetic description 'package(x):100000 core:1' has more than 4096 cores, "
+                 "more than hwloc builds in good time; give the node's package and core counts "
+                 "instead");
+    expect_error("synthetic", "pack(ge:100000 core:100000",
+                 "synthetic description 'pack(ge:100000 core:100000' has a '(' or '[' that is "
+                 "not closed");
+    expect_error("synthetic", "package:2 [numa core:4",
+                 "synthetic description 'package:2 [numa core:4' has a '(' or '[' that is not "
+                 "closed");
 }
 
 /* The largest synthetic node read through hwloc. */

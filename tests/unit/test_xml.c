@@ -295,6 +295,14 @@ static void test_malformed(void)
         "m.xml:4:34: error: synthetic description 'package:100000 core:100000' has more than 4096 "
         "cores, more than hwloc builds in good time; give the node's package and core counts "
         "instead");
+    /* Found by tests/fuzz/fuzz_xml: hwloc read the arities past the '(' that
+     * is never closed, which the count of cores did not (more than 30 s). */
+    EXPECT_ERRORS(
+        HEAD LINK
+        "  <nodetype name=\"pc\" synthetic=\"pack(ge:100000 core:100000\"/>\n"
+        "  <switch name=\"r\" link=\"eth\"><nodes names=\"n1\" type=\"pc\"/></switch>\n" TAIL,
+        "m.xml:4:34: error: synthetic description 'pack(ge:100000 core:100000' has a '(' or '[' "
+        "that is not closed");
     EXPECT_ERRORS(HEAD LINK TYPE "  <switch name=\"r\" link=\"eth\">\n"
                                  "    <nodes names=\"n[9223372036854775808]\" type=\"pc\"/>\n"
                                  "  </switch>\n" TAIL,

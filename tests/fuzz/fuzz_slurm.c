@@ -1,0 +1,9 @@
+/* libFuzzer harness: Slurm topology.conf (trd_read_slurm_string) with the
+ * link and node type treeduce-gen gives by default, then finalize and plan
+ * (fuzz_common.h). */
+#include "fuzz_common.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    return trd_fuzz_reader(trd_read_slurm_string, TRD_FUZZ_DIR "/topology.conf", data, size);
+}
