@@ -4,14 +4,17 @@
 #   check_install.sh install BUILD PREFIX LIBDIR
 #       cmake --install BUILD --prefix PREFIX (emptied first) and check that
 #       every file a consumer needs is there
-#   check_install.sh cmake PREFIX WORK MPICC MPIEXEC
+#   check_install.sh cmake PREFIX WORK MPICC MPIEXEC [TOPOLOGY]
 #       configure and build cmake_consumer/ in WORK with find_package(treeduce)
 #       (CMAKE_PREFIX_PATH=PREFIX), then run its program on 2 ranks
-#   check_install.sh pkgconfig PREFIX WORK MPICC MPIEXEC LIBDIR PKG_CONFIG MAKE
+#   check_install.sh pkgconfig PREFIX WORK MPICC MPIEXEC LIBDIR PKG_CONFIG MAKE [TOPOLOGY]
 #       build pkgconfig_consumer/Makefile in WORK with PREFIX's treeduce-gen and
 #       pkg-config only, then run its program on 2 ranks
 #
-# The program runs on 2 ranks placed on the 2 nodes of pair.topo
+# TOPOLOGY (default pair.topo) is the machine the consumer generates for, in
+# any format treeduce-gen reads (pair.yaml: Slurm's topology.yaml; pair.ibnet:
+# ibnetdiscover output); each is the same machine "pair" of two nodes.
+# The program runs on 2 ranks placed on the 2 nodes of the machine
 # (TREEDUCE_HOSTS=n0,n1) with TREEDUCE_VERBOSE=2, so that treeduce's
 # MPI_Allreduce names the algorithm it ran; it prints "consumer: ok" when every
 # result equals PMPI_Allreduce's.  Nothing is written outside PREFIX and WORK.
@@ -52,16 +55,17 @@ install)
     echo "installed into $prefix"
     ;;
 cmake)
-    prefix=$1 work=$2 mpicc=$3 mpiexec=$4
+    prefix=$1 work=$2 mpicc=$3 mpiexec=$4 topo=${5:-$here/pair.topo}
     rm -rf "$work"
     cmake -S "$here/cmake_consumer" -B "$work" -DCMAKE_PREFIX_PATH="$prefix" \
-        -DMPI_C_COMPILER="$mpicc" -DMPIEXEC_EXECUTABLE="$mpiexec" -DCMAKE_BUILD_TYPE=Release
+        -DMPI_C_COMPILER="$mpicc" -DMPIEXEC_EXECUTABLE="$mpiexec" -DCMAKE_BUILD_TYPE=Release \
+        -DTOPOLOGY="$topo"
     status=0
     cmake --build "$work" --verbose >"$work/build.log" 2>&1 || status=$?
     cat "$work/build.log"
     [ $status -eq 0 ]
     # generated at build time, by the installed generator
-    if ! grep -F "$prefix/bin/treeduce-gen $here/pair.topo -o" "$work/build.log" >/dev/null; then
+    if ! grep -F "$prefix/bin/treeduce-gen $topo -o" "$work/build.log" >/dev/null; then
         echo "the build did not run $prefix/bin/treeduce-gen" >&2
         exit 1
     fi
@@ -74,14 +78,14 @@ cmake)
     run_consumer "$mpiexec" "$work/consumer"
     ;;
 pkgconfig)
-    prefix=$1 work=$2 mpicc=$3 mpiexec=$4 libdir=$5 pkgconfig=$6 make=$7
+    prefix=$1 work=$2 mpicc=$3 mpiexec=$4 libdir=$5 pkgconfig=$6 make=$7 topo=${8:-$here/pair.topo}
     rm -rf "$work"
     mkdir -p "$work"
     PKG_CONFIG_PATH="$prefix/$libdir/pkgconfig"
     export PKG_CONFIG_PATH
     echo "== pkg-config --cflags --libs treeduce: $("$pkgconfig" --cflags --libs treeduce)"
     "$make" -C "$work" -f "$here/pkgconfig_consumer/Makefile" \
-        TREEDUCE_GEN="$prefix/bin/treeduce-gen" MPICC="$mpicc" PKG_CONFIG="$pkgconfig"
+        TREEDUCE_GEN="$prefix/bin/treeduce-gen" MPICC="$mpicc" PKG_CONFIG="$pkgconfig" TOPOLOGY="$topo"
     run_consumer "$mpiexec" "$work/consumer"
     ;;
 *)
