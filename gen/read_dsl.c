@@ -800,23 +800,16 @@ int trd_read_dsl_string_map(trd_topo_t t, trd_diag *d, const char *filename, con
     memset(&ctx, 0, sizeof ctx);
     ctx.t = t;
     ctx.d = d;
-    ctx.file = trd_diag_intern(d, filename);
-    ctx.tok_end = (trd_loc){ctx.file, 1, 1};
-    if (trd_topo_set_source(t, ctx.file) != TRD_OK)
-        return TRD_ERR_NOMEM;
     int before = trd_diag_count(d);
-    if (!text)
-        text = "";
-    if (len > INT_MAX / 2) {
-        trd_diag_error(d, (trd_loc){ctx.file, 0, 0}, "file is too large");
-        return TRD_ERR_INPUT;
-    }
+    int rc = trd__reader_begin(t, d, filename, &text, len, &ctx.file);
+    if (rc != TRD_OK)
+        return rc;
+    ctx.tok_end = (trd_loc){ctx.file, 1, 1};
     if (map && !(ctx.map = calloc(1, sizeof *ctx.map)))
         return TRD_ERR_NOMEM;
-    trd_diag_add_source(d, ctx.file, text, len);
     ctx.dir = dir_of(&ctx, filename);
 
-    int rc = trd__dsl_parse_text(&ctx, text, len);
+    rc = trd__dsl_parse_text(&ctx, text, len);
     emit_msgs(&ctx);
     clear_block(&ctx);
     free(ctx.items);
@@ -870,6 +863,22 @@ char *trd_read_text(const char *path, size_t *len)
     fclose(f);
     *len = n;
     return text;
+}
+
+int trd__reader_begin(trd_topo_t t, trd_diag *d, const char *filename, const char **text,
+                      size_t len, const char **file)
+{
+    *file = trd_diag_intern(d, filename);
+    if (trd_topo_set_source(t, *file) != TRD_OK)
+        return TRD_ERR_NOMEM;
+    if (*text == NULL)
+        *text = "";
+    if (len > INT_MAX / 2) {
+        trd_diag_error(d, (trd_loc){*file, 0, 0}, "file is too large");
+        return TRD_ERR_INPUT;
+    }
+    trd_diag_add_source(d, *file, *text, len);
+    return TRD_OK;
 }
 
 int trd__read_file(trd_topo_t t, trd_diag *d, const char *path,

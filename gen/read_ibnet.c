@@ -713,17 +713,11 @@ out:
 int trd_read_ibnet_string(trd_topo_t t, trd_diag *d, const char *filename, const char *text,
                           size_t len)
 {
-    const char *file = trd_diag_intern(d, filename);
-    int before = trd_diag_count(d), rc;
-    if (trd_topo_set_source(t, file) != TRD_OK)
-        return TRD_ERR_NOMEM;
-    if (!text)
-        text = "";
-    if (len > INT_MAX / 2) {
-        trd_diag_error(d, (trd_loc){file, 0, 0}, "file is too large");
-        return TRD_ERR_INPUT;
-    }
-    trd_diag_add_source(d, file, text, len);
+    const char *file;
+    int before = trd_diag_count(d);
+    int rc = trd__reader_begin(t, d, filename, &text, len, &file);
+    if (rc != TRD_OK)
+        return rc;
     struct reader r = {t, d, file, NULL, 0, 0, NULL, 0, 0};
     rc = scan(&r, text, len);
     if (rc == TRD_OK && trd_diag_count(d) == before)

@@ -397,20 +397,14 @@ static int parse_line(trd_topo_t t, trd_diag *d, const char *file, const struct 
 int trd_read_slurm_string(trd_topo_t t, trd_diag *d, const char *filename, const char *text,
                           size_t len)
 {
-    const char *file = trd_diag_intern(d, filename);
-    int before = trd_diag_count(d), lineno = 1, rc = TRD_OK;
-    if (trd_topo_set_source(t, file) != TRD_OK)
-        return TRD_ERR_NOMEM;
+    const char *file;
+    int before = trd_diag_count(d), lineno = 1;
+    int rc = trd__reader_begin(t, d, filename, &text, len, &file);
+    if (rc != TRD_OK)
+        return rc;
     struct lline l = {0};
     struct state st = {0};
     size_t pos = 0;
-    if (!text)
-        text = "";
-    if (len > INT_MAX / 2) {
-        trd_diag_error(d, (trd_loc){file, 0, 0}, "file is too large");
-        return TRD_ERR_INPUT;
-    }
-    trd_diag_add_source(d, file, text, len);
     while (pos < len && rc == TRD_OK) {
         if (trd_diag_count(d) - before >= TRD_SLURM_MAX_ERRORS) {
             trd_diag_error(d, (trd_loc){file, lineno, 1},

@@ -193,6 +193,15 @@ int trd__slurm_rings(trd_topo_t t, trd_diag *d, const trd_slurm_group *r, int n)
  * NULL with errno set. */
 char *trd_read_text(const char *path, size_t *len);
 
+/** The start every *_string reader shares: filename interned into d as *file
+ * and made t's source, a NULL text taken as empty (*text = ""), a text over
+ * INT_MAX / 2 bytes refused (lines and columns are ints) and the text
+ * registered with trd_diag_add_source() so that messages quote its lines.
+ * \return TRD_OK; TRD_ERR_INPUT (reported to d as "file: error: file is too
+ *         large"); TRD_ERR_NOMEM. */
+int trd__reader_begin(trd_topo_t t, trd_diag *d, const char *filename, const char **text,
+                      size_t len, const char **file);
+
 /** Read the whole file at path and pass its text to read_string (one of the
  * *_string readers above).  A file that cannot be read is reported to d as
  * "path: error: cannot read file: <reason>".

@@ -168,4 +168,31 @@ static inline void trd_test_expect_errors_at(const trd_test_format *fmt, const c
     trd_test_expect_errors_at(fmt, __FILE__, __LINE__, text,                                       \
                               (const char *const[]){__VA_ARGS__, NULL})
 
+/* Every prefix of the good text, then the text with one byte replaced by
+ * each byte of damage in turn, at every position from the start: the reader
+ * must return TRD_OK or TRD_ERR_INPUT, the latter exactly when it reported
+ * a message, and never crash.  Returns the number of inputs that broke the
+ * rule (0 is a pass). */
+static inline int trd_test_robust(const trd_test_format *fmt, const char *text, const char *damage)
+{
+    size_t len = strlen(text), nd = strlen(damage);
+    char *buf = malloc(len + 1);
+    int bad = 0;
+    CU_ASSERT_FATAL(buf != NULL);
+    for (size_t k = 0; k <= (nd + 1) * len; k++) {
+        size_t n = k <= len ? k : len;
+        memcpy(buf, text, len);
+        if (k > len)
+            buf[(k - len - 1) / nd] = damage[(k - len - 1) % nd];
+        trd_test_result r = trd_test_fresh(fmt);
+        int rc = fmt->read(r.t, r.d, fmt->name, buf, n);
+        if ((rc != TRD_OK && rc != TRD_ERR_INPUT) ||
+            (rc == TRD_ERR_INPUT) != (trd_diag_count(r.d) > 0))
+            bad++;
+        trd_test_release(&r);
+    }
+    free(buf);
+    return bad;
+}
+
 #endif /* TRD_TEST_UTIL_H */
