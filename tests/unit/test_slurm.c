@@ -256,18 +256,6 @@ static void test_robust(void)
 
 /* ---- topology/block and topology/ring ---------------------------------- */
 
-/* The switches of t in DFS order as "name<parent" joined by spaces. */
-static void tree_shape(trd_topo_t t, char *buf, size_t len)
-{
-    size_t o = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < trd_topo_nswitches(t) && o < len; i++) {
-        int p = trd_topo_switch_parent(t, i);
-        o += (size_t)snprintf(buf + o, len - o, "%s%s<%s", i ? " " : "", trd_topo_switch_name(t, i),
-                              p < 0 ? "" : trd_topo_switch_name(t, p));
-    }
-}
-
 /* Slurm's example of topology.conf(5): four blocks of 32 nodes, BlockSizes
  * 30 (the base block size, in nodes) and 120 (four blocks). */
 static void test_block(void)
@@ -279,7 +267,7 @@ static void test_block(void)
                                                  "BlockName=block4 Nodes=node[97-128]\n"
                                                  "BlockSizes=30,120\n");
     CU_ASSERT_EQUAL_FATAL(r.rc, TRD_OK);
-    tree_shape(r.t, shape, sizeof shape);
+    trd_test_tree_shape(r.t, shape, sizeof shape);
     CU_ASSERT_STRING_EQUAL(shape, "block1..block4< block1<block1..block4 block2<block1..block4 "
                                   "block3<block1..block4 block4<block1..block4");
     CU_ASSERT_EQUAL(trd_topo_nnodes(r.t), 128);
@@ -297,7 +285,7 @@ static void test_block(void)
                                  "BlockName=b3 Nodes=n[5-6]\nBlockName=b4 Nodes=n[7-8]\n"
                                  "BlockName=b5 Nodes=n[9-11]\n");
     CU_ASSERT_EQUAL_FATAL(r.rc, TRD_OK);
-    tree_shape(r.t, shape, sizeof shape);
+    trd_test_tree_shape(r.t, shape, sizeof shape);
     CU_ASSERT_STRING_EQUAL(shape, "b1..b5< b1..b4<b1..b5 b1..b2<b1..b4 b1<b1..b2 b2<b1..b2 "
                                   "b3..b4<b1..b4 b3<b3..b4 b4<b3..b4 b5<b1..b5");
     CU_ASSERT_EQUAL(trd_topo_nnodes(r.t), 11);
@@ -340,7 +328,7 @@ static void test_ring(void)
     r = read_as("topology.conf", "RingName=ring0 Nodes=node[01-04],node08,node07\n"
                                  "RingName=ring1 Nodes=node12,node[09-11]\n");
     CU_ASSERT_EQUAL_FATAL(r.rc, TRD_OK);
-    tree_shape(r.t, shape, sizeof shape);
+    trd_test_tree_shape(r.t, shape, sizeof shape);
     CU_ASSERT_STRING_EQUAL(shape, "ring0..ring1< ring0<ring0..ring1 ring1<ring0..ring1");
     static const char *const order[] = {"node01", "node02", "node03", "node04", "node08",
                                         "node07", "node12", "node09", "node10", "node11"};

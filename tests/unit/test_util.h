@@ -168,6 +168,19 @@ static inline void trd_test_expect_errors_at(const trd_test_format *fmt, const c
     trd_test_expect_errors_at(fmt, __FILE__, __LINE__, text,                                       \
                               (const char *const[]){__VA_ARGS__, NULL})
 
+/* The switches of t in DFS order as "name<parent" joined by spaces into buf
+ * (len bytes; a root has nothing after its '<'). */
+static inline void trd_test_tree_shape(trd_topo_t t, char *buf, size_t len)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < trd_topo_nswitches(t) && o < len; i++) {
+        int p = trd_topo_switch_parent(t, i);
+        o += (size_t)snprintf(buf + o, len - o, "%s%s<%s", i ? " " : "", trd_topo_switch_name(t, i),
+                              p < 0 ? "" : trd_topo_switch_name(t, p));
+    }
+}
+
 /* Every prefix of the good text, then the text with one byte replaced by
  * each byte of damage in turn, at every position from the start: the reader
  * must return TRD_OK or TRD_ERR_INPUT, the latter exactly when it reported

@@ -29,18 +29,6 @@ static trd_test_result read_as(const char *text)
     return trd_test_read_as(&yaml, "topology.yaml", text);
 }
 
-/* The switches of t in DFS order as "name<parent" joined by spaces. */
-static void tree_shape(trd_topo_t t, char *buf, size_t len)
-{
-    size_t o = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < trd_topo_nswitches(t) && o < len; i++) {
-        int p = trd_topo_switch_parent(t, i);
-        o += (size_t)snprintf(buf + o, len - o, "%s%s<%s", i ? " " : "", trd_topo_switch_name(t, i),
-                              p < 0 ? "" : trd_topo_switch_name(t, p));
-    }
-}
-
 /* The example of topology.yaml(5), Slurm 25.05: topo1 is the cluster default. */
 static const char manual[] = "---\n"
                              "- topology: topo1\n"
@@ -78,7 +66,7 @@ static void test_tree(void)
     trd_test_result r = read_as(manual);
     CU_ASSERT_EQUAL_FATAL(r.rc, TRD_OK);
     CU_ASSERT_STRING_EQUAL(trd_topo_name(r.t), "topo1");
-    tree_shape(r.t, shape, sizeof shape);
+    trd_test_tree_shape(r.t, shape, sizeof shape);
     CU_ASSERT_STRING_EQUAL(shape, "sw_root< s1<sw_root s2<sw_root");
     CU_ASSERT_EQUAL_FATAL(trd_topo_nnodes(r.t), 4);
     CU_ASSERT_STRING_EQUAL(trd_topo_node_name(r.t, 2), "node03");
@@ -93,7 +81,7 @@ static void test_tree(void)
     r = read_as("[{topology: t, tree: {switches: [{switch: top, children: [a, b]},\n"
                 "  {switch: b, nodes: [x1, 'y[1-2]']}, {switch: a, nodes: z}]}}]\n");
     CU_ASSERT_EQUAL_FATAL(r.rc, TRD_OK);
-    tree_shape(r.t, shape, sizeof shape);
+    trd_test_tree_shape(r.t, shape, sizeof shape);
     CU_ASSERT_STRING_EQUAL(shape, "top< a<top b<top");
     CU_ASSERT_EQUAL_FATAL(trd_topo_nnodes(r.t), 4);
     CU_ASSERT_STRING_EQUAL(trd_topo_node_name(r.t, 0), "z");
@@ -121,7 +109,7 @@ static void test_block_ring(void)
                                 "  flat: true\n");
     CU_ASSERT_EQUAL_FATAL(r.rc, TRD_OK);
     CU_ASSERT_STRING_EQUAL(trd_topo_name(r.t), "blocks");
-    tree_shape(r.t, shape, sizeof shape);
+    trd_test_tree_shape(r.t, shape, sizeof shape);
     CU_ASSERT_STRING_EQUAL(shape, "b1..b4< b1..b2<b1..b4 b1<b1..b2 b2<b1..b2 b3..b4<b1..b4 "
                                   "b3<b3..b4 b4<b3..b4");
     CU_ASSERT_EQUAL(trd_topo_nnodes(r.t), 16);
