@@ -14,12 +14,15 @@ mkdir -p "$build"
 cmake -S "$src" -B "$build" -DCMAKE_C_COMPILER="${CC:-gcc}" -DTREEDUCE_SANITIZE=ON \
     -DTREEDUCE_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$build/configure.log" 2>&1 ||
     { cat "$build/configure.log"; exit 2; }
-# Every executable the unit and cli tests run, nothing that needs MPI.
+# Every executable the unit and cli tests run, nothing that needs MPI,
 targets=(treeduce-gen)
 for t in "$src"/tests/unit/test_*.c; do
     t=$(basename "$t" .c)
     grep -qE "\b$t\b" "$src/tests/CMakeLists.txt" && targets+=("$t")
 done
+# and the machines' pictures (Graphviz found), which cli.dot_svg.* check
+mapfile -t svgs < <(cmake --build "$build" --target help | grep -oE '\btreeduce_[A-Za-z0-9_]+_svg\b' | sort -u)
+targets+=("${svgs[@]}")
 cmake --build "$build" -j2 --target "${targets[@]}" >"$build/build.log" 2>&1 ||
     { tail -40 "$build/build.log"; exit 2; }
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1}
