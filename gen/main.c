@@ -347,35 +347,36 @@ static int read_input(const args *a, trd_topo_t t, trd_diag *d, char **intext, s
                 format = "hwloc";
             else
                 format = "xml";
-        } else {
-            size_t n = 0;
-            char *text = trd_read_text(a->input, &n);
-            format = text && trd_ibnet_detect(text, n) ? "ibnetdiscover" : "dsl";
-            free(text);
         }
+        /* any other name: ibnetdiscover output or the topology language, by
+         * the text, once it is read below */
     }
     if (trd_diag_count(d) > 0)
         return TRD_ERR_INPUT;
-    if (strcmp(format, "local") == 0)
+    if (format && strcmp(format, "local") == 0) {
         rc = trd_read_hwloc_machine(t, d, "local", NULL);
-    else if (!(*intext = trd_read_text(a->input, inlen)))
+    } else if (!(*intext = trd_read_text(a->input, inlen))) {
         trd_diag_error(d, (trd_loc){a->input, 0, 0}, "cannot read file: %s", strerror(errno));
-    else if (strcmp(format, "dsl") == 0)
-        rc = trd_read_dsl_string(t, d, a->input, *intext, *inlen);
-    else if (strcmp(format, "slurm") == 0)
-        rc = trd_read_slurm_string(t, d, a->input, *intext, *inlen);
-    else if (strcmp(format, "xml") == 0)
-        rc = trd_read_xml_string(t, d, a->input, *intext, *inlen);
-    else if (strcmp(format, "yaml") == 0)
-        rc = trd_read_yaml_string(t, d, a->input, *intext, *inlen);
-    else if (strcmp(format, "ibnetdiscover") == 0 || strcmp(format, "ibnet") == 0)
-        rc = trd_read_ibnet_string(t, d, a->input, *intext, *inlen);
-    else if (strcmp(format, "hwloc") == 0)
-        rc = trd_read_hwloc_machine(t, d, "xml", a->input);
-    else
-        trd_diag_error(d, cli,
-                       "--format '%s': expected dsl, xml, slurm, yaml, ibnetdiscover or hwloc",
-                       format);
+    } else {
+        if (!format)
+            format = trd_ibnet_detect(*intext, *inlen) ? "ibnetdiscover" : "dsl";
+        if (strcmp(format, "dsl") == 0)
+            rc = trd_read_dsl_string(t, d, a->input, *intext, *inlen);
+        else if (strcmp(format, "slurm") == 0)
+            rc = trd_read_slurm_string(t, d, a->input, *intext, *inlen);
+        else if (strcmp(format, "xml") == 0)
+            rc = trd_read_xml_string(t, d, a->input, *intext, *inlen);
+        else if (strcmp(format, "yaml") == 0)
+            rc = trd_read_yaml_string(t, d, a->input, *intext, *inlen);
+        else if (strcmp(format, "ibnetdiscover") == 0 || strcmp(format, "ibnet") == 0)
+            rc = trd_read_ibnet_string(t, d, a->input, *intext, *inlen);
+        else if (strcmp(format, "hwloc") == 0)
+            rc = trd_read_hwloc_machine(t, d, "xml", a->input);
+        else
+            trd_diag_error(d, cli,
+                           "--format '%s': expected dsl, xml, slurm, yaml, ibnetdiscover or hwloc",
+                           format);
+    }
     if (rc == TRD_OK && trd_diag_count(d) == 0)
         rc = trd_topo_finalize(t, d);
     return rc == TRD_OK && trd_diag_count(d) > 0 ? TRD_ERR_INPUT : rc;
