@@ -121,12 +121,13 @@ static int load_source(hwloc_topology_t topo, const char *kind, const char *arg,
                        size_t errlen)
 {
     if (strcmp(kind, "synthetic") == 0) {
-        if (arg != NULL && synthetic_pus(arg) == TRD_SYNTHETIC_UNCLOSED) {
+        unsigned long long pus = arg != NULL ? synthetic_pus(arg) : 0;
+        if (pus == TRD_SYNTHETIC_UNCLOSED) {
             snprintf(err, errlen, "synthetic description '%s' has a '(' or '[' that is not closed",
                      arg);
             return -1;
         }
-        if (arg != NULL && synthetic_pus(arg) > TRD_SYNTHETIC_MAX_PUS) {
+        if (pus > TRD_SYNTHETIC_MAX_PUS) {
             snprintf(err, errlen,
                      "synthetic description '%s' has more than %d cores, more than hwloc builds "
                      "in good time; give the node's package and core counts instead",
