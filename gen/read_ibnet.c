@@ -53,6 +53,7 @@
  *     parent is not higher).
  */
 #include "readers.h"
+#include "util.h"
 
 #include <ctype.h>
 #include <limits.h>
@@ -90,7 +91,7 @@ struct adj {
 struct sw {
     struct adj *adj;
     int nadj, cap;
-    int nhosts, h, parent, depth, keep;
+    int nhosts, keep;
     double up_gbps, link_gbps;
     char *name;
 };
@@ -104,19 +105,6 @@ struct reader {
     struct port *ports;
     int nports, capports;
 };
-
-static int grow(void **v, int *cap, int n, size_t size)
-{
-    if (n < *cap)
-        return 0;
-    int ncap = *cap ? 2 * *cap : 64;
-    void *nv = realloc(*v, (size_t)ncap * size);
-    if (!nv)
-        return -1;
-    *v = nv;
-    *cap = ncap;
-    return 0;
-}
 
 static const char *skip_blank(const char *p)
 {
@@ -232,7 +220,7 @@ static int header(struct reader *r, const char *s, int lineno, const char *kw)
     }
     if (!desc && !oom)
         desc = strdup("");
-    if (!desc || grow((void **)&r->devs, &r->capdevs, r->ndevs, sizeof *r->devs)) {
+    if (!desc || trd__grow((void **)&r->devs, &r->capdevs, r->ndevs + 1, sizeof *r->devs)) {
         free(id);
         free(desc);
         return -3;
@@ -315,7 +303,7 @@ static int port_line(struct reader *r, const char *s, int lineno, int dev)
         free(rdesc);
         return -1;
     }
-    if (grow((void **)&r->ports, &r->capports, r->nports, sizeof *r->ports)) {
+    if (trd__grow((void **)&r->ports, &r->capports, r->nports + 1, sizeof *r->ports)) {
         free(remote);
         free(rdesc);
         return -3;
@@ -446,7 +434,7 @@ static int add_adj(struct sw *s, int to, double gbps)
             s->adj[i].gbps += gbps;
             return 0;
         }
-    if (grow((void **)&s->adj, &s->cap, s->nadj, sizeof *s->adj))
+    if (trd__grow((void **)&s->adj, &s->cap, s->nadj + 1, sizeof *s->adj))
         return -1;
     s->adj[s->nadj++] = (struct adj){to, gbps};
     return 0;
@@ -496,6 +484,27 @@ static char *switch_name(const struct reader *r, int dev)
     return strdup(r->devs[dev].id);
 }
 
+/* Breadth first from the switches queue[0..qt), whose dist is set (every
+ * other dist -1): the dist of every switch reached, in hops, and its parent
+ * (the switch it was reached from, neighbours in port order; parent may be
+ * NULL).  The search order is left in queue; returns its length. */
+static int bfs(const struct sw *sw, int *queue, int qt, int *dist, int *parent)
+{
+    for (int qh = 0; qh < qt; qh++) {
+        int s = queue[qh];
+        for (int j = 0; j < sw[s].nadj; j++) {
+            int c = sw[s].adj[j].to;
+            if (dist[c] < 0) {
+                dist[c] = dist[s] + 1;
+                if (parent)
+                    parent[c] = s;
+                queue[qt++] = c;
+            }
+        }
+    }
+    return qt;
+}
+
 /* Build the tree from the devices and ports.  TRD_OK or TRD_ERR_NOMEM. */
 static int build(struct reader *r)
 {
@@ -505,8 +514,14 @@ static int build(struct reader *r)
     struct sw *sw = calloc((size_t)n + 1, sizeof *sw);
     struct host *hosts = NULL;
     double *defined = malloc((size_t)(n + 1) * sizeof *defined);
+    /* per device: hops to the nearest switch with a host, to the root, the
+     * parent in the tree, the eccentricity among host switches, a distance */
+    int *height = malloc((size_t)(n + 1) * sizeof *height);
+    int *depth = malloc((size_t)(n + 1) * sizeof *depth);
+    int *parent = malloc((size_t)(n + 1) * sizeof *parent);
+    int *ecc = calloc((size_t)n + 1, sizeof *ecc), *dist = malloc((size_t)(n + 1) * sizeof *dist);
     int ndefined = 0;
-    if (!sorted || !queue || !sw || !defined) {
+    if (!sorted || !queue || !sw || !defined || !height || !depth || !parent || !ecc || !dist) {
         rc = TRD_ERR_NOMEM;
         goto out;
     }
@@ -556,7 +571,7 @@ static int build(struct reader *r)
             free(name);
             continue;
         }
-        if (grow((void **)&hosts, &caphosts, nhosts, sizeof *hosts)) {
+        if (trd__grow((void **)&hosts, &caphosts, nhosts + 1, sizeof *hosts)) {
             free(name);
             rc = TRD_ERR_NOMEM;
             break;
@@ -567,79 +582,45 @@ static int build(struct reader *r)
     if (rc != TRD_OK || trd_diag_count(r->d) != errs)
         goto out;
     /* Heights: hops to the nearest switch with a host. */
-    int qh = 0, qt = 0, root = -1;
+    int qt = 0, root = -1;
     for (int i = 0; i < n; i++) {
-        sw[i].h = -1;
-        sw[i].depth = -1;
-        sw[i].parent = -1;
+        height[i] = -1;
+        depth[i] = -1;
+        parent[i] = -1;
         if (r->devs[i].type == DEV_SWITCH && sw[i].nhosts > 0) {
-            sw[i].h = 0;
+            height[i] = 0;
             queue[qt++] = i;
         }
     }
-    while (qh < qt) {
-        int s = queue[qh++];
-        for (int j = 0; j < sw[s].nadj; j++)
-            if (sw[sw[s].adj[j].to].h < 0) {
-                sw[sw[s].adj[j].to].h = sw[s].h + 1;
-                queue[qt++] = sw[s].adj[j].to;
-            }
-    }
+    bfs(sw, queue, qt, height, NULL);
     /* The root: the switch nearest to the farthest switch with hosts (the
      * least eccentricity), then the highest, then the first. */
-    int *ecc = calloc((size_t)n + 1, sizeof *ecc), *dist = malloc((size_t)(n + 1) * sizeof *dist);
-    if (!ecc || !dist) {
-        free(ecc);
-        free(dist);
-        rc = TRD_ERR_NOMEM;
-        goto out;
-    }
     for (int src = 0; src < n; src++) {
-        if (sw[src].h != 0)
+        if (height[src] != 0)
             continue;
         for (int i = 0; i < n; i++)
             dist[i] = -1;
-        qh = qt = 0;
         dist[src] = 0;
-        queue[qt++] = src;
-        while (qh < qt) {
-            int s = queue[qh++];
-            if (dist[s] > ecc[s])
-                ecc[s] = dist[s];
-            for (int j = 0; j < sw[s].nadj; j++)
-                if (dist[sw[s].adj[j].to] < 0) {
-                    dist[sw[s].adj[j].to] = dist[s] + 1;
-                    queue[qt++] = sw[s].adj[j].to;
-                }
-        }
+        queue[0] = src;
+        qt = bfs(sw, queue, 1, dist, NULL);
+        for (int k = 0; k < qt; k++)
+            if (dist[queue[k]] > ecc[queue[k]])
+                ecc[queue[k]] = dist[queue[k]];
     }
     for (int i = 0; i < n; i++)
-        if (sw[i].h >= 0 &&
-            (root < 0 || ecc[i] < ecc[root] || (ecc[i] == ecc[root] && sw[i].h > sw[root].h)))
+        if (height[i] >= 0 &&
+            (root < 0 || ecc[i] < ecc[root] || (ecc[i] == ecc[root] && height[i] > height[root])))
             root = i;
-    free(ecc);
-    free(dist);
     if (root < 0) {
         trd_diag_error(r->d, (trd_loc){r->file, 0, 0}, "no host is linked to a switch");
         goto out;
     }
     /* The tree: breadth first from the root. */
-    qh = qt = 0;
-    queue[qt++] = root;
-    sw[root].depth = 0;
-    while (qh < qt) {
-        int s = queue[qh++];
-        for (int j = 0; j < sw[s].nadj; j++) {
-            int c = sw[s].adj[j].to;
-            if (sw[c].depth < 0) {
-                sw[c].depth = sw[s].depth + 1;
-                sw[c].parent = s;
-                queue[qt++] = c;
-            }
-        }
-    }
+    depth[root] = 0;
+    queue[0] = root;
+    qt = bfs(sw, queue, 1, depth, parent);
     for (int i = 0; i < n; i++)
-        if (sw[i].nhosts > 0 && sw[i].depth < 0)
+        if (sw[i].nhosts > 0 && depth[i] < 0)
             trd_diag_error(r->d, r->devs[i].loc, "switch \"%s\" is not linked to switch \"%s\"",
                            r->devs[i].id, r->devs[root].id);
     if (trd_diag_count(r->d) != errs)
@@ -649,20 +630,20 @@ static int build(struct reader *r)
         int s = queue[k];
         sw[s].keep |= sw[s].nhosts > 0;
         sw[s].link_gbps = 0;
-        if (!sw[s].keep || sw[s].parent < 0)
+        if (!sw[s].keep || parent[s] < 0)
             continue;
-        sw[sw[s].parent].keep = 1;
+        sw[parent[s]].keep = 1;
         /* to every switch one level higher, or to the parent alone when it
          * is not higher */
-        int higher = sw[sw[s].parent].h == sw[s].h + 1;
+        int higher = height[parent[s]] == height[s] + 1;
         for (int j = 0; j < sw[s].nadj; j++)
-            if (higher ? sw[sw[s].adj[j].to].h == sw[s].h + 1 : sw[s].adj[j].to == sw[s].parent)
+            if (higher ? height[sw[s].adj[j].to] == height[s] + 1 : sw[s].adj[j].to == parent[s])
                 sw[s].up_gbps += sw[s].adj[j].gbps;
     }
     for (int k = 0; k < qt; k++) {
         int s = queue[k];
-        if (sw[s].keep && sw[s].parent >= 0) {
-            double *m = &sw[sw[s].parent].link_gbps;
+        if (sw[s].keep && parent[s] >= 0) {
+            double *m = &sw[parent[s]].link_gbps;
             if (*m == 0 || sw[s].up_gbps < *m)
                 *m = sw[s].up_gbps;
         }
@@ -689,7 +670,7 @@ static int build(struct reader *r)
                 rc = trd_topo_switch_add_node(r->t, r->d, hosts[h].loc, id, hosts[h].name, NULL);
         for (int j = 0; j < sw[s].nadj && rc == TRD_OK; j++) {
             int c = sw[s].adj[j].to;
-            if (sw[c].keep && sw[c].parent == s)
+            if (sw[c].keep && parent[c] == s)
                 rc = trd_topo_switch_add_child(r->t, r->d, r->devs[c].loc, id, sw[c].name);
         }
         if (rc == TRD_ERR_INPUT)
@@ -707,6 +688,11 @@ out:
     free(sorted);
     free(queue);
     free(defined);
+    free(height);
+    free(depth);
+    free(parent);
+    free(ecc);
+    free(dist);
     return rc;
 }
 
@@ -758,10 +744,8 @@ int trd_ibnet_detect(const char *text, size_t len)
         for (size_t i = 0; i < sizeof starts / sizeof starts[0]; i++)
             if (n >= strlen(starts[i]) && strncmp(s, starts[i], strlen(starts[i])) == 0)
                 return 1;
-        if (s == e || (n == 1 && *s == '#') || (*s == '#' && n > 1 && s[1] != ' '))
-            continue;
-        if (*s == '#')
-            continue; /* other comments: keep looking */
+        if (s == e || *s == '#')
+            continue; /* blank lines and other comments: keep looking */
         /* Switch 36 "S-   or   Ca 2 "H- */
         const char *p = s;
         int sw = n > 6 && strncmp(p, "Switch", 6) == 0, ca = n > 2 && strncmp(p, "Ca", 2) == 0;
