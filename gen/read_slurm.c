@@ -18,6 +18,7 @@
  * once the whole file is read.
  */
 #include "readers.h"
+#include "util.h"
 
 #include <ctype.h>
 #include <limits.h>
@@ -235,10 +236,10 @@ static int block_sizes(trd_diag *d, const char *file, const struct lline *l, con
         return TRD_ERR_NOMEM;
     st->sizes_line = l->line[f->at];
     for (size_t i = 0;;) {
-        size_t j = i;
-        long x = 0;
-        while (v[j] >= '0' && v[j] <= '9' && x <= 100000000L)
-            x = 10 * x + (v[j++] - '0');
+        const char *end;
+        long x;
+        trd__slurm_block_size(v + i, &x, &end);
+        size_t j = (size_t)(end - v);
         trd_loc loc = at(file, l, f->valat + i);
         if (j == i || x == 0 || (v[j] != ',' && v[j] != '\0')) {
             size_t e = i;
@@ -272,14 +273,8 @@ static int add_group(trd_diag *d, const char *file, const struct lline *l, struc
         trd_diag_error(d, at(file, l, f[lead].at), "expected Nodes on a %s line", keys[lead]);
         return TRD_OK;
     }
-    if (st->ngroups == st->capgroups) {
-        int ncap = st->capgroups ? 2 * st->capgroups : 16;
-        trd_slurm_group *g = realloc(st->groups, (size_t)ncap * sizeof *g);
-        if (!g)
-            return TRD_ERR_NOMEM;
-        st->groups = g;
-        st->capgroups = ncap;
-    }
+    if (trd__grow((void **)&st->groups, &st->capgroups, st->ngroups + 1, sizeof *st->groups))
+        return TRD_ERR_NOMEM;
     trd_slurm_group *g = &st->groups[st->ngroups];
     if (!(g->name = strdup(f[lead].value)))
         return TRD_ERR_NOMEM;

@@ -131,36 +131,34 @@ static const char *one_name(const struct ctx *c, const yaml_node_t *n, const cha
     return scalar(n);
 }
 
+static int seq_len(const yaml_node_t *n)
+{
+    return (int)(n->data.sequence.items.top - n->data.sequence.items.start);
+}
+
+static yaml_node_t *item(const struct ctx *c, const yaml_node_t *seq, int i)
+{
+    return node(c, seq->data.sequence.items.start[i]);
+}
+
 /* A host list (a scalar, or a list of scalars) expanded and appended to
  * *names / *cnt.  TRD_OK (errors in d) or TRD_ERR_NOMEM. */
 static int hosts(const struct ctx *c, const yaml_node_t *n, char ***names, int *cnt)
 {
-    const yaml_node_t *one[1] = {n};
-    const yaml_node_t *const *items = one;
-    yaml_node_t **buf = NULL;
-    int nitems = 1;
-    if (n->type == YAML_SEQUENCE_NODE) {
-        nitems = (int)(n->data.sequence.items.top - n->data.sequence.items.start);
-        buf = malloc((size_t)(nitems > 0 ? nitems : 1) * sizeof *buf);
-        if (!buf)
-            return TRD_ERR_NOMEM;
-        for (int i = 0; i < nitems; i++)
-            buf[i] = node(c, n->data.sequence.items.start[i]);
-        items = (const yaml_node_t *const *)buf;
-    }
-    int rc = TRD_OK;
+    int list = n->type == YAML_SEQUENCE_NODE, nitems = list ? seq_len(n) : 1, rc = TRD_OK;
     for (int i = 0; i < nitems && rc == TRD_OK; i++) {
-        if (!want(c, items[i], YAML_SCALAR_NODE, "a host list such as n[1-4]"))
+        const yaml_node_t *h = list ? item(c, n, i) : n;
+        if (!want(c, h, YAML_SCALAR_NODE, "a host list such as n[1-4]"))
             continue;
         char **v = NULL, err[256];
         int nv = 0, errpos = 0;
-        int e = trd_hostlist_expand(scalar(items[i]), &v, &nv, err, sizeof err, &errpos);
+        int e = trd_hostlist_expand(scalar(h), &v, &nv, err, sizeof err, &errpos);
         if (e == TRD_ERR_NOMEM) {
             rc = e;
         } else if (e != TRD_OK) {
-            trd_loc at = loc_of(c, items[i]);
-            if (errpos > 0 && (size_t)errpos <= strlen(scalar(items[i])) &&
-                items[i]->data.scalar.style == YAML_PLAIN_SCALAR_STYLE)
+            trd_loc at = loc_of(c, h);
+            if (errpos > 0 && (size_t)errpos <= strlen(scalar(h)) &&
+                h->data.scalar.style == YAML_PLAIN_SCALAR_STYLE)
                 at.col += errpos;
             trd_diag_error(c->d, at, "%s", err);
         } else {
@@ -176,18 +174,7 @@ static int hosts(const struct ctx *c, const yaml_node_t *n, char ***names, int *
             free(v);
         }
     }
-    free(buf);
     return rc;
-}
-
-static int seq_len(const yaml_node_t *n)
-{
-    return (int)(n->data.sequence.items.top - n->data.sequence.items.start);
-}
-
-static yaml_node_t *item(const struct ctx *c, const yaml_node_t *seq, int i)
-{
-    return node(c, seq->data.sequence.items.start[i]);
 }
 
 /* tree: {switches: [{switch, children, nodes}]}.  TRD_OK or TRD_ERR_NOMEM. */
@@ -313,9 +300,8 @@ static int read_sizes(const struct ctx *c, const yaml_node_t *v, long **sizes, t
                 at.col += (int)(p - scalar(s));
         }
         start = p;
-        long x = 0;
-        while (*p >= '0' && *p <= '9' && x <= 100000000L)
-            x = 10 * x + (*p++ - '0');
+        long x;
+        trd__slurm_block_size(start, &x, &p);
         if (p == start || x == 0 || (*p && *p != ',') || (v->type == YAML_SEQUENCE_NODE && *p)) {
             size_t e = strcspn(start, v->type == YAML_SCALAR_NODE ? "," : "");
             trd_diag_error(c->d, at, "expected a positive whole number of nodes, got '%.*s'",

@@ -172,6 +172,13 @@ typedef struct trd_slurm_group {
     int n;
 } trd_slurm_group;
 
+/** The block size (a node count of BlockSizes or block_sizes) at s: its
+ * value into *x and the first byte after its digits into *end (*end == s:
+ * no digits).  Stops reading digits past 10^8, so that a longer number leaves
+ * a digit at *end.  Whether the value is positive and what may follow is the
+ * caller's to check. */
+void trd__slurm_block_size(const char *s, long *x, const char **end);
+
 /** Add Slurm topology/block blocks b[0..n) to t as a switch tree, with
  * BlockSizes sizes[0..nsizes) (node counts; size_locs their locations;
  * nsizes 0: Slurm's default).  Bad sizes and blocks smaller than the base

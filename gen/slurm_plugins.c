@@ -71,6 +71,15 @@ static int parent_switch(trd_topo_t t, trd_diag *d, trd_loc loc, const char *nam
     return rc == TRD_ERR_NOMEM ? rc : TRD_OK;
 }
 
+void trd__slurm_block_size(const char *s, long *x, const char **end)
+{
+    long v = 0;
+    while (*s >= '0' && *s <= '9' && v <= 100000000L)
+        v = 10 * v + (*s++ - '0');
+    *x = v;
+    *end = s;
+}
+
 static int check_sizes(trd_diag *d, const long *sizes, const trd_loc *locs, int nsizes,
                        unsigned *levels)
 {
