@@ -8,15 +8,11 @@
 # The generator is the target treeduce-gen in treeduce's own build (or the
 # host build's, imported, under TREEDUCE_SMPI), and treeduce::treeduce-gen
 # where this file comes with the installed package (find_package(treeduce)).
-function(treeduce_generate)
-  cmake_parse_arguments(TG "" "NAME;TOPOLOGY;OUTPUT_DIR" "OPTIONS" ${ARGN})
-  if(NOT TG_NAME OR NOT TG_TOPOLOGY)
-    message(FATAL_ERROR "treeduce_generate: NAME and TOPOLOGY are required")
-  endif()
-  if(NOT TG_OUTPUT_DIR)
-    set(TG_OUTPUT_DIR "${CMAKE_CURRENT_BINARY_DIR}/treeduce_${TG_NAME}")
-  endif()
-  set(topo "${TG_TOPOLOGY}")
+# treeduce_generator(<gen var> <depends var>): the generator's target
+# (treeduce-gen in treeduce's own build, or the host build's, imported, under
+# TREEDUCE_SMPI; treeduce::treeduce-gen from the installed package) and what
+# a rule running it depends on (the target, or an imported one's file).
+function(treeduce_generator gen_var deps_var)
   if(TARGET treeduce-gen)
     set(gen treeduce-gen)
   elseif(TARGET treeduce::treeduce-gen)
@@ -29,6 +25,20 @@ function(treeduce_generate)
   if(gen_imported)
     set(deps "$<TARGET_FILE:${gen}>") # installed, or from a host build (TREEDUCE_SMPI)
   endif()
+  set(${gen_var} ${gen} PARENT_SCOPE)
+  set(${deps_var} ${deps} PARENT_SCOPE)
+endfunction()
+
+function(treeduce_generate)
+  cmake_parse_arguments(TG "" "NAME;TOPOLOGY;OUTPUT_DIR" "OPTIONS" ${ARGN})
+  if(NOT TG_NAME OR NOT TG_TOPOLOGY)
+    message(FATAL_ERROR "treeduce_generate: NAME and TOPOLOGY are required")
+  endif()
+  if(NOT TG_OUTPUT_DIR)
+    set(TG_OUTPUT_DIR "${CMAKE_CURRENT_BINARY_DIR}/treeduce_${TG_NAME}")
+  endif()
+  set(topo "${TG_TOPOLOGY}")
+  treeduce_generator(gen deps)
   if(NOT topo STREQUAL "local")
     get_filename_component(topo "${topo}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
     list(APPEND deps "${topo}")
