@@ -42,6 +42,7 @@
 #include <libxml/xmlsave.h>
 #include <libxml/xmlschemas.h>
 
+#include "outfile.h"
 #include "readers.h"
 #include "topo.h"
 
@@ -1019,57 +1020,25 @@ static int check_back(cal_file *f, const char *text, size_t len, const cal_targe
     return 0;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 static int replace_file(cal_file *f, const char *text, size_t len, char *err, size_t errlen)
 {
-    char *dcopy = strdup(f->real), *bcopy = strdup(f->real);
-    char tmp[PATH_MAX + 64];
-    if (!dcopy || !bcopy) {
-        free(dcopy);
-        free(bcopy);
-        fail(err, errlen, "out of memory");
+    trd_outfile o;
+    const char *what;
+    int e = trd_outfile_open(&o, f->real, &what);
+    if (e) {
+        fail(err, errlen, "%s: cannot %s: %s; unchanged", f->path, what, strerror(e));
         return -1;
     }
-    snprintf(tmp, sizeof tmp, "%s/.%s.calib-XXXXXX", dirname(dcopy), basename(bcopy));
-    free(bcopy);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        fail(err, errlen, "%s: cannot create a temporary file in its folder: %s", f->path,
-             strerror(errno));
-        free(dcopy);
-        return -1;
-    }
-    int e = 0;
-    const char *what = "write";
-    if (write_all(fd, text, len) != 0)
-        e = errno ? errno : EIO;
-    else if (fsync(fd) != 0)
-        e = errno, what = "sync";
-    else if (fchmod(fd, f->st.st_mode & 07777) != 0)
-        e = errno, what = "set the mode of";
-    if (fchown(fd, f->st.st_uid, f->st.st_gid) != 0) {
+    if (fwrite(text, 1, len, o.f) != len || fflush(o.f) != 0)
+        e = errno ? errno : EIO, what = "write the new file";
+    else if (fchmod(fileno(o.f), f->st.st_mode & 07777) != 0)
+        e = errno, what = "set the mode of the new file";
+    if (fchown(fileno(o.f), f->st.st_uid, f->st.st_gid) != 0) {
         /* not the owner: the new file is ours, which is all we can do */
     }
-    if (close(fd) != 0 && !e)
-        e = errno, what = "close";
     if (e) {
-        unlink(tmp);
-        free(dcopy);
-        fail(err, errlen, "%s: cannot %s the temporary file %s: %s; %s unchanged", f->path, what,
-             tmp, strerror(e), f->path);
+        trd_outfile_discard(&o);
+        fail(err, errlen, "%s: cannot %s: %s; unchanged", f->path, what, strerror(e));
         return -1;
     }
     /* someone may have edited the file while we measured */
@@ -1078,25 +1047,14 @@ static int replace_file(cal_file *f, const char *text, size_t len, char *err, si
     int changed = !now || nowlen != f->len || memcmp(now, f->text, nowlen) != 0;
     free(now);
     if (changed) {
-        unlink(tmp);
-        free(dcopy);
+        trd_outfile_discard(&o);
         fail(err, errlen, "%s changed (or vanished) while measuring; not written", f->path);
         return -1;
     }
-    if (rename(tmp, f->real) != 0) {
-        e = errno;
-        unlink(tmp);
-        free(dcopy);
-        fail(err, errlen, "%s: cannot rename the new file over it: %s; unchanged", f->path,
-             strerror(e));
+    if ((e = trd_outfile_commit(&o, &what)) != 0) {
+        fail(err, errlen, "%s: cannot %s: %s; unchanged", f->path, what, strerror(e));
         return -1;
     }
-    int dfd = open(dcopy, O_RDONLY | O_DIRECTORY);
-    if (dfd >= 0) {
-        (void)fsync(dfd);
-        close(dfd);
-    }
-    free(dcopy);
     return 0;
 }
 

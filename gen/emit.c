@@ -2,6 +2,7 @@
  * algorithm is emitted: the algorithms are the runtime's (runtime/algo). */
 #define _GNU_SOURCE /* asprintf */
 #include "emit.h"
+#include "outfile.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -281,16 +282,6 @@ static int mkdirs(const char *dir)
     return 0;
 }
 
-static int write_file(const char *path, const char *text, size_t len)
-{
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return -1;
-    size_t w = fwrite(text, 1, len, f);
-    int rc = fclose(f);
-    return (w == len && rc == 0) ? 0 : -1;
-}
-
 int trd_emit(trd_topo_t t, const trd_machine_plan *p, const trd_emit_opts *o, const char *outdir,
              trd_diag *d)
 {
@@ -347,37 +338,42 @@ int trd_emit(trd_topo_t t, const trd_machine_plan *p, const trd_emit_opts *o, co
         trd_diag_error(d, here, "cannot create directory: %s", strerror(errno));
         rc = TRD_ERR_IO;
     }
-    char *tmp[NF] = {NULL}, *final[NF] = {NULL};
-    int written = 0;
+    /* all three complete before any replaces the old one */
+    trd_outfile out[NF];
+    char *final = NULL;
+    const char *what = "write";
+    int opened = 0, e = 0;
     for (int f = 0; f < NF && rc == TRD_OK; f++) {
-        if (asprintf(&final[f], "%s/trd_%s%s", outdir, o->name, files[f].suffix) < 0 ||
-            asprintf(&tmp[f], "%s.tmp%ld", final[f], (long)getpid()) < 0) {
-            tmp[f] = NULL;
+        free(final);
+        if (asprintf(&final, "%s/trd_%s%s", outdir, o->name, files[f].suffix) < 0) {
+            final = NULL;
             rc = TRD_ERR_NOMEM;
             break;
         }
-        if (write_file(tmp[f], files[f].text, files[f].len) != 0) {
-            trd_diag_error(d, (trd_loc){trd_diag_intern(d, final[f]), 0, 0}, "cannot write: %s",
-                           strerror(errno));
-            unlink(tmp[f]);
-            rc = TRD_ERR_IO;
+        if ((e = trd_outfile_open(&out[f], final, &what)) != 0)
+            break;
+        opened++;
+        if (fwrite(files[f].text, 1, files[f].len, out[f].f) != files[f].len) {
+            e = errno ? errno : EIO;
+            what = "write";
             break;
         }
-        written++;
     }
-    for (int f = 0; f < written; f++) {
-        if (rc == TRD_OK && rename(tmp[f], final[f]) != 0) {
-            trd_diag_error(d, (trd_loc){trd_diag_intern(d, final[f]), 0, 0}, "cannot rename: %s",
-                           strerror(errno));
-            rc = TRD_ERR_IO;
+    for (int f = 0; f < opened; f++) {
+        if (rc == TRD_OK && !e) {
+            free(final);
+            final = strdup(out[f].path);
+            e = trd_outfile_commit(&out[f], &what);
+        } else {
+            trd_outfile_discard(&out[f]);
         }
-        if (rc != TRD_OK)
-            unlink(tmp[f]);
     }
-    for (int f = 0; f < NF; f++) {
-        free(tmp[f]);
-        free(final[f]);
+    if (e && rc == TRD_OK) {
+        trd_diag_error(d, (trd_loc){trd_diag_intern(d, final ? final : outdir), 0, 0},
+                       "cannot %s: %s", what, strerror(e));
+        rc = TRD_ERR_IO;
     }
+    free(final);
     for (int f = 0; f < NF; f++)
         free(files[f].text);
     free(banner.s);

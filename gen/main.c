@@ -6,12 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "check.h"
 #include "emit.h"
 #include "export.h"
+#include "outfile.h"
 #include "plan.h"
 #include "readers.h"
 #include "report.h"
@@ -220,34 +219,25 @@ static int print_schedule(trd_topo_t t, const trd_machine_plan *p, const char *r
     return rc;
 }
 
-/* Write a file: a regular file (or a new one) through a temporary name,
- * renamed when complete, so that a failure leaves the old file whole; any
- * other existing file (/dev/null, a FIFO, a terminal) is written through
- * as it is, never replaced. */
+/* Write a file through trd_outfile (outfile.h): complete or not at all,
+ * never through a link planted under its name or a temporary one. */
 static int write_file(const char *path, int (*fn)(FILE *, const void *, const char *),
                       const void *arg, const char *name)
 {
-    char tmp[4200];
-    struct stat st;
-    int through = stat(path, &st) == 0 && !S_ISREG(st.st_mode);
-    if (!through &&
-        snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid()) >= (int)sizeof tmp) {
-        fprintf(stderr, "%s: error: path too long\n", path);
-        return TRD_ERR_IO;
+    trd_outfile o;
+    const char *what;
+    int e = trd_outfile_open(&o, path, &what);
+    errno = 0;
+    if (!e && fn(o.f, arg, name) != TRD_OK) {
+        e = errno ? errno : EIO;
+        what = "write";
+        trd_outfile_discard(&o);
+    } else if (!e) {
+        e = trd_outfile_commit(&o, &what);
     }
-    FILE *f = fopen(through ? path : tmp, "w");
-    int ok = f && fn(f, arg, name) == TRD_OK;
-    if (f && fclose(f) != 0)
-        ok = 0;
-    if (ok && !through && rename(tmp, path) != 0)
-        ok = 0;
-    if (!ok) {
-        int e = errno;
-        if (!through)
-            unlink(tmp);
-        fprintf(stderr, "%s: error: cannot write: %s\n", path, strerror(e));
-    }
-    return ok ? TRD_OK : TRD_ERR_IO;
+    if (e)
+        fprintf(stderr, "%s: error: cannot %s: %s\n", path, what, strerror(e));
+    return e ? TRD_ERR_IO : TRD_OK;
 }
 
 static int csel_json(FILE *f, const void *p, const char *name)
