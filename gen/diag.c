@@ -84,6 +84,10 @@ void trd_diag_verror(trd_diag *d, trd_loc loc, const char *fmt, va_list ap)
 {
     char body[1024];
     vsnprintf(body, sizeof body, fmt, ap);
+    /* a name quoted from the input never moves a terminal's cursor */
+    for (char *c = body; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
     char head[1200];
     const char *file = loc.file ? loc.file : "<input>";
     if (loc.line > 0)
@@ -148,7 +152,14 @@ void trd_diag_print(const trd_diag *d, FILE *f)
         const char *src = l.file && l.line > 0 ? source_line(d, l.file, l.line, &len) : NULL;
         if (!src)
             continue;
-        fprintf(f, "  %.*s\n  ", (int)len, src);
+        fputs("  ", f);
+        if (len > 0 && src[len - 1] == '\r')
+            len--;
+        for (size_t c = 0; c < len; c++) { /* one byte, one column, as the caret counts */
+            unsigned char b = (unsigned char)src[c];
+            fputc((b < 0x20 && b != '\t') || b == 0x7f ? '?' : b, f);
+        }
+        fputs("\n  ", f);
         for (int c = 1; c < l.col && (size_t)(c - 1) < len; c++)
             fputc(src[c - 1] == '\t' ? '\t' : ' ', f);
         fputs("^\n", f);

@@ -446,6 +446,7 @@ static int read_doc(struct ctx *c)
     if (trd_diag_count(c->d) != errs || model < 0)
         return TRD_OK;
     const char *name = scalar(cv[T_TOPOLOGY]);
+    trd_topo_check_name(c->d, loc_of(c, cv[T_TOPOLOGY]), "topology", name);
     if (trd_topo_set_name(c->t, name) != TRD_OK)
         return TRD_ERR_NOMEM;
     switch (model) {

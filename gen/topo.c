@@ -219,6 +219,57 @@ void trd_topo_destroy(trd_topo_t t)
     free(t);
 }
 
+/* Length of the UTF-8 sequence at p with its code point in *cp, or 0 if p
+ * starts no well-formed one (RFC 3629: no overlong forms, no surrogates). */
+static size_t utf8_seq(const unsigned char *p, unsigned *cp)
+{
+    static const unsigned min[4] = {0, 0x80, 0x800, 0x10000};
+    size_t n = 0;
+    if (p[0] < 0x80)
+        n = 1;
+    else if (p[0] >= 0xc2 && p[0] < 0xe0)
+        n = 2;
+    else if (p[0] >= 0xe0 && p[0] < 0xf0)
+        n = 3;
+    else if (p[0] >= 0xf0 && p[0] < 0xf5)
+        n = 4;
+    if (n == 0)
+        return 0;
+    unsigned c = n == 1 ? p[0] : p[0] & (0x7fu >> n);
+    for (size_t i = 1; i < n; i++) {
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+        c = c << 6 | (p[i] & 0x3fu);
+    }
+    if (c < min[n - 1] || (c >= 0xd800 && c < 0xe000) || c > 0x10ffff)
+        return 0;
+    *cp = c;
+    return n;
+}
+
+int trd_topo_check_name(trd_diag *d, trd_loc loc, const char *what, const char *name)
+{
+    const unsigned char *p = (const unsigned char *)name;
+    if (!*p) {
+        trd_diag_error(d, loc, "%s name is empty", what);
+        return TRD_ERR_INPUT;
+    }
+    for (size_t at = 0, n; p[at]; at += n) {
+        unsigned cp = 0;
+        if (!(n = utf8_seq(p + at, &cp))) {
+            trd_diag_error(d, loc, "%s name: byte 0x%02x (byte %zu) is not UTF-8 text", what, p[at],
+                           at + 1);
+            return TRD_ERR_INPUT;
+        }
+        if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0)) {
+            trd_diag_error(d, loc, "%s name: control character U+%04X (byte %zu) is not allowed",
+                           what, cp, at + 1);
+            return TRD_ERR_INPUT;
+        }
+    }
+    return TRD_OK;
+}
+
 int trd_topo_set_name(trd_topo_t t, const char *name)
 {
     char *c = strdup(name);
@@ -261,6 +312,7 @@ static int check_cost(trd_diag *d, trd_loc loc, const char *what, trd_link_cost 
 
 int trd_topo_add_link(trd_topo_t t, trd_diag *d, trd_loc loc, const char *name, trd_link_cost cost)
 {
+    trd_topo_check_name(d, loc, "link", name); /* reported; kept, so that its uses resolve */
     if (find_link(t, name) >= 0) {
         trd_diag_error(d, loc, "link '%s' is already defined", name);
         return TRD_ERR_INPUT;
@@ -301,6 +353,7 @@ int trd_topo_add_nodetype(trd_topo_t t, trd_diag *d, trd_loc loc, const char *na
                           const int *cores_per_package, const char *package_link,
                           const char *node_link, const char *source)
 {
+    trd_topo_check_name(d, loc, "node type", name);
     if (find_type(t, name) >= 0) {
         trd_diag_error(d, loc, "node type '%s' is already defined", name);
         return TRD_ERR_INPUT;
@@ -384,6 +437,7 @@ int trd_topo_set_default_nodetype(trd_topo_t t, int npackages, const int *cores_
 int trd_topo_add_switch(trd_topo_t t, trd_diag *d, trd_loc loc, const char *name, const char *link,
                         int *swid)
 {
+    trd_topo_check_name(d, loc, "switch", name);
     int prev = map_get(&t->sw_map, name);
     if (prev >= 0) {
         trd_diag_error(d, loc, "switch '%s' is already defined at line %d", name,
@@ -412,6 +466,7 @@ int trd_topo_switch_add_node(trd_topo_t t, trd_diag *d, trd_loc loc, int swid, c
 {
     if (swid < 0 || swid >= t->nsws)
         return TRD_ERR_STATE;
+    trd_topo_check_name(d, loc, "node", name);
     if (map_get(&t->node_map, name) >= 0) {
         int prev = map_get(&t->node_map, name);
         trd_diag_error(d, loc, "node '%s' is already attached to switch '%s'", name,

@@ -70,6 +70,15 @@ void trd_topo_destroy(trd_topo_t t);
  * TRD_OK or TRD_ERR_NOMEM. */
 int trd_topo_set_source(trd_topo_t t, const char *file);
 
+/* The one rule for every name a reader takes from a file (machine, link,
+ * node type, switch and node names): printable UTF-8 text, not empty.  Each
+ * output escapes what its format needs (generated C, DOT, XML, JSON); what
+ * none can carry (control characters, bytes that are not UTF-8) is refused
+ * here, reported to d at loc as "WHAT name ...".  The constructors below
+ * apply it; a reader calls it for a machine name.  Returns TRD_OK or
+ * TRD_ERR_INPUT. */
+int trd_topo_check_name(trd_diag *d, trd_loc loc, const char *what, const char *name);
+
 /* Machine name used for generated files unless --name overrides it. */
 int trd_topo_set_name(trd_topo_t t, const char *name);
 const char *trd_topo_name(trd_topo_t t);
