@@ -47,6 +47,7 @@
  * (no planned shapes) gets that as its only rule; on several nodes MPICH
  * applies it to communicators inside one node (comm_size=node_comm_size). */
 #include "export.h"
+#include "emit.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -490,7 +491,9 @@ int trd_export_ompi_rules(FILE *f, const trd_machine_plan *p, const char *machin
     shapes sh;
     if (shapes_of(p, &sh))
         return TRD_ERR_NOMEM;
-    const char *name = machine_name ? machine_name : "machine";
+    /* a comment runs to the end of its line: a name that is not an
+     * identifier (a newline would start a rule) is not written */
+    const char *name = machine_name && trd_emit_valid_name(machine_name) ? machine_name : "machine";
     int rc = 0, nsizes = 0;
     for (int i = 0; i < sh.nshapes; i++)
         if (i == 0 || ranks(&sh.s[i]) != ranks(&sh.s[i - 1]))

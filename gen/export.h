@@ -70,7 +70,7 @@ int trd_export_csel_json(FILE *f, const trd_machine_plan *p, const char *machine
 /* Write the Open MPI coll/tuned dynamic rules file for p to f: one
  * collective (MPI_Allreduce, id 2), one rule set per planned communicator
  * size, '#' comments naming the machine (machine_name, or "machine" when
- * NULL) and the treeduce algorithm of each line.  Use with
+ * it is NULL or not a C identifier) and the treeduce algorithm of each line.  Use with
  * --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_dynamic_rules_filename FILE.
  * Returns TRD_OK, TRD_ERR_IO when writing failed or TRD_ERR_NOMEM. */
 int trd_export_ompi_rules(FILE *f, const trd_machine_plan *p, const char *machine_name);

@@ -250,9 +250,10 @@ static int ompi_rules(FILE *f, const void *p, const char *name)
     return trd_export_ompi_rules(f, p, name);
 }
 
-static int simgrid_platform(FILE *f, const void *t, const char *input)
+static int simgrid_platform(FILE *f, const void *t, const char *name)
 {
-    return trd_simgrid_platform(f, (trd_topo_t)t, input);
+    (void)name;
+    return trd_simgrid_platform(f, (trd_topo_t)t);
 }
 
 static int simgrid_hostfile(FILE *f, const void *t, const char *name)
@@ -262,15 +263,19 @@ static int simgrid_hostfile(FILE *f, const void *t, const char *name)
 }
 
 /* The SimGrid platform and its hostfile (simgrid.h). */
-static int write_simgrid(const char *path, trd_topo_t t, const char *input)
+static int write_simgrid(const char *path, trd_topo_t t)
 {
-    char hosts[4096];
+    char hosts[4096], err[600];
     if (trd_simgrid_hostfile_path(path, hosts, sizeof hosts) != 0) {
         fprintf(stderr, "%s: error: path too long\n", path);
         return TRD_ERR_IO;
     }
+    if (trd_simgrid_check_names(t, err, sizeof err) != TRD_OK) {
+        fprintf(stderr, "%s: error: %s\n", hosts, err);
+        return TRD_ERR_INPUT;
+    }
     int rc = write_file(hosts, simgrid_hostfile, t, NULL);
-    return rc == TRD_OK ? write_file(path, simgrid_platform, t, input) : rc;
+    return rc == TRD_OK ? write_file(path, simgrid_platform, t, NULL) : rc;
 }
 
 static int dot_file(FILE *f, const void *t, const char *name)
@@ -402,7 +407,7 @@ static int topology_outputs(const args *a, trd_topo_t t)
     if (a->dot)
         rc = strcmp(a->dot, "-") == 0 ? trd_dot(stdout, t) : write_file(a->dot, dot_file, t, NULL);
     if (rc == TRD_OK && a->simgrid)
-        rc = write_simgrid(a->simgrid, t, a->input);
+        rc = write_simgrid(a->simgrid, t);
     return rc;
 }
 

@@ -245,28 +245,68 @@ int trd_explain(FILE *f, trd_topo_t t, const trd_machine_plan *p, const char *in
     return ferror(f) ? TRD_ERR_IO : TRD_OK;
 }
 
+/* A DOT quoted string: prefix (plain text) then name with the quote and the
+ * backslash escaped, the one rule for every name in --dot (names hold no
+ * control characters and are UTF-8, trd_topo_check_name); a label shows the
+ * name as it is, an id stays the same wherever it is used. */
+static void dot_str(FILE *f, const char *prefix, const char *name, const char *suffix)
+{
+    fprintf(f, "\"%s", prefix);
+    for (; *name; name++) {
+        if (*name == '"' || *name == '\\')
+            fputc('\\', f);
+        fputc(*name, f);
+    }
+    fprintf(f, "%s\"", suffix);
+}
+
 int trd_dot(FILE *f, trd_topo_t t)
 {
     int n = trd_topo_nnodes(t), S = trd_topo_nswitches(t);
-    fprintf(f, "digraph \"%s\" {\n", trd_topo_name(t));
-    fprintf(f, "  graph [rankdir=TB, label=\"%s: switch tree and DFS ring\"];\n", trd_topo_name(t));
-    fprintf(f, "  node [fontname=\"Helvetica\"];\n");
-    for (int s = 0; s < S; s++)
-        fprintf(f, "  \"sw:%s\" [shape=box, label=\"%s\"];\n", trd_topo_switch_name(t, s),
-                trd_topo_switch_name(t, s));
-    for (int v = 0; v < n; v++)
-        fprintf(f, "  \"node:%s\" [shape=ellipse, label=\"%s\\n#%d\"];\n", trd_topo_node_name(t, v),
-                trd_topo_node_name(t, v), v);
-    for (int s = 1; s < S; s++)
-        fprintf(f, "  \"sw:%s\" -> \"sw:%s\" [dir=none, label=\"%s\"];\n",
-                trd_topo_switch_name(t, trd_topo_switch_parent(t, s)), trd_topo_switch_name(t, s),
-                trd_topo_switch_link_name(t, s));
-    for (int v = 0; v < n; v++)
-        fprintf(f, "  \"sw:%s\" -> \"node:%s\" [dir=none];\n",
-                trd_topo_switch_name(t, trd_topo_node_switch(t, v)), trd_topo_node_name(t, v));
-    for (int v = 0; n > 1 && v < n; v++)
-        fprintf(f, "  \"node:%s\" -> \"node:%s\" [color=red, style=dashed, constraint=false];\n",
-                trd_topo_node_name(t, v), trd_topo_node_name(t, (v + 1) % n));
-    fprintf(f, "}\n");
+    fputs("digraph ", f);
+    dot_str(f, "", trd_topo_name(t), "");
+    fputs(" {\n  graph [rankdir=TB, label=", f);
+    dot_str(f, "", trd_topo_name(t), ": switch tree and DFS ring");
+    fputs("];\n  node [fontname=\"Helvetica\"];\n", f);
+    for (int s = 0; s < S; s++) {
+        fputs("  ", f);
+        dot_str(f, "sw:", trd_topo_switch_name(t, s), "");
+        fputs(" [shape=box, label=", f);
+        dot_str(f, "", trd_topo_switch_name(t, s), "");
+        fputs("];\n", f);
+    }
+    for (int v = 0; v < n; v++) {
+        char num[32];
+        snprintf(num, sizeof num, "\\n#%d", v);
+        fputs("  ", f);
+        dot_str(f, "node:", trd_topo_node_name(t, v), "");
+        fputs(" [shape=ellipse, label=", f);
+        dot_str(f, "", trd_topo_node_name(t, v), num);
+        fputs("];\n", f);
+    }
+    for (int s = 1; s < S; s++) {
+        fputs("  ", f);
+        dot_str(f, "sw:", trd_topo_switch_name(t, trd_topo_switch_parent(t, s)), "");
+        fputs(" -> ", f);
+        dot_str(f, "sw:", trd_topo_switch_name(t, s), "");
+        fputs(" [dir=none, label=", f);
+        dot_str(f, "", trd_topo_switch_link_name(t, s), "");
+        fputs("];\n", f);
+    }
+    for (int v = 0; v < n; v++) {
+        fputs("  ", f);
+        dot_str(f, "sw:", trd_topo_switch_name(t, trd_topo_node_switch(t, v)), "");
+        fputs(" -> ", f);
+        dot_str(f, "node:", trd_topo_node_name(t, v), "");
+        fputs(" [dir=none];\n", f);
+    }
+    for (int v = 0; n > 1 && v < n; v++) {
+        fputs("  ", f);
+        dot_str(f, "node:", trd_topo_node_name(t, v), "");
+        fputs(" -> ", f);
+        dot_str(f, "node:", trd_topo_node_name(t, (v + 1) % n), "");
+        fputs(" [color=red, style=dashed, constraint=false];\n", f);
+    }
+    fputs("}\n", f);
     return ferror(f) ? TRD_ERR_IO : TRD_OK;
 }

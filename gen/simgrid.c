@@ -95,26 +95,20 @@ static trd_link_cost intra_cost(trd_topo_t t, int ty)
     return c;
 }
 
-int trd_simgrid_platform(FILE *f, trd_topo_t t, const char *input)
+int trd_simgrid_platform(FILE *f, trd_topo_t t)
 {
     int S = trd_topo_nswitches(t), N = trd_topo_nnodes(t);
-    fputs("<?xml version='1.0'?>\n"
-          "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
-          "<!-- SimGrid platform of machine '",
-          f);
-    /* a comment must not contain "--": names are identifiers and host names */
-    fputs(trd_topo_name(t), f);
-    fprintf(f, "', written by treeduce-gen %s", TRD_VERSION);
-    if (input && !strstr(input, "--")) {
-        fputs(" from ", f);
-        fputs(input, f);
-    }
+    /* no name in the comment: names are written only through put_xml, and
+     * a comment takes no escapes (the machine's name is the zone's id) */
     fprintf(f,
-            ".\n     %d nodes (hosts, one per node, ring order) under %d switches (routers).\n"
+            "<?xml version='1.0'?>\n"
+            "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+            "<!-- SimGrid platform of a machine (the zone), written by treeduce-gen %s.\n"
+            "     %d nodes (hosts, one per node, ring order) under %d switches (routers).\n"
             "     SMPI simulates the model's link costs with its network factors set to 1:\n"
             "     smpi/lat-factor and smpi/bw-factor 0:1, network/crosstraffic 0,\n"
             "     network/TCP-gamma 0 (smpirun's cfg option). -->\n",
-            N, S);
+            TRD_VERSION, N, S);
     fputs("<platform version=\"4.1\">\n  <zone id=\"", f);
     put_xml(f, trd_topo_name(t));
     fprintf(f, "\" routing=\"%s\">\n", N + S <= TRD_SIMGRID_FLOYD_MAX ? "Floyd" : "DijkstraCache");
@@ -169,6 +163,19 @@ int trd_simgrid_platform(FILE *f, trd_topo_t t, const char *input)
     }
     fputs("  </zone>\n</platform>\n", f);
     return fflush(f) == 0 && !ferror(f) ? TRD_OK : TRD_ERR_IO;
+}
+
+int trd_simgrid_check_names(trd_topo_t t, char *err, size_t errlen)
+{
+    for (int i = 0, n = trd_topo_nnodes(t); i < n; i++)
+        if (strchr(trd_topo_node_name(t, i), ' ')) {
+            snprintf(err, errlen,
+                     "node '%s': an smpirun hostfile cannot hold a name with a blank "
+                     "(nothing written)",
+                     trd_topo_node_name(t, i));
+            return TRD_ERR_INPUT;
+        }
+    return TRD_OK;
 }
 
 int trd_simgrid_hostfile(FILE *f, trd_topo_t t)

@@ -42,13 +42,17 @@
 /* Zones up to this many netpoints (hosts + routers) route with Floyd. */
 #define TRD_SIMGRID_FLOYD_MAX 2048
 
-/* Write the platform of t to f.  input names the topology file in the
- * header comment (may be NULL).  Output is deterministic.  Returns TRD_OK or
- * TRD_ERR_IO when writing failed. */
-int trd_simgrid_platform(FILE *f, trd_topo_t t, const char *input);
+/* Write the platform of t to f.  Names are written only in attributes,
+ * escaped for XML.  Output is deterministic.  Returns TRD_OK or TRD_ERR_IO
+ * when writing failed. */
+int trd_simgrid_platform(FILE *f, trd_topo_t t);
 
-/* Write the hostfile of t to f: "node:cores" per line, ring order.  Returns
- * TRD_OK or TRD_ERR_IO. */
+/* TRD_OK if every node name of t can be a line of the hostfile (a name with
+ * a blank cannot), else TRD_ERR_INPUT with the node named in err. */
+int trd_simgrid_check_names(trd_topo_t t, char *err, size_t errlen);
+
+/* Write the hostfile of t to f: "node:cores" per line, ring order (names as
+ * trd_simgrid_check_names accepts them).  Returns TRD_OK or TRD_ERR_IO. */
 int trd_simgrid_hostfile(FILE *f, trd_topo_t t);
 
 /* The hostfile's path for platform path `platform`: its ".xml" suffix

@@ -37,7 +37,7 @@ static char *capture(trd_topo_t t, int hostfile)
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    int rc = hostfile ? trd_simgrid_hostfile(f, t) : trd_simgrid_platform(f, t, "sg.topo");
+    int rc = hostfile ? trd_simgrid_hostfile(f, t) : trd_simgrid_platform(f, t);
     CU_ASSERT_EQUAL(rc, TRD_OK);
     fclose(f);
     return buf;
@@ -152,7 +152,7 @@ static void test_hostfile(void)
 
     FILE *f = fopen("/dev/full", "w");
     if (f) {
-        CU_ASSERT_EQUAL(trd_simgrid_platform(f, r.t, NULL), TRD_ERR_IO);
+        CU_ASSERT_EQUAL(trd_simgrid_platform(f, r.t), TRD_ERR_IO);
         fclose(f);
     }
     trd_test_release(&r);
