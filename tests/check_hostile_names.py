@@ -76,6 +76,19 @@ Switch\t40 "S-0003"\t\t# "MF0;{L1}:MQM8700/U1" enhanced port 0 lid 101 lmc 0
 """
 
 
+# an hwloc XML dump of one node: the node and the machine are named after its HostName
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "topologies",
+                       "buildhost.xml"), encoding="utf-8") as f:
+    HWLOC = f.read().replace("{", "{{").replace("}", "}}").replace(
+        '<info name="HostName" value="vm"/>', '<info name="HostName" value="{H0}"/>')
+assert "{H0}" in HWLOC
+
+
+def xq(s):
+    """An XML attribute value."""
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace('"', "&quot;")
+
+
 def yq(s):
     """A YAML double-quoted scalar (JSON's string syntax is YAML's)."""
     return json.dumps(s, ensure_ascii=False)
@@ -101,6 +114,8 @@ ACCEPTED = {
               {"R": "spine", "L0": "leaf1", "L1": "leaf2", "H0": "h0", "H1": "h1",
                "H2": "h2", "H3": "h3"},
               None),
+    "hwloc": ("hwloc", HWLOC, {"H0": xq("h*/int/**/evil=1;/*\"\\??/#%s\u00e9")},
+              {"H0": "h0"}, None),
 }
 
 # name: (format, file name, text): refused with FILE:LINE:COL: error:
@@ -121,6 +136,7 @@ REFUSED = {
                      YAML.format(T="m", L0=yq("a\n#define X"), L1="b")),
     "yaml_control": ("yaml", "m.yaml", YAML.format(T=yq("m\x1b[2J"), L0="a", L1="b")),
     "slurm_not_utf8": ("slurm", "m.conf", SLURM.format(R="r\xff", L0="a", L1="b")),
+    "hwloc_control": ("hwloc", "m.xml", HWLOC.format(H0="h&#133;x")),
     "ibnet_control": ("ibnet", "m.ibnet",
                       IBNET.format(R="r\x07", L0="a", L1="b", H0="h0", H1="h1", H2="h2",
                                    H3="h3")),
@@ -128,14 +144,18 @@ REFUSED = {
 
 
 def nodes_of(case, names):
-    """Node names of an ibnet machine: the first word of each host description."""
+    """Node names of an ibnet machine (the first word of each host
+    description) or of an hwloc dump (its HostName)."""
+    if case == "hwloc":
+        return [names["H0"].replace("&quot;", '"').replace("&lt;", "<").replace("&amp;", "&")]
     return [names[h].split(" ")[0] for h in ("H0", "H1", "H2", "H3")]
 
 
 def generate(case, fmt, text, d):
     """Write text as d/m.EXT and generate every output into d; the result."""
     os.makedirs(d)
-    path = os.path.join(d, "m." + {"slurm": "conf", "yaml": "yaml", "ibnet": "ibnet"}[fmt])
+    path = os.path.join(d, "m." + {"slurm": "conf", "yaml": "yaml", "ibnet": "ibnet",
+                                   "hwloc": "xml"}[fmt])
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
     return run([GEN, "-f", fmt, path, "-o", os.path.join(d, "o"), "--name", "m",
@@ -250,7 +270,7 @@ for case, (fmt, tmpl, hostile, plain, nodes) in ACCEPTED.items():
             fail(case, f"the generated table holds {got}, expected {want}")
         dec = {k: json.loads(v) if fmt == "yaml" and v.startswith('"') else v
                for k, v in names.items()}
-        switches = [v for k, v in dec.items() if k in ("R", "L0", "L1")]
+        switches = [v for k, v in dec.items() if k in ("R", "L0", "L1")] or ["node-switch"]
         if case == "yaml":  # the block plugin's root is named after its first and last block
             switches = [dec["L0"], dec["L1"], dec["L0"] + ".." + dec["L1"]]
         check_other_outputs(case, d, want, switches)
@@ -267,8 +287,8 @@ for case, (fmt, name, text) in REFUSED.items():
         f.write(text.encode("latin-1") if "\xff" in text else text.encode("utf-8"))
     r = run([GEN, "-f", fmt, path, "-o", os.path.join(d, "o"), "--dot", os.path.join(d, "m.dot")])
     err = r.stderr.decode(errors="replace")
-    if r.returncode == 0 or not re.search("^" + re.escape(path) + r":[0-9]+:[0-9]+: error: ", err,
-                                          re.M):
+    where = "" if fmt == "hwloc" else ":[0-9]+:[0-9]+"  # hwloc names no line
+    if r.returncode == 0 or not re.search("^" + re.escape(path) + where + ": error: ", err, re.M):
         fail(case, f"not refused with a located error (rc {r.returncode}):\n{err}")
     if sorted(os.listdir(d)) != [name]:
         fail(case, f"wrote {sorted(os.listdir(d))}")
