@@ -70,14 +70,15 @@ int trd_outfile_open(trd_outfile *o, const char *path, const char **what)
     }
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     char *dir = folder_of(path);
-    if (!*base || !dir || asprintf(&o->tmp, "%s/.%s.XXXXXX", dir, base) < 0) {
+    if (!*base || !dir || asprintf(&o->tmp, "%s/.%.200s.XXXXXX", dir, base) < 0) {
         o->tmp = NULL;
         free(dir);
         trd_outfile_discard(o);
         return *base ? ENOMEM : EISDIR;
     }
     free(dir);
-    int fd = mkostemp(o->tmp, O_CLOEXEC); /* O_CREAT|O_EXCL: never an existing name */
+    /* O_CREAT|O_EXCL: never an existing name (base cut to stay under NAME_MAX) */
+    int fd = mkostemp(o->tmp, O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
         free(o->tmp);
