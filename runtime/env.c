@@ -194,7 +194,19 @@ void trd_fallback_note(const trd_machine *m, const char *routine, const char *wh
         return;
     note_format(line, sizeof line, "treeduce[%s]: %s uses the MPI library's routine: %s\n", m->name,
                 routine, why);
-    note_once(why, line);
+    note_once(line, line);
+}
+
+void trd_forced_note(const trd_machine *m, const char *routine, const char *alg, const char *params,
+                     const char *why)
+{
+    char line[640];
+    note_format(line, sizeof line,
+                "treeduce[%s]: the forced algorithm %s%s%.80s cannot run %s (%s): the MPI "
+                "library's %s is called instead\n",
+                m->name, alg, params && *params ? ":" : "", params ? params : "", routine, why,
+                routine);
+    note_once(line, line);
 }
 
 void trd_note(const trd_machine *m, const char *msg)
