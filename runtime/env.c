@@ -16,7 +16,9 @@ static int env_flag(const char *name)
     return v && *v && strcmp(v, "0") != 0 && strcmp(v, "no") != 0;
 }
 
-#define TRD_MAX_NOTES 64
+/* Distinct notes remembered: notes are once per routine and reason, and
+ * reports once per variable. */
+#define TRD_MAX_NOTES 256
 
 /* Notes are printed under one lock: two threads neither both print a note
  * nor interleave their lines. */
