@@ -70,13 +70,21 @@ static int setup(const trd_machine *m, MPI_Comm comm, trd_comm **c, const char *
     return MPI_SUCCESS;
 }
 
-/* A call with nothing to move (count 0, one rank): done here when blocking
- * (copy bytes from src to dst unless src is NULL); the others take the MPI
- * library's request, which costs nothing either.  Returns 1 if handled. */
-static int trivial(const how *h, const void *src, void *dst, size_t bytes)
+/* Why a call has nothing to move. */
+static const char count0[] = "count 0, nothing to move";
+static const char one_rank[] = "a communicator of one rank, nothing to move";
+
+/* A call with nothing to move (why: count0 or one_rank): done here when
+ * blocking (copy bytes from src to dst unless src is NULL); the others take
+ * the MPI library's request, which costs nothing either, and say so in the
+ * note of the routine names[h->mode].  Returns 1 if handled. */
+static int trivial(const trd_machine *m, const char *const names[3], const how *h, const char *why,
+                   const void *src, void *dst, size_t bytes)
 {
-    if (h->mode != TRD_BLOCKING)
+    if (h->mode != TRD_BLOCKING) {
+        trd_fallback_note(m, routine(names, h), why);
         return 0;
+    }
     if (src && bytes)
         memcpy(dst, src, bytes);
     return 1;
@@ -211,7 +219,7 @@ static int allreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, M
         sendbuf = MPI_IN_PLACE;
     int in_place = sendbuf == MPI_IN_PLACE;
     if (count == 0) {
-        if (trivial(h, NULL, recvbuf, 0))
+        if (trivial(m, allreduce_names, h, count0, NULL, recvbuf, 0))
             return MPI_SUCCESS;
         goto library;
     }
@@ -222,7 +230,7 @@ static int allreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, M
         goto fallback;
     }
     if (c->size == 1) {
-        if (h->mode != TRD_BLOCKING)
+        if (!trivial(m, allreduce_names, h, one_rank, NULL, NULL, 0))
             goto library;
         return in_place ? MPI_SUCCESS : copy_input(&dc, &red, recvbuf, sendbuf, (size_t)count);
     }
@@ -242,6 +250,8 @@ static int allreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, M
         return rc;
 fallback:
     trd_fallback_note(m, routine(allreduce_names, h), why);
+    if (a && !trd_env_disabled())
+        trd_forced_note(m, routine(allreduce_names, h), a->name, params, why);
 library:
     return TRD_PMPI(
         h->mode, count > INT_MAX, PMPI_Allreduce(sendbuf, recvbuf, (int)count, datatype, op, comm),
@@ -292,7 +302,7 @@ int trd_allreduce_with(const trd_machine *m, const void *sendbuf, void *recvbuf,
     const trd_algo *a = NULL;
     if (algorithm && *algorithm && strcmp(algorithm, "auto") != 0 &&
         !(a = trd_algo_parse(TRD_COLL_ALLREDUCE, algorithm, &params))) {
-        trd_fallback_note(m, "MPI_Allreduce", "unknown algorithm name");
+        trd_forced_note(m, "MPI_Allreduce", algorithm, "", "not an algorithm's name");
         return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
     }
     return allreduce(m, sendbuf, recvbuf, count, datatype, op, comm, a, params, &blocking);
@@ -313,7 +323,7 @@ static int reduce_scatter_block(const trd_machine *m, const void *sendbuf, void 
     trd_comm *c = NULL;
     int rc;
     if (!why && recvcount == 0) {
-        if (trivial(h, NULL, recvbuf, 0))
+        if (trivial(m, rsb_names, h, count0, NULL, recvbuf, 0))
             return MPI_SUCCESS;
         goto library;
     }
@@ -324,7 +334,7 @@ static int reduce_scatter_block(const trd_machine *m, const void *sendbuf, void 
             sendbuf = MPI_IN_PLACE;
         int in_place = sendbuf == MPI_IN_PLACE;
         if (c->size == 1) {
-            if (h->mode != TRD_BLOCKING)
+            if (!trivial(m, rsb_names, h, one_rank, NULL, NULL, 0))
                 goto library;
             return in_place ? MPI_SUCCESS
                             : copy_input(&dc, &red, recvbuf, sendbuf, (size_t)recvcount);
@@ -454,9 +464,9 @@ static int reduce_scatter(const trd_machine *m, const void *sendbuf, void *recvb
     if (!why)
         why = reduction_checks((MPI_Count)total, datatype, op, &red, &dc);
     if (!why && dc.derived)
-        why = "derived datatype in MPI_Reduce_scatter";
+        why = "derived datatype with a count per rank";
     if (!why && total == 0) {
-        if (trivial(h, NULL, recvbuf, 0))
+        if (trivial(m, rs_names, h, count0, NULL, recvbuf, 0))
             return MPI_SUCCESS;
         goto library;
     }
@@ -466,7 +476,8 @@ static int reduce_scatter(const trd_machine *m, const void *sendbuf, void *recvb
         if (sendbuf == recvbuf)
             sendbuf = MPI_IN_PLACE;
         if (c->size == 1) {
-            if (trivial(h, sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf, total * red.extent))
+            if (trivial(m, rs_names, h, one_rank, sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf,
+                        total * red.extent))
                 return MPI_SUCCESS;
             goto library;
         }
@@ -623,7 +634,7 @@ static int reduce(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_
             sendbuf = MPI_IN_PLACE;
         int in_place = at_root && sendbuf == MPI_IN_PLACE;
         if (count == 0 || c->size == 1) {
-            if (h->mode != TRD_BLOCKING)
+            if (!trivial(m, reduce_names, h, count == 0 ? count0 : one_rank, NULL, NULL, 0))
                 goto library;
             return in_place || count == 0 ? MPI_SUCCESS
                                           : copy_input(&dc, &red, recvbuf, sendbuf, (size_t)count);
@@ -699,7 +710,7 @@ static int bcast(const trd_machine *m, void *buffer, MPI_Count count, MPI_Dataty
         why = "invalid root";
     if (!why && trd_type_extent(datatype, &ext) == MPI_SUCCESS) {
         if (count == 0 || c->size == 1) {
-            if (trivial(h, NULL, buffer, 0))
+            if (trivial(m, bcast_names, h, count == 0 ? count0 : one_rank, NULL, buffer, 0))
                 return MPI_SUCCESS;
             goto library;
         }
@@ -796,7 +807,8 @@ static int allgather(const trd_machine *m, const void *sendbuf, MPI_Count sendco
     int same = in_place || (sendtype == recvtype && sendcount == recvcount);
     if (!why && same && trd_type_extent(recvtype, &ext) == MPI_SUCCESS) {
         if (recvcount == 0 || c->size == 1) {
-            if (trivial(h, in_place ? NULL : sendbuf, recvbuf, (size_t)recvcount * ext))
+            if (trivial(m, allgather_names, h, recvcount == 0 ? count0 : one_rank,
+                        in_place ? NULL : sendbuf, recvbuf, (size_t)recvcount * ext))
                 return MPI_SUCCESS;
             goto library;
         }

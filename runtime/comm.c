@@ -11,11 +11,14 @@
 #include "rt.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* The attribute's keyval, created by the first call of any thread; later
  * calls read it with one atomic load and take no lock. */
@@ -122,9 +125,48 @@ static int hosts_entry(FILE *f, const char *what, int want, char *buf, size_t le
     return -1;
 }
 
+/* What a file of mode st_mode is, where it is not a regular file. */
+static const char *file_kind(mode_t mode)
+{
+    return S_ISFIFO(mode)   ? "a FIFO"
+           : S_ISDIR(mode)  ? "a directory"
+           : S_ISCHR(mode)  ? "a character device"
+           : S_ISBLK(mode)  ? "a block device"
+           : S_ISSOCK(mode) ? "a socket"
+                            : "not a plain file";
+}
+
+/* TREEDUCE_HOSTS's value path, open for reading in *f if it names a regular
+ * file; *f NULL where nothing is at path (the value is then the list).  A
+ * FIFO, a device or a directory is refused without blocking: opened
+ * nonblocking, never read.  Returns 0, or -1 with why. */
+static int hosts_file(const char *path, FILE **f, char *why, size_t whylen)
+{
+    struct stat st;
+    *f = NULL;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0 && (errno == ENOENT || errno == ENOTDIR || errno == ENAMETOOLONG))
+        return 0;
+    if (fd < 0 || fstat(fd, &st) != 0)
+        goto fail;
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(why, whylen, "TREEDUCE_HOSTS file %s is not a regular file (%s)", path,
+                 file_kind(st.st_mode));
+        close(fd);
+        return -1;
+    }
+    if ((*f = fdopen(fd, "r")))
+        return 0;
+fail:
+    snprintf(why, whylen, "cannot read TREEDUCE_HOSTS file %s: %s", path, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    return -1;
+}
+
 /* The name of this rank's host: entry `world_rank` of TREEDUCE_HOSTS (a
- * comma-separated list, or a file with one name per line or word), else
- * MPI_Get_processor_name.  Returns 0, or -1 with a reason in why. */
+ * comma-separated list, or a regular file with one name per line or word),
+ * else MPI_Get_processor_name.  Returns 0, or -1 with a reason in why. */
 static int host_name(char *buf, size_t len, char *why, size_t whylen)
 {
     const char *env = getenv("TREEDUCE_HOSTS");
@@ -132,7 +174,9 @@ static int host_name(char *buf, size_t len, char *why, size_t whylen)
     PMPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     if (env && *env) {
         char what[PATH_MAX + 32] = "TREEDUCE_HOSTS";
-        FILE *f = strchr(env, ',') ? NULL : fopen(env, "r");
+        FILE *f = NULL;
+        if (!strchr(env, ',') && hosts_file(env, &f, why, whylen) != 0)
+            return -1;
         if (f)
             snprintf(what, sizeof what, "TREEDUCE_HOSTS file %s", env);
         else /* not a file: the list itself */

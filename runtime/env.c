@@ -3,6 +3,7 @@
  * and each note is printed once per process, whole. */
 #include "rt.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,6 +14,84 @@ static int env_flag(const char *name)
 {
     const char *v = getenv(name);
     return v && *v && strcmp(v, "0") != 0 && strcmp(v, "no") != 0;
+}
+
+/* Distinct notes remembered: notes are once per routine and reason, and
+ * reports once per variable. */
+#define TRD_MAX_NOTES 256
+
+/* Notes are printed under one lock: two threads neither both print a note
+ * nor interleave their lines. */
+static pthread_mutex_t notes_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *notes_seen[TRD_MAX_NOTES];
+static int notes_nseen;
+
+/* Print line on stderr, in one write, the first time this process sees key
+ * (up to TRD_MAX_NOTES distinct keys; after that, every time). */
+static void note_once(const char *key, const char *line)
+{
+    pthread_mutex_lock(&notes_lock);
+    int i = 0;
+    while (i < notes_nseen && strcmp(notes_seen[i], key) != 0)
+        i++;
+    if (i == notes_nseen) {
+        if (notes_nseen < TRD_MAX_NOTES && (notes_seen[notes_nseen] = strdup(key)))
+            notes_nseen++;
+        fputs(line, stderr);
+    }
+    pthread_mutex_unlock(&notes_lock);
+}
+
+/* snprintf that keeps the final newline when the text is cut. */
+static void note_format(char *line, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void note_format(char *line, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, len, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= len)
+        snprintf(line + len - 5, 5, "...\n");
+}
+
+/* x = the whole of text as a decimal number from min to max (no sign, space
+ * or suffix).  Returns 0, or -1 where text is anything else. */
+static int number(const char *text, long long min, long long max, long long *x)
+{
+    const char *t = text;
+    long long v = 0;
+    for (; *t >= '0' && *t <= '9' && v <= max; t++)
+        v = v > (LLONG_MAX - (*t - '0')) / 10 ? LLONG_MAX : v * 10 + (*t - '0');
+    if (t == text || *t || v < min || v > max)
+        return -1;
+    *x = v;
+    return 0;
+}
+
+/* A bad value of variable name, said once per process on stderr whatever
+ * TREEDUCE_VERBOSE says: a misconfiguration must be seen. */
+static void env_bad(const char *name, const char *value, const char *expected)
+{
+    char key[64], line[512];
+    snprintf(key, sizeof key, "env %s", name);
+    note_format(line, sizeof line, "treeduce: %s='%.200s' is not %s; using the default\n", name,
+                value, expected);
+    note_once(key, line);
+}
+
+long long trd_env_number(const char *name, long long min, long long max, long long def)
+{
+    const char *v = getenv(name);
+    long long x;
+    char expected[80];
+    if (!v || !*v)
+        return def;
+    if (number(v, min, max, &x) == 0)
+        return x;
+    snprintf(expected, sizeof expected, "a whole number from %lld to %lld", min, max);
+    env_bad(name, v, expected);
+    return def;
 }
 
 /* TREEDUCE_ALGORITHM, parsed by the first call of any thread: the others
@@ -75,54 +154,39 @@ int trd_env_verbose(void)
     static atomic_int v = -1;
     int x = atomic_load_explicit(&v, memory_order_relaxed);
     if (x < 0) {
-        const char *e = getenv("TREEDUCE_VERBOSE");
-        x = env_flag("TREEDUCE_VERBOSE") ? (atoi(e) >= 2 ? 2 : 1) : 0;
+        x = (int)trd_env_number("TREEDUCE_VERBOSE", 0, 2, 0);
         atomic_store_explicit(&v, x, memory_order_relaxed);
     }
     return x;
 }
 
-const char *trd_env_break(void)
+int trd_env_break(char *alg, size_t alglen, int *rank, size_t *op)
 {
     const char *v = getenv("TREEDUCE_BREAK");
-    return v && *v ? v : NULL;
-}
-
-#define TRD_MAX_NOTES 64
-
-/* Notes are printed under one lock (taken only when TREEDUCE_VERBOSE is set):
- * two threads neither both print a note nor interleave their lines. */
-static pthread_mutex_t notes_lock = PTHREAD_MUTEX_INITIALIZER;
-static char *notes_seen[TRD_MAX_NOTES];
-static int notes_nseen;
-
-/* Print line on stderr, in one write, the first time this process sees key
- * (up to TRD_MAX_NOTES distinct keys; after that, every time). */
-static void note_once(const char *key, const char *line)
-{
-    pthread_mutex_lock(&notes_lock);
-    int i = 0;
-    while (i < notes_nseen && strcmp(notes_seen[i], key) != 0)
-        i++;
-    if (i == notes_nseen) {
-        if (notes_nseen < TRD_MAX_NOTES && (notes_seen[notes_nseen] = strdup(key)))
-            notes_nseen++;
-        fputs(line, stderr);
+    char text[256], *c1 = NULL, *c2 = NULL;
+    long long r, o;
+    if (!v || !*v)
+        return 0;
+    if (strlen(v) < sizeof text) {
+        strcpy(text, v);
+        if ((c2 = strrchr(text, ':'))) {
+            *c2 = '\0';
+            c1 = strrchr(text, ':');
+        }
     }
-    pthread_mutex_unlock(&notes_lock);
-}
-
-/* snprintf that keeps the final newline when the text is cut. */
-static void note_format(char *line, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void note_format(char *line, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(line, len, fmt, ap);
-    va_end(ap);
-    if (n < 0 || (size_t)n >= len)
-        snprintf(line + len - 5, 5, "...\n");
+    int ok = c1 && c1 > text && (size_t)(c1 - text) < alglen;
+    if (ok) {
+        *c1 = '\0';
+        ok = number(c1 + 1, 0, INT_MAX, &r) == 0 && number(c2 + 1, 0, LLONG_MAX, &o) == 0;
+    }
+    if (!ok) {
+        env_bad("TREEDUCE_BREAK", v, "ALG:RANK:OP (RANK and OP whole numbers)");
+        return 0;
+    }
+    snprintf(alg, alglen, "%s", text);
+    *rank = (int)r;
+    *op = (size_t)o;
+    return 1;
 }
 
 void trd_fallback_note(const trd_machine *m, const char *routine, const char *why)
@@ -132,7 +196,19 @@ void trd_fallback_note(const trd_machine *m, const char *routine, const char *wh
         return;
     note_format(line, sizeof line, "treeduce[%s]: %s uses the MPI library's routine: %s\n", m->name,
                 routine, why);
-    note_once(why, line);
+    note_once(line, line);
+}
+
+void trd_forced_note(const trd_machine *m, const char *routine, const char *alg, const char *params,
+                     const char *why)
+{
+    char line[640];
+    note_format(line, sizeof line,
+                "treeduce[%s]: the forced algorithm %s%s%.80s cannot run %s (%s): the MPI "
+                "library's %s is called instead\n",
+                m->name, alg, params && *params ? ":" : "", params ? params : "", routine, why,
+                routine);
+    note_once(line, line);
 }
 
 void trd_note(const trd_machine *m, const char *msg)

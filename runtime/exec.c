@@ -262,16 +262,11 @@ static const char *lower(trd_comm *c, const trd_sched *s, trd_plan_entry *p)
  * ALG, as treeduce-gen --break-schedule does before it verifies. */
 static void apply_break(trd_sched *s, const trd_algo *a, int rank)
 {
-    const char *spec = trd_env_break(), *c1, *c2;
-    if (!spec || !(c2 = strrchr(spec, ':')) || c2 == spec)
-        return;
-    for (c1 = c2 - 1; c1 > spec && *c1 != ':'; c1--)
-        ;
-    if (*c1 != ':' || (size_t)(c1 - spec) != strlen(a->name) ||
-        strncmp(spec, a->name, strlen(a->name)))
-        return;
-    if (atoi(c1 + 1) == rank)
-        trd_sched_drop(s, rank, (size_t)atol(c2 + 1));
+    char alg[64];
+    int brank;
+    size_t op;
+    if (trd_env_break(alg, sizeof alg, &brank, &op) && strcmp(alg, a->name) == 0 && brank == rank)
+        trd_sched_drop(s, rank, op);
 }
 
 /* Whether p was planned for call. */

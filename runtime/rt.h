@@ -128,18 +128,28 @@ int trd_env_disabled(void);
  * of reduction depends only on the communicator's size ("repro"), whatever
  * the selection or TREEDUCE_ALGORITHM would run. */
 int trd_env_reproducible(void);
-/* TREEDUCE_VERBOSE: 0 quiet; 1 say why a call falls back, once per reason;
- * 2 also name each algorithm the first time it runs. */
+/* TREEDUCE_VERBOSE: 0 quiet; 1 say why a call falls back, once per routine
+ * and reason; 2 also name each algorithm the first time it runs. */
 int trd_env_verbose(void);
 /* TREEDUCE_BREAK=ALG:RANK:OP, for testing only: the planner's op OP of rank
  * RANK (of the communicator) is dropped from every plan of algorithm ALG, as
  * treeduce-gen --break-schedule drops it before verifying: the same broken
- * schedule that the generator refuses, run.  NULL when unset. */
-const char *trd_env_break(void);
+ * schedule that the generator refuses, run.  Returns 1 with ALG in alg (of
+ * alglen bytes), 0 when unset or malformed (said once, as trd_env_number). */
+int trd_env_break(char *alg, size_t alglen, int *rank, size_t *op);
+/* The numeric variable name: its value where the whole text is a decimal
+ * number from min to max, def where unset or empty.  Anything else is said
+ * once per process on stderr at any TREEDUCE_VERBOSE, and def returned. */
+long long trd_env_number(const char *name, long long min, long long max, long long def);
 
 /* With TREEDUCE_VERBOSE=1 prints "treeduce[<machine>]: <routine> uses the MPI
- * library's routine: <why>" on stderr, once per distinct why per process. */
+ * library's routine: <why>" on stderr, once per routine and why per process. */
 void trd_fallback_note(const trd_machine *m, const char *routine, const char *why);
+/* At any TREEDUCE_VERBOSE, once per process and line: "treeduce[<machine>]:
+ * the forced algorithm <alg>[:<params>] cannot run <routine> (<why>): the MPI
+ * library's <routine> is called instead". */
+void trd_forced_note(const trd_machine *m, const char *routine, const char *alg, const char *params,
+                     const char *why);
 /* With TREEDUCE_VERBOSE=1, print "treeduce[<machine>]: <msg>" on stderr,
  * once per distinct msg per process. */
 void trd_note(const trd_machine *m, const char *msg);

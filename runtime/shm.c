@@ -16,6 +16,7 @@
  */
 #include "rt.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -111,7 +112,8 @@ static int cma_probe(trd_shm *s)
 int trd_shm_create(trd_comm *c)
 {
     static const size_t cma_min[TRD_CMA_MAX] = TRD_CMA_MIN_DEFAULTS;
-    const char *env = getenv("TREEDUCE_SHM"), *cma_env = getenv("TREEDUCE_CMA_BYTES");
+    const char *env = getenv("TREEDUCE_SHM");
+    long long cma_bytes = trd_env_number("TREEDUCE_CMA_BYTES", 0, LLONG_MAX, -1);
     MPI_Comm node = MPI_COMM_NULL, shared = MPI_COMM_NULL;
     int rc, nshared = 0, ok, all_ok;
     c->shm = NULL;
@@ -119,7 +121,7 @@ int trd_shm_create(trd_comm *c)
     c->shape.cma = 0;
     c->shape.slot_bytes = TRD_SEG_SLOT_BYTES;
     for (int i = 0; i < TRD_CMA_MAX; i++)
-        c->shape.cma_min[i] = cma_env && *cma_env ? strtoull(cma_env, NULL, 10) : cma_min[i];
+        c->shape.cma_min[i] = cma_bytes >= 0 ? (size_t)cma_bytes : cma_min[i];
     /* TREEDUCE_SHM=0 on any rank: no node communicator at all (one
      * allreduce, not a split of the communicator and a window) */
     int want = !(env && strcmp(env, "0") == 0), all_want = 0;
