@@ -8,7 +8,10 @@
  * PMPI_Finalize with --pmpi.  Every communicator then still holds treeduce's
  * description, node segment and window: they must be released before the
  * MPI library shuts down (Open MPI crashed in MPI_Finalize, freeing a window
- * after its one-sided component was gone).
+ * after its one-sided component was gone).  An attribute the program set on
+ * MPI_COMM_SELF before its first collective calls MPI_Allreduce on
+ * MPI_COMM_WORLD from its delete callback, within MPI_Finalize, before or
+ * after treeduce's own: its result must be right too.
  *
  * Rank 0 prints "N passed, M failed, finalized" once MPI_Finalize has
  * returned; the test in ctest also requires the exit status 0 of every rank.  Fails
@@ -21,6 +24,7 @@
 #include <string.h>
 
 static int passed, failed;
+static int late = -1; /* the sum computed within MPI_Finalize */
 
 static void check(int ok, const char *what)
 {
@@ -44,11 +48,25 @@ static void sum_ranks(MPI_Comm comm, const char *what)
           what);
 }
 
+/* Within MPI_Finalize (MPI_COMM_SELF's attributes are deleted first). */
+static int late_sum(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    int one = 1;
+    (void)comm;
+    (void)keyval;
+    (void)attr;
+    (void)extra;
+    return MPI_Allreduce(&one, &late, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv)
 {
     int pmpi = argc > 1 && strcmp(argv[1], "--pmpi") == 0, wrank, wsize;
     MPI_Comm dup;
+    int kv;
     MPI_Init(&argc, &argv);
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, late_sum, &kv, NULL);
+    MPI_Comm_set_attr(MPI_COMM_SELF, kv, NULL);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
     void *mpi = dlsym(RTLD_DEFAULT, "MPI_Allreduce"), *pm = dlsym(RTLD_DEFAULT, "PMPI_Allreduce");
@@ -80,6 +98,10 @@ int main(int argc, char **argv)
         PMPI_Finalize();
     else
         MPI_Finalize();
+    if (late != wsize) {
+        fprintf(stderr, "FAIL MPI_Allreduce within MPI_Finalize: %d, not %d\n", late, wsize);
+        return 1;
+    }
     if (wrank == 0)
         printf("%d passed, %d failed, finalized\n", tally[0], tally[1]);
     return tally[1] > 0;
