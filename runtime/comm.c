@@ -58,13 +58,25 @@ int trd_machine_find_node(const trd_machine *m, const char *name)
     return -1;
 }
 
+/* Whether a's key comes before b's (comm_build: rank 0's world rank, then
+ * its count of descriptions built before): the same on every rank. */
+static int order_before(const trd_comm *a, const trd_comm *b)
+{
+    return a->order[0] != b->order[0] ? a->order[0] < b->order[0] : a->order[1] < b->order[1];
+}
+
+/* Into the list, which stays sorted by key, largest first (a new
+ * description usually has its root's largest: few steps). */
 static void live_add(trd_comm *c)
 {
     pthread_mutex_lock(&live_lock);
-    if ((c->live_next = live))
-        live->live_pnext = &c->live_next;
-    live = c;
-    c->live_pnext = &live;
+    trd_comm **at = &live;
+    while (*at && order_before(c, *at))
+        at = &(*at)->live_next;
+    if ((c->live_next = *at))
+        c->live_next->live_pnext = &c->live_next;
+    *at = c;
+    c->live_pnext = at;
     pthread_mutex_unlock(&live_lock);
 }
 
@@ -362,46 +374,23 @@ fail:
     return rc;
 }
 
-static int order_cmp(const void *a, const void *b)
-{
-    const trd_comm *x = *(trd_comm *const *)a, *y = *(trd_comm *const *)b;
-    return x->order[0] != y->order[0] ? (x->order[0] > y->order[0]) - (x->order[0] < y->order[0])
-                                      : (x->order[1] > y->order[1]) - (x->order[1] < y->order[1]);
-}
-
 /* MPI_Finalize has begun (MPI still works): free the requests that are not
- * running, then release every description still alive, ordered by their
- * key (the windows of two communicators are freed in the same order on
- * their common ranks), and the keyval.  The descriptions themselves go with
- * their attributes or their last request, memory only. */
+ * running, then release every description still alive in the order of
+ * their keys (the windows of two communicators are freed in the same order
+ * on their common ranks, whatever order threads built them in), and the
+ * keyval.  The descriptions themselves go with their attributes or their
+ * last request, memory only. */
 static void comm_finalize(void)
 {
     atomic_store(&finalizing, 1);
     trd_nbc_finalize();
     pthread_mutex_lock(&live_lock);
-    size_t n = 0;
-    for (trd_comm *c = live; c; c = c->live_next)
-        n++;
-    trd_comm **all = malloc((n ? n : 1) * sizeof *all);
-    n = 0;
     for (trd_comm *c = live; c; c = c->live_next) {
         c->fallback = 1;
         snprintf(c->why, sizeof c->why, "%s", after_finalize.why);
-        if (all)
-            all[n++] = c;
+        comm_release(c);
     }
     pthread_mutex_unlock(&live_lock);
-    if (all) {
-        qsort(all, n, sizeof *all, order_cmp);
-        for (size_t i = 0; i < n; i++)
-            comm_release(all[i]);
-        free(all);
-    } else { /* out of memory: in this process's order, a hang only where threads built them */
-        pthread_mutex_lock(&live_lock);
-        for (trd_comm *c = live; c; c = c->live_next)
-            comm_release(c);
-        pthread_mutex_unlock(&live_lock);
-    }
     int kv = atomic_exchange(&comm_keyval, MPI_KEYVAL_INVALID);
     if (kv != MPI_KEYVAL_INVALID)
         PMPI_Comm_free_keyval(&kv);
