@@ -7,6 +7,15 @@
  * as an attribute that MPI frees with the communicator.  A job on a subset of
  * the machine keeps a contention-free ring: a subsequence of a DFS order is
  * still one [TREE §3.2, Lemma 4].
+ *
+ * MPI_Finalize frees the attributes of MPI_COMM_WORLD and of the
+ * communicators the application never freed after the MPI library has begun
+ * to shut down (Open MPI has finalized its one-sided component by then: a
+ * window freed there crashes).  So everything treeduce holds is released
+ * where MPI_Finalize begins, in the delete callback of an attribute on
+ * MPI_COMM_SELF, which MPI calls first [MPI-4.1 §11.2.4], whether the
+ * application calls MPI_Finalize or PMPI_Finalize; the descriptions freed
+ * later give back memory only.
  */
 #include "rt.h"
 
@@ -25,6 +34,17 @@
 static atomic_int comm_keyval = MPI_KEYVAL_INVALID;
 static pthread_mutex_t comm_keyval_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Every description alive (built, not yet freed), and how many this process
+ * has built: their teardown order at MPI_Finalize. */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static trd_comm *live;
+static atomic_int built;
+
+/* MPI_Finalize has begun: every call from then on goes to the MPI library,
+ * through this description. */
+static atomic_int finalizing;
+static trd_comm after_finalize = {.fallback = 1, .why = "MPI_Finalize has begun", .refs = 1};
+
 int trd_machine_find_node(const trd_machine *m, const char *name)
 {
     int lo = 0, hi = m->nnodes - 1;
@@ -41,13 +61,54 @@ int trd_machine_find_node(const trd_machine *m, const char *name)
     return -1;
 }
 
+/* Whether a's key comes before b's (comm_build: rank 0's world rank, then
+ * its count of descriptions built before): the same on every rank. */
+static int order_before(const trd_comm *a, const trd_comm *b)
+{
+    return a->order[0] != b->order[0] ? a->order[0] < b->order[0] : a->order[1] < b->order[1];
+}
+
+/* Into the list, which stays sorted by key, largest first (a new
+ * description usually has its root's largest: few steps). */
+static void live_add(trd_comm *c)
+{
+    pthread_mutex_lock(&live_lock);
+    trd_comm **at = &live;
+    while (*at && order_before(c, *at))
+        at = &(*at)->live_next;
+    if ((c->live_next = *at))
+        c->live_next->live_pnext = &c->live_next;
+    *at = c;
+    c->live_pnext = at;
+    pthread_mutex_unlock(&live_lock);
+}
+
+static void live_remove(trd_comm *c)
+{
+    pthread_mutex_lock(&live_lock);
+    if (c->live_pnext) {
+        if ((*c->live_pnext = c->live_next))
+            c->live_next->live_pnext = c->live_pnext;
+        c->live_pnext = NULL;
+    }
+    pthread_mutex_unlock(&live_lock);
+}
+
+/* What c holds of the MPI library: its segment (collective over the node)
+ * and its duplicate.  Nothing once released. */
+static void comm_release(trd_comm *c)
+{
+    trd_shm_free(c);
+    if (c->comm != MPI_COMM_NULL)
+        PMPI_Comm_free(&c->comm);
+}
+
 static void comm_free(trd_comm *c)
 {
     if (!c)
         return;
-    trd_shm_free(c);
-    if (c->comm != MPI_COMM_NULL)
-        PMPI_Comm_free(&c->comm);
+    live_remove(c);
+    comm_release(c);
     trd_plan_cache_free(c);
     free(c->ring);
     free(c->node_first);
@@ -272,6 +333,12 @@ static int comm_build(MPI_Comm comm, const trd_machine *m, trd_comm **out)
     /* the private duplicate first: the setup's own messages never meet the user's */
     if ((rc = PMPI_Comm_dup(comm, &c->comm)) != MPI_SUCCESS)
         goto fail;
+    /* rank 0's key for the teardown order (comm_finalize): no two
+     * descriptions of one process have the same */
+    PMPI_Comm_rank(MPI_COMM_WORLD, &c->order[0]);
+    c->order[1] = atomic_fetch_add(&built, 1);
+    if ((rc = PMPI_Bcast(c->order, 2, MPI_INT, 0, c->comm)) != MPI_SUCCESS)
+        goto fail;
     rc = allgather_int(mynode, nodes, c->size, c->rank, c->comm);
     if (rc != MPI_SUCCESS)
         goto fail;
@@ -341,6 +408,7 @@ static int comm_build(MPI_Comm comm, const trd_machine *m, trd_comm **out)
 done:
     free(nodes);
     free(rn);
+    live_add(c);
     *out = c;
     return MPI_SUCCESS;
 fail:
@@ -350,18 +418,58 @@ fail:
     return rc;
 }
 
+/* MPI_Finalize has begun (MPI still works): free the requests that are not
+ * running, then release every description still alive in the order of
+ * their keys (the windows of two communicators are freed in the same order
+ * on their common ranks, whatever order threads built them in), and the
+ * keyval.  The descriptions themselves go with their attributes or their
+ * last request, memory only. */
+static void comm_finalize(void)
+{
+    atomic_store(&finalizing, 1);
+    trd_nbc_finalize();
+    pthread_mutex_lock(&live_lock);
+    for (trd_comm *c = live; c; c = c->live_next) {
+        c->fallback = 1;
+        snprintf(c->why, sizeof c->why, "%s", after_finalize.why);
+        comm_release(c);
+    }
+    pthread_mutex_unlock(&live_lock);
+    int kv = atomic_exchange(&comm_keyval, MPI_KEYVAL_INVALID);
+    if (kv != MPI_KEYVAL_INVALID)
+        PMPI_Comm_free_keyval(&kv);
+}
+
+static int finalize_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    (void)comm;
+    (void)keyval;
+    (void)attr;
+    (void)extra;
+    comm_finalize();
+    return MPI_SUCCESS;
+}
+
 /* The keyval in *kv, created once per process even when threads make their
- * first calls at the same time. */
+ * first calls at the same time, with the attribute on MPI_COMM_SELF that
+ * releases everything when MPI_Finalize begins (its keyval freed at once:
+ * the attribute keeps it). */
 static int keyval_get(int *kv)
 {
     int rc = MPI_SUCCESS, k = atomic_load_explicit(&comm_keyval, memory_order_acquire);
     if (k == MPI_KEYVAL_INVALID) {
         pthread_mutex_lock(&comm_keyval_lock);
         k = atomic_load_explicit(&comm_keyval, memory_order_relaxed);
+        int fk = MPI_KEYVAL_INVALID;
         if (k == MPI_KEYVAL_INVALID &&
+            (rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, finalize_fn, &fk, NULL)) ==
+                MPI_SUCCESS &&
+            (rc = PMPI_Comm_set_attr(MPI_COMM_SELF, fk, NULL)) == MPI_SUCCESS &&
             (rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_fn, &k, NULL)) ==
                 MPI_SUCCESS)
             atomic_store_explicit(&comm_keyval, k, memory_order_release);
+        if (fk != MPI_KEYVAL_INVALID)
+            PMPI_Comm_free_keyval(&fk);
         pthread_mutex_unlock(&comm_keyval_lock);
     }
     *kv = k;
@@ -372,6 +480,10 @@ int trd_comm_get(MPI_Comm comm, const trd_machine *m, trd_comm **out)
 {
     int rc, flag = 0, kv;
     trd_comm *c = NULL;
+    if (atomic_load(&finalizing)) {
+        *out = &after_finalize;
+        return MPI_SUCCESS;
+    }
     if ((rc = keyval_get(&kv)) != MPI_SUCCESS)
         return rc;
     rc = PMPI_Comm_get_attr(comm, kv, &c, &flag);

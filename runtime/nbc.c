@@ -312,6 +312,19 @@ int trd_launch(const trd_job *j, int mode, MPI_Request *req, const char **why)
     return rc;
 }
 
+void trd_nbc_finalize(void)
+{
+    pthread_mutex_lock(&lock);
+    for (int b = 0; b < TRD_REQ_BUCKETS; b++) {
+        for (trd_req *r = table[b], *next; r; r = next) {
+            next = r->hnext;
+            if (!r->active || r->done) /* a run still queued is the application's error */
+                destroy(r);
+        }
+    }
+    pthread_mutex_unlock(&lock);
+}
+
 /* ---- The MPI library's request calls -------------------------------------------- */
 
 /* The empty status MPI gives a completed collective (MPI_Wait on a null

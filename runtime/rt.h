@@ -240,6 +240,11 @@ typedef struct trd_comm {
     trd_req *qhead, *qtail; /* runs of this communicator not yet completed, in call order */
     struct trd_comm *busy;  /* next communicator with queued runs (nbc.c) */
     int in_busy;
+    /* every description alive, for the teardown when MPI_Finalize begins
+     * (comm.c), in an order all ranks agree on: rank 0's world rank, then
+     * the count of descriptions that process had built before */
+    int order[2];
+    struct trd_comm *live_next, **live_pnext; /* live_pnext NULL: not listed */
 } trd_comm;
 
 /* The cached description of comm for machine m, building it on first use
@@ -253,6 +258,10 @@ int trd_comm_get(MPI_Comm comm, const trd_machine *m, trd_comm **out);
  * last reference frees it, the attribute's included. */
 void trd_comm_ref(trd_comm *c);
 void trd_comm_unref(trd_comm *c);
+
+/* When MPI_Finalize begins (comm.c): free every request whose run is not
+ * under way, its plan and its hold on its communicator (nbc.c). */
+void trd_nbc_finalize(void);
 
 /* Scratch of at least bytes bytes owned by c, valid until the next call, or
  * NULL out of memory. */

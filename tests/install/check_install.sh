@@ -17,7 +17,8 @@
 # The program runs on 2 ranks placed on the 2 nodes of the machine
 # (TREEDUCE_HOSTS=n0,n1) with TREEDUCE_VERBOSE=2, so that treeduce's
 # MPI_Allreduce names the algorithm it ran; it prints "consumer: ok" when every
-# result equals PMPI_Allreduce's.  Nothing is written outside PREFIX and WORK.
+# result equals PMPI_Allreduce's, and a status other than 0 fails the test
+# (tests/mpi/run.sh).  Nothing is written outside PREFIX and WORK.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 mode=$1
@@ -25,7 +26,7 @@ shift
 
 run_consumer() { # MPIEXEC PROGRAM
     echo "== TREEDUCE_HOSTS=n0,n1 TREEDUCE_VERBOSE=2 $1 -n 2 $2"
-    TREEDUCE_HOSTS=n0,n1 TREEDUCE_VERBOSE=2 timeout 60 "$1" -n 2 "$2"
+    TREEDUCE_HOSTS=n0,n1 TREEDUCE_VERBOSE=2 sh "$here/../mpi/run.sh" timeout 60 "$1" -n 2 "$2"
 }
 
 case $mode in
