@@ -164,7 +164,9 @@ static void comm_progress(trd_comm *c)
     }
 }
 
-/* Advance every communicator's runs (lock held). */
+/* Advance every communicator's runs (lock held); where some wait for a
+ * peer, let the MPI library progress too: the peer may be blocked in it on a
+ * request of the library's that needs this rank's progress first. */
 static void progress_all(void)
 {
     for (trd_comm **pc = &busy; *pc;) {
@@ -177,6 +179,8 @@ static void progress_all(void)
             pc = &c->busy;
         }
     }
+    if (busy)
+        trd_library_progress(busy->comm);
 }
 
 static void progress(void)
