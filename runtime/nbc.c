@@ -218,6 +218,25 @@ static int wait_foreign(MPI_Request *q, MPI_Status *status)
     }
 }
 
+/* Complete q, a request of the MPI library's, while treeduce's outstanding
+ * runs advance (PMPI_Wait where none is outstanding). */
+static int wait_library(MPI_Request *q, MPI_Status *status)
+{
+    return trd_nbc_outstanding() ? wait_foreign(q, status) : PMPI_Wait(q, status);
+}
+
+int trd_nbc_comm_dup(MPI_Comm comm, MPI_Comm *dup)
+{
+#if defined(SMPI_H)
+    /* SimGrid's SMPI has no MPI_Comm_idup */
+    return PMPI_Comm_dup(comm, dup);
+#else
+    MPI_Request q;
+    int rc = PMPI_Comm_idup(comm, dup, &q);
+    return rc != MPI_SUCCESS ? rc : wait_library(&q, MPI_STATUS_IGNORE);
+#endif
+}
+
 /* The generalized request behind a handle: never waited for by the library
  * (treeduce completes its requests itself), so its callbacks have nothing to
  * say. */
@@ -494,7 +513,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
     trd_req *r = find(*request);
     pthread_mutex_unlock(&lock);
     if (!r)
-        return trd_nbc_outstanding() ? wait_foreign(request, status) : PMPI_Wait(request, status);
+        return wait_library(request, status);
     wait_run(r); /* at once if it is inactive */
     int rc = MPI_SUCCESS;
     pthread_mutex_lock(&lock);

@@ -464,6 +464,12 @@ static inline int trd_nbc_outstanding(void)
     return atomic_load_explicit(&trd_nbc_runs, memory_order_acquire) != 0;
 }
 
+/* PMPI_Comm_dup(comm, dup), collective over comm, made without blocking
+ * (PMPI_Comm_idup) while treeduce's outstanding runs advance: a rank that
+ * arrives first does not stall the runs that a rank not yet there waits for.
+ * Blocking under SMPI, which has no MPI_Comm_idup. */
+int trd_nbc_comm_dup(MPI_Comm comm, MPI_Comm *dup);
+
 /* With TREEDUCE_VERBOSE=2, the algorithm of plan p names itself for j's
  * routine. */
 void trd_note_choice(const trd_job *j, const trd_plan_entry *p);
