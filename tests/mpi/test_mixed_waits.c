@@ -13,7 +13,8 @@
  * MPI_Isend/MPI_Irecv, and now and then a blocking MPI_Allreduce between
  * them.  Each rank completes them with calls drawn from a seed of its own:
  * MPI_Wait, MPI_Test once or in a loop, MPI_Waitall and MPI_Testall on the
- * whole window or on a part of it, MPI_Waitany, MPI_Testany, MPI_Waitsome
+ * whole window or on a part of it, MPI_Waitall on the library's requests
+ * only or on treeduce's only, MPI_Waitany, MPI_Testany, MPI_Waitsome
  * and MPI_Testsome, and it sleeps a little now and then: so one rank blocks
  * in a wait on the library's requests while another spins on treeduce's,
  * and each needs the other's progress.  A completed slot is checked against
@@ -328,7 +329,7 @@ static void complete_some(uint64_t *x, struct slot *slots, MPI_Request *reqs, in
     int idx[2 * MAX_WINDOW], flag = 0, out = 0, i, lo, hi;
     for (i = 0; i < n; i++)
         was_active[i] = reqs[i] != MPI_REQUEST_NULL;
-    switch (next(x) % 10) {
+    switch (next(x) % 11) {
     case 0: /* MPI_Waitall or MPI_Testall on all of them, or on a part */
     case 1:
         lo = 0;
@@ -378,6 +379,22 @@ static void complete_some(uint64_t *x, struct slot *slots, MPI_Request *reqs, in
                 keep_status(slots, i, &one);
         }
         break;
+    case 8: /* MPI_Waitall on the library's requests only, or on treeduce's only */
+        flag = (int)(next(x) % 2);
+        for (i = 0; i < n; i++)
+            if ((slots[i / 2].kind < K_ALLTOALL) == flag)
+                idx[out++] = i;
+        {
+            MPI_Request sub[2 * MAX_WINDOW];
+            for (int k = 0; k < out; k++)
+                sub[k] = reqs[idx[k]];
+            MPI_Waitall(out, sub, st);
+            for (int k = 0; k < out; k++) {
+                reqs[idx[k]] = sub[k];
+                keep_status(slots, idx[k], &st[k]);
+            }
+        }
+        break;
     default: /* MPI_Test in a loop until it completes */
         if ((i = some_active(x, reqs, n)) >= 0) {
             do
@@ -418,7 +435,7 @@ int main(int argc, char **argv)
 
     struct slot slots[MAX_WINDOW];
     MPI_Request reqs[2 * MAX_WINDOW];
-    uint64_t seq = seed | 1, mine = (seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)(wrank + 1))) | 1;
+    uint64_t seq = 2 * seed + 1, mine = (seq ^ (0x9e3779b97f4a7c15ull * (uint64_t)(wrank + 1))) | 1;
     for (int k = 0; k < window; k++) {
         slots[k].active = 0;
         reqs[2 * k] = reqs[2 * k + 1] = MPI_REQUEST_NULL;
