@@ -330,8 +330,9 @@ static int comm_build(MPI_Comm comm, const trd_machine *m, trd_comm **out)
     rn = malloc((size_t)c->size * sizeof *rn);
     if (!nodes || !rn)
         goto fail;
-    /* the private duplicate first: the setup's own messages never meet the user's */
-    if ((rc = PMPI_Comm_dup(comm, &c->comm)) != MPI_SUCCESS)
+    /* the private duplicate first: the setup's own messages never meet the user's.
+     * Once it exists every rank is in the setup, whose blocking calls then stall no one */
+    if ((rc = trd_nbc_comm_dup(comm, &c->comm)) != MPI_SUCCESS)
         goto fail;
     /* rank 0's key for the teardown order (comm_finalize): no two
      * descriptions of one process have the same */

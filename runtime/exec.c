@@ -354,12 +354,17 @@ int trd_plan_get(trd_comm *c, const trd_algo *a, const char *params, const trd_c
 
 /* ---- Execution ------------------------------------------------------------------ */
 
-/* Wait until counter f holds at least e: spin, then yield. */
-static inline void wait_one(_Atomic uint64_t *f, uint64_t e)
+/* Wait until counter f holds at least e: spin, then yield, and let the MPI
+ * library progress now and then (the peer may be blocked in it, waiting for
+ * this rank's part of one of the library's collectives before it signals). */
+static inline void wait_one(_Atomic uint64_t *f, uint64_t e, MPI_Comm comm)
 {
     unsigned spins = 0;
-    while (atomic_load_explicit(f, memory_order_acquire) < e)
+    while (atomic_load_explicit(f, memory_order_acquire) < e) {
         trd_relax(&spins);
+        if (spins % TRD_PROGRESS_SPINS == 0)
+            trd_library_progress(comm);
+    }
 }
 
 /* Address of a side of an op: a segment address, or a user buffer or the
@@ -508,7 +513,7 @@ static inline __attribute__((always_inline)) int wait_done(trd_run *e, const trd
         return 1;
     if (!x->nwait) {
         if (blocking)
-            wait_one(x->ctrp, (uint64_t)at);
+            wait_one(x->ctrp, (uint64_t)at, e->c->comm);
         return blocking || atomic_load_explicit(x->ctrp, memory_order_acquire) >= (uint64_t)at;
     }
     /* every rank published IN of a later epoch only after it had finished
@@ -517,7 +522,7 @@ static inline __attribute__((always_inline)) int wait_done(trd_run *e, const trd
         return 1;
     for (int r = 0; r < x->nwait; r++) {
         if (blocking)
-            wait_one(counter(s, r, x->ctr), (uint64_t)at);
+            wait_one(counter(s, r, x->ctr), (uint64_t)at, e->c->comm);
         else if (atomic_load_explicit(counter(s, r, x->ctr), memory_order_acquire) < (uint64_t)at)
             return 0;
     }

@@ -164,7 +164,9 @@ static void comm_progress(trd_comm *c)
     }
 }
 
-/* Advance every communicator's runs (lock held). */
+/* Advance every communicator's runs (lock held); where some wait for a
+ * peer, let the MPI library progress too: the peer may be blocked in it on a
+ * request of the library's that needs this rank's progress first. */
 static void progress_all(void)
 {
     for (trd_comm **pc = &busy; *pc;) {
@@ -177,6 +179,8 @@ static void progress_all(void)
             pc = &c->busy;
         }
     }
+    if (busy)
+        trd_library_progress(busy->comm);
 }
 
 static void progress(void)
@@ -212,6 +216,25 @@ static int wait_foreign(MPI_Request *q, MPI_Status *status)
             return rc;
         trd_relax(&spins);
     }
+}
+
+/* Complete q, a request of the MPI library's, while treeduce's outstanding
+ * runs advance (PMPI_Wait where none is outstanding). */
+static int wait_library(MPI_Request *q, MPI_Status *status)
+{
+    return trd_nbc_outstanding() ? wait_foreign(q, status) : PMPI_Wait(q, status);
+}
+
+int trd_nbc_comm_dup(MPI_Comm comm, MPI_Comm *dup)
+{
+#if defined(SMPI_H)
+    /* SimGrid's SMPI has no MPI_Comm_idup */
+    return PMPI_Comm_dup(comm, dup);
+#else
+    MPI_Request q;
+    int rc = PMPI_Comm_idup(comm, dup, &q);
+    return rc != MPI_SUCCESS ? rc : wait_library(&q, MPI_STATUS_IGNORE);
+#endif
 }
 
 /* The generalized request behind a handle: never waited for by the library
@@ -503,7 +526,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
     trd_req *r = find(*request);
     pthread_mutex_unlock(&lock);
     if (!r)
-        return trd_nbc_outstanding() ? wait_foreign(request, status) : PMPI_Wait(request, status);
+        return wait_library(request, status);
     wait_run(r); /* at once if it is inactive */
     int rc = MPI_SUCCESS;
     pthread_mutex_lock(&lock);

@@ -62,6 +62,27 @@ static inline void trd_relax(unsigned *spins)
 }
 #endif
 
+/* The MPI library advances its own requests (the application's nonblocking
+ * calls) only inside MPI calls: a treeduce wait that makes none may stall a
+ * peer blocked in the library on a request that needs this rank's progress,
+ * while the peer's own progress is what the wait needs.  A probe that finds
+ * nothing lets the library progress (comm: one of treeduce's duplicates; the
+ * message stays where it is).  Under SMPI the simulated network delivers the
+ * library's messages without it, and a probe would cost simulated time. */
+static inline void trd_library_progress(MPI_Comm comm)
+{
+#if defined(SMPI_H)
+    (void)comm;
+#else
+    int flag;
+    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, MPI_STATUS_IGNORE);
+#endif
+}
+
+/* Rounds of a wait between two calls of trd_library_progress: the wait for
+ * a peer that arrives at once costs no call into the library. */
+#define TRD_PROGRESS_SPINS 64
+
 /* ---- Reduction kernels (kernels.c) ------------------------------------------ */
 
 /* inout[i] = in[i] op inout[i] for i in [0, count): the argument order of
@@ -461,6 +482,12 @@ static inline int trd_nbc_outstanding(void)
 {
     return atomic_load_explicit(&trd_nbc_runs, memory_order_acquire) != 0;
 }
+
+/* PMPI_Comm_dup(comm, dup), collective over comm, made without blocking
+ * (PMPI_Comm_idup) while treeduce's outstanding runs advance: a rank that
+ * arrives first does not stall the runs that a rank not yet there waits for.
+ * Blocking under SMPI, which has no MPI_Comm_idup. */
+int trd_nbc_comm_dup(MPI_Comm comm, MPI_Comm *dup);
 
 /* With TREEDUCE_VERBOSE=2, the algorithm of plan p names itself for j's
  * routine. */
