@@ -116,9 +116,10 @@ static void xml_refused(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "cannot read hwloc XML '%s': not an hwloc topology file", path);
 }
 
-/* Load topo from the source named by kind/arg.  0 or -1 with err filled. */
-static int load_source(hwloc_topology_t topo, const char *kind, const char *arg, char *err,
-                       size_t errlen)
+/* Load topo from the source named by kind/arg.  0 or -1 with err filled.
+ * *xml gets the text of an XML file, which must outlive topo (free it). */
+static int load_source(hwloc_topology_t topo, const char *kind, const char *arg, char **xml,
+                       char *err, size_t errlen)
 {
     if (strcmp(kind, "synthetic") == 0) {
         unsigned long long pus = arg != NULL ? synthetic_pus(arg) : 0;
@@ -139,20 +140,24 @@ static int load_source(hwloc_topology_t topo, const char *kind, const char *arg,
             return -1;
         }
     } else if (strcmp(kind, "xml") == 0) {
-        FILE *f;
-
         if (arg == NULL || arg[0] == '\0') {
             snprintf(err, errlen, "cannot read hwloc XML '': no file name given");
             return -1;
         }
-        /* hwloc only says EINVAL; opening the file first gives the real reason. */
-        f = fopen(arg, "rb");
-        if (f == NULL) {
-            snprintf(err, errlen, "cannot read hwloc XML '%s': %s", arg, strerror(errno));
+        /* Read here, under the readers' size cap, and not by hwloc: it only
+         * says EINVAL, and reads /dev/zero until memory runs out. */
+        size_t len;
+        *xml = trd_read_text(arg, &len);
+        if (*xml == NULL) {
+            if (errno == EFBIG)
+                snprintf(err, errlen, "cannot read hwloc XML '%s': file is larger than %zu bytes",
+                         arg, TRD_MAX_INPUT_BYTES);
+            else
+                snprintf(err, errlen, "cannot read hwloc XML '%s': %s", arg, strerror(errno));
             return -1;
         }
-        fclose(f);
-        if (hwloc_topology_set_xml(topo, arg) < 0) {
+        /* hwloc takes the buffer with its terminating NUL */
+        if (hwloc_topology_set_xmlbuffer(topo, *xml, (int)len + 1) < 0) {
             xml_refused(arg, err, errlen);
             return -1;
         }
@@ -182,6 +187,7 @@ int trd_hwloc_node_shape(const char *kind, const char *arg, int *npackages,
     hwloc_obj_type_t unit = HWLOC_OBJ_CORE;
     hwloc_obj_t root;
     const char *host;
+    char *xml = NULL;
     int npkg, p, rc = TRD_ERR_INPUT;
 
     if (hostname != NULL)
@@ -199,7 +205,7 @@ int trd_hwloc_node_shape(const char *kind, const char *arg, int *npackages,
     }
     /* Only packages and cores matter: skip I/O discovery on local loads. */
     hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);
-    if (load_source(topo, kind, arg, err, errlen) < 0)
+    if (load_source(topo, kind, arg, &xml, err, errlen) < 0)
         goto out;
 
     /* Count PUs when there is no core level (synthetic "package:2 pu:4"). */
@@ -246,6 +252,7 @@ int trd_hwloc_node_shape(const char *kind, const char *arg, int *npackages,
 
 out:
     hwloc_topology_destroy(topo);
+    free(xml);
     return rc;
 }
 

@@ -355,9 +355,7 @@ static int read_input(const args *a, trd_topo_t t, trd_diag *d, char **intext, s
         return TRD_ERR_INPUT;
     if (format && strcmp(format, "local") == 0) {
         rc = trd_read_hwloc_machine(t, d, "local", NULL);
-    } else if (!(*intext = trd_read_text(a->input, inlen))) {
-        trd_diag_error(d, (trd_loc){a->input, 0, 0}, "cannot read file: %s", strerror(errno));
-    } else {
+    } else if ((*intext = trd__read_input(d, a->input, inlen))) {
         if (!format)
             format = trd_ibnet_detect(*intext, *inlen) ? "ibnetdiscover" : "dsl";
         if (strcmp(format, "dsl") == 0)

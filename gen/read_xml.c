@@ -1039,16 +1039,11 @@ int trd_read_xml_string(trd_topo_t t, trd_diag *d, const char *filename, const c
     memset(&r, 0, sizeof r);
     r.t = t;
     r.d = d;
-    r.file = trd_diag_intern(d, filename != NULL ? filename : "<input>");
-    if (trd_topo_set_source(t, r.file) != TRD_OK)
-        return TRD_ERR_NOMEM;
+    rc = trd__reader_begin(t, d, filename != NULL ? filename : "<input>", &text, len, &r.file);
+    if (rc != TRD_OK)
+        return rc;
     r.text = text;
     r.len = len;
-    if (len > INT_MAX) {
-        trd_diag_error(d, loc_line(&r, 0, 0), "file too large for the XML reader");
-        return TRD_ERR_INPUT;
-    }
-    trd_diag_add_source(d, r.file, text, len);
     dir = dir_of(r.file);
     if (dir == NULL)
         return TRD_ERR_NOMEM;

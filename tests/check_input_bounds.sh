@@ -1,0 +1,97 @@
+#!/bin/sh
+# Bounds on what treeduce-gen reads: usage: check_input_bounds.sh GEN CASE
+#   size_*      inputs past the size cap refused before they are read whole
+#   nul_*       a NUL byte refused with its line and column, in every reader
+#   yaml_depth  YAML nested past the depth cap refused at the level past it
+# Prints "ok CASE" on success; anything else is a failure.
+gen=$1
+case=$2
+d=$(mktemp -d) || exit 1
+trap 'rm -rf "$d"' EXIT
+cap=268435456 # TRD_MAX_INPUT_BYTES
+
+# expect FILE-ARGS... : run the generator, want exit 1, the exact message
+# in $want (stderr's first line) and no output directory written
+expect() {
+    out=$("$gen" -o "$d/out" "$@" 2>&1 </dev/null)
+    rc=$?
+    first=$(printf '%s\n' "$out" | head -n 1)
+    if [ $rc -ne 1 ] || [ "$first" != "$want" ]; then
+        echo "$*: rc $rc, expected 1 and '$want', got:"
+        printf '%s\n' "$out" | head -n 5
+        exit 1
+    fi
+    if [ -e "$d/out" ]; then
+        echo "$*: wrote $d/out"
+        exit 1
+    fi
+}
+
+# the text of a small good machine in each format
+good_dsl='link eth { latency 2us; bandwidth 10GB/s; }
+nodetype pc { packages 1; cores 1; }
+switch s0 { link eth; nodes n[0-3] : pc; }'
+
+case $case in
+size_dev_zero)
+    for f in dsl xml slurm yaml ibnetdiscover hwloc; do
+        want="/dev/zero: error: file is larger than $cap bytes"
+        expect -f "$f" /dev/zero
+    done
+    want="/dev/zero: error: file is larger than $cap bytes"
+    expect /dev/zero
+    ;;
+size_fifo)
+    # a FIFO fed more than the cap: refused, and the writer sees the pipe
+    # closed rather than the whole stream read
+    mkfifo "$d/in.conf"
+    (head -c $((cap + 4096)) /dev/zero | tr '\0' ' ' >"$d/in.conf") 2>/dev/null &
+    want="$d/in.conf: error: file is larger than $cap bytes"
+    expect "$d/in.conf"
+    wait
+    # a FIFO of a good machine is read once, whole
+    mkfifo "$d/good.topo"
+    printf '%s\n' "$good_dsl" >"$d/good.topo" &
+    "$gen" "$d/good.topo" --explain >"$d/explain" 2>&1 || { cat "$d/explain"; exit 1; }
+    wait
+    grep -q '4 nodes, 1 switch' "$d/explain" || { cat "$d/explain"; exit 1; }
+    ;;
+size_sparse)
+    # a regular file past the cap: refused from its size, never read
+    printf '%s\n' "$good_dsl" >"$d/big.topo"
+    truncate -s $((cap + 1)) "$d/big.topo" || exit 1
+    want="$d/big.topo: error: file is larger than $cap bytes"
+    expect "$d/big.topo"
+    # an hwloc node type's XML file alike
+    truncate -s $((cap + 1)) "$d/node.xml"
+    printf 'link eth { latency 2us; bandwidth 10GB/s; }\nnodetype big { hwloc "node.xml"; }\nswitch s0 { link eth; nodes n0 : big; }\n' >"$d/hw.topo"
+    want="$d/hw.topo:2:22: error: cannot read hwloc XML '$d/node.xml': file is larger than $cap bytes"
+    expect "$d/hw.topo"
+    ;;
+nul_*)
+    f=${case#nul_}
+    case $f in
+    dsl) printf 'link eth { latency 2us;\0 bandwidth 10GB/s; }\n' >"$d/in" && at=1:24 ;;
+    slurm) printf 'SwitchName=s0 Nodes=n[0-3]\0,m[0-3]\n' >"$d/in" && at=1:27 ;;
+    yaml) printf -- '- topology: t\n  tree:\n    switches:\n      - switch: s0\n        children: n[0-3]\0\n' >"$d/in" && at=5:25 ;;
+    xml) printf '<?xml version="1.0"?>\n<machine>\0</machine>\n' >"$d/in" && at=2:10 ;;
+    ibnetdiscover) printf '# Topology file: x\n\nvendid=0x2c9\0\n' >"$d/in" && at=3:13 ;;
+    esac
+    want="$d/in:$at: error: unexpected character '\\x00'"
+    expect -f "$f" "$d/in"
+    ;;
+yaml_depth)
+    # 257 levels are refused at the 257th, at once; 256 are read
+    awk 'BEGIN { for (i = 0; i < 100000; i++) printf "["; print "" }' >"$d/deep.yaml"
+    want="$d/deep.yaml:1:257: error: nested more than 256 levels deep"
+    expect "$d/deep.yaml"
+    awk 'BEGIN { printf "- topology: t\n  tree:\n    switches:\n      - switch: s0\n        children: "; for (i = 0; i < 251; i++) printf "["; for (i = 0; i < 251; i++) printf "]"; print "" }' >"$d/ok.yaml"
+    out=$("$gen" "$d/ok.yaml" --explain 2>&1)
+    case $out in *"nested more than"*) echo "256 levels refused: $out"; exit 1 ;; esac
+    ;;
+*)
+    echo "unknown case $case"
+    exit 1
+    ;;
+esac
+echo "ok $case"
