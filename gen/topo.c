@@ -47,13 +47,6 @@ struct sw {
     int nnodes, capnodes;
 };
 
-/* Open-addressing map from name to index. */
-struct map {
-    char **keys;
-    int *vals;
-    size_t cap, n;
-};
-
 struct trd_topo {
     char *name;
     struct link *links;
@@ -64,7 +57,7 @@ struct trd_topo {
     int nnodes, capnodes;
     struct sw *sws;
     int nsws, capsws;
-    struct map node_map, sw_map;
+    trd_namemap link_map, type_map, node_map, sw_map;
     int have_default_link, have_default_type;
     trd_link_cost default_link;
     double alpha_r_ratio; /* alpha_r of a link that gives none, over its latency */
@@ -79,68 +72,6 @@ struct trd_topo {
 
 /* ---- small utilities ----------------------------------------------------- */
 
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
-static int map_get(const struct map *m, const char *key)
-{
-    if (!m->cap)
-        return -1;
-    for (size_t i = hash_str(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-        if (!m->keys[i])
-            return -1;
-        if (strcmp(m->keys[i], key) == 0)
-            return m->vals[i];
-    }
-}
-
-/* key is borrowed and must outlive the map. */
-static int map_put(struct map *m, char *key, int val)
-{
-    if (2 * (m->n + 1) > m->cap) {
-        size_t ncap = m->cap ? 2 * m->cap : 64;
-        char **nk = calloc(ncap, sizeof(char *));
-        int *nv = calloc(ncap, sizeof(int));
-        if (!nk || !nv) {
-            free(nk);
-            free(nv);
-            return -1;
-        }
-        for (size_t i = 0; i < m->cap; i++) {
-            if (!m->keys[i])
-                continue;
-            size_t j = hash_str(m->keys[i]) & (ncap - 1);
-            while (nk[j])
-                j = (j + 1) & (ncap - 1);
-            nk[j] = m->keys[i];
-            nv[j] = m->vals[i];
-        }
-        free(m->keys);
-        free(m->vals);
-        m->keys = nk;
-        m->vals = nv;
-        m->cap = ncap;
-    }
-    size_t i = hash_str(key) & (m->cap - 1);
-    while (m->keys[i])
-        i = (i + 1) & (m->cap - 1);
-    m->keys[i] = key;
-    m->vals[i] = val;
-    m->n++;
-    return 0;
-}
-
-static void map_free(struct map *m)
-{
-    free(m->keys);
-    free(m->vals);
-}
-
 static int set_ref(struct ref *r, const char *name, trd_loc loc)
 {
     r->loc = loc;
@@ -153,18 +84,12 @@ static int set_ref(struct ref *r, const char *name, trd_loc loc)
 
 static int find_link(trd_topo_t t, const char *name)
 {
-    for (int i = 0; i < t->nlinks; i++)
-        if (strcmp(t->links[i].name, name) == 0)
-            return i;
-    return -1;
+    return trd__namemap_get(&t->link_map, name);
 }
 
 static int find_type(trd_topo_t t, const char *name)
 {
-    for (int i = 0; i < t->ntypes; i++)
-        if (strcmp(t->types[i].name, name) == 0)
-            return i;
-    return -1;
+    return trd__namemap_get(&t->type_map, name);
 }
 
 /* ---- construction ------------------------------------------------------- */
@@ -210,8 +135,10 @@ void trd_topo_destroy(trd_topo_t t)
     free(t->types);
     free(t->nodes);
     free(t->sws);
-    map_free(&t->node_map);
-    map_free(&t->sw_map);
+    trd__namemap_free(&t->link_map);
+    trd__namemap_free(&t->type_map);
+    trd__namemap_free(&t->node_map);
+    trd__namemap_free(&t->sw_map);
     free(t->dfs_sw);
     free(t->sw_dfs);
     free(t->dfs_node);
@@ -273,8 +200,10 @@ int trd_topo_add_link(trd_topo_t t, trd_diag *d, trd_loc loc, const char *name, 
     if (trd__grow((void **)&t->links, &t->caplinks, t->nlinks + 1, sizeof(struct link)))
         return TRD_ERR_NOMEM;
     struct link *l = &t->links[t->nlinks];
-    if (!(l->name = strdup(name)))
+    if (!(l->name = strdup(name)) || trd__namemap_put(&t->link_map, l->name, t->nlinks)) {
+        free(l->name);
         return TRD_ERR_NOMEM;
+    }
     l->cost = cost;
     t->nlinks++;
     return TRD_OK;
@@ -314,7 +243,9 @@ int trd_topo_add_nodetype(trd_topo_t t, trd_diag *d, trd_loc loc, const char *na
     ty->npackages = npackages;
     memcpy(ty->cores, cores_per_package, (size_t)npackages * sizeof(int));
     if (!(ty->name = strdup(name)) || set_ref(&ty->package_link, package_link, loc) ||
-        set_ref(&ty->node_link, node_link, loc) || !(ty->source = strdup(source ? source : ""))) {
+        set_ref(&ty->node_link, node_link, loc) || !(ty->source = strdup(source ? source : "")) ||
+        trd__namemap_put(&t->type_map, ty->name, t->ntypes)) {
+        free(ty->source);
         free(ty->name);
         free(ty->package_link.name);
         free(ty->node_link.name);
@@ -384,7 +315,7 @@ int trd_topo_set_default_nodetype(trd_topo_t t, int npackages, const int *cores_
 int trd_topo_add_switch(trd_topo_t t, trd_diag *d, trd_loc loc, const char *name, const char *link,
                         int *swid)
 {
-    int prev = map_get(&t->sw_map, name);
+    int prev = trd__namemap_get(&t->sw_map, name);
     if (prev >= 0) {
         trd_diag_error(d, loc, "switch '%s' is already defined at line %d", name,
                        t->sws[prev].loc.line);
@@ -398,7 +329,7 @@ int trd_topo_add_switch(trd_topo_t t, trd_diag *d, trd_loc loc, const char *name
     s->parent = -1;
     s->link = -1;
     if (!(s->name = strdup(name)) || set_ref(&s->link_ref, link, loc) ||
-        map_put(&t->sw_map, s->name, t->nsws)) {
+        trd__namemap_put(&t->sw_map, s->name, t->nsws)) {
         free(s->name);
         free(s->link_ref.name);
         return TRD_ERR_NOMEM;
@@ -412,8 +343,8 @@ int trd_topo_switch_add_node(trd_topo_t t, trd_diag *d, trd_loc loc, int swid, c
 {
     if (swid < 0 || swid >= t->nsws)
         return TRD_ERR_STATE;
-    if (map_get(&t->node_map, name) >= 0) {
-        int prev = map_get(&t->node_map, name);
+    if (trd__namemap_get(&t->node_map, name) >= 0) {
+        int prev = trd__namemap_get(&t->node_map, name);
         trd_diag_error(d, loc, "node '%s' is already attached to switch '%s'", name,
                        t->sws[t->nodes[prev].sw].name);
         return TRD_ERR_INPUT;
@@ -431,7 +362,7 @@ int trd_topo_switch_add_node(trd_topo_t t, trd_diag *d, trd_loc loc, int swid, c
     n->sw = swid;
     n->type = -1;
     if (!(n->name = strdup(name)) || set_ref(&n->type_ref, nodetype, loc) ||
-        map_put(&t->node_map, n->name, t->nnodes)) {
+        trd__namemap_put(&t->node_map, n->name, t->nnodes)) {
         free(n->name);
         free(n->type_ref.name);
         return TRD_ERR_NOMEM;
@@ -530,7 +461,7 @@ int trd_topo_finalize(trd_topo_t t, trd_diag *d)
         }
         for (int c = 0; c < s->nchildren; c++) {
             struct ref *r = &s->children[c];
-            int ch = map_get(&t->sw_map, r->name);
+            int ch = trd__namemap_get(&t->sw_map, r->name);
             if (ch < 0) {
                 trd_diag_error(d, r->loc, "unknown switch '%s'", r->name);
             } else if (ch == i) {
@@ -592,7 +523,7 @@ int trd_topo_finalize(trd_topo_t t, trd_diag *d)
             t->dfs_node[nn++] = t->sws[s].nodes[k];
         }
         for (int c = t->sws[s].nchildren - 1; c >= 0; c--) {
-            int ch = map_get(&t->sw_map, t->sws[s].children[c].name);
+            int ch = trd__namemap_get(&t->sw_map, t->sws[s].children[c].name);
             t->sws[ch].depth = t->sws[s].depth + 1;
             stack[top++] = ch;
         }
@@ -681,7 +612,7 @@ int trd_topo_node_type(trd_topo_t t, int i)
 
 int trd_topo_find_node(trd_topo_t t, const char *name)
 {
-    int k = map_get(&t->node_map, name);
+    int k = trd__namemap_get(&t->node_map, name);
     if (k < 0 || !t->finalized)
         return -1;
     return t->node_dfs[k];

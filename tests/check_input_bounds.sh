@@ -3,6 +3,8 @@
 #   size_*      inputs past the size cap refused before they are read whole
 #   nul_*       a NUL byte refused with its line and column, in every reader
 #   yaml_depth  YAML nested past the depth cap refused at the level past it
+#   scale_*     100,000 links, node types, switches or hosts read (or errors
+#               printed) in a few seconds (the test's TIMEOUT), generated here
 # Prints "ok CASE" on success; anything else is a failure.
 gen=$1
 case=$2
@@ -88,6 +90,57 @@ yaml_depth)
     awk 'BEGIN { printf "- topology: t\n  tree:\n    switches:\n      - switch: s0\n        children: "; for (i = 0; i < 251; i++) printf "["; for (i = 0; i < 251; i++) printf "]"; print "" }' >"$d/ok.yaml"
     out=$("$gen" "$d/ok.yaml" --explain 2>&1)
     case $out in *"nested more than"*) echo "256 levels refused: $out"; exit 1 ;; esac
+    ;;
+scale_links)
+    awk 'BEGIN { for (i = 0; i < 100000; i++) printf "link l%d { latency 2us; bandwidth 10GB/s; }\n", i
+                 print "nodetype pc { packages 1; cores 1; }"
+                 print "switch s0 { link l99999; nodes n[0-3] : pc; }" }' >"$d/in.topo"
+    "$gen" "$d/in.topo" --explain >"$d/explain" 2>&1 || { tail -5 "$d/explain"; exit 1; }
+    grep -q 'link l99999' "$d/explain" || { head "$d/explain"; exit 1; }
+    # a name defined twice is still found, at its second definition
+    echo 'link l5 { latency 2us; bandwidth 10GB/s; }' >>"$d/in.topo"
+    want="$d/in.topo:100003:6: error: link 'l5' is already defined"
+    expect "$d/in.topo"
+    ;;
+scale_nodetypes)
+    awk 'BEGIN { print "link eth { latency 2us; bandwidth 10GB/s; }"
+                 for (i = 0; i < 100000; i++) printf "nodetype t%d { packages 1; cores %d; }\n", i, 1 + i % 4
+                 print "switch s0 { link eth; nodes n0 : t99999; nodes n1 : t7; }" }' >"$d/in.topo"
+    "$gen" "$d/in.topo" --explain >"$d/explain" 2>&1 || { tail -5 "$d/explain"; exit 1; }
+    grep -q 't99999' "$d/explain" || { head "$d/explain"; exit 1; }
+    ;;
+scale_switches)
+    # 100,000 leaf switches of one node under one root, in Slurm's format
+    # (the root names its children before they are defined)
+    awk 'BEGIN { print "SwitchName=root Switches=s[0-99999]"
+                 for (i = 0; i < 100000; i++) printf "SwitchName=s%d Nodes=n%d\n", i, i }' >"$d/in.conf"
+    "$gen" "$d/in.conf" --dot "$d/dot" >"$d/log" 2>&1 || { tail -5 "$d/log"; exit 1; }
+    grep -q 's99999' "$d/dot" || { tail -5 "$d/dot"; exit 1; }
+    ;;
+scale_hosts)
+    # ibnetdiscover output of 1,000 leaves of 100 hosts each: hosts named by
+    # the switches' port lines only (ibnetdiscover -S)
+    awk 'BEGIN { print "# Topology file: generated"
+                 printf "\nswitchguid=0x1000\nSwitch\t1001 \"S-1000\"\t\t# \"spine\"\n"
+                 for (l = 0; l < 1000; l++) printf "[%d]\t\"S-%x\"[101]\t\t# \"leaf%d\" lid 2 4xHDR\n", l + 1, 0x2000 + l, l
+                 for (l = 0; l < 1000; l++) {
+                   printf "\nswitchguid=0x%x\nSwitch\t101 \"S-%x\"\t\t# \"leaf%d\"\n", 0x2000 + l, 0x2000 + l, l
+                   for (h = 0; h < 100; h++)
+                     printf "[%d]\t\"H-%x\"[1](%x)\t\t# \"node%d mlx5_0\" lid 3 4xHDR\n", h + 1, 0x100000 + l * 100 + h, 0x100000 + l * 100 + h, l * 100 + h
+                   printf "[101]\t\"S-1000\"[%d]\t\t# \"spine\" lid 1 4xHDR\n", l + 1
+                 } }' >"$d/fabric"
+    "$gen" "$d/fabric" --dot "$d/dot" >"$d/log" 2>&1 || { tail -5 "$d/log"; exit 1; }
+    grep -q 'node99999' "$d/dot" || { tail -5 "$d/dot"; exit 1; }
+    ;;
+scale_errors)
+    # 100,000 located errors, each quoted with its line
+    awk 'BEGIN { print "nodetype pc { packages 1; cores 1; }"
+                 printf "switch root { switches"; for (i = 0; i < 100000; i++) printf " s%d", i; print "; }"
+                 for (i = 0; i < 100000; i++) printf "switch s%d { link nope; nodes n%d : pc; }\n", i, i }' >"$d/in.topo"
+    "$gen" "$d/in.topo" --explain >"$d/log" 2>&1
+    [ $? -eq 1 ] || { tail -3 "$d/log"; exit 1; }
+    [ "$(grep -c "error: unknown link 'nope'" "$d/log")" -eq 100000 ] || { tail -3 "$d/log"; exit 1; }
+    [ "$(tail -n 1 "$d/log")" = "treeduce-gen: 100000 errors; nothing written" ] || { tail -3 "$d/log"; exit 1; }
     ;;
 *)
     echo "unknown case $case"
