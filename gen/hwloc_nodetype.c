@@ -84,8 +84,6 @@ static int set_synthetic(hwloc_topology_t topo, const char *desc)
     char *with_pu;
     int rc;
 
-    if (strspn(desc, " \t\n") == len)
-        return -1; /* hwloc would read "" as a single PU */
     if (hwloc_topology_set_synthetic(topo, desc) == 0)
         return 0;
     with_pu = malloc(len + sizeof " pu:1");
@@ -95,6 +93,28 @@ static int set_synthetic(hwloc_topology_t topo, const char *desc)
     rc = hwloc_topology_set_synthetic(topo, with_pu);
     free(with_pu);
     return rc;
+}
+
+int trd_hwloc_check_synthetic(const char *desc, char *err, size_t errlen)
+{
+    unsigned long long pus = desc != NULL ? synthetic_pus(desc) : 0;
+    if (desc == NULL || strspn(desc, " \t\n") == strlen(desc)) { /* hwloc: a single PU */
+        snprintf(err, errlen, "hwloc cannot parse synthetic description '%s'", desc ? desc : "");
+        return TRD_ERR_INPUT;
+    }
+    if (pus == TRD_SYNTHETIC_UNCLOSED) {
+        snprintf(err, errlen, "synthetic description '%s' has a '(' or '[' that is not closed",
+                 desc);
+        return TRD_ERR_INPUT;
+    }
+    if (pus > TRD_SYNTHETIC_MAX_PUS) {
+        snprintf(err, errlen,
+                 "synthetic description '%s' has more than %d cores, more than hwloc builds "
+                 "in good time; give the node's package and core counts instead",
+                 desc, TRD_SYNTHETIC_MAX_PUS);
+        return TRD_ERR_INPUT;
+    }
+    return TRD_OK;
 }
 
 /* Why hwloc refused the XML file at path: the dump's version where this
@@ -122,20 +142,9 @@ static int load_source(hwloc_topology_t topo, const char *kind, const char *arg,
                        char *err, size_t errlen)
 {
     if (strcmp(kind, "synthetic") == 0) {
-        unsigned long long pus = arg != NULL ? synthetic_pus(arg) : 0;
-        if (pus == TRD_SYNTHETIC_UNCLOSED) {
-            snprintf(err, errlen, "synthetic description '%s' has a '(' or '[' that is not closed",
-                     arg);
+        if (trd_hwloc_check_synthetic(arg, err, errlen) != TRD_OK)
             return -1;
-        }
-        if (pus > TRD_SYNTHETIC_MAX_PUS) {
-            snprintf(err, errlen,
-                     "synthetic description '%s' has more than %d cores, more than hwloc builds "
-                     "in good time; give the node's package and core counts instead",
-                     arg, TRD_SYNTHETIC_MAX_PUS);
-            return -1;
-        }
-        if (arg == NULL || set_synthetic(topo, arg) < 0) {
+        if (set_synthetic(topo, arg) < 0) {
             snprintf(err, errlen, "hwloc cannot parse synthetic description '%s'", arg ? arg : "");
             return -1;
         }

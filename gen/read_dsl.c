@@ -289,12 +289,15 @@ static void clear_block(trd_dsl_ctx *ctx)
     free(ctx->package_link);
     free(ctx->node_link);
     free(ctx->sw_link);
+    free(ctx->hw_arg);
     for (int i = 0; i < ctx->nitems; i++) {
         free(ctx->items[i].name);
         free(ctx->items[i].nodetype);
     }
     ctx->blk_kind = NULL;
     ctx->blk_name = ctx->source = ctx->package_link = ctx->node_link = ctx->sw_link = NULL;
+    ctx->hw_kind = NULL;
+    ctx->hw_arg = NULL;
     memset(ctx->seen, 0, sizeof ctx->seen);
     memset(&ctx->cost, 0, sizeof ctx->cost);
     ctx->shape = ctx->npackages = ctx->ncores = ctx->ncounts = ctx->counts_bad = 0;
@@ -454,26 +457,18 @@ void trd__dsl_nt_hwloc(trd_dsl_ctx *ctx, int kw, const TRD_YYLTYPE *kwloc, const
 {
     if (!shape_ok(ctx, 1, kwloc) || (kw != TRD_TOK_LOCAL && !arg))
         return;
-    const char *kind = kw == TRD_TOK_SYNTHETIC ? "synthetic"
-                       : kw == TRD_TOK_HWLOC   ? "xml"
-                                               : "local";
-    char *path = kw == TRD_TOK_HWLOC ? resolve_path(ctx, arg) : NULL;
-    char err[512], source[600];
-    if (kw == TRD_TOK_HWLOC && !path)
-        return;
-    if (trd_hwloc_node_shape(kind, path ? path : arg, &ctx->npackages, ctx->cores, NULL, err,
-                             sizeof err) != 0) {
-        trd__dsl_error(ctx, trd__dsl_loc(ctx, loc), "%s", err);
-    } else {
-        if (kw == TRD_TOK_SYNTHETIC)
-            snprintf(source, sizeof source, "synthetic \"%s\"", arg);
-        else if (kw == TRD_TOK_HWLOC)
-            snprintf(source, sizeof source, "hwloc %s", arg);
-        else
-            snprintf(source, sizeof source, "local");
-        ctx->source = dup_or_null(ctx, source);
-    }
-    free(path);
+    char source[600];
+    /* hwloc builds the shape when a node first uses the type (the model) */
+    ctx->hw_kind = kw == TRD_TOK_SYNTHETIC ? "synthetic" : kw == TRD_TOK_HWLOC ? "xml" : "local";
+    ctx->hw_arg = kw == TRD_TOK_HWLOC ? resolve_path(ctx, arg) : dup_or_null(ctx, arg);
+    ctx->hw_loc = trd__dsl_loc(ctx, loc);
+    if (kw == TRD_TOK_SYNTHETIC)
+        snprintf(source, sizeof source, "synthetic \"%s\"", arg);
+    else if (kw == TRD_TOK_HWLOC)
+        snprintf(source, sizeof source, "hwloc %s", arg);
+    else
+        snprintf(source, sizeof source, "local");
+    ctx->source = dup_or_null(ctx, source);
 }
 
 /* A positive decimal integer, or -1. */
@@ -584,9 +579,15 @@ static void end_nodetype(trd_dsl_ctx *ctx, trd_loc close)
     if (ctx->nerrs != ctx->blk_nerrs || !ctx->source)
         return;
     emit_msgs(ctx);
-    if (trd_topo_add_nodetype(ctx->t, ctx->d, ctx->blk_loc, ctx->blk_name, ctx->npackages,
-                              ctx->cores, ctx->package_link, ctx->node_link,
-                              ctx->source) == TRD_ERR_NOMEM)
+    int rc;
+    if (ctx->shape == 1)
+        rc = trd_topo_add_nodetype_hwloc(ctx->t, ctx->d, ctx->blk_loc, ctx->blk_name, ctx->hw_kind,
+                                         ctx->hw_arg, ctx->hw_loc, ctx->package_link,
+                                         ctx->node_link, ctx->source);
+    else
+        rc = trd_topo_add_nodetype(ctx->t, ctx->d, ctx->blk_loc, ctx->blk_name, ctx->npackages,
+                                   ctx->cores, ctx->package_link, ctx->node_link, ctx->source);
+    if (rc == TRD_ERR_NOMEM)
         ctx->nomem = 1;
 }
 

@@ -823,32 +823,27 @@ static void read_nodetype(struct xml_reader *r, xmlNodePtr node)
 
     val = prop_dup(node, shapes[shape]);
     switch (shape) {
-    case 0: /* synthetic */
-        if (trd_hwloc_node_shape("synthetic", val, &npackages, cores, NULL, err, sizeof err)) {
-            trd_diag_error(r->d, attr_loc(r, node, "synthetic", 1), "%s", err);
-            goto out;
-        }
-        snprintf(source, sizeof source, "synthetic \"%s\"", val);
-        break;
-    case 1: /* hwloc */
-        path = resolve_path(r, val);
-        if (path == NULL) {
+    case 0: /* synthetic, hwloc, local: hwloc builds the shape when a node first uses the type */
+    case 1:
+    case 2: {
+        static const char *const kinds[] = {"synthetic", "xml", "local"};
+        path = shape == 1 ? resolve_path(r, val) : NULL;
+        if (shape == 1 && path == NULL) {
             r->nomem = 1;
             goto out;
         }
-        if (trd_hwloc_node_shape("xml", path, &npackages, cores, NULL, err, sizeof err)) {
-            trd_diag_error(r->d, attr_loc(r, node, "hwloc", 1), "%s", err);
-            goto out;
-        }
-        snprintf(source, sizeof source, "hwloc %s", val);
-        break;
-    case 2: /* local */
-        if (trd_hwloc_node_shape("local", NULL, &npackages, cores, NULL, err, sizeof err)) {
-            trd_diag_error(r->d, attr_loc(r, node, "local", 1), "%s", err);
-            goto out;
-        }
-        snprintf(source, sizeof source, "local");
-        break;
+        if (shape == 0)
+            snprintf(source, sizeof source, "synthetic \"%s\"", val);
+        else if (shape == 1)
+            snprintf(source, sizeof source, "hwloc %s", val);
+        else
+            snprintf(source, sizeof source, "local");
+        note_rc(r, trd_topo_add_nodetype_hwloc(r->t, r->d, elem_loc(r, node), name, kinds[shape],
+                                               shape == 1 ? path : (const char *)val,
+                                               attr_loc(r, node, shapes[shape], 1), plink, nlink,
+                                               source));
+        goto out;
+    }
     default: { /* cores, with or without packages */
         char *pk = prop_dup(node, "packages");
         int n = parse_counts(val, cores, TRD_MAX_PACKAGES);

@@ -74,6 +74,11 @@ int trd_explain(FILE *f, trd_topo_t t, const trd_machine_plan *p, const char *in
     for (int v = 0; v < n; v++)
         used[trd_topo_node_type(t, v)]++;
     for (int ty = 0; ty < trd_topo_nnodetypes(t); ty++) {
+        if (trd_topo_nodetype_npackages(t, ty) == 0) { /* hwloc builds only the types used */
+            fprintf(f, "  %-12s 0 nodes, not built, from %s\n", trd_topo_nodetype_name(t, ty),
+                    trd_topo_nodetype_source(t, ty));
+            continue;
+        }
         fprintf(f, "  %-12s %d node%s, %d package%s (", trd_topo_nodetype_name(t, ty), used[ty],
                 used[ty] == 1 ? "" : "s", trd_topo_nodetype_npackages(t, ty),
                 trd_topo_nodetype_npackages(t, ty) == 1 ? "" : "s");

@@ -25,6 +25,11 @@ struct nodetype {
     struct ref package_link, node_link; /* name NULL: default costs */
     trd_link_cost package_cost, node_cost;
     char *source;
+    /* a shape hwloc reads when a node first uses the type (hw_kind NULL:
+     * none, or built); hw_failed once it refused */
+    char *hw_kind, *hw_arg;
+    trd_loc hw_loc;
+    int hw_failed;
 };
 
 struct node {
@@ -116,6 +121,8 @@ void trd_topo_destroy(trd_topo_t t)
         free(t->types[i].package_link.name);
         free(t->types[i].node_link.name);
         free(t->types[i].source);
+        free(t->types[i].hw_kind);
+        free(t->types[i].hw_arg);
     }
     free(t->default_type.source);
     for (int i = 0; i < t->nnodes; i++) {
@@ -226,22 +233,20 @@ static int check_shape(trd_diag *d, trd_loc loc, const char *name, int npackages
     return TRD_OK;
 }
 
-int trd_topo_add_nodetype(trd_topo_t t, trd_diag *d, trd_loc loc, const char *name, int npackages,
-                          const int *cores_per_package, const char *package_link,
-                          const char *node_link, const char *source)
+/* A new type named name, its shape not set, at the end of t->types.
+ * TRD_OK, TRD_ERR_INPUT (reported) or TRD_ERR_NOMEM. */
+static int new_type(trd_topo_t t, trd_diag *d, trd_loc loc, const char *name,
+                    const char *package_link, const char *node_link, const char *source,
+                    struct nodetype **out)
 {
     if (find_type(t, name) >= 0) {
         trd_diag_error(d, loc, "node type '%s' is already defined", name);
         return TRD_ERR_INPUT;
     }
-    if (check_shape(d, loc, name, npackages, cores_per_package))
-        return TRD_ERR_INPUT;
     if (trd__grow((void **)&t->types, &t->captypes, t->ntypes + 1, sizeof(struct nodetype)))
         return TRD_ERR_NOMEM;
     struct nodetype *ty = &t->types[t->ntypes];
     memset(ty, 0, sizeof *ty);
-    ty->npackages = npackages;
-    memcpy(ty->cores, cores_per_package, (size_t)npackages * sizeof(int));
     if (!(ty->name = strdup(name)) || set_ref(&ty->package_link, package_link, loc) ||
         set_ref(&ty->node_link, node_link, loc) || !(ty->source = strdup(source ? source : "")) ||
         trd__namemap_put(&t->type_map, ty->name, t->ntypes)) {
@@ -252,6 +257,68 @@ int trd_topo_add_nodetype(trd_topo_t t, trd_diag *d, trd_loc loc, const char *na
         return TRD_ERR_NOMEM;
     }
     t->ntypes++;
+    *out = ty;
+    return TRD_OK;
+}
+
+int trd_topo_add_nodetype(trd_topo_t t, trd_diag *d, trd_loc loc, const char *name, int npackages,
+                          const int *cores_per_package, const char *package_link,
+                          const char *node_link, const char *source)
+{
+    struct nodetype *ty;
+    if (find_type(t, name) < 0 && check_shape(d, loc, name, npackages, cores_per_package))
+        return TRD_ERR_INPUT;
+    int rc = new_type(t, d, loc, name, package_link, node_link, source, &ty);
+    if (rc != TRD_OK)
+        return rc;
+    ty->npackages = npackages;
+    memcpy(ty->cores, cores_per_package, (size_t)npackages * sizeof(int));
+    return TRD_OK;
+}
+
+int trd_topo_add_nodetype_hwloc(trd_topo_t t, trd_diag *d, trd_loc loc, const char *name,
+                                const char *kind, const char *arg, trd_loc arg_loc,
+                                const char *package_link, const char *node_link, const char *source)
+{
+    struct nodetype *ty;
+    char err[512];
+    if (find_type(t, name) < 0 && strcmp(kind, "synthetic") == 0 &&
+        trd_hwloc_check_synthetic(arg, err, sizeof err) != TRD_OK) {
+        trd_diag_error(d, arg_loc, "%s", err);
+        return TRD_ERR_INPUT;
+    }
+    int rc = new_type(t, d, loc, name, package_link, node_link, source, &ty);
+    if (rc != TRD_OK)
+        return rc;
+    ty->hw_loc = arg_loc;
+    if (!(ty->hw_kind = strdup(kind)) || (arg && !(ty->hw_arg = strdup(arg))))
+        return TRD_ERR_NOMEM; /* the type stays, unbuilt; destroy frees it */
+    return TRD_OK;
+}
+
+/* Build type ty from hwloc if it waits for that; reports a refusal at its
+ * description.  TRD_OK (also after a refusal, then hw_failed) or
+ * TRD_ERR_NOMEM. */
+static int build_type(trd_topo_t t, trd_diag *d, int ty)
+{
+    struct nodetype *y = &t->types[ty];
+    int np, cores[TRD_MAX_PACKAGES];
+    char err[512];
+    if (!y->hw_kind || y->hw_failed)
+        return TRD_OK;
+    int rc = trd_hwloc_node_shape(y->hw_kind, y->hw_arg, &np, cores, NULL, err, sizeof err);
+    if (rc == TRD_ERR_NOMEM)
+        return rc;
+    if (rc != TRD_OK || check_shape(d, y->hw_loc, y->name, np, cores)) {
+        if (rc != TRD_OK)
+            trd_diag_error(d, y->hw_loc, "%s", err);
+        y->hw_failed = 1;
+        return TRD_OK;
+    }
+    y->npackages = np;
+    memcpy(y->cores, cores, (size_t)np * sizeof(int));
+    free(y->hw_kind);
+    y->hw_kind = NULL;
     return TRD_OK;
 }
 
@@ -423,6 +490,8 @@ int trd_topo_finalize(trd_topo_t t, trd_diag *d)
         struct node *n = &t->nodes[i];
         if (n->type_ref.name) {
             n->type = find_type(t, n->type_ref.name);
+            if (n->type >= 0 && build_type(t, d, n->type) != TRD_OK)
+                return TRD_ERR_NOMEM;
             /* a node list like n[0-999] shares one location: report it once */
             const struct node *prev = i > 0 ? &t->nodes[i - 1] : NULL;
             if (n->type < 0 && !(prev && prev->type < 0 && prev->type_ref.name &&

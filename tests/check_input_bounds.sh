@@ -5,6 +5,7 @@
 #   yaml_depth  YAML nested past the depth cap refused at the level past it
 #   scale_*     100,000 links, node types, switches or hosts read (or errors
 #               printed) in a few seconds (the test's TIMEOUT), generated here
+#   lazy_types  1,000 hwloc node types, one used: only that one is built
 # Prints "ok CASE" on success; anything else is a failure.
 gen=$1
 case=$2
@@ -141,6 +142,20 @@ scale_errors)
     [ $? -eq 1 ] || { tail -3 "$d/log"; exit 1; }
     [ "$(grep -c "error: unknown link 'nope'" "$d/log")" -eq 100000 ] || { tail -3 "$d/log"; exit 1; }
     [ "$(tail -n 1 "$d/log")" = "treeduce-gen: 100000 errors; nothing written" ] || { tail -3 "$d/log"; exit 1; }
+    ;;
+lazy_types)
+    # 1,000 node types that hwloc would build, one of them used; an unused
+    # one with a missing XML file is not opened
+    awk 'BEGIN { print "link eth { latency 2us; bandwidth 10GB/s; }"
+                 for (i = 0; i < 1000; i++) printf "nodetype t%d { synthetic \"package:%d core:%d\"; }\n", i, 1 + i % 4, 1 + i % 16
+                 print "nodetype gone { hwloc \"no-such-file.xml\"; }"
+                 print "switch s0 { link eth; nodes n[0-1] : t5; }" }' >"$d/in.topo"
+    "$gen" "$d/in.topo" --explain >"$d/explain" 2>&1 || { tail -5 "$d/explain"; exit 1; }
+    grep -q 't5 .*synthetic "package:2 core:6"' "$d/explain" || { grep -A3 'node types' "$d/explain"; exit 1; }
+    # a used type's bad description is still refused at the description
+    printf 'link eth { latency 2us; bandwidth 10GB/s; }\nnodetype bad { synthetic "package:2 banana:3"; }\nswitch s0 { link eth; nodes n0 : bad; }\n' >"$d/bad.topo"
+    want="$d/bad.topo:2:26: error: hwloc cannot parse synthetic description 'package:2 banana:3'"
+    expect "$d/bad.topo"
     ;;
 *)
     echo "unknown case $case"
