@@ -1113,40 +1113,63 @@ int trd_read_xml(trd_topo_t t, trd_diag *d, const char *path)
     return trd__read_file(t, d, path, trd_read_xml_string);
 }
 
-int trd_xml_root(const char *path, char *buf, size_t len, char *version, size_t vlen)
+/* The root element's local name and version of the document reader reads
+ * (NULL: it could not be opened); frees reader.  As trd_xml_root(). */
+static int root_of(xmlTextReaderPtr reader, char *buf, size_t len, char *version, size_t vlen)
 {
-    struct saved_handlers saved;
-    xmlTextReaderPtr reader;
     int rc = TRD_ERR_INPUT;
+    if (reader == NULL)
+        return rc;
+    while (xmlTextReaderRead(reader) == 1) {
+        if (xmlTextReaderNodeType(reader) == XML_READER_TYPE_ELEMENT) {
+            const xmlChar *name = xmlTextReaderConstLocalName(reader);
+            if (name != NULL && strlen((const char *)name) < len) {
+                snprintf(buf, len, "%s", (const char *)name);
+                rc = TRD_OK;
+            }
+            xmlChar *v =
+                version && vlen ? xmlTextReaderGetAttribute(reader, BAD_CAST "version") : NULL;
+            if (v != NULL && strlen((const char *)v) < vlen)
+                snprintf(version, vlen, "%s", (const char *)v);
+            xmlFree(v);
+            break;
+        }
+    }
+    xmlFreeTextReader(reader);
+    return rc;
+}
 
-    if (len == 0)
+/* trd_xml_root() of the file at path, or of the len bytes at text when text
+ * is not NULL. */
+static int xml_root(const char *path, const char *text, size_t len, char *buf, size_t blen,
+                    char *version, size_t vlen)
+{
+    const int opts = XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING;
+    struct saved_handlers saved;
+    int rc;
+
+    if (blen == 0 || (text != NULL && len > INT_MAX))
         return TRD_ERR_INPUT;
     buf[0] = '\0';
     if (version && vlen)
         version[0] = '\0';
     capture_handlers(&saved, NULL, ignore_structured);
-    reader =
-        xmlReaderForFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-    if (reader != NULL) {
-        while (xmlTextReaderRead(reader) == 1) {
-            if (xmlTextReaderNodeType(reader) == XML_READER_TYPE_ELEMENT) {
-                const xmlChar *name = xmlTextReaderConstLocalName(reader);
-                if (name != NULL && strlen((const char *)name) < len) {
-                    snprintf(buf, len, "%s", (const char *)name);
-                    rc = TRD_OK;
-                }
-                xmlChar *v =
-                    version && vlen ? xmlTextReaderGetAttribute(reader, BAD_CAST "version") : NULL;
-                if (v != NULL && strlen((const char *)v) < vlen)
-                    snprintf(version, vlen, "%s", (const char *)v);
-                xmlFree(v);
-                break;
-            }
-        }
-        xmlFreeTextReader(reader);
-    }
+    rc = root_of(text != NULL ? xmlReaderForMemory(text, (int)len, path, NULL, opts)
+                              : xmlReaderForFile(path, NULL, opts),
+                 buf, blen, version, vlen);
     restore_handlers(&saved);
     return rc;
+}
+
+int trd_xml_root(const char *path, char *buf, size_t len, char *version, size_t vlen)
+{
+    return xml_root(path, NULL, 0, buf, len, version, vlen);
+}
+
+int trd_xml_root_text(const char *text, size_t len, char *buf, size_t blen, char *version,
+                      size_t vlen)
+{
+    return xml_root(NULL, text, len, buf, blen, version, vlen);
 }
 
 int trd_xml_root_name(const char *path, char *buf, size_t len)

@@ -40,6 +40,10 @@ int trd_xml_root_name(const char *path, char *buf, size_t len);
  * "" when it has none or it does not fit): "2.0" or "3.0" for an hwloc
  * dump, which hwloc refuses without naming it. */
 int trd_xml_root(const char *path, char *buf, size_t len, char *version, size_t vlen);
+/** trd_xml_root() of the len bytes at text, for a file already read (a FIFO
+ * cannot be read twice). */
+int trd_xml_root_text(const char *text, size_t len, char *buf, size_t blen, char *version,
+                      size_t vlen);
 
 /* ---- One node from hwloc (gen/hwloc_nodetype.c) ------------------------------ */
 
@@ -53,6 +57,13 @@ int trd_xml_root(const char *path, char *buf, size_t len, char *version, size_t 
  * \return TRD_OK; TRD_ERR_INPUT when hwloc cannot use the source (details in
  *         d); TRD_ERR_IO when the XML file cannot be read; TRD_ERR_NOMEM. */
 int trd_read_hwloc_machine(trd_topo_t t, trd_diag *d, const char *kind, const char *arg);
+
+/** trd_read_hwloc_machine(t, d, "xml", filename) of the len bytes of an
+ * `lstopo --of xml` dump at text, already read from filename; the text is
+ * refused as the other *_string readers refuse it (trd__reader_begin).
+ * \return as trd_read_hwloc_machine(), except TRD_ERR_IO. */
+int trd_read_hwloc_machine_string(trd_topo_t t, trd_diag *d, const char *filename, const char *text,
+                                  size_t len);
 
 /* ---- Topology DSL, *.topo (grammar/topo.l, grammar/topo.y, gen/read_dsl.c)
  * and Slurm topology.conf (gen/read_slurm.c) ------------------------------ */

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Bounds on what treeduce-gen reads: usage: check_input_bounds.sh GEN CASE
 #   size_*      inputs past the size cap refused before they are read whole
+#   fifo_xml    a FIFO named .xml read once, whichever XML it holds
 #   nul_*       a NUL byte refused with its line and column, in every reader
 #   yaml_depth  YAML nested past the depth cap refused at the level past it
 #   scale_*     100,000 links, node types, switches or hosts read (or errors
@@ -59,6 +60,46 @@ size_fifo)
     wait
     grep -q '4 nodes, 1 switch' "$d/explain" || { cat "$d/explain"; exit 1; }
     ;;
+fifo_xml)
+    # a FIFO named .xml is read once: its root element (a treeduce machine or
+    # an hwloc dump) told from the text read, not by reading the FIFO twice
+    mkfifo "$d/m.xml" "$d/node.xml"
+    cat >"$d/m.src" <<'XML'
+<?xml version="1.0"?>
+<machine name="m" xmlns="urn:treeduce:topology:1">
+  <link name="eth" latency="1us" bandwidth="1GB/s"/>
+  <nodetype name="pc" cores="4"/>
+  <switch name="r" link="eth"><nodes names="n[0-3]" type="pc"/></switch>
+</machine>
+XML
+    cat >"$d/node.src" <<'XML'
+<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE topology SYSTEM "hwloc2.dtd">
+<topology version="2.0">
+  <object type="Machine" os_index="0" cpuset="0x00000003" complete_cpuset="0x00000003" allowed_cpuset="0x00000003" nodeset="0x00000001" complete_nodeset="0x00000001" allowed_nodeset="0x00000001" gp_index="1">
+    <info name="HostName" value="fifohost"/>
+    <object type="Package" os_index="0" cpuset="0x00000003" complete_cpuset="0x00000003" nodeset="0x00000001" complete_nodeset="0x00000001" gp_index="2">
+      <object type="NUMANode" os_index="0" cpuset="0x00000003" complete_cpuset="0x00000003" nodeset="0x00000001" complete_nodeset="0x00000001" gp_index="3"/>
+      <object type="Core" os_index="0" cpuset="0x00000001" complete_cpuset="0x00000001" nodeset="0x00000001" complete_nodeset="0x00000001" gp_index="4">
+        <object type="PU" os_index="0" cpuset="0x00000001" complete_cpuset="0x00000001" nodeset="0x00000001" complete_nodeset="0x00000001" gp_index="5"/>
+      </object>
+      <object type="Core" os_index="1" cpuset="0x00000002" complete_cpuset="0x00000002" nodeset="0x00000001" complete_nodeset="0x00000001" gp_index="6">
+        <object type="PU" os_index="1" cpuset="0x00000002" complete_cpuset="0x00000002" nodeset="0x00000001" complete_nodeset="0x00000001" gp_index="7"/>
+      </object>
+    </object>
+  </object>
+</topology>
+XML
+    for f in m node; do
+        timeout 20 cat "$d/$f.src" >"$d/$f.xml" &
+        timeout 20 "$gen" "$d/$f.xml" --explain >"$d/$f.out" 2>&1
+        rc=$?
+        wait
+        [ $rc -eq 0 ] || { echo "$f.xml: rc $rc"; head -3 "$d/$f.out"; exit 1; }
+    done
+    grep -q 'machine m (from .*m.xml): 4 nodes, 1 switch' "$d/m.out" || { head -3 "$d/m.out"; exit 1; }
+    grep -q 'machine fifohost (from .*node.xml): 1 node, 1 switch' "$d/node.out" || { head -3 "$d/node.out"; exit 1; }
+    ;;
 size_sparse)
     # a regular file past the cap: refused from its size, never read
     printf '%s\n' "$good_dsl" >"$d/big.topo"
@@ -79,6 +120,7 @@ nul_*)
     yaml) printf -- '- topology: t\n  tree:\n    switches:\n      - switch: s0\n        children: n[0-3]\0\n' >"$d/in" && at=5:25 ;;
     xml) printf '<?xml version="1.0"?>\n<machine>\0</machine>\n' >"$d/in" && at=2:10 ;;
     ibnetdiscover) printf '# Topology file: x\n\nvendid=0x2c9\0\n' >"$d/in" && at=3:13 ;;
+    hwloc) printf '<?xml version="1.0"?>\n<topology version="2.0">\0</topology>\n' >"$d/in" && at=2:25 ;;
     esac
     want="$d/in:$at: error: unexpected character '\\x00'"
     expect -f "$f" "$d/in"
