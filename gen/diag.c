@@ -121,47 +121,89 @@ const char *trd_diag_message(const trd_diag *d, int i)
     return (i >= 0 && i < d->nmsgs) ? d->msgs[i].text : NULL;
 }
 
-/* The text of line `line` (1-based) of file, or NULL; *len gets its length. */
-static const char *source_line(const trd_diag *d, const char *file, int line, size_t *len)
+/* Offsets of the lines of source s, one past the last line's end at the
+ * end (*n lines); NULL when out of memory.  Built once per print, so that
+ * quoting many messages of a large file stays linear. */
+static size_t *line_starts(const struct trd_source *s, int *n)
+{
+    int lines = 1;
+    for (const char *p = s->text; (p = memchr(p, '\n', s->len - (size_t)(p - s->text))); p++)
+        lines++;
+    size_t *at = malloc(((size_t)lines + 1) * sizeof *at);
+    if (!at)
+        return NULL;
+    int k = 0;
+    at[k++] = 0;
+    for (size_t i = 0; i < s->len; i++)
+        if (s->text[i] == '\n')
+            at[k++] = i + 1;
+    at[k] = s->len + 1;
+    *n = lines;
+    return at;
+}
+
+/* The text of line `line` (1-based) of file, or NULL; *len gets its length.
+ * starts and nlines cache line_starts() per source. */
+static const char *source_line(const trd_diag *d, size_t **starts, int *nlines, const char *file,
+                               int line, size_t *len)
 {
     for (int i = 0; i < d->nsrcs; i++) {
         if (strcmp(d->srcs[i].file, file) != 0)
             continue;
-        const char *p = d->srcs[i].text, *end = p + d->srcs[i].len;
-        for (int l = 1; l < line && p < end; l++) {
-            const char *nl = memchr(p, '\n', (size_t)(end - p));
-            if (!nl)
-                return NULL;
-            p = nl + 1;
-        }
-        if (p >= end && line > 1)
+        if (!starts[i] && !(starts[i] = line_starts(&d->srcs[i], &nlines[i])))
             return NULL;
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        *len = (size_t)((nl ? nl : end) - p);
-        return p;
+        if (line > nlines[i])
+            return NULL;
+        size_t from = starts[i][line - 1], to = starts[i][line] - 1;
+        if (from >= d->srcs[i].len && line > 1)
+            return NULL;
+        *len = to - from;
+        return d->srcs[i].text + from;
     }
     return NULL;
 }
 
 void trd_diag_print(const trd_diag *d, FILE *f)
 {
+    size_t **starts = calloc((size_t)d->nsrcs + 1, sizeof *starts);
+    int *nlines = calloc((size_t)d->nsrcs + 1, sizeof *nlines);
     for (int i = 0; i < d->nmsgs; i++) {
         fprintf(f, "%s\n", d->msgs[i].text);
         trd_loc l = d->msgs[i].loc;
         size_t len;
-        const char *src = l.file && l.line > 0 ? source_line(d, l.file, l.line, &len) : NULL;
+        const char *src = starts && nlines && l.file && l.line > 0
+                              ? source_line(d, starts, nlines, l.file, l.line, &len)
+                              : NULL;
         if (!src)
             continue;
-        fputs("  ", f);
+        /* the line, a control character shown as '?' (one byte, one column, as
+         * the caret counts), then the caret under the column, tabs kept; in few
+         * writes (stderr has no buffer) */
+        char buf[256];
+        size_t w = 0, k = l.col > 1 ? (size_t)l.col - 1 : 0;
         if (len > 0 && src[len - 1] == '\r')
             len--;
-        for (size_t c = 0; c < len; c++) { /* one byte, one column, as the caret counts */
+        fputs("  ", f);
+        for (size_t c = 0; c < len; c++) {
             unsigned char b = (unsigned char)src[c];
-            fputc((b < 0x20 && b != '\t') || b == 0x7f ? '?' : b, f);
+            buf[w++] = (char)((b < 0x20 && b != '\t') || b == 0x7f ? '?' : b);
+            if (w == sizeof buf || c + 1 == len) {
+                fwrite(buf, 1, w, f);
+                w = 0;
+            }
         }
         fputs("\n  ", f);
-        for (int c = 1; c < l.col && (size_t)(c - 1) < len; c++)
-            fputc(src[c - 1] == '\t' ? '\t' : ' ', f);
-        fputs("^\n", f);
+        for (size_t c = 0; c < k && c < len; c++) {
+            buf[w++] = src[c] == '\t' ? '\t' : ' ';
+            if (w == sizeof buf) {
+                fwrite(buf, 1, w, f);
+                w = 0;
+            }
+        }
+        fprintf(f, "%.*s^\n", (int)w, buf);
     }
+    for (int i = 0; starts && i < d->nsrcs; i++)
+        free(starts[i]);
+    free(starts);
+    free(nlines);
 }

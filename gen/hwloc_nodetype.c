@@ -84,8 +84,6 @@ static int set_synthetic(hwloc_topology_t topo, const char *desc)
     char *with_pu;
     int rc;
 
-    if (strspn(desc, " \t\n") == len)
-        return -1; /* hwloc would read "" as a single PU */
     if (hwloc_topology_set_synthetic(topo, desc) == 0)
         return 0;
     with_pu = malloc(len + sizeof " pu:1");
@@ -97,14 +95,36 @@ static int set_synthetic(hwloc_topology_t topo, const char *desc)
     return rc;
 }
 
+int trd_hwloc_check_synthetic(const char *desc, char *err, size_t errlen)
+{
+    unsigned long long pus = desc != NULL ? synthetic_pus(desc) : 0;
+    if (desc == NULL || strspn(desc, " \t\n") == strlen(desc)) { /* hwloc: a single PU */
+        snprintf(err, errlen, "hwloc cannot parse synthetic description '%s'", desc ? desc : "");
+        return TRD_ERR_INPUT;
+    }
+    if (pus == TRD_SYNTHETIC_UNCLOSED) {
+        snprintf(err, errlen, "synthetic description '%s' has a '(' or '[' that is not closed",
+                 desc);
+        return TRD_ERR_INPUT;
+    }
+    if (pus > TRD_SYNTHETIC_MAX_PUS) {
+        snprintf(err, errlen,
+                 "synthetic description '%s' has more than %d cores, more than hwloc builds "
+                 "in good time; give the node's package and core counts instead",
+                 desc, TRD_SYNTHETIC_MAX_PUS);
+        return TRD_ERR_INPUT;
+    }
+    return TRD_OK;
+}
+
 /* Why hwloc refused the XML file at path: the dump's version where this
  * build's hwloc does not read it (hwloc 2.x reads 1.x and 2.x dumps; 3.x
  * writes version="3.0"), else that it is no hwloc topology. */
-static void xml_refused(const char *path, char *err, size_t errlen)
+static void xml_refused(const char *path, const char *text, size_t len, char *err, size_t errlen)
 {
     char root[32], version[32];
     unsigned api = hwloc_get_api_version();
-    if (trd_xml_root(path, root, sizeof root, version, sizeof version) == TRD_OK &&
+    if (trd_xml_root_text(text, len, root, sizeof root, version, sizeof version) == TRD_OK &&
         strcmp(root, "topology") == 0 && version[0] && atoi(version) > (int)(api >> 16))
         snprintf(err, errlen,
                  "cannot read hwloc XML '%s': it is an hwloc %s topology (<topology "
@@ -116,44 +136,37 @@ static void xml_refused(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "cannot read hwloc XML '%s': not an hwloc topology file", path);
 }
 
-/* Load topo from the source named by kind/arg.  0 or -1 with err filled. */
-static int load_source(hwloc_topology_t topo, const char *kind, const char *arg, char *err,
-                       size_t errlen)
+/* Load topo from the source named by kind/arg.  0 or -1 with err filled.
+ * The text of an XML file is *xml, NUL-terminated after its len bytes: read
+ * here from arg when *xml is NULL (then free it); it must outlive topo. */
+static int load_source(hwloc_topology_t topo, const char *kind, const char *arg, char **xml,
+                       size_t len, char *err, size_t errlen)
 {
     if (strcmp(kind, "synthetic") == 0) {
-        unsigned long long pus = arg != NULL ? synthetic_pus(arg) : 0;
-        if (pus == TRD_SYNTHETIC_UNCLOSED) {
-            snprintf(err, errlen, "synthetic description '%s' has a '(' or '[' that is not closed",
-                     arg);
+        if (trd_hwloc_check_synthetic(arg, err, errlen) != TRD_OK)
             return -1;
-        }
-        if (pus > TRD_SYNTHETIC_MAX_PUS) {
-            snprintf(err, errlen,
-                     "synthetic description '%s' has more than %d cores, more than hwloc builds "
-                     "in good time; give the node's package and core counts instead",
-                     arg, TRD_SYNTHETIC_MAX_PUS);
-            return -1;
-        }
-        if (arg == NULL || set_synthetic(topo, arg) < 0) {
+        if (set_synthetic(topo, arg) < 0) {
             snprintf(err, errlen, "hwloc cannot parse synthetic description '%s'", arg ? arg : "");
             return -1;
         }
     } else if (strcmp(kind, "xml") == 0) {
-        FILE *f;
-
         if (arg == NULL || arg[0] == '\0') {
             snprintf(err, errlen, "cannot read hwloc XML '': no file name given");
             return -1;
         }
-        /* hwloc only says EINVAL; opening the file first gives the real reason. */
-        f = fopen(arg, "rb");
-        if (f == NULL) {
-            snprintf(err, errlen, "cannot read hwloc XML '%s': %s", arg, strerror(errno));
+        /* Read here, under the readers' size cap, and not by hwloc: it only
+         * says EINVAL, and reads /dev/zero until memory runs out. */
+        if (*xml == NULL && (*xml = trd_read_text(arg, &len)) == NULL) {
+            if (errno == EFBIG)
+                snprintf(err, errlen, "cannot read hwloc XML '%s': file is larger than %zu bytes",
+                         arg, TRD_MAX_INPUT_BYTES);
+            else
+                snprintf(err, errlen, "cannot read hwloc XML '%s': %s", arg, strerror(errno));
             return -1;
         }
-        fclose(f);
-        if (hwloc_topology_set_xml(topo, arg) < 0) {
-            xml_refused(arg, err, errlen);
+        /* hwloc takes the buffer with its terminating NUL */
+        if (hwloc_topology_set_xmlbuffer(topo, *xml, (int)len + 1) < 0) {
+            xml_refused(arg, *xml, len, err, errlen);
             return -1;
         }
     } else if (strcmp(kind, "local") != 0) {
@@ -163,7 +176,7 @@ static int load_source(hwloc_topology_t topo, const char *kind, const char *arg,
 
     if (hwloc_topology_load(topo) < 0) {
         if (strcmp(kind, "xml") == 0)
-            xml_refused(arg, err, errlen);
+            xml_refused(arg, *xml, len, err, errlen);
         else if (strcmp(kind, "synthetic") == 0)
             snprintf(err, errlen, "hwloc cannot build synthetic topology '%s'", arg);
         else
@@ -174,14 +187,17 @@ static int load_source(hwloc_topology_t topo, const char *kind, const char *arg,
     return 0;
 }
 
-int trd_hwloc_node_shape(const char *kind, const char *arg, int *npackages,
-                         int cores_per_package[TRD_MAX_PACKAGES], char **hostname, char *err,
-                         size_t errlen)
+/* trd_hwloc_node_shape(); an XML source from the len bytes at text
+ * (NUL-terminated after them) when text is not NULL. */
+static int node_shape(const char *kind, const char *arg, const char *text, size_t len,
+                      int *npackages, int cores_per_package[TRD_MAX_PACKAGES], char **hostname,
+                      char *err, size_t errlen)
 {
     hwloc_topology_t topo = NULL;
     hwloc_obj_type_t unit = HWLOC_OBJ_CORE;
     hwloc_obj_t root;
     const char *host;
+    char *xml = (char *)text, *owned = NULL;
     int npkg, p, rc = TRD_ERR_INPUT;
 
     if (hostname != NULL)
@@ -199,7 +215,10 @@ int trd_hwloc_node_shape(const char *kind, const char *arg, int *npackages,
     }
     /* Only packages and cores matter: skip I/O discovery on local loads. */
     hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_NONE);
-    if (load_source(topo, kind, arg, err, errlen) < 0)
+    int loaded = load_source(topo, kind, arg, &xml, len, err, errlen);
+    if (xml != text)
+        owned = xml;
+    if (loaded < 0)
         goto out;
 
     /* Count PUs when there is no core level (synthetic "package:2 pu:4"). */
@@ -246,12 +265,22 @@ int trd_hwloc_node_shape(const char *kind, const char *arg, int *npackages,
 
 out:
     hwloc_topology_destroy(topo);
+    free(owned);
     return rc;
+}
+
+int trd_hwloc_node_shape(const char *kind, const char *arg, int *npackages,
+                         int cores_per_package[TRD_MAX_PACKAGES], char **hostname, char *err,
+                         size_t errlen)
+{
+    return node_shape(kind, arg, NULL, 0, npackages, cores_per_package, hostname, err, errlen);
 }
 
 /* ---- A machine of one node (readers.h) ----------------------------------------- */
 
-int trd_read_hwloc_machine(trd_topo_t t, trd_diag *d, const char *kind, const char *arg)
+/* trd_read_hwloc_machine(); an XML source from text as node_shape(). */
+static int hwloc_machine(trd_topo_t t, trd_diag *d, const char *kind, const char *arg,
+                         const char *text, size_t len)
 {
     const int is_xml = kind != NULL && strcmp(kind, "xml") == 0;
     trd_loc loc = {trd_diag_intern(d, is_xml && arg ? arg : "local machine"), 0, 0};
@@ -265,9 +294,10 @@ int trd_read_hwloc_machine(trd_topo_t t, trd_diag *d, const char *kind, const ch
                        kind ? kind : "");
         return TRD_ERR_INPUT;
     }
-    if (trd_hwloc_node_shape(kind, arg, &npackages, cores, &host, err, sizeof err) != TRD_OK) {
+    if (node_shape(kind, arg, text, len, &npackages, cores, &host, err, sizeof err) != TRD_OK) {
         trd_diag_error(d, loc, "%s", err);
-        return is_xml && arg != NULL && access(arg, R_OK) != 0 ? TRD_ERR_IO : TRD_ERR_INPUT;
+        return is_xml && !text && arg != NULL && access(arg, R_OK) != 0 ? TRD_ERR_IO
+                                                                        : TRD_ERR_INPUT;
     }
     node = host != NULL ? host : "localhost";
     if (is_xml)
@@ -284,5 +314,27 @@ int trd_read_hwloc_machine(trd_topo_t t, trd_diag *d, const char *kind, const ch
     if (rc == TRD_OK)
         rc = trd_topo_switch_add_node(t, d, loc, sw, node, "node");
     free(host);
+    return rc;
+}
+
+int trd_read_hwloc_machine(trd_topo_t t, trd_diag *d, const char *kind, const char *arg)
+{
+    return hwloc_machine(t, d, kind, arg, NULL, 0);
+}
+
+int trd_read_hwloc_machine_string(trd_topo_t t, trd_diag *d, const char *filename, const char *text,
+                                  size_t len)
+{
+    const char *file;
+    int rc = trd__reader_begin(t, d, filename, &text, len, &file);
+    char *copy = rc == TRD_OK ? malloc(len + 1) : NULL; /* hwloc wants the NUL after it */
+    if (rc != TRD_OK)
+        return rc;
+    if (!copy)
+        return TRD_ERR_NOMEM;
+    memcpy(copy, text, len);
+    copy[len] = '\0';
+    rc = hwloc_machine(t, d, "xml", file, copy, len);
+    free(copy);
     return rc;
 }

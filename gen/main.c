@@ -335,24 +335,21 @@ static int read_input(const args *a, trd_topo_t t, trd_diag *d, char **intext, s
             format = "slurm";
         else if (has_suffix(a->input, ".yaml") || has_suffix(a->input, ".yml"))
             format = "yaml";
-        else if (has_suffix(a->input, ".xml")) {
-            char root[64] = "";
-            if (trd_xml_root_name(a->input, root, sizeof root) == TRD_OK &&
-                strcmp(root, "topology") == 0)
-                format = "hwloc";
-            else
-                format = "xml";
-        }
-        /* any other name: ibnetdiscover output or the topology language, by
-         * the text, once it is read below */
+        /* .xml: a treeduce machine or an hwloc dump by its root element, any
+         * other name: ibnetdiscover output or the topology language, by the
+         * text, once it is read below (once: it may be a FIFO) */
     }
     if (trd_diag_count(d) > 0)
         return TRD_ERR_INPUT;
     if (format && strcmp(format, "local") == 0) {
         rc = trd_read_hwloc_machine(t, d, "local", NULL);
-    } else if (!(*intext = trd_read_text(a->input, inlen))) {
-        trd_diag_error(d, (trd_loc){a->input, 0, 0}, "cannot read file: %s", strerror(errno));
-    } else {
+    } else if ((*intext = trd__read_input(d, a->input, inlen))) {
+        char root[64] = "";
+        if (!format && has_suffix(a->input, ".xml")) {
+            int dump = trd_xml_root_text(*intext, *inlen, root, sizeof root, NULL, 0) == TRD_OK &&
+                       strcmp(root, "topology") == 0;
+            format = dump ? "hwloc" : "xml";
+        }
         if (!format)
             format = trd_ibnet_detect(*intext, *inlen) ? "ibnetdiscover" : "dsl";
         if (strcmp(format, "dsl") == 0)
@@ -366,7 +363,7 @@ static int read_input(const args *a, trd_topo_t t, trd_diag *d, char **intext, s
         else if (strcmp(format, "ibnetdiscover") == 0 || strcmp(format, "ibnet") == 0)
             rc = trd_read_ibnet_string(t, d, a->input, *intext, *inlen);
         else if (strcmp(format, "hwloc") == 0)
-            rc = trd_read_hwloc_machine(t, d, "xml", a->input);
+            rc = trd_read_hwloc_machine_string(t, d, a->input, *intext, *inlen);
         else
             trd_diag_error(d, cli,
                            "--format '%s': expected dsl, xml, slurm, yaml, ibnetdiscover or hwloc",

@@ -18,9 +18,11 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "topo.tab.h"
 
@@ -287,12 +289,15 @@ static void clear_block(trd_dsl_ctx *ctx)
     free(ctx->package_link);
     free(ctx->node_link);
     free(ctx->sw_link);
+    free(ctx->hw_arg);
     for (int i = 0; i < ctx->nitems; i++) {
         free(ctx->items[i].name);
         free(ctx->items[i].nodetype);
     }
     ctx->blk_kind = NULL;
     ctx->blk_name = ctx->source = ctx->package_link = ctx->node_link = ctx->sw_link = NULL;
+    ctx->hw_kind = NULL;
+    ctx->hw_arg = NULL;
     memset(ctx->seen, 0, sizeof ctx->seen);
     memset(&ctx->cost, 0, sizeof ctx->cost);
     ctx->shape = ctx->npackages = ctx->ncores = ctx->ncounts = ctx->counts_bad = 0;
@@ -452,26 +457,18 @@ void trd__dsl_nt_hwloc(trd_dsl_ctx *ctx, int kw, const TRD_YYLTYPE *kwloc, const
 {
     if (!shape_ok(ctx, 1, kwloc) || (kw != TRD_TOK_LOCAL && !arg))
         return;
-    const char *kind = kw == TRD_TOK_SYNTHETIC ? "synthetic"
-                       : kw == TRD_TOK_HWLOC   ? "xml"
-                                               : "local";
-    char *path = kw == TRD_TOK_HWLOC ? resolve_path(ctx, arg) : NULL;
-    char err[512], source[600];
-    if (kw == TRD_TOK_HWLOC && !path)
-        return;
-    if (trd_hwloc_node_shape(kind, path ? path : arg, &ctx->npackages, ctx->cores, NULL, err,
-                             sizeof err) != 0) {
-        trd__dsl_error(ctx, trd__dsl_loc(ctx, loc), "%s", err);
-    } else {
-        if (kw == TRD_TOK_SYNTHETIC)
-            snprintf(source, sizeof source, "synthetic \"%s\"", arg);
-        else if (kw == TRD_TOK_HWLOC)
-            snprintf(source, sizeof source, "hwloc %s", arg);
-        else
-            snprintf(source, sizeof source, "local");
-        ctx->source = dup_or_null(ctx, source);
-    }
-    free(path);
+    char source[600];
+    /* hwloc builds the shape when a node first uses the type (the model) */
+    ctx->hw_kind = kw == TRD_TOK_SYNTHETIC ? "synthetic" : kw == TRD_TOK_HWLOC ? "xml" : "local";
+    ctx->hw_arg = kw == TRD_TOK_HWLOC ? resolve_path(ctx, arg) : dup_or_null(ctx, arg);
+    ctx->hw_loc = trd__dsl_loc(ctx, loc);
+    if (kw == TRD_TOK_SYNTHETIC)
+        snprintf(source, sizeof source, "synthetic \"%s\"", arg);
+    else if (kw == TRD_TOK_HWLOC)
+        snprintf(source, sizeof source, "hwloc %s", arg);
+    else
+        snprintf(source, sizeof source, "local");
+    ctx->source = dup_or_null(ctx, source);
 }
 
 /* A positive decimal integer, or -1. */
@@ -582,9 +579,15 @@ static void end_nodetype(trd_dsl_ctx *ctx, trd_loc close)
     if (ctx->nerrs != ctx->blk_nerrs || !ctx->source)
         return;
     emit_msgs(ctx);
-    if (trd_topo_add_nodetype(ctx->t, ctx->d, ctx->blk_loc, ctx->blk_name, ctx->npackages,
-                              ctx->cores, ctx->package_link, ctx->node_link,
-                              ctx->source) == TRD_ERR_NOMEM)
+    int rc;
+    if (ctx->shape == 1)
+        rc = trd_topo_add_nodetype_hwloc(ctx->t, ctx->d, ctx->blk_loc, ctx->blk_name, ctx->hw_kind,
+                                         ctx->hw_arg, ctx->hw_loc, ctx->package_link,
+                                         ctx->node_link, ctx->source);
+    else
+        rc = trd_topo_add_nodetype(ctx->t, ctx->d, ctx->blk_loc, ctx->blk_name, ctx->npackages,
+                                   ctx->cores, ctx->package_link, ctx->node_link, ctx->source);
+    if (rc == TRD_ERR_NOMEM)
         ctx->nomem = 1;
 }
 
@@ -828,40 +831,73 @@ int trd_read_dsl_string_map(trd_topo_t t, trd_diag *d, const char *filename, con
     return rc;
 }
 
+_Static_assert(TRD_MAX_INPUT_BYTES <= INT_MAX / 2, "lines and columns are ints");
+
 char *trd_read_text(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     char *text = NULL;
     size_t n = 0, cap = 0;
+    struct stat st;
+    int err = 0;
     if (!f)
         return NULL;
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
+        (uintmax_t)st.st_size > TRD_MAX_INPUT_BYTES) {
+        fclose(f);
+        errno = EFBIG;
+        return NULL;
+    }
+    /* Read up to one byte past the cap (anything but a regular file says its
+     * size only by ending), plus room for the NUL after the text. */
     for (;;) {
-        if (n == cap) {
+        if (n + 1 >= cap) {
             size_t ncap = cap ? 2 * cap : 65536;
+            if (ncap > TRD_MAX_INPUT_BYTES + 2)
+                ncap = TRD_MAX_INPUT_BYTES + 2;
             char *nt = realloc(text, ncap);
             if (!nt) {
-                free(text);
-                fclose(f);
-                errno = ENOMEM;
-                return NULL;
+                err = ENOMEM;
+                break;
             }
             text = nt;
             cap = ncap;
         }
-        size_t got = fread(text + n, 1, cap - n, f);
+        size_t got = fread(text + n, 1, cap - 1 - n, f);
         n += got;
-        if (got == 0)
+        if (n > TRD_MAX_INPUT_BYTES) {
+            err = EFBIG;
             break;
-    }
-    if (ferror(f)) {
-        int saved = errno;
-        free(text);
-        fclose(f);
-        errno = saved ? saved : EIO;
-        return NULL;
+        }
+        if (got == 0) {
+            if (ferror(f))
+                err = errno ? errno : EIO;
+            break;
+        }
     }
     fclose(f);
+    if (err) {
+        free(text);
+        errno = err;
+        return NULL;
+    }
+    text[n] = '\0';
     *len = n;
+    return text;
+}
+
+char *trd__read_input(trd_diag *d, const char *path, size_t *len)
+{
+    char *text = trd_read_text(path, len);
+    if (!text) {
+        int err = errno;
+        trd_loc loc = {trd_diag_intern(d, path), 0, 0};
+        if (err == EFBIG)
+            trd_diag_error(d, loc, "file is larger than %zu bytes", TRD_MAX_INPUT_BYTES);
+        else
+            trd_diag_error(d, loc, "cannot read file: %s", strerror(err));
+        errno = err;
+    }
     return text;
 }
 
@@ -873,11 +909,25 @@ int trd__reader_begin(trd_topo_t t, trd_diag *d, const char *filename, const cha
         return TRD_ERR_NOMEM;
     if (*text == NULL)
         *text = "";
-    if (len > INT_MAX / 2) {
-        trd_diag_error(d, (trd_loc){*file, 0, 0}, "file is too large");
+    if (len > TRD_MAX_INPUT_BYTES) {
+        trd_diag_error(d, (trd_loc){*file, 0, 0}, "file is larger than %zu bytes",
+                       TRD_MAX_INPUT_BYTES);
         return TRD_ERR_INPUT;
     }
     trd_diag_add_source(d, *file, *text, len);
+    const char *nul = memchr(*text, '\0', len);
+    if (nul) {
+        int line = 1;
+        const char *bol = *text;
+        for (const char *p = *text; p < nul; p++)
+            if (*p == '\n') {
+                line++;
+                bol = p + 1;
+            }
+        trd_diag_error(d, (trd_loc){*file, line, (int)(nul - bol) + 1},
+                       "unexpected character '\\x00'");
+        return TRD_ERR_INPUT;
+    }
     return TRD_OK;
 }
 
@@ -885,15 +935,9 @@ int trd__read_file(trd_topo_t t, trd_diag *d, const char *path,
                    int (*read_string)(trd_topo_t, trd_diag *, const char *, const char *, size_t))
 {
     size_t len = 0;
-    char *text = trd_read_text(path, &len);
-    if (!text) {
-        int err = errno;
-        if (err == ENOMEM)
-            return TRD_ERR_NOMEM;
-        trd_diag_error(d, (trd_loc){trd_diag_intern(d, path), 0, 0}, "cannot read file: %s",
-                       strerror(err));
-        return TRD_ERR_IO;
-    }
+    char *text = trd__read_input(d, path, &len);
+    if (!text)
+        return errno == ENOMEM ? TRD_ERR_NOMEM : TRD_ERR_IO;
     int rc = read_string(t, d, path, text, len);
     free(text);
     return rc;

@@ -513,6 +513,8 @@ static int build(struct reader *r)
     int *queue = malloc((size_t)(n + 1) * sizeof(int));
     struct sw *sw = calloc((size_t)n + 1, sizeof *sw);
     struct host *hosts = NULL;
+    trd_namemap host_map = {0};
+    int *next_host = NULL, *first_host = NULL; /* each switch's hosts, in port order */
     double *defined = malloc((size_t)(n + 1) * sizeof *defined);
     /* per device: hops to the nearest switch with a host, to the root, the
      * parent in the tree, the eccentricity among host switches, a distance */
@@ -558,14 +560,12 @@ static int build(struct reader *r)
         const char *desc = o >= 0 && r->devs[o].desc[0] ? r->devs[o].desc : p->rdesc;
         size_t w = desc ? strcspn(desc, " \t") : 0;
         char *name = w ? strndup(desc, w) : strdup(p->remote);
-        int h = 0;
         if (!name) {
             rc = TRD_ERR_NOMEM;
             break;
         }
-        while (h < nhosts && strcmp(hosts[h].name, name) != 0)
-            h++;
-        if (h < nhosts) {
+        int h = trd__namemap_get(&host_map, name);
+        if (h >= 0) {
             if (hosts[h].sw == p->dev)
                 hosts[h].gbps += p->gbps;
             free(name);
@@ -576,7 +576,13 @@ static int build(struct reader *r)
             rc = TRD_ERR_NOMEM;
             break;
         }
-        hosts[nhosts++] = (struct host){name, p->dev, p->gbps, p->loc};
+        hosts[nhosts] = (struct host){name, p->dev, p->gbps, p->loc};
+        if (trd__namemap_put(&host_map, name, nhosts)) {
+            free(name);
+            rc = TRD_ERR_NOMEM;
+            break;
+        }
+        nhosts++;
         sw[p->dev].nhosts++;
     }
     if (rc != TRD_OK || trd_diag_count(r->d) != errs)
@@ -653,6 +659,18 @@ static int build(struct reader *r)
         if (*m == 0 || hosts[h].gbps < *m)
             *m = hosts[h].gbps;
     }
+    next_host = malloc((size_t)(nhosts + 1) * sizeof *next_host);
+    first_host = malloc((size_t)(n + 1) * sizeof *first_host);
+    if (!next_host || !first_host) {
+        rc = TRD_ERR_NOMEM;
+        goto out;
+    }
+    for (int i = 0; i < n; i++)
+        first_host[i] = -1;
+    for (int h = nhosts - 1; h >= 0; h--) {
+        next_host[h] = first_host[hosts[h].sw];
+        first_host[hosts[h].sw] = h;
+    }
     /* Switches in search order, each with its hosts and kept children. */
     for (int k = 0; k < qt && rc == TRD_OK; k++)
         if (sw[queue[k]].keep && !(sw[queue[k]].name = switch_name(r, queue[k])))
@@ -665,9 +683,8 @@ static int build(struct reader *r)
         rc = link_class(r, sw[s].link_gbps, link, sizeof link, defined, &ndefined);
         if (rc == TRD_OK)
             rc = trd_topo_add_switch(r->t, r->d, r->devs[s].loc, sw[s].name, link, &id);
-        for (int h = 0; h < nhosts && rc == TRD_OK; h++)
-            if (hosts[h].sw == s)
-                rc = trd_topo_switch_add_node(r->t, r->d, hosts[h].loc, id, hosts[h].name, NULL);
+        for (int h = first_host[s]; h >= 0 && rc == TRD_OK; h = next_host[h])
+            rc = trd_topo_switch_add_node(r->t, r->d, hosts[h].loc, id, hosts[h].name, NULL);
         for (int j = 0; j < sw[s].nadj && rc == TRD_OK; j++) {
             int c = sw[s].adj[j].to;
             if (sw[c].keep && parent[c] == s)
@@ -684,6 +701,9 @@ out:
     for (int h = 0; h < nhosts; h++)
         free(hosts[h].name);
     free(hosts);
+    trd__namemap_free(&host_map);
+    free(next_host);
+    free(first_host);
     free(sw);
     free(sorted);
     free(queue);

@@ -823,32 +823,27 @@ static void read_nodetype(struct xml_reader *r, xmlNodePtr node)
 
     val = prop_dup(node, shapes[shape]);
     switch (shape) {
-    case 0: /* synthetic */
-        if (trd_hwloc_node_shape("synthetic", val, &npackages, cores, NULL, err, sizeof err)) {
-            trd_diag_error(r->d, attr_loc(r, node, "synthetic", 1), "%s", err);
-            goto out;
-        }
-        snprintf(source, sizeof source, "synthetic \"%s\"", val);
-        break;
-    case 1: /* hwloc */
-        path = resolve_path(r, val);
-        if (path == NULL) {
+    case 0: /* synthetic, hwloc, local: hwloc builds the shape when a node first uses the type */
+    case 1:
+    case 2: {
+        static const char *const kinds[] = {"synthetic", "xml", "local"};
+        path = shape == 1 ? resolve_path(r, val) : NULL;
+        if (shape == 1 && path == NULL) {
             r->nomem = 1;
             goto out;
         }
-        if (trd_hwloc_node_shape("xml", path, &npackages, cores, NULL, err, sizeof err)) {
-            trd_diag_error(r->d, attr_loc(r, node, "hwloc", 1), "%s", err);
-            goto out;
-        }
-        snprintf(source, sizeof source, "hwloc %s", val);
-        break;
-    case 2: /* local */
-        if (trd_hwloc_node_shape("local", NULL, &npackages, cores, NULL, err, sizeof err)) {
-            trd_diag_error(r->d, attr_loc(r, node, "local", 1), "%s", err);
-            goto out;
-        }
-        snprintf(source, sizeof source, "local");
-        break;
+        if (shape == 0)
+            snprintf(source, sizeof source, "synthetic \"%s\"", val);
+        else if (shape == 1)
+            snprintf(source, sizeof source, "hwloc %s", val);
+        else
+            snprintf(source, sizeof source, "local");
+        note_rc(r, trd_topo_add_nodetype_hwloc(r->t, r->d, elem_loc(r, node), name, kinds[shape],
+                                               shape == 1 ? path : (const char *)val,
+                                               attr_loc(r, node, shapes[shape], 1), plink, nlink,
+                                               source));
+        goto out;
+    }
     default: { /* cores, with or without packages */
         char *pk = prop_dup(node, "packages");
         int n = parse_counts(val, cores, TRD_MAX_PACKAGES);
@@ -1039,16 +1034,11 @@ int trd_read_xml_string(trd_topo_t t, trd_diag *d, const char *filename, const c
     memset(&r, 0, sizeof r);
     r.t = t;
     r.d = d;
-    r.file = trd_diag_intern(d, filename != NULL ? filename : "<input>");
-    if (trd_topo_set_source(t, r.file) != TRD_OK)
-        return TRD_ERR_NOMEM;
+    rc = trd__reader_begin(t, d, filename != NULL ? filename : "<input>", &text, len, &r.file);
+    if (rc != TRD_OK)
+        return rc;
     r.text = text;
     r.len = len;
-    if (len > INT_MAX) {
-        trd_diag_error(d, loc_line(&r, 0, 0), "file too large for the XML reader");
-        return TRD_ERR_INPUT;
-    }
-    trd_diag_add_source(d, r.file, text, len);
     dir = dir_of(r.file);
     if (dir == NULL)
         return TRD_ERR_NOMEM;
@@ -1123,40 +1113,63 @@ int trd_read_xml(trd_topo_t t, trd_diag *d, const char *path)
     return trd__read_file(t, d, path, trd_read_xml_string);
 }
 
-int trd_xml_root(const char *path, char *buf, size_t len, char *version, size_t vlen)
+/* The root element's local name and version of the document reader reads
+ * (NULL: it could not be opened); frees reader.  As trd_xml_root(). */
+static int root_of(xmlTextReaderPtr reader, char *buf, size_t len, char *version, size_t vlen)
 {
-    struct saved_handlers saved;
-    xmlTextReaderPtr reader;
     int rc = TRD_ERR_INPUT;
+    if (reader == NULL)
+        return rc;
+    while (xmlTextReaderRead(reader) == 1) {
+        if (xmlTextReaderNodeType(reader) == XML_READER_TYPE_ELEMENT) {
+            const xmlChar *name = xmlTextReaderConstLocalName(reader);
+            if (name != NULL && strlen((const char *)name) < len) {
+                snprintf(buf, len, "%s", (const char *)name);
+                rc = TRD_OK;
+            }
+            xmlChar *v =
+                version && vlen ? xmlTextReaderGetAttribute(reader, BAD_CAST "version") : NULL;
+            if (v != NULL && strlen((const char *)v) < vlen)
+                snprintf(version, vlen, "%s", (const char *)v);
+            xmlFree(v);
+            break;
+        }
+    }
+    xmlFreeTextReader(reader);
+    return rc;
+}
 
-    if (len == 0)
+/* trd_xml_root() of the file at path, or of the len bytes at text when text
+ * is not NULL. */
+static int xml_root(const char *path, const char *text, size_t len, char *buf, size_t blen,
+                    char *version, size_t vlen)
+{
+    const int opts = XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING;
+    struct saved_handlers saved;
+    int rc;
+
+    if (blen == 0 || (text != NULL && len > INT_MAX))
         return TRD_ERR_INPUT;
     buf[0] = '\0';
     if (version && vlen)
         version[0] = '\0';
     capture_handlers(&saved, NULL, ignore_structured);
-    reader =
-        xmlReaderForFile(path, NULL, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
-    if (reader != NULL) {
-        while (xmlTextReaderRead(reader) == 1) {
-            if (xmlTextReaderNodeType(reader) == XML_READER_TYPE_ELEMENT) {
-                const xmlChar *name = xmlTextReaderConstLocalName(reader);
-                if (name != NULL && strlen((const char *)name) < len) {
-                    snprintf(buf, len, "%s", (const char *)name);
-                    rc = TRD_OK;
-                }
-                xmlChar *v =
-                    version && vlen ? xmlTextReaderGetAttribute(reader, BAD_CAST "version") : NULL;
-                if (v != NULL && strlen((const char *)v) < vlen)
-                    snprintf(version, vlen, "%s", (const char *)v);
-                xmlFree(v);
-                break;
-            }
-        }
-        xmlFreeTextReader(reader);
-    }
+    rc = root_of(text != NULL ? xmlReaderForMemory(text, (int)len, path, NULL, opts)
+                              : xmlReaderForFile(path, NULL, opts),
+                 buf, blen, version, vlen);
     restore_handlers(&saved);
     return rc;
+}
+
+int trd_xml_root(const char *path, char *buf, size_t len, char *version, size_t vlen)
+{
+    return xml_root(path, NULL, 0, buf, len, version, vlen);
+}
+
+int trd_xml_root_text(const char *text, size_t len, char *buf, size_t blen, char *version,
+                      size_t vlen)
+{
+    return xml_root(NULL, text, len, buf, blen, version, vlen);
 }
 
 int trd_xml_root_name(const char *path, char *buf, size_t len)

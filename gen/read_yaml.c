@@ -465,12 +465,53 @@ static int read_doc(struct ctx *c)
     }
 }
 
+/* Deepest nesting of lists and mappings read, as the XML reader's elements:
+ * libyaml's scanner takes time that grows with the square of the depth (a
+ * line of 200 KB of '[' kept it busy for minutes). */
+#define TRD_YAML_MAX_DEPTH 256
+
+/* Walk the events of text only as far as nesting past TRD_YAML_MAX_DEPTH,
+ * which is reported at the list or mapping that opens the level past it.
+ * Malformed YAML is left to yaml_parser_load() to report.
+ * \return TRD_OK, TRD_ERR_INPUT or TRD_ERR_NOMEM. */
+static int check_depth(trd_diag *d, const char *file, const char *text, size_t len)
+{
+    yaml_parser_t parser;
+    yaml_event_t ev;
+    int depth = 0, rc = TRD_OK;
+    if (!yaml_parser_initialize(&parser))
+        return TRD_ERR_NOMEM;
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    while (rc == TRD_OK && yaml_parser_parse(&parser, &ev)) {
+        yaml_event_type_t type = ev.type;
+        if (type == YAML_SEQUENCE_START_EVENT || type == YAML_MAPPING_START_EVENT) {
+            if (++depth > TRD_YAML_MAX_DEPTH) {
+                trd_diag_error(
+                    d, (trd_loc){file, (int)ev.start_mark.line + 1, (int)ev.start_mark.column + 1},
+                    "nested more than %d levels deep", TRD_YAML_MAX_DEPTH);
+                rc = TRD_ERR_INPUT;
+            }
+        } else if (type == YAML_SEQUENCE_END_EVENT || type == YAML_MAPPING_END_EVENT) {
+            depth--;
+        }
+        yaml_event_delete(&ev);
+        if (type == YAML_STREAM_END_EVENT)
+            break;
+    }
+    if (rc == TRD_OK && parser.error == YAML_MEMORY_ERROR)
+        rc = TRD_ERR_NOMEM;
+    yaml_parser_delete(&parser);
+    return rc;
+}
+
 int trd_read_yaml_string(trd_topo_t t, trd_diag *d, const char *filename, const char *text,
                          size_t len)
 {
     const char *file;
     int before = trd_diag_count(d);
     int rc = trd__reader_begin(t, d, filename, &text, len, &file);
+    if (rc == TRD_OK)
+        rc = check_depth(d, file, text, len);
     if (rc != TRD_OK)
         return rc;
     yaml_parser_t parser;

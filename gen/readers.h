@@ -40,6 +40,10 @@ int trd_xml_root_name(const char *path, char *buf, size_t len);
  * "" when it has none or it does not fit): "2.0" or "3.0" for an hwloc
  * dump, which hwloc refuses without naming it. */
 int trd_xml_root(const char *path, char *buf, size_t len, char *version, size_t vlen);
+/** trd_xml_root() of the len bytes at text, for a file already read (a FIFO
+ * cannot be read twice). */
+int trd_xml_root_text(const char *text, size_t len, char *buf, size_t blen, char *version,
+                      size_t vlen);
 
 /* ---- One node from hwloc (gen/hwloc_nodetype.c) ------------------------------ */
 
@@ -53,6 +57,13 @@ int trd_xml_root(const char *path, char *buf, size_t len, char *version, size_t 
  * \return TRD_OK; TRD_ERR_INPUT when hwloc cannot use the source (details in
  *         d); TRD_ERR_IO when the XML file cannot be read; TRD_ERR_NOMEM. */
 int trd_read_hwloc_machine(trd_topo_t t, trd_diag *d, const char *kind, const char *arg);
+
+/** trd_read_hwloc_machine(t, d, "xml", filename) of the len bytes of an
+ * `lstopo --of xml` dump at text, already read from filename; the text is
+ * refused as the other *_string readers refuse it (trd__reader_begin).
+ * \return as trd_read_hwloc_machine(), except TRD_ERR_IO. */
+int trd_read_hwloc_machine_string(trd_topo_t t, trd_diag *d, const char *filename, const char *text,
+                                  size_t len);
 
 /* ---- Topology DSL, *.topo (grammar/topo.l, grammar/topo.y, gen/read_dsl.c)
  * and Slurm topology.conf (gen/read_slurm.c) ------------------------------ */
@@ -195,17 +206,32 @@ int trd__slurm_rings(trd_topo_t t, trd_diag *d, const trd_slurm_group *r, int n)
 
 /* ---- Shared by the readers (gen/read_dsl.c) ------------------------------ */
 
-/** Read the whole file at path.
- * \return a malloc'd buffer (not NUL-terminated) with its length in *len, or
- * NULL with errno set. */
+/* Largest input a reader takes, in bytes: several times the ibnetdiscover
+ * output of a fabric of 100,000 hosts, and below the INT_MAX / 2 that lines
+ * and columns count to.  A larger file (or /dev/zero, or a pipe that never ends) is
+ * refused before more than this is read. */
+#define TRD_MAX_INPUT_BYTES ((size_t)256 << 20)
+
+/** Read the whole file at path, at most TRD_MAX_INPUT_BYTES: a regular file
+ * larger than that is refused from its size, anything else once one byte
+ * more has been read.
+ * \return a malloc'd buffer with its length in *len (one byte more is
+ * allocated and holds a NUL, not counted in *len), or NULL with errno set
+ * (EFBIG: larger than TRD_MAX_INPUT_BYTES). */
 char *trd_read_text(const char *path, size_t *len);
+
+/** trd_read_text() that reports a file it cannot read to d at "path: error:
+ * file is larger than N bytes" or "path: error: cannot read file: <reason>".
+ * \return the text, or NULL with errno set (reported). */
+char *trd__read_input(trd_diag *d, const char *path, size_t *len);
 
 /** The start every *_string reader shares: filename interned into d as *file
  * and made t's source, a NULL text taken as empty (*text = ""), a text over
- * INT_MAX / 2 bytes refused (lines and columns are ints) and the text
- * registered with trd_diag_add_source() so that messages quote its lines.
- * \return TRD_OK; TRD_ERR_INPUT (reported to d as "file: error: file is too
- *         large"); TRD_ERR_NOMEM. */
+ * TRD_MAX_INPUT_BYTES refused ("file: error: file is larger than N bytes"),
+ * and so is a NUL byte anywhere in it ("file:line:col: error: unexpected
+ * character '\x00'": every reader stops at it or skips it unseen); the text
+ * is registered with trd_diag_add_source() so that messages quote its lines.
+ * \return TRD_OK; TRD_ERR_INPUT (reported to d); TRD_ERR_NOMEM. */
 int trd__reader_begin(trd_topo_t t, trd_diag *d, const char *filename, const char **text,
                       size_t len, const char **file);
 

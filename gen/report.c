@@ -68,17 +68,25 @@ int trd_explain(FILE *f, trd_topo_t t, const trd_machine_plan *p, const char *in
     fprintf(f, "machine %s (from %s): %d node%s, %d switch%s\n\n", trd_topo_name(t), input, n,
             n == 1 ? "" : "s", S, S == 1 ? "" : "es");
     fprintf(f, "node types:\n");
+    int *used = calloc((size_t)trd_topo_nnodetypes(t) + 1, sizeof *used);
+    if (!used)
+        return TRD_ERR_NOMEM;
+    for (int v = 0; v < n; v++)
+        used[trd_topo_node_type(t, v)]++;
     for (int ty = 0; ty < trd_topo_nnodetypes(t); ty++) {
-        int used = 0;
-        for (int v = 0; v < n; v++)
-            used += trd_topo_node_type(t, v) == ty;
-        fprintf(f, "  %-12s %d node%s, %d package%s (", trd_topo_nodetype_name(t, ty), used,
-                used == 1 ? "" : "s", trd_topo_nodetype_npackages(t, ty),
+        if (trd_topo_nodetype_npackages(t, ty) == 0) { /* hwloc builds only the types used */
+            fprintf(f, "  %-12s 0 nodes, not built, from %s\n", trd_topo_nodetype_name(t, ty),
+                    trd_topo_nodetype_source(t, ty));
+            continue;
+        }
+        fprintf(f, "  %-12s %d node%s, %d package%s (", trd_topo_nodetype_name(t, ty), used[ty],
+                used[ty] == 1 ? "" : "s", trd_topo_nodetype_npackages(t, ty),
                 trd_topo_nodetype_npackages(t, ty) == 1 ? "" : "s");
         for (int k = 0; k < trd_topo_nodetype_npackages(t, ty); k++)
             fprintf(f, "%s%d", k ? "+" : "", trd_topo_nodetype_cores(t, ty, k));
         fprintf(f, " cores) from %s\n", trd_topo_nodetype_source(t, ty));
     }
+    free(used);
     fprintf(f, "\nswitch tree (DFS order):\n");
     print_tree(f, t, 0, 0);
 

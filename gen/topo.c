@@ -25,6 +25,11 @@ struct nodetype {
     struct ref package_link, node_link; /* name NULL: default costs */
     trd_link_cost package_cost, node_cost;
     char *source;
+    /* a shape hwloc reads when a node first uses the type (hw_kind NULL:
+     * none, or built); hw_failed once it refused */
+    char *hw_kind, *hw_arg;
+    trd_loc hw_loc;
+    int hw_failed;
 };
 
 struct node {
@@ -47,13 +52,6 @@ struct sw {
     int nnodes, capnodes;
 };
 
-/* Open-addressing map from name to index. */
-struct map {
-    char **keys;
-    int *vals;
-    size_t cap, n;
-};
-
 struct trd_topo {
     char *name;
     struct link *links;
@@ -64,7 +62,7 @@ struct trd_topo {
     int nnodes, capnodes;
     struct sw *sws;
     int nsws, capsws;
-    struct map node_map, sw_map;
+    trd_namemap link_map, type_map, node_map, sw_map;
     int have_default_link, have_default_type;
     trd_link_cost default_link;
     double alpha_r_ratio; /* alpha_r of a link that gives none, over its latency */
@@ -79,68 +77,6 @@ struct trd_topo {
 
 /* ---- small utilities ----------------------------------------------------- */
 
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
-static int map_get(const struct map *m, const char *key)
-{
-    if (!m->cap)
-        return -1;
-    for (size_t i = hash_str(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-        if (!m->keys[i])
-            return -1;
-        if (strcmp(m->keys[i], key) == 0)
-            return m->vals[i];
-    }
-}
-
-/* key is borrowed and must outlive the map. */
-static int map_put(struct map *m, char *key, int val)
-{
-    if (2 * (m->n + 1) > m->cap) {
-        size_t ncap = m->cap ? 2 * m->cap : 64;
-        char **nk = calloc(ncap, sizeof(char *));
-        int *nv = calloc(ncap, sizeof(int));
-        if (!nk || !nv) {
-            free(nk);
-            free(nv);
-            return -1;
-        }
-        for (size_t i = 0; i < m->cap; i++) {
-            if (!m->keys[i])
-                continue;
-            size_t j = hash_str(m->keys[i]) & (ncap - 1);
-            while (nk[j])
-                j = (j + 1) & (ncap - 1);
-            nk[j] = m->keys[i];
-            nv[j] = m->vals[i];
-        }
-        free(m->keys);
-        free(m->vals);
-        m->keys = nk;
-        m->vals = nv;
-        m->cap = ncap;
-    }
-    size_t i = hash_str(key) & (m->cap - 1);
-    while (m->keys[i])
-        i = (i + 1) & (m->cap - 1);
-    m->keys[i] = key;
-    m->vals[i] = val;
-    m->n++;
-    return 0;
-}
-
-static void map_free(struct map *m)
-{
-    free(m->keys);
-    free(m->vals);
-}
-
 static int set_ref(struct ref *r, const char *name, trd_loc loc)
 {
     r->loc = loc;
@@ -153,18 +89,12 @@ static int set_ref(struct ref *r, const char *name, trd_loc loc)
 
 static int find_link(trd_topo_t t, const char *name)
 {
-    for (int i = 0; i < t->nlinks; i++)
-        if (strcmp(t->links[i].name, name) == 0)
-            return i;
-    return -1;
+    return trd__namemap_get(&t->link_map, name);
 }
 
 static int find_type(trd_topo_t t, const char *name)
 {
-    for (int i = 0; i < t->ntypes; i++)
-        if (strcmp(t->types[i].name, name) == 0)
-            return i;
-    return -1;
+    return trd__namemap_get(&t->type_map, name);
 }
 
 /* ---- construction ------------------------------------------------------- */
@@ -191,6 +121,8 @@ void trd_topo_destroy(trd_topo_t t)
         free(t->types[i].package_link.name);
         free(t->types[i].node_link.name);
         free(t->types[i].source);
+        free(t->types[i].hw_kind);
+        free(t->types[i].hw_arg);
     }
     free(t->default_type.source);
     for (int i = 0; i < t->nnodes; i++) {
@@ -210,8 +142,10 @@ void trd_topo_destroy(trd_topo_t t)
     free(t->types);
     free(t->nodes);
     free(t->sws);
-    map_free(&t->node_map);
-    map_free(&t->sw_map);
+    trd__namemap_free(&t->link_map);
+    trd__namemap_free(&t->type_map);
+    trd__namemap_free(&t->node_map);
+    trd__namemap_free(&t->sw_map);
     free(t->dfs_sw);
     free(t->sw_dfs);
     free(t->dfs_node);
@@ -325,8 +259,10 @@ int trd_topo_add_link(trd_topo_t t, trd_diag *d, trd_loc loc, const char *name, 
     if (trd__grow((void **)&t->links, &t->caplinks, t->nlinks + 1, sizeof(struct link)))
         return TRD_ERR_NOMEM;
     struct link *l = &t->links[t->nlinks];
-    if (!(l->name = strdup(name)))
+    if (!(l->name = strdup(name)) || trd__namemap_put(&t->link_map, l->name, t->nlinks)) {
+        free(l->name);
         return TRD_ERR_NOMEM;
+    }
     l->cost = cost;
     t->nlinks++;
     return TRD_OK;
@@ -349,31 +285,93 @@ static int check_shape(trd_diag *d, trd_loc loc, const char *name, int npackages
     return TRD_OK;
 }
 
-int trd_topo_add_nodetype(trd_topo_t t, trd_diag *d, trd_loc loc, const char *name, int npackages,
-                          const int *cores_per_package, const char *package_link,
-                          const char *node_link, const char *source)
+/* A new type named name, its shape not set, at the end of t->types.
+ * TRD_OK, TRD_ERR_INPUT (reported) or TRD_ERR_NOMEM. */
+static int new_type(trd_topo_t t, trd_diag *d, trd_loc loc, const char *name,
+                    const char *package_link, const char *node_link, const char *source,
+                    struct nodetype **out)
 {
     trd_topo_check_name(d, loc, "node type", name);
     if (find_type(t, name) >= 0) {
         trd_diag_error(d, loc, "node type '%s' is already defined", name);
         return TRD_ERR_INPUT;
     }
-    if (check_shape(d, loc, name, npackages, cores_per_package))
-        return TRD_ERR_INPUT;
     if (trd__grow((void **)&t->types, &t->captypes, t->ntypes + 1, sizeof(struct nodetype)))
         return TRD_ERR_NOMEM;
     struct nodetype *ty = &t->types[t->ntypes];
     memset(ty, 0, sizeof *ty);
-    ty->npackages = npackages;
-    memcpy(ty->cores, cores_per_package, (size_t)npackages * sizeof(int));
     if (!(ty->name = strdup(name)) || set_ref(&ty->package_link, package_link, loc) ||
-        set_ref(&ty->node_link, node_link, loc) || !(ty->source = strdup(source ? source : ""))) {
+        set_ref(&ty->node_link, node_link, loc) || !(ty->source = strdup(source ? source : "")) ||
+        trd__namemap_put(&t->type_map, ty->name, t->ntypes)) {
+        free(ty->source);
         free(ty->name);
         free(ty->package_link.name);
         free(ty->node_link.name);
         return TRD_ERR_NOMEM;
     }
     t->ntypes++;
+    *out = ty;
+    return TRD_OK;
+}
+
+int trd_topo_add_nodetype(trd_topo_t t, trd_diag *d, trd_loc loc, const char *name, int npackages,
+                          const int *cores_per_package, const char *package_link,
+                          const char *node_link, const char *source)
+{
+    struct nodetype *ty;
+    if (find_type(t, name) < 0 && check_shape(d, loc, name, npackages, cores_per_package))
+        return TRD_ERR_INPUT;
+    int rc = new_type(t, d, loc, name, package_link, node_link, source, &ty);
+    if (rc != TRD_OK)
+        return rc;
+    ty->npackages = npackages;
+    memcpy(ty->cores, cores_per_package, (size_t)npackages * sizeof(int));
+    return TRD_OK;
+}
+
+int trd_topo_add_nodetype_hwloc(trd_topo_t t, trd_diag *d, trd_loc loc, const char *name,
+                                const char *kind, const char *arg, trd_loc arg_loc,
+                                const char *package_link, const char *node_link, const char *source)
+{
+    struct nodetype *ty;
+    char err[512];
+    if (find_type(t, name) < 0 && strcmp(kind, "synthetic") == 0 &&
+        trd_hwloc_check_synthetic(arg, err, sizeof err) != TRD_OK) {
+        trd_diag_error(d, arg_loc, "%s", err);
+        return TRD_ERR_INPUT;
+    }
+    int rc = new_type(t, d, loc, name, package_link, node_link, source, &ty);
+    if (rc != TRD_OK)
+        return rc;
+    ty->hw_loc = arg_loc;
+    if (!(ty->hw_kind = strdup(kind)) || (arg && !(ty->hw_arg = strdup(arg))))
+        return TRD_ERR_NOMEM; /* the type stays, unbuilt; destroy frees it */
+    return TRD_OK;
+}
+
+/* Build type ty from hwloc if it waits for that; reports a refusal at its
+ * description.  TRD_OK (also after a refusal, then hw_failed) or
+ * TRD_ERR_NOMEM. */
+static int build_type(trd_topo_t t, trd_diag *d, int ty)
+{
+    struct nodetype *y = &t->types[ty];
+    int np, cores[TRD_MAX_PACKAGES];
+    char err[512];
+    if (!y->hw_kind || y->hw_failed)
+        return TRD_OK;
+    int rc = trd_hwloc_node_shape(y->hw_kind, y->hw_arg, &np, cores, NULL, err, sizeof err);
+    if (rc == TRD_ERR_NOMEM)
+        return rc;
+    if (rc != TRD_OK || check_shape(d, y->hw_loc, y->name, np, cores)) {
+        if (rc != TRD_OK)
+            trd_diag_error(d, y->hw_loc, "%s", err);
+        y->hw_failed = 1;
+        return TRD_OK;
+    }
+    y->npackages = np;
+    memcpy(y->cores, cores, (size_t)np * sizeof(int));
+    free(y->hw_kind);
+    y->hw_kind = NULL;
     return TRD_OK;
 }
 
@@ -438,7 +436,7 @@ int trd_topo_add_switch(trd_topo_t t, trd_diag *d, trd_loc loc, const char *name
                         int *swid)
 {
     trd_topo_check_name(d, loc, "switch", name);
-    int prev = map_get(&t->sw_map, name);
+    int prev = trd__namemap_get(&t->sw_map, name);
     if (prev >= 0) {
         trd_diag_error(d, loc, "switch '%s' is already defined at line %d", name,
                        t->sws[prev].loc.line);
@@ -452,7 +450,7 @@ int trd_topo_add_switch(trd_topo_t t, trd_diag *d, trd_loc loc, const char *name
     s->parent = -1;
     s->link = -1;
     if (!(s->name = strdup(name)) || set_ref(&s->link_ref, link, loc) ||
-        map_put(&t->sw_map, s->name, t->nsws)) {
+        trd__namemap_put(&t->sw_map, s->name, t->nsws)) {
         free(s->name);
         free(s->link_ref.name);
         return TRD_ERR_NOMEM;
@@ -467,8 +465,8 @@ int trd_topo_switch_add_node(trd_topo_t t, trd_diag *d, trd_loc loc, int swid, c
     if (swid < 0 || swid >= t->nsws)
         return TRD_ERR_STATE;
     trd_topo_check_name(d, loc, "node", name);
-    if (map_get(&t->node_map, name) >= 0) {
-        int prev = map_get(&t->node_map, name);
+    if (trd__namemap_get(&t->node_map, name) >= 0) {
+        int prev = trd__namemap_get(&t->node_map, name);
         trd_diag_error(d, loc, "node '%s' is already attached to switch '%s'", name,
                        t->sws[t->nodes[prev].sw].name);
         return TRD_ERR_INPUT;
@@ -486,7 +484,7 @@ int trd_topo_switch_add_node(trd_topo_t t, trd_diag *d, trd_loc loc, int swid, c
     n->sw = swid;
     n->type = -1;
     if (!(n->name = strdup(name)) || set_ref(&n->type_ref, nodetype, loc) ||
-        map_put(&t->node_map, n->name, t->nnodes)) {
+        trd__namemap_put(&t->node_map, n->name, t->nnodes)) {
         free(n->name);
         free(n->type_ref.name);
         return TRD_ERR_NOMEM;
@@ -547,6 +545,8 @@ int trd_topo_finalize(trd_topo_t t, trd_diag *d)
         struct node *n = &t->nodes[i];
         if (n->type_ref.name) {
             n->type = find_type(t, n->type_ref.name);
+            if (n->type >= 0 && build_type(t, d, n->type) != TRD_OK)
+                return TRD_ERR_NOMEM;
             /* a node list like n[0-999] shares one location: report it once */
             const struct node *prev = i > 0 ? &t->nodes[i - 1] : NULL;
             if (n->type < 0 && !(prev && prev->type < 0 && prev->type_ref.name &&
@@ -585,7 +585,7 @@ int trd_topo_finalize(trd_topo_t t, trd_diag *d)
         }
         for (int c = 0; c < s->nchildren; c++) {
             struct ref *r = &s->children[c];
-            int ch = map_get(&t->sw_map, r->name);
+            int ch = trd__namemap_get(&t->sw_map, r->name);
             if (ch < 0) {
                 trd_diag_error(d, r->loc, "unknown switch '%s'", r->name);
             } else if (ch == i) {
@@ -647,7 +647,7 @@ int trd_topo_finalize(trd_topo_t t, trd_diag *d)
             t->dfs_node[nn++] = t->sws[s].nodes[k];
         }
         for (int c = t->sws[s].nchildren - 1; c >= 0; c--) {
-            int ch = map_get(&t->sw_map, t->sws[s].children[c].name);
+            int ch = trd__namemap_get(&t->sw_map, t->sws[s].children[c].name);
             t->sws[ch].depth = t->sws[s].depth + 1;
             stack[top++] = ch;
         }
@@ -736,7 +736,7 @@ int trd_topo_node_type(trd_topo_t t, int i)
 
 int trd_topo_find_node(trd_topo_t t, const char *name)
 {
-    int k = map_get(&t->node_map, name);
+    int k = trd__namemap_get(&t->node_map, name);
     if (k < 0 || !t->finalized)
         return -1;
     return t->node_dfs[k];

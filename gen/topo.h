@@ -99,6 +99,19 @@ int trd_topo_add_nodetype(trd_topo_t t, trd_diag *d, trd_loc loc, const char *na
                           const int *cores_per_package, const char *package_link,
                           const char *node_link, const char *source);
 
+/* Define a node type whose shape hwloc reads, trd_hwloc_node_shape(kind,
+ * arg), when a node first uses it: trd_topo_finalize() builds the types its
+ * nodes use and reports hwloc's refusal at arg_loc; a type no node uses costs
+ * no hwloc topology (a few milliseconds each), and of its description only
+ * what trd_hwloc_check_synthetic() checks is checked.  Until built, the
+ * type has 0 packages.  The other arguments are trd_topo_add_nodetype()'s.
+ * Returns TRD_OK, TRD_ERR_INPUT (duplicate name, a synthetic description
+ * refused at arg_loc) or TRD_ERR_NOMEM. */
+int trd_topo_add_nodetype_hwloc(trd_topo_t t, trd_diag *d, trd_loc loc, const char *name,
+                                const char *kind, const char *arg, trd_loc arg_loc,
+                                const char *package_link, const char *node_link,
+                                const char *source);
+
 /* alpha_r where a link gives none, as a fraction of its latency: each
  * further message in flight from one rank costs ratio x latency [RM §3,
  * Eq. 3].  The default, TRD_ALPHA_R_RATIO, has four messages in flight cost
@@ -216,5 +229,11 @@ void trd_hostlist_free(char **names, int n);
 int trd_hwloc_node_shape(const char *kind, const char *arg, int *npackages,
                          int cores_per_package[TRD_MAX_PACKAGES], char **hostname, char *err,
                          size_t errlen);
+
+/* What trd_hwloc_node_shape("synthetic", desc) refuses before hwloc sees
+ * desc, without hwloc: an empty description, a '(' or '[' never closed, more
+ * cores than hwloc builds in good time.  TRD_OK, or TRD_ERR_INPUT with the
+ * reason in err. */
+int trd_hwloc_check_synthetic(const char *desc, char *err, size_t errlen);
 
 #endif

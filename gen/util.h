@@ -41,4 +41,18 @@ static inline int trd__grow_n(void **p, size_t *cap, size_t need, size_t elt)
     return TRD_OK;
 }
 
+/* Open-addressing map from a name to an int (gen/namemap.c); zeroed is
+ * empty.  Keys are borrowed and must outlive the map. */
+typedef struct trd_namemap {
+    const char **keys;
+    int *vals;
+    size_t cap, n;
+} trd_namemap;
+
+/* The value of key, or -1 when it is not in the map. */
+int trd__namemap_get(const trd_namemap *m, const char *key);
+/* Add key (not yet in the map) with value val.  TRD_OK or TRD_ERR_NOMEM. */
+int trd__namemap_put(trd_namemap *m, const char *key, int val);
+void trd__namemap_free(trd_namemap *m);
+
 #endif

@@ -100,6 +100,9 @@ struct trd_dsl_ctx {
     int counts[TRD_MAX_PACKAGES], ncounts, counts_bad;
     char *source;
     char *package_link, *node_link;
+    const char *hw_kind; /* shape 1: trd_hwloc_node_shape()'s kind and argument */
+    char *hw_arg;
+    trd_loc hw_loc;
 
     char *sw_link;
     trd_dsl_item *items;

@@ -454,12 +454,17 @@ static void test_values(void)
         "m.xml:6:22: error: attribute 'packages' needs attribute 'cores'",
         "m.xml:7:42: error: attribute 'cores': expected 1 or 3 counts (one per "
         "package), got 2",
-        "m.xml:8:33: error: hwloc cannot parse synthetic description 'package:x'",
-        "m.xml:9:29: error: cannot read hwloc XML '/nonexistent/f.xml': No such file or "
-        "directory",
         "m.xml:10:44: error: attribute 'packages' goes with 'cores', not with "
         "'synthetic'",
         "m.xml:11:46: error: attribute 'names': expected ']' in host range");
+    /* hwloc reads e and f when a node first uses them, not before */
+    EXPECT_ERRORS(HEAD LINK "  <nodetype name=\"e\" synthetic=\"package:x\"/>\n"
+                            "  <nodetype name=\"f\" hwloc=\"/nonexistent/f.xml\"/>\n"
+                            "  <switch name=\"r\" link=\"eth\"><nodes names=\"n0\" type=\"e\"/>"
+                            "<nodes names=\"n1\" type=\"f\"/></switch>\n" TAIL,
+                  "m.xml:4:33: error: hwloc cannot parse synthetic description 'package:x'",
+                  "m.xml:5:29: error: cannot read hwloc XML '/nonexistent/f.xml': No such file or "
+                  "directory");
 }
 
 /* alpha_r [RM §3, Eq. 3] above the latency: refused at the attribute; equal is fine. */
