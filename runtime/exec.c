@@ -21,7 +21,9 @@
  * its counters to the next epoch block, where the others follow, and returns
  * MPI_ERR_TRUNCATE.  A message of another size than the plan's is the same
  * error.  Either way the schedule's messages still run, as MPICH's
- * collectives go on after an error, so that no peer waits forever.
+ * collectives go on after an error, so that no peer waits forever; empty,
+ * so that their receivers err too rather than succeed on what this rank could
+ * not compute.
  */
 #include "rt.h"
 
@@ -438,6 +440,14 @@ static int window_errors(const trd_run *e, const trd_xop *x, int rc)
     return first;
 }
 
+/* Elements that send x sends: none after an error, so that the receivers
+ * find it too (a message of another size) instead of using what this rank
+ * could not compute. */
+static inline int sent(const trd_run *e, const trd_xop *x)
+{
+    return e->err == MPI_SUCCESS ? (int)x->len : 0;
+}
+
 /* The window of messages at x (x->win ops): blocking, a window of one op
  * through the blocking call, else posted and waited for; otherwise posted
  * once and tested.  *done when all completed; with an error, every request
@@ -452,14 +462,13 @@ static int messages(trd_run *e, const trd_xop *x, int blocking, int *done)
     if (blocking && x->win == 1) {
         switch (x->op) {
         case TRD_S_SEND:
-            return PMPI_Send(e->b[x->sbuf] + x->soff, (int)x->len, e->type, x->speer, TRD_TAG,
-                             comm);
+            return PMPI_Send(e->b[x->sbuf] + x->soff, sent(e, x), e->type, x->speer, TRD_TAG, comm);
         case TRD_S_RECV:
             rc = PMPI_Recv(e->b[x->dbuf] + x->doff, (int)x->len, e->type, x->dpeer, TRD_TAG, comm,
                            &st);
             return received(e, rc, &st, x->len);
         default:
-            rc = PMPI_Sendrecv(e->b[x->sbuf] + x->soff, (int)x->len, e->type, x->speer, TRD_TAG,
+            rc = PMPI_Sendrecv(e->b[x->sbuf] + x->soff, sent(e, x), e->type, x->speer, TRD_TAG,
                                e->b[x->dbuf] + x->doff, (int)x->rlen, e->type, x->dpeer, TRD_TAG,
                                comm, &st);
             return received(e, rc, &st, x->rlen);
@@ -474,7 +483,7 @@ static int messages(trd_run *e, const trd_xop *x, int blocking, int *done)
                                 (int)(o->op == TRD_S_SENDRECV ? o->rlen : o->len), e->type,
                                 o->dpeer, TRD_TAG, comm, &reqs[e->nreq++]);
             if (rc == MPI_SUCCESS && o->op != TRD_S_RECV)
-                rc = PMPI_Isend(e->b[o->sbuf] + o->soff, (int)o->len, e->type, o->speer, TRD_TAG,
+                rc = PMPI_Isend(e->b[o->sbuf] + o->soff, sent(e, o), e->type, o->speer, TRD_TAG,
                                 comm, &reqs[e->nreq++]);
         }
         e->posted = 1;
