@@ -15,7 +15,8 @@
  *   - mismatched counts (--mismatch): rank 0 gives COUNT doubles, the others
  *     half as many.  The library may report MPI_ERR_TRUNCATE on some ranks
  *     only; treeduce must report an error at least on those, and no rank may
- *     hang (the test runs under a timeout).
+ *     hang (the test runs under a timeout); correct calls on the same
+ *     communicator work after it.
  * --expect-treeduce fails the run unless MPI_Allreduce is treeduce's.
  * Every case runs on its own duplicate of MPI_COMM_WORLD, freed after it.
  * The last line reads "N passed, M failed"; the exit status is non-zero if
@@ -101,9 +102,25 @@ static int run(int lib, enum coll coll, const args *a, MPI_Comm comm)
     }
 }
 
+/* Whether a correct allreduce on comm still succeeds, with the right sums. */
+static int still_works(MPI_Comm comm)
+{
+    double in[10], out[10];
+    int ok = 1;
+    for (int i = 0; i < 10; i++)
+        in[i] = rank + i;
+    ok = MPI_Allreduce(in, out, 10, MPI_DOUBLE, MPI_SUM, comm) == MPI_SUCCESS;
+    for (int i = 0; ok && i < 10; i++)
+        ok = out[i] == (double)size * (size - 1) / 2 + (double)size * i;
+    return ok;
+}
+
 /* The class of the call through lib, on its own duplicate of a->comm where
- * that is MPI_COMM_WORLD (a failed collective may leave messages behind). */
-static int class_through(int lib, enum coll coll, const args *a)
+ * that is MPI_COMM_WORLD (a failed collective may leave messages behind).
+ * then: after it, treeduce's correct calls on the same communicator must
+ * still work (the MPI library's may not: its messages of the failed call
+ * may still be there). */
+static int class_through(int lib, enum coll coll, const args *a, int then)
 {
     MPI_Comm comm = a->comm;
     if (comm == MPI_COMM_WORLD) {
@@ -111,6 +128,14 @@ static int class_through(int lib, enum coll coll, const args *a)
         MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     }
     int cls = class_of(run(lib, coll, a, comm));
+    if (then && !lib) {
+        int ok = still_works(comm) && still_works(comm);
+        passed += ok;
+        failed += !ok;
+        if (!ok)
+            fprintf(stderr, "rank %d: FAIL a correct MPI_Allreduce after %s\n", rank,
+                    coll_names[coll]);
+    }
     if (comm != a->comm)
         MPI_Comm_free(&comm);
     return cls;
@@ -125,8 +150,8 @@ static void expect_class(const char *what, enum coll coll, const args *a, int ex
         return; /* the library's routine would crash */
     if (verbose)
         fprintf(stderr, "rank %d: %s %s\n", rank, coll_names[coll], what);
-    int lib = expect >= 0 ? expect : class_through(1, coll, a);
-    int mine = class_through(0, coll, a);
+    int lib = expect >= 0 ? expect : class_through(1, coll, a, 0);
+    int mine = class_through(0, coll, a, 0);
     if (verbose)
         fprintf(stderr, "rank %d:   %s\n", rank, class_name(lib));
     if (mine == lib) {
@@ -222,10 +247,10 @@ static void mismatch(int count, int nonblocking)
         in[i] = 1.0;
     args x = {in, out, mine, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD};
     enum coll c = nonblocking ? IALLREDUCE : ALLREDUCE;
-    int lib = class_through(1, c, &x);
+    int lib = class_through(1, c, &x, 0);
     for (int i = 0; i < count; i++)
         out[i] = -1.0;
-    int tr = class_through(0, c, &x);
+    int tr = class_through(0, c, &x, 1);
     /* where treeduce says success, the result must be right: every rank's 1 */
     int stale = 0;
     for (int i = 0; tr == MPI_SUCCESS && i < mine && !stale; i++)
