@@ -138,7 +138,7 @@ static int raise_error(MPI_Comm comm, int rc)
 
 /* The checks MPI makes on a call before any byte moves, in one place for
  * every form of every collective.  MPI_SUCCESS, and *why NULL where the call
- * is valid, "invalid arguments" where the MPI library's routine must take it:
+ * is valid, or the note where the MPI library's routine must take it:
  * the library raises its own class through the communicator's error handler,
  * and no treeduce code has touched a buffer (a NULL or aliased buffer, a
  * count whose bytes overflow, MPI_DATATYPE_NULL or an uncommitted datatype,
@@ -153,7 +153,7 @@ static int check_args(const call_args *a, int *aliased, const char **why)
     int size = 1, rank = 0, named[2] = {1, 1};
     MPI_Aint ext[2] = {0, 0};
     const buf_arg *b[2] = {a->flags & ARG_NO_SEND ? NULL : &a->send, &a->recv};
-    *why = "invalid arguments";
+    *why = "erroneous arguments, which it reports with its own error class";
     if (a->comm == MPI_COMM_NULL)
         return MPI_SUCCESS;
     for (int i = 0; i < 2; i++)

@@ -8,7 +8,8 @@
  *   - argument errors of every collective (Allreduce, Iallreduce,
  *     Reduce_scatter_block, Reduce_scatter, Allgather, Reduce, Bcast): NULL
  *     buffers with a positive count, negative counts, MPI_DATATYPE_NULL, an
- *     uncommitted derived datatype, MPI_OP_NULL, invalid roots,
+ *     uncommitted derived datatype, a count whose bytes overflow,
+ *     MPI_OP_NULL, invalid roots,
  *     MPI_COMM_NULL, aliased buffers, MPI_IN_PLACE for both buffers; a valid
  *     call on an intercommunicator.  Where MPICH 4.0 crashes (negative
  *     counts), the class the standard names, and only where treeduce is in;
@@ -23,6 +24,7 @@
  * any check failed.
  */
 #include <dlfcn.h>
+#include <limits.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,8 +175,10 @@ static void argument_errors(void)
     enum { N = 64 };
     double *a = calloc((size_t)N * (size_t)size, sizeof(double));
     double *b = calloc((size_t)N * (size_t)size, sizeof(double));
-    MPI_Datatype uncommitted;
+    MPI_Datatype uncommitted, huge;
     MPI_Type_contiguous(2, MPI_DOUBLE, &uncommitted);
+    MPI_Type_contiguous(1 << 30, MPI_DOUBLE, &huge); /* 8 GiB: INT_MAX of them overflow */
+    MPI_Type_commit(&huge);
     for (int c = 0; c < NCOLL; c++) {
         const args ok = {a, b, 10, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD};
         args x;
@@ -207,6 +211,10 @@ static void argument_errors(void)
         same_class("with MPI_DATATYPE_NULL", (enum coll)c, &x);
         x = ok, x.type = uncommitted, x.count = 5;
         same_class("with an uncommitted datatype", (enum coll)c, &x);
+        /* (MPICH 4.0 crashes on an allgather or a bcast of it) */
+        x = ok, x.type = huge, x.count = INT_MAX;
+        if (reduces)
+            same_class("with INT_MAX elements of 8 GiB", (enum coll)c, &x);
         if (reduces) {
             x = ok, x.op = MPI_OP_NULL;
             same_class("with MPI_OP_NULL", (enum coll)c, &x);
@@ -232,6 +240,7 @@ static void argument_errors(void)
         MPI_Comm_free(&half);
     }
     MPI_Type_free(&uncommitted);
+    MPI_Type_free(&huge);
     free(a);
     free(b);
 }
