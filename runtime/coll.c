@@ -10,6 +10,8 @@
 #include "rt.h"
 
 #include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +50,151 @@ static const how blocking = {TRD_BLOCKING, MPI_INFO_NULL, NULL};
 static const char *routine(const char *const names[3], const how *h)
 {
     return names[h->mode];
+}
+
+/* ---- Arguments ------------------------------------------------------------------ */
+
+/* A buffer of a call: count elements of type at buf, times the
+ * communicator's size where per_rank. */
+typedef struct buf_arg {
+    const void *buf;
+    MPI_Count count;
+    MPI_Datatype type;
+    int per_rank;
+} buf_arg;
+
+enum {
+    ARG_OP = 1,           /* a reduction: op must be valid */
+    ARG_ROOT = 2,         /* root must be a rank of comm */
+    ARG_RECV_AT_ROOT = 4, /* recv is significant at the root only (MPI_Reduce) */
+    ARG_NO_SEND = 8       /* no send buffer (MPI_Bcast) */
+};
+
+/* A call's arguments as MPI checks them. */
+typedef struct call_args {
+    MPI_Comm comm;
+    buf_arg send, recv;
+    MPI_Op op;
+    int root, flags; /* ARG_* */
+} call_args;
+
+/* A communicator of this process alone on which errors return: MPI_Pack_size
+ * on it asks whether a datatype is committed without raising anything. */
+static MPI_Comm quiet = MPI_COMM_NULL;
+static pthread_once_t quiet_once = PTHREAD_ONCE_INIT;
+
+static void quiet_make(void)
+{
+    if (PMPI_Comm_dup(MPI_COMM_SELF, &quiet) == MPI_SUCCESS)
+        PMPI_Comm_set_errhandler(quiet, MPI_ERRORS_RETURN);
+}
+
+/* Whether MPI takes datatype t in a call: not MPI_DATATYPE_NULL, committed
+ * where derived; *ext its extent, *named whether it is predefined. */
+static int type_valid(MPI_Datatype t, MPI_Aint *ext, int *named)
+{
+    /* the last predefined type seen on this thread: most programs repeat one */
+    static _Thread_local MPI_Datatype last = MPI_DATATYPE_NULL;
+    static _Thread_local MPI_Aint last_ext;
+    int ni, na, nt, combiner, size;
+    MPI_Aint lb;
+    if (t != MPI_DATATYPE_NULL && t == last) {
+        *ext = last_ext;
+        *named = 1;
+        return 1;
+    }
+    if (t == MPI_DATATYPE_NULL ||
+        PMPI_Type_get_envelope(t, &ni, &na, &nt, &combiner) != MPI_SUCCESS ||
+        PMPI_Type_get_extent(t, &lb, ext) != MPI_SUCCESS)
+        return 0;
+    if ((*named = combiner == MPI_COMBINER_NAMED)) {
+        last = t;
+        last_ext = *ext;
+        return 1;
+    }
+    pthread_once(&quiet_once, quiet_make);
+    return quiet != MPI_COMM_NULL && PMPI_Pack_size(1, t, quiet, &size) == MPI_SUCCESS;
+}
+
+/* Whether a NULL buffer of a positive count of t is erroneous, as MPICH
+ * decides: always for a predefined type; for a derived one unless its data
+ * may start elsewhere (a true lower bound other than 0: MPI_BOTTOM). */
+static int null_erroneous(MPI_Datatype t, int named)
+{
+    MPI_Aint tlb, text;
+    MPI_Count size;
+    return named || (PMPI_Type_get_true_extent(t, &tlb, &text) == MPI_SUCCESS && tlb == 0 &&
+                     PMPI_Type_size_x(t, &size) == MPI_SUCCESS && size > 0);
+}
+
+/* rc raised through comm's error handler (MPI_ERRORS_ARE_FATAL aborts,
+ * MPI_ERRORS_RETURN returns), for an error that treeduce finds itself. */
+static int raise_error(MPI_Comm comm, int rc)
+{
+    if (rc != MPI_SUCCESS && comm != MPI_COMM_NULL)
+        PMPI_Comm_call_errhandler(comm, rc);
+    return rc;
+}
+
+/* The checks MPI makes on a call before any byte moves, in one place for
+ * every form of every collective.  MPI_SUCCESS, and *why NULL where the call
+ * is valid, or the note where the MPI library's routine must take it:
+ * the library raises its own class through the communicator's error handler,
+ * and no treeduce code has touched a buffer (a NULL or aliased buffer, a
+ * count whose bytes overflow, MPI_DATATYPE_NULL or an uncommitted datatype,
+ * MPI_OP_NULL, a root out of range, MPI_COMM_NULL).  A negative count, and
+ * MPI_IN_PLACE at a reduce's other ranks, on which MPICH 4.0 crashes, are
+ * raised here (MPI_ERR_COUNT, MPI_ERR_BUFFER) and returned.
+ * aliased (NULL: the library takes such a call): set where sendbuf is
+ * recvbuf, which the call then runs as MPI_IN_PLACE and ends with
+ * MPI_ERR_BUFFER, so that ranks that did not alias are not left waiting. */
+static int check_args(const call_args *a, int *aliased, const char **why)
+{
+    int size = 1, rank = 0, named[2] = {1, 1};
+    MPI_Aint ext[2] = {0, 0};
+    const buf_arg *b[2] = {a->flags & ARG_NO_SEND ? NULL : &a->send, &a->recv};
+    *why = "erroneous arguments, which it reports with its own error class";
+    if (a->comm == MPI_COMM_NULL)
+        return MPI_SUCCESS;
+    for (int i = 0; i < 2; i++)
+        if (b[i] && b[i]->buf != MPI_IN_PLACE && b[i]->count < 0)
+            return raise_error(a->comm, MPI_ERR_COUNT);
+    if ((a->flags & (ARG_ROOT | ARG_RECV_AT_ROOT)) || a->send.per_rank || a->recv.per_rank) {
+        if (PMPI_Comm_size(a->comm, &size) != MPI_SUCCESS ||
+            PMPI_Comm_rank(a->comm, &rank) != MPI_SUCCESS)
+            return MPI_SUCCESS;
+    }
+    if ((a->flags & ARG_ROOT) && (a->root < 0 || a->root >= size))
+        return MPI_SUCCESS;
+    if ((a->flags & ARG_OP) && a->op == MPI_OP_NULL)
+        return MPI_SUCCESS;
+    int recv_used = !(a->flags & ARG_RECV_AT_ROOT) || rank == a->root;
+    if (!recv_used)
+        b[1] = NULL;
+    if (a->recv.buf == MPI_IN_PLACE && recv_used)
+        return MPI_SUCCESS;
+    /* MPI_IN_PLACE at a rank other than the root (MPICH 4.0 crashes) */
+    if (b[0] && b[0]->buf == MPI_IN_PLACE && (a->flags & ARG_RECV_AT_ROOT) && !recv_used)
+        return raise_error(a->comm, MPI_ERR_BUFFER);
+    for (int i = 0; i < 2; i++) {
+        if (!b[i] || b[i]->buf == MPI_IN_PLACE)
+            continue;
+        MPI_Count n, bytes;
+        if (__builtin_mul_overflow(b[i]->count, (MPI_Count)(b[i]->per_rank ? size : 1), &n) ||
+            !type_valid(b[i]->type, &ext[i], &named[i]) ||
+            (ext[i] > 0 &&
+             (__builtin_mul_overflow(n, (MPI_Count)ext[i], &bytes) || bytes > PTRDIFF_MAX)) ||
+            (!b[i]->buf && n > 0 && null_erroneous(b[i]->type, named[i])))
+            return MPI_SUCCESS;
+    }
+    if (b[0] && b[1] && b[0]->buf == b[1]->buf && b[0]->buf && b[0]->buf != MPI_IN_PLACE &&
+        b[0]->count > 0) {
+        if (!aliased)
+            return MPI_SUCCESS;
+        *aliased = 1;
+    }
+    *why = NULL;
+    return MPI_SUCCESS;
 }
 
 /* The communicator's description, or why the call goes to the MPI library
@@ -202,22 +349,20 @@ static int allreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, M
     trd_reducer red;
     trd_dtype_call dc;
     trd_comm *c = NULL;
-    int rc;
+    int rc, aliased = 0;
+    const call_args args = {
+        comm, {sendbuf, count, datatype, 0}, {recvbuf, count, datatype, 0}, op, 0, ARG_OP};
     if (trd_env_reproducible())
         a = reproducible(m, a, &params);
     if (trd_env_disabled())
         why = "TREEDUCE_DISABLE is set";
-    else if (comm == MPI_COMM_NULL)
-        why = "invalid arguments";
-    else
+    else if ((rc = check_args(&args, h->mode == TRD_BLOCKING ? &aliased : NULL, &why)))
+        return rc;
+    else if (!why)
         why = reduction_checks(count, datatype, op, &red, &dc);
     if (why)
         goto fallback;
-    /* sendbuf == recvbuf is erroneous in MPI, but ranks must not disagree on
-     * the path: treat it as MPI_IN_PLACE */
-    if (sendbuf == recvbuf)
-        sendbuf = MPI_IN_PLACE;
-    int in_place = sendbuf == MPI_IN_PLACE;
+    int in_place = aliased || sendbuf == MPI_IN_PLACE;
     if (count == 0) {
         if (trivial(m, allreduce_names, h, count0, NULL, recvbuf, 0))
             return MPI_SUCCESS;
@@ -232,7 +377,8 @@ static int allreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, M
     if (c->size == 1) {
         if (!trivial(m, allreduce_names, h, one_rank, NULL, NULL, 0))
             goto library;
-        return in_place ? MPI_SUCCESS : copy_input(&dc, &red, recvbuf, sendbuf, (size_t)count);
+        return raise_error(comm, in_place ? aliased ? MPI_ERR_BUFFER : MPI_SUCCESS
+                                          : copy_input(&dc, &red, recvbuf, sendbuf, (size_t)count));
     }
     trd_job j = {
         c,
@@ -247,7 +393,7 @@ static int allreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, M
         NULL};
     rc = launch(&j, h, &dc, (size_t)count, (size_t)count, &why);
     if (!why)
-        return rc;
+        return raise_error(comm, rc || !aliased ? rc : MPI_ERR_BUFFER);
 fallback:
     trd_fallback_note(m, routine(allreduce_names, h), why);
     if (a && !trd_env_disabled())
@@ -319,9 +465,15 @@ static int reduce_scatter_block(const trd_machine *m, const void *sendbuf, void 
 {
     trd_reducer red;
     trd_dtype_call dc;
-    const char *why = reduction_checks(recvcount, datatype, op, &red, &dc);
+    const call_args args = {
+        comm, {sendbuf, recvcount, datatype, 1}, {recvbuf, recvcount, datatype, 0}, op, 0, ARG_OP};
+    const char *why;
     trd_comm *c = NULL;
-    int rc;
+    int aliased = 0, rc = check_args(&args, h->mode == TRD_BLOCKING ? &aliased : NULL, &why);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!why)
+        why = reduction_checks(recvcount, datatype, op, &red, &dc);
     if (!why && recvcount == 0) {
         if (trivial(m, rsb_names, h, count0, NULL, recvbuf, 0))
             return MPI_SUCCESS;
@@ -330,14 +482,13 @@ static int reduce_scatter_block(const trd_machine *m, const void *sendbuf, void 
     if (!why && (rc = setup(m, comm, &c, &why)) != MPI_SUCCESS)
         return rc;
     if (!why) {
-        if (sendbuf == recvbuf)
-            sendbuf = MPI_IN_PLACE;
-        int in_place = sendbuf == MPI_IN_PLACE;
+        int in_place = aliased || sendbuf == MPI_IN_PLACE;
         if (c->size == 1) {
             if (!trivial(m, rsb_names, h, one_rank, NULL, NULL, 0))
                 goto library;
-            return in_place ? MPI_SUCCESS
-                            : copy_input(&dc, &red, recvbuf, sendbuf, (size_t)recvcount);
+            return raise_error(
+                comm, in_place ? aliased ? MPI_ERR_BUFFER : MPI_SUCCESS
+                               : copy_input(&dc, &red, recvbuf, sendbuf, (size_t)recvcount));
         }
         trd_job j = {c,
                      routine(rsb_names, h),
@@ -352,7 +503,7 @@ static int reduce_scatter_block(const trd_machine *m, const void *sendbuf, void 
                      NULL};
         rc = launch(&j, h, &dc, (size_t)recvcount * (size_t)c->size, (size_t)recvcount, &why);
         if (!why)
-            return rc;
+            return raise_error(comm, rc || !aliased ? rc : MPI_ERR_BUFFER);
     }
     trd_fallback_note(m, routine(rsb_names, h), why);
 library:
@@ -449,17 +600,27 @@ static int reduce_scatter(const trd_machine *m, const void *sendbuf, void *recvb
     const char *why = NULL;
     trd_comm *c = NULL;
     rs_stage *s = NULL;
-    int rc, size = 0;
-    if (comm == MPI_COMM_NULL || PMPI_Comm_size(comm, &size) != MPI_SUCCESS)
+    int rc, size = 0, rank = 0, negative = 0;
+    if (comm != MPI_COMM_NULL &&
+        (PMPI_Comm_size(comm, &size) != MPI_SUCCESS || PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS))
         why = "invalid arguments";
     size_t total = 0, maxc = 0;
     for (int r = 0; !why && r < size; r++) {
         MPI_Count n = icounts ? icounts[r] : ccounts[r];
-        if (n < 0)
-            why = "invalid arguments";
-        total += (size_t)n;
-        maxc = (size_t)n > maxc ? (size_t)n : maxc;
+        negative |= n < 0;
+        total += n > 0 ? (size_t)n : 0;
+        maxc = n > 0 && (size_t)n > maxc ? (size_t)n : maxc;
     }
+    MPI_Count mine = size ? (icounts ? icounts[rank] : ccounts[rank]) : 0;
+    const call_args args = {comm,
+                            {sendbuf, negative ? -1 : (MPI_Count)total, datatype, 0},
+                            {recvbuf, negative ? -1 : mine, datatype, 0},
+                            op,
+                            0,
+                            ARG_OP};
+    int aliased = 0;
+    if (!why && (rc = check_args(&args, h->mode == TRD_BLOCKING ? &aliased : NULL, &why)))
+        return rc;
     trd_dtype_call dc;
     if (!why)
         why = reduction_checks((MPI_Count)total, datatype, op, &red, &dc);
@@ -473,12 +634,11 @@ static int reduce_scatter(const trd_machine *m, const void *sendbuf, void *recvb
     if (!why && (rc = setup(m, comm, &c, &why)) != MPI_SUCCESS)
         return rc;
     if (!why) {
-        if (sendbuf == recvbuf)
-            sendbuf = MPI_IN_PLACE;
+        const void *input = aliased ? MPI_IN_PLACE : sendbuf;
         if (c->size == 1) {
-            if (trivial(m, rs_names, h, one_rank, sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf,
+            if (trivial(m, rs_names, h, one_rank, input == MPI_IN_PLACE ? NULL : input, recvbuf,
                         total * red.extent))
-                return MPI_SUCCESS;
+                return raise_error(comm, aliased ? MPI_ERR_BUFFER : MPI_SUCCESS);
             goto library;
         }
         if (!(s = calloc(1, sizeof *s)) ||
@@ -494,7 +654,7 @@ static int reduce_scatter(const trd_machine *m, const void *sendbuf, void *recvb
         }
         s->size = size;
         s->ext = red.extent;
-        s->input = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+        s->input = input == MPI_IN_PLACE ? recvbuf : input;
         s->recvbuf = recvbuf;
         s->mine = s->counts[c->rank];
         int padded = maxc * (size_t)size <= 2 * total;
@@ -517,7 +677,7 @@ static int reduce_scatter(const trd_machine *m, const void *sendbuf, void *recvb
                      &red,   &s->st};
         rc = run_or_queue(&j, h, &why);
         if (!why)
-            return rc;
+            return raise_error(comm, rc || !aliased ? rc : MPI_ERR_BUFFER);
         rs_free(&s->st);
     }
     trd_fallback_note(m, routine(rs_names, h), why);
@@ -621,23 +781,30 @@ static int reduce(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_
 {
     trd_reducer red;
     trd_dtype_call dc;
-    const char *why = reduction_checks(count, datatype, op, &red, &dc);
+    const call_args args = {
+        comm, {sendbuf, count, datatype, 0},       {recvbuf, count, datatype, 0}, op,
+        root, ARG_OP | ARG_ROOT | ARG_RECV_AT_ROOT};
+    const char *why;
     trd_comm *c = NULL;
-    int rc;
+    int aliased = 0, rc = check_args(&args, h->mode == TRD_BLOCKING ? &aliased : NULL, &why);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!why)
+        why = reduction_checks(count, datatype, op, &red, &dc);
     if (!why && (rc = setup(m, comm, &c, &why)) != MPI_SUCCESS)
         return rc;
     if (!why && (root < 0 || root >= c->size))
         why = "invalid root";
     if (!why) {
         int at_root = c->rank == root;
-        if (at_root && sendbuf == recvbuf)
-            sendbuf = MPI_IN_PLACE;
-        int in_place = at_root && sendbuf == MPI_IN_PLACE;
+        int in_place = at_root && (aliased || sendbuf == MPI_IN_PLACE);
         if (count == 0 || c->size == 1) {
             if (!trivial(m, reduce_names, h, count == 0 ? count0 : one_rank, NULL, NULL, 0))
                 goto library;
-            return in_place || count == 0 ? MPI_SUCCESS
-                                          : copy_input(&dc, &red, recvbuf, sendbuf, (size_t)count);
+            return raise_error(comm, aliased ? MPI_ERR_BUFFER
+                                     : in_place || !count
+                                         ? MPI_SUCCESS
+                                         : copy_input(&dc, &red, recvbuf, sendbuf, (size_t)count));
         }
         trd_job j = {
             c,
@@ -652,7 +819,7 @@ static int reduce(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_
             NULL};
         rc = launch(&j, h, &dc, (size_t)count, at_root ? (size_t)count : 0, &why);
         if (!why)
-            return rc;
+            return raise_error(comm, rc || !aliased ? rc : MPI_ERR_BUFFER);
     }
     trd_fallback_note(m, routine(reduce_names, h), why);
 library:
@@ -700,10 +867,14 @@ static const char *const bcast_names[3] = {"MPI_Bcast", "MPI_Ibcast", "MPI_Bcast
 static int bcast(const trd_machine *m, void *buffer, MPI_Count count, MPI_Datatype datatype,
                  int root, MPI_Comm comm, const how *h)
 {
-    const char *why = count < 0 ? "invalid arguments" : NULL;
+    const call_args args = {comm, {NULL, 0, datatype, 0}, {buffer, count, datatype, 0}, MPI_OP_NULL,
+                            root, ARG_ROOT | ARG_NO_SEND};
+    const char *why;
     trd_comm *c = NULL;
     size_t ext;
-    int rc;
+    int rc = check_args(&args, NULL, &why);
+    if (rc != MPI_SUCCESS)
+        return rc;
     if (!why && (rc = setup(m, comm, &c, &why)) != MPI_SUCCESS)
         return rc;
     if (!why && (root < 0 || root >= c->size))
@@ -726,7 +897,7 @@ static int bcast(const trd_machine *m, void *buffer, MPI_Count count, MPI_Dataty
                      NULL};
         rc = run_or_queue(&j, h, &why);
         if (!why)
-            return rc;
+            return raise_error(comm, rc);
     } else if (!why && h->mode == TRD_BLOCKING && count <= INT_MAX) {
         /* a derived datatype: ranks may describe the same bytes differently,
          * so every rank moves the packed bytes and the choice stays the same */
@@ -795,12 +966,15 @@ static int allgather(const trd_machine *m, const void *sendbuf, MPI_Count sendco
                      MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
                      MPI_Datatype recvtype, MPI_Comm comm, const how *h)
 {
-    const char *why = NULL;
+    const call_args args = {
+        comm, {sendbuf, sendcount, sendtype, 0}, {recvbuf, recvcount, recvtype, 1}, MPI_OP_NULL, 0,
+        0};
+    const char *why;
     trd_comm *c = NULL;
     size_t ext;
-    int rc;
-    if (recvcount < 0 || (sendbuf != MPI_IN_PLACE && sendcount < 0))
-        why = "invalid arguments";
+    int rc = check_args(&args, NULL, &why);
+    if (rc != MPI_SUCCESS)
+        return rc;
     if (!why && (rc = setup(m, comm, &c, &why)) != MPI_SUCCESS)
         return rc;
     int in_place = sendbuf == MPI_IN_PLACE;
@@ -824,7 +998,7 @@ static int allgather(const trd_machine *m, const void *sendbuf, MPI_Count sendco
                      NULL};
         rc = run_or_queue(&j, h, &why);
         if (!why)
-            return rc;
+            return raise_error(comm, rc);
     } else if (!why && h->mode == TRD_BLOCKING && recvcount <= INT_MAX && sendcount <= INT_MAX) {
         /* derived or differing datatypes: gather the packed bytes */
         MPI_Aint lb, rext;

@@ -340,6 +340,9 @@ static int comm_build(MPI_Comm comm, const trd_machine *m, trd_comm **out)
     c->order[1] = atomic_fetch_add(&built, 1);
     if ((rc = PMPI_Bcast(c->order, 2, MPI_INT, 0, c->comm)) != MPI_SUCCESS)
         goto fail;
+    /* its errors come back to the call, which raises them on the user's
+     * communicator (coll.c), whatever handler that has by then */
+    PMPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);
     rc = allgather_int(mynode, nodes, c->size, c->rank, c->comm);
     if (rc != MPI_SUCCESS)
         goto fail;

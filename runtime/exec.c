@@ -14,6 +14,16 @@
  * (ranks may outnumber cores), until the counter holds at least that with
  * acquire semantics [FLEX §3.1].  Epochs are counted per node: every rank of
  * a node runs the same sequence of calls, so bases agree.
+ *
+ * Erroneous calls [MPI-4.0 §6.1.1: counts must match]: a rank whose peers on
+ * the node run another call (another count) learns it from their call word,
+ * read when a wait on them completes; it then skips the node's ops, raises
+ * its counters to the next epoch block, where the others follow, and returns
+ * MPI_ERR_TRUNCATE.  A message of another size than the plan's is the same
+ * error.  Either way the schedule's messages still run, as MPICH's
+ * collectives go on after an error, so that no peer waits forever; empty,
+ * so that their receivers err too rather than succeed on what this rank could
+ * not compute.
  */
 #include "rt.h"
 
@@ -57,6 +67,7 @@ struct trd_plan_entry {
     int nepochs;
     int maxreq;
     MPI_Request *reqs;
+    MPI_Status *stats; /* [maxreq]: the sizes of the messages received */
     unsigned long used;
     trd_xop x0[]; /* the ops, in the same allocation: a small call touches few lines */
 };
@@ -72,6 +83,7 @@ void trd_plan_free(trd_plan_entry *p)
     if (!p)
         return;
     free(p->reqs);
+    free(p->stats);
     free(p);
 }
 
@@ -253,7 +265,8 @@ static const char *lower(trd_comm *c, const trd_sched *s, trd_plan_entry *p)
         p->maxreq = reqs > p->maxreq ? reqs : p->maxreq;
         i = j;
     }
-    if (p->maxreq && !(p->reqs = malloc((size_t)p->maxreq * sizeof *p->reqs)))
+    if (p->maxreq && (!(p->reqs = malloc((size_t)p->maxreq * sizeof *p->reqs)) ||
+                      !(p->stats = malloc((size_t)p->maxreq * sizeof *p->stats))))
         return "out of memory";
     return NULL;
 }
@@ -394,27 +407,71 @@ static int copy(const trd_run *e, const trd_xop *x)
     return MPI_SUCCESS;
 }
 
+/* rc of a receive of len elements, MPI_ERR_TRUNCATE where fewer came (a
+ * peer with a smaller count; the MPI library reports a larger one). */
+static int received(const trd_run *e, int rc, const MPI_Status *st, size_t len)
+{
+    int n;
+    if (rc == MPI_SUCCESS && (PMPI_Get_count(st, e->type, &n) != MPI_SUCCESS || n != (int)len))
+        return MPI_ERR_TRUNCATE;
+    return rc;
+}
+
+/* The first error of the completed window at x (rc: its MPI_Waitall's). */
+static int window_errors(const trd_run *e, const trd_xop *x, int rc)
+{
+    const MPI_Status *st = e->p->stats;
+    int each = rc == MPI_ERR_IN_STATUS, first = each ? MPI_SUCCESS : rc;
+    for (int k = 0, q = 0; k < x->win; k++) {
+        const trd_xop *o = &x[k];
+        int r;
+        if (o->op != TRD_S_SEND) {
+            r = received(e, each ? st[q].MPI_ERROR : MPI_SUCCESS, &st[q],
+                         o->op == TRD_S_SENDRECV ? o->rlen : o->len);
+            first = first == MPI_SUCCESS ? r : first;
+            q++;
+        }
+        if (o->op != TRD_S_RECV) {
+            r = each ? st[q].MPI_ERROR : MPI_SUCCESS;
+            first = first == MPI_SUCCESS ? r : first;
+            q++;
+        }
+    }
+    return first;
+}
+
+/* Elements that send x sends: none after an error, so that the receivers
+ * find it too (a message of another size) instead of using what this rank
+ * could not compute. */
+static inline int sent(const trd_run *e, const trd_xop *x)
+{
+    return e->err == MPI_SUCCESS ? (int)x->len : 0;
+}
+
 /* The window of messages at x (x->win ops): blocking, a window of one op
  * through the blocking call, else posted and waited for; otherwise posted
- * once and tested.  *done when all completed. */
+ * once and tested.  *done when all completed; with an error, every request
+ * has completed too. */
 static int messages(trd_run *e, const trd_xop *x, int blocking, int *done)
 {
     MPI_Comm comm = e->c->comm;
     MPI_Request *reqs = e->p->reqs;
+    MPI_Status st;
     int rc = MPI_SUCCESS;
     *done = 1;
     if (blocking && x->win == 1) {
         switch (x->op) {
         case TRD_S_SEND:
-            return PMPI_Send(e->b[x->sbuf] + x->soff, (int)x->len, e->type, x->speer, TRD_TAG,
-                             comm);
+            return PMPI_Send(e->b[x->sbuf] + x->soff, sent(e, x), e->type, x->speer, TRD_TAG, comm);
         case TRD_S_RECV:
-            return PMPI_Recv(e->b[x->dbuf] + x->doff, (int)x->len, e->type, x->dpeer, TRD_TAG, comm,
-                             MPI_STATUS_IGNORE);
+            rc = PMPI_Recv(e->b[x->dbuf] + x->doff, (int)x->len, e->type, x->dpeer, TRD_TAG, comm,
+                           &st);
+            return received(e, rc, &st, x->len);
         default:
-            return PMPI_Sendrecv(e->b[x->sbuf] + x->soff, (int)x->len, e->type, x->speer, TRD_TAG,
-                                 e->b[x->dbuf] + x->doff, (int)x->rlen, e->type, x->dpeer, TRD_TAG,
-                                 comm, MPI_STATUS_IGNORE);
+            rc = PMPI_Sendrecv(e->b[x->sbuf] + x->soff, sent(e, x), e->type, x->speer, TRD_TAG,
+                               e->b[x->dbuf] + x->doff, (int)x->rlen, e->type, x->dpeer, TRD_TAG,
+                               comm, &st);
+            return received(e, rc, &st, x->rlen);
         }
     }
     if (!e->posted) {
@@ -426,12 +483,16 @@ static int messages(trd_run *e, const trd_xop *x, int blocking, int *done)
                                 (int)(o->op == TRD_S_SENDRECV ? o->rlen : o->len), e->type,
                                 o->dpeer, TRD_TAG, comm, &reqs[e->nreq++]);
             if (rc == MPI_SUCCESS && o->op != TRD_S_RECV)
-                rc = PMPI_Isend(e->b[o->sbuf] + o->soff, (int)o->len, e->type, o->speer, TRD_TAG,
+                rc = PMPI_Isend(e->b[o->sbuf] + o->soff, sent(e, o), e->type, o->speer, TRD_TAG,
                                 comm, &reqs[e->nreq++]);
         }
         e->posted = 1;
-        if (rc != MPI_SUCCESS)
+        if (rc != MPI_SUCCESS) {
+            /* what was posted completes; the error is the call's */
+            PMPI_Waitall(e->nreq, reqs, e->p->stats);
+            e->posted = 0;
             return rc;
+        }
     }
     /* MPICH's prototypes give PMPI_Waitall and PMPI_Testall an access
      * attribute that GCC 12 checks against MPI_STATUSES_IGNORE, a sentinel
@@ -439,13 +500,17 @@ static int messages(trd_run *e, const trd_xop *x, int blocking, int *done)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
     if (blocking) {
-        rc = PMPI_Waitall(e->nreq, reqs, MPI_STATUSES_IGNORE);
-    } else {
-        rc = PMPI_Testall(e->nreq, reqs, done, MPI_STATUSES_IGNORE);
+        rc = PMPI_Waitall(e->nreq, reqs, e->p->stats);
+    } else if ((rc = PMPI_Testall(e->nreq, reqs, done, e->p->stats)) != MPI_SUCCESS && !*done) {
+        /* completed requests are freed: the others complete here */
+        PMPI_Waitall(e->nreq, reqs, MPI_STATUSES_IGNORE);
+        *done = 1;
     }
 #pragma GCC diagnostic pop
-    if (*done)
+    if (*done) {
         e->posted = 0;
+        rc = window_errors(e, x, rc);
+    }
     return rc;
 }
 
@@ -467,6 +532,56 @@ static const char *input_of(const trd_comm *c, const trd_call *call, const void 
     }
 }
 
+/* ---- Calls that differ between the node's ranks ---------------------------------- */
+
+/* Epochs of one block: a node never uses so many in its life, so counters at
+ * or above the next block's start mean ranks that found their calls differ. */
+#define TRD_EPOCH_BLOCK (UINT64_C(1) << 40)
+#define TRD_CALL_ASTRAY UINT64_C(0xffffffff)
+
+/* A rank's call word: the low bits of its first epoch base above a hash of
+ * the call (never TRD_CALL_ASTRAY, the word of a rank that went astray). */
+static inline uint64_t call_word(uint64_t base, const trd_call *call)
+{
+    uint64_t h = (uint64_t)call->count * call->extent * 16 + (uint64_t)call->coll;
+    h = (h ^ (h >> 32) ^ ((uint64_t)call->root << 20)) & TRD_CALL_ASTRAY;
+    return (base << 32) | (h == TRD_CALL_ASTRAY ? 0 : h);
+}
+
+static inline uint64_t next_block(uint64_t base)
+{
+    return (base | (TRD_EPOCH_BLOCK - 1)) + 1;
+}
+
+/* Whether local rank r, waited for on counter ctr, runs another call than this
+ * rank: its word is of this call's base and differs, or its counters went to
+ * a later block. */
+static inline int astray_peer(const trd_run *e, int r, int ctr)
+{
+    uint64_t w = atomic_load_explicit(&trd_shm_ctrl(e->s, r)->call, memory_order_relaxed);
+    uint64_t mine = atomic_load_explicit(&trd_shm_ctrl(e->s, e->s->me)->call, memory_order_relaxed);
+    return ((w ^ mine) >> 32 == 0 && w != mine) ||
+           atomic_load_explicit(counter(e->s, r, ctr), memory_order_relaxed) >= next_block(e->base);
+}
+
+/* This rank leaves the node's part of the call: its word says so, its
+ * counters release every wait of the call on it, and the node's later calls
+ * start at the next block, where the other ranks that find out go too. */
+static void go_astray(trd_run *e)
+{
+    trd_shm *s = e->s;
+    struct trd_shm_ctrl *k = trd_shm_ctrl(s, s->me);
+    uint64_t next = next_block(e->base);
+    atomic_store_explicit(&k->call, (e->base << 32) | TRD_CALL_ASTRAY, memory_order_relaxed);
+    atomic_store_explicit(&k->ctr_in, next, memory_order_release);
+    atomic_store_explicit(&k->ctr_red, next, memory_order_release);
+    atomic_store_explicit(&k->ctr_done, next, memory_order_release);
+    s->epoch = next;
+    e->astray = 1;
+    if (e->err == MPI_SUCCESS)
+        e->err = MPI_ERR_TRUNCATE;
+}
+
 /* (inlined into trd_exec: a small blocking call pays for no generality it does not use) */
 static inline __attribute__((always_inline)) int run_start(trd_run *r, trd_comm *c,
                                                            trd_plan_entry *p, const void *sendbuf,
@@ -485,6 +600,8 @@ static inline __attribute__((always_inline)) int run_start(trd_run *r, trd_comm 
     r->base = 0;
     r->pc = 0;
     r->posted = r->nreq = 0;
+    r->err = MPI_SUCCESS;
+    r->astray = 0;
     if (p->tmp_bytes && !tmp && !(r->b[TRD_B_TMP] = trd_comm_scratch(c, p->tmp_bytes)))
         return MPI_ERR_NO_MEM;
     if (s) {
@@ -492,6 +609,8 @@ static inline __attribute__((always_inline)) int run_start(trd_run *r, trd_comm 
          * same calls in the same order */
         r->base = s->epoch;
         s->epoch += (uint64_t)p->nepochs;
+        atomic_store_explicit(&trd_shm_ctrl(s, s->me)->call, call_word(r->base, &p->call),
+                              memory_order_relaxed);
         if (p->publish) {
             /* another rank's ops may read or write this rank's buffers
              * directly: where they are, before anything is signalled */
@@ -503,7 +622,8 @@ static inline __attribute__((always_inline)) int run_start(trd_run *r, trd_comm 
     return MPI_SUCCESS;
 }
 
-/* Whether the wait x is satisfied (blocking: wait until it is). */
+/* Whether the wait x is satisfied (blocking: wait until it is); -1 where a
+ * rank waited for runs another call. */
 static inline __attribute__((always_inline)) int wait_done(trd_run *e, const trd_xop *x,
                                                            int blocking)
 {
@@ -514,7 +634,9 @@ static inline __attribute__((always_inline)) int wait_done(trd_run *e, const trd
     if (!x->nwait) {
         if (blocking)
             wait_one(x->ctrp, (uint64_t)at, e->c->comm);
-        return blocking || atomic_load_explicit(x->ctrp, memory_order_acquire) >= (uint64_t)at;
+        else if (atomic_load_explicit(x->ctrp, memory_order_acquire) < (uint64_t)at)
+            return 0;
+        return x->epoch > 0 && astray_peer(e, x->speer, x->ctr) ? -1 : 1;
     }
     /* every rank published IN of a later epoch only after it had finished
      * the epochs before: their DONE lines need no reading */
@@ -526,6 +648,9 @@ static inline __attribute__((always_inline)) int wait_done(trd_run *e, const trd
         else if (atomic_load_explicit(counter(s, r, x->ctr), memory_order_acquire) < (uint64_t)at)
             return 0;
     }
+    for (int r = 0; x->epoch > 0 && r < x->nwait; r++)
+        if (r != s->me && astray_peer(e, r, x->ctr))
+            return -1;
     if (x->ctr == TRD_CTR_IN && x->nwait == s->n && (uint64_t)at > s->all_in)
         s->all_in = (uint64_t)at;
     return 1;
@@ -535,8 +660,13 @@ static inline __attribute__((always_inline)) int run_progress(trd_run *e, int bl
 {
     const trd_plan_entry *p = e->p;
     int rc = MPI_SUCCESS, ok;
-    while (e->pc < p->nx && rc == MPI_SUCCESS) {
+    while (e->pc < p->nx) {
         const trd_xop *x = &p->x[e->pc];
+        rc = MPI_SUCCESS;
+        if (e->astray && !is_msg(x->op)) {
+            e->pc++;
+            continue;
+        }
         switch (x->op) {
         case TRD_S_COPY:
             rc = copy(e, x);
@@ -552,24 +682,28 @@ static inline __attribute__((always_inline)) int run_progress(trd_run *e, int bl
             e->pc++;
             break;
         case TRD_S_WAIT:
-            if (!wait_done(e, x, blocking)) {
+            if (!(ok = wait_done(e, x, blocking))) {
                 *done = 0;
                 return MPI_SUCCESS;
             }
+            if (ok < 0)
+                go_astray(e);
             e->pc++;
             break;
         default:
             rc = messages(e, x, blocking, &ok);
-            if (rc == MPI_SUCCESS && !ok) {
+            if (!ok) {
                 *done = 0;
                 return MPI_SUCCESS;
             }
             e->pc += (size_t)x->win;
             break;
         }
+        if (rc != MPI_SUCCESS && e->err == MPI_SUCCESS)
+            e->err = rc;
     }
     *done = 1;
-    return rc;
+    return e->err;
 }
 
 int trd_run_start(trd_run *r, trd_comm *c, trd_plan_entry *p, const void *sendbuf, void *recvbuf,

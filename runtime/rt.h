@@ -198,6 +198,9 @@ struct trd_shm_ctrl {
      * current call (its input, its recvbuf) */
     _Alignas(TRD_CACHE_LINE) int64_t pid;
     uint64_t src, dst;
+    /* the call this rank runs: its first epoch base (low 32 bits) over its
+     * bytes and collective (hashed), compared by the peers that wait on it */
+    _Atomic uint64_t call;
 };
 /* Both inline slots (byte 0 and byte 32) hold any element aligned: a slot
  * at byte 8 misaligned long double (16-byte alignment), which UBSan reported. */
@@ -334,6 +337,8 @@ typedef struct trd_run {
     uint64_t base;          /* the node's epochs before this call */
     size_t pc;              /* next op */
     int posted, nreq;       /* the window of messages at pc is posted: nreq requests */
+    int err;                /* the first error: the schedule's messages still run */
+    int astray;             /* the node's ranks run different calls: node ops skipped */
 } trd_run;
 
 /* Start plan p on the user's buffers (sendbuf NULL where the call has none),
@@ -347,7 +352,9 @@ int trd_run_start(trd_run *r, trd_comm *c, trd_plan_entry *p, const void *sendbu
 /* Advance r: blocking, to the end; otherwise as far as it goes without
  * waiting (a counter not yet there, messages not yet arrived).  *done when
  * every op has completed.  A plan's requests are its own: one run of a plan
- * at a time. */
+ * at a time.  An error (a message of another size than the plan's, as from
+ * mismatched counts: MPI_ERR_TRUNCATE) is kept and returned when done: the
+ * rest of the schedule's messages still run, so that no peer waits forever. */
 int trd_run_progress(trd_run *r, int blocking, int *done);
 
 /* Start and run to the end. */
