@@ -137,6 +137,7 @@ static int delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
     (void)comm;
     (void)keyval;
     (void)extra;
+    ((trd_comm *)attr)->user = MPI_COMM_NULL; /* its requests may outlive it */
     trd_comm_unref(attr);
     return MPI_SUCCESS;
 }
@@ -299,6 +300,7 @@ static int comm_build(MPI_Comm comm, const trd_machine *m, trd_comm **out)
         return rc;
     c->machine = m;
     c->comm = MPI_COMM_NULL;
+    c->user = comm;
     int inter = 0;
     PMPI_Comm_test_inter(comm, &inter);
     if (inter) {

@@ -361,6 +361,26 @@ static void empty_status(MPI_Status *status)
 
 /* Request r, at user handle *q, has completed for the application (lock
  * held): a nonblocking call's is freed, a persistent one's becomes inactive. */
+/* A request's error is raised where MPI raises it, in the call that
+ * completes the request, through the error handler of the communicator the
+ * application called with: *rc and *at take r's error if none is taken yet
+ * (lock held); raised() raises it once the lock is let go, since a handler
+ * may call MPI. */
+static void take_error(const trd_req *r, int *rc, MPI_Comm *at)
+{
+    if (*rc == MPI_SUCCESS && r->rc != MPI_SUCCESS) {
+        *rc = r->rc;
+        *at = r->c->user;
+    }
+}
+
+static int raised(MPI_Comm at, int rc)
+{
+    if (rc != MPI_SUCCESS && at != MPI_COMM_NULL)
+        PMPI_Comm_call_errhandler(at, rc);
+    return rc;
+}
+
 static void completed(trd_req *r, MPI_Request *q)
 {
     if (r->persistent) {
@@ -438,15 +458,15 @@ static void write_back(int n, MPI_Request *user, const MPI_Request *tmp, trd_req
 }
 
 /* Complete every treeduce request of the array whose run has ended (lock
- * held); the first error of their runs, MPI_SUCCESS if none. */
-static int complete_done(int n, MPI_Request *user, trd_req **ours)
+ * held); the first error of their runs, MPI_SUCCESS if none (*at: its
+ * communicator). */
+static int complete_done(int n, MPI_Request *user, trd_req **ours, MPI_Comm *at)
 {
     int rc = MPI_SUCCESS;
     for (int i = 0; i < n; i++) {
         trd_req *r = ours[i];
         if (r && r->active && r->done) {
-            if (rc == MPI_SUCCESS)
-                rc = r->rc;
+            take_error(r, &rc, at);
             completed(r, &user[i]);
         }
     }
@@ -505,17 +525,18 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     progress_all();
     trd_req *r = find(*request);
     int rc = MPI_SUCCESS;
+    MPI_Comm at = MPI_COMM_NULL;
     if (!r) {
         rc = PMPI_Test(request, flag, status);
     } else if ((*flag = !r->active || r->done)) {
         empty_status(status);
         if (r->active) {
-            rc = r->rc;
+            take_error(r, &rc, &at);
             completed(r, request);
         }
     }
     pthread_mutex_unlock(&lock);
-    return rc;
+    return raised(at, rc);
 }
 
 int MPI_Wait(MPI_Request *request, MPI_Status *status)
@@ -529,14 +550,15 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
         return wait_library(request, status);
     wait_run(r); /* at once if it is inactive */
     int rc = MPI_SUCCESS;
+    MPI_Comm at = MPI_COMM_NULL;
     pthread_mutex_lock(&lock);
     empty_status(status);
     if (r->active) {
-        rc = r->rc;
+        take_error(r, &rc, &at);
         completed(r, request);
     }
     pthread_mutex_unlock(&lock);
-    return rc;
+    return raised(at, rc);
 }
 
 /* Testall (blocking 0) and Waitall (1). */
@@ -545,6 +567,7 @@ static int all(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[], 
     struct arrays a;
     unsigned spins = 0;
     int rc, first;
+    MPI_Comm at = MPI_COMM_NULL;
     if ((rc = arrays_get(&a, count)) != MPI_SUCCESS)
         return rc;
     for (;;) {
@@ -560,8 +583,12 @@ static int all(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[], 
             }
             if (*flag) {
                 write_back(count, reqs, a.tmp, a.ours);
-                int rr = complete_done(count, reqs, a.ours);
-                rc = rc == MPI_SUCCESS ? rr : rc;
+                MPI_Comm rat = MPI_COMM_NULL;
+                int rr = complete_done(count, reqs, a.ours, &rat);
+                if (rc == MPI_SUCCESS) { /* the library's error, raised by it, comes first */
+                    rc = rr;
+                    at = rat;
+                }
             }
         }
         pthread_mutex_unlock(&lock);
@@ -570,7 +597,7 @@ static int all(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[], 
         trd_relax(&spins);
     }
     arrays_free(&a);
-    return rc;
+    return raised(at, rc);
 }
 
 int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
@@ -596,6 +623,7 @@ static int any(int count, MPI_Request reqs[], int *indx, int *flag, MPI_Status *
     struct arrays a;
     unsigned spins = 0;
     int rc, first;
+    MPI_Comm at = MPI_COMM_NULL;
     if ((rc = arrays_get(&a, count)) != MPI_SUCCESS)
         return rc;
     for (;;) {
@@ -607,7 +635,7 @@ static int any(int count, MPI_Request reqs[], int *indx, int *flag, MPI_Status *
             empty_status(status);
             *indx = first;
             *flag = 1;
-            rc = a.ours[first]->rc;
+            take_error(a.ours[first], &rc, &at);
             completed(a.ours[first], &reqs[first]);
         } else {
             if (blocking && !pending && !trd_nbc_outstanding()) {
@@ -626,7 +654,7 @@ static int any(int count, MPI_Request reqs[], int *indx, int *flag, MPI_Status *
         trd_relax(&spins);
     }
     arrays_free(&a);
-    return rc;
+    return raised(at, rc);
 }
 
 int MPI_Testany(int count, MPI_Request array_of_requests[], int *indx, int *flag,
@@ -653,6 +681,7 @@ static int some(int count, MPI_Request reqs[], int *outcount, int indices[], MPI
     struct arrays a;
     unsigned spins = 0;
     int rc, first;
+    MPI_Comm at = MPI_COMM_NULL;
     if ((rc = arrays_get(&a, count)) != MPI_SUCCESS)
         return rc;
     for (;;) {
@@ -664,8 +693,7 @@ static int some(int count, MPI_Request reqs[], int *outcount, int indices[], MPI
             trd_req *r = a.ours[i];
             active |= !a.ours[i] && reqs[i] != MPI_REQUEST_NULL;
             if (r && r->active && r->done) {
-                if (rc == MPI_SUCCESS)
-                    rc = r->rc;
+                take_error(r, &rc, &at);
                 if (statuses != MPI_STATUSES_IGNORE)
                     empty_status(&statuses[n]);
                 indices[n++] = i;
@@ -674,10 +702,11 @@ static int some(int count, MPI_Request reqs[], int *outcount, int indices[], MPI
         }
         if (active) {
             MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? statuses : statuses + n;
-            if (blocking && !n && !pending && !trd_nbc_outstanding())
-                rc = PMPI_Waitsome(count, a.tmp, &lib, a.idx, st);
-            else
-                rc = PMPI_Testsome(count, a.tmp, &lib, a.idx, st);
+            int lrc = blocking && !n && !pending && !trd_nbc_outstanding()
+                          ? PMPI_Waitsome(count, a.tmp, &lib, a.idx, st)
+                          : PMPI_Testsome(count, a.tmp, &lib, a.idx, st);
+            if (rc == MPI_SUCCESS) /* an error of treeduce's taken above stays */
+                rc = lrc;
             write_back(count, reqs, a.tmp, a.ours);
             for (int k = 0; lib != MPI_UNDEFINED && k < lib; k++)
                 indices[n++] = a.idx[k];
@@ -689,7 +718,7 @@ static int some(int count, MPI_Request reqs[], int *outcount, int indices[], MPI
         trd_relax(&spins);
     }
     arrays_free(&a);
-    return rc;
+    return raised(at, rc);
 }
 
 int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,

@@ -247,6 +247,8 @@ typedef struct trd_req trd_req;
 typedef struct trd_comm {
     const trd_machine *machine;
     MPI_Comm comm; /* private duplicate: treeduce traffic never meets the user's */
+    MPI_Comm user; /* the application's, where a request's error is raised; MPI_COMM_NULL once
+                    * it is freed */
     int fallback;  /* nonzero: the communicator is not handled (see why) */
     char why[200];
     int size, rank;

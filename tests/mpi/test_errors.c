@@ -18,6 +18,9 @@
  *     only; treeduce must report an error at least on those, and no rank may
  *     hang (the test runs under a timeout); correct calls on the same
  *     communicator work after it.
+ * Every error returned must have been raised once through the communicator's
+ * error handler (a nonblocking call's in MPI_Wait), and none where the call
+ * succeeded.
  * --expect-treeduce fails the run unless MPI_Allreduce is treeduce's.
  * Every case runs on its own duplicate of MPI_COMM_WORLD, freed after it.
  * The last line reads "N passed, M failed"; the exit status is non-zero if
@@ -122,14 +125,39 @@ static int still_works(MPI_Comm comm)
  * then: after it, treeduce's correct calls on the same communicator must
  * still work (the MPI library's may not: its messages of the failed call
  * may still be there). */
+/* The communicator's handler: counts the errors raised through it, and
+ * returns, as MPI_ERRORS_RETURN does. */
+static int raised, raised_code;
+
+static void counting_handler(MPI_Comm *comm, int *code, ...)
+{
+    (void)comm;
+    raised++;
+    raised_code = *code;
+}
+
 static int class_through(int lib, enum coll coll, const args *a, int then)
 {
+    static MPI_Errhandler counting = MPI_ERRHANDLER_NULL;
     MPI_Comm comm = a->comm;
+    if (counting == MPI_ERRHANDLER_NULL)
+        MPI_Comm_create_errhandler(counting_handler, &counting);
     if (comm == MPI_COMM_WORLD) {
         MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-        MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+        MPI_Comm_set_errhandler(comm, counting);
     }
-    int cls = class_of(run(lib, coll, a, comm));
+    raised = 0;
+    int rc = run(lib, coll, a, comm);
+    int cls = class_of(rc);
+    /* an error returned was raised through the communicator's handler, once
+     * (MPI_Wait raises a nonblocking call's) */
+    if (comm != a->comm && (rc == MPI_SUCCESS ? raised != 0 : raised != 1 || raised_code != rc)) {
+        failed++;
+        fprintf(stderr,
+                "rank %d: FAIL %s through %s returned %s, raised %d times through the handler\n",
+                rank, coll_names[coll], lib ? "the MPI library" : "treeduce", class_name(cls),
+                raised);
+    }
     if (then && !lib) {
         int ok = still_works(comm) && still_works(comm);
         passed += ok;
