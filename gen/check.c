@@ -296,7 +296,7 @@ static int check_alg(checker *c, const trd_shape_store *st, const trd_algo *a, c
                          : (big ? TRD_CHECK_MAX_QUADRATIC : TRD_CHECK_MAX_RANKS);
     trd_shape_ppn(sh, &ppn_min, &ppn_max);
     if (p > limit) {
-        trd_call any = {a->coll, (size_t)p * 8 + 5, 8, 0, 0, comm != 0};
+        trd_call any = {a->coll, (size_t)p * 8 + 5, 8, 0, 0, comm != 0, 0};
         if (c->cover || !c->cur || !accepts(a, params, sh, &any))
             return TRD_OK; /* a pair the runtime does not run here needs no cover */
         c->stats->skipped++;
@@ -336,7 +336,7 @@ static int check_alg_run(checker *c, const trd_shape_store *st, const trd_algo *
                  * operation is then proved once */
                 uint64_t seen[5] = {0};
                 for (int cm = comm < 0 ? 0 : comm; cm <= (comm < 0 ? 1 : comm); cm++) {
-                    trd_call call = {a->coll, n[k], 8, ri ? p - 1 : 0, in_place, cm};
+                    trd_call call = {a->coll, n[k], 8, ri ? p - 1 : 0, in_place, cm, 0};
                     memv mem[5] = {{1, 0, 0},
                                    {0, 0, 0},
                                    {1, 0, small},

@@ -213,7 +213,7 @@ static long not_tree(const char *name, int nnodes, const int *ppn, unsigned seed
     CU_ASSERT_FATAL(trd_shape_init(&st, nnodes, ppn, seed) == 0);
     st.s.shm = shm;
     int p = st.s.nranks;
-    trd_call call = {TRD_COLL_ALLREDUCE, count, 8, 0, in_place, 1};
+    trd_call call = {TRD_COLL_ALLREDUCE, count, 8, 0, in_place, 1, 0};
     if (trd_plan(&s, a, "", &st.s, &call, -1, why, sizeof why) != 0) {
         fprintf(stderr, "\n  %s: %s", name, why);
         trd_shape_free(&st);
