@@ -226,17 +226,17 @@ static int allreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, M
             goto library;
         return in_place ? MPI_SUCCESS : copy_input(&dc, &red, recvbuf, sendbuf, (size_t)count);
     }
-    trd_job j = {
-        c,
-        routine(allreduce_names, h),
-        a,
-        params,
-        {TRD_COLL_ALLREDUCE, (size_t)count * dc.per, red.extent, 0, in_place, red.commutative, 0},
-        in_place ? NULL : sendbuf,
-        recvbuf,
-        dc.type,
-        &red,
-        NULL};
+    trd_job j = {c,
+                 routine(allreduce_names, h),
+                 a,
+                 params,
+                 {TRD_COLL_ALLREDUCE, (size_t)count * dc.per, red.extent, 0, in_place,
+                  red.commutative, !trd_op_is_predefined(op)},
+                 in_place ? NULL : sendbuf,
+                 recvbuf,
+                 dc.type,
+                 &red,
+                 NULL};
     rc = launch(&j, h, &dc, (size_t)count, (size_t)count, &why);
     if (!why)
         return rc;
@@ -634,7 +634,7 @@ static int reduce(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_
                      NULL,
                      "",
                      {TRD_COLL_REDUCE, (size_t)count * dc.per, red.extent, root, in_place,
-                      red.commutative, 0},
+                      red.commutative, !trd_op_is_predefined(op)},
                      in_place ? NULL : sendbuf,
                      recvbuf,
                      dc.type,
