@@ -296,7 +296,7 @@ static int check_alg(checker *c, const trd_shape_store *st, const trd_algo *a, c
                          : (big ? TRD_CHECK_MAX_QUADRATIC : TRD_CHECK_MAX_RANKS);
     trd_shape_ppn(sh, &ppn_min, &ppn_max);
     if (p > limit) {
-        trd_call any = {a->coll, (size_t)p * 8 + 5, 8, 0, 0, comm != 0};
+        trd_call any = {a->coll, (size_t)p * 8 + 5, 8, 0, 0, comm != 0, 0};
         if (c->cover || !c->cur || !accepts(a, params, sh, &any))
             return TRD_OK; /* a pair the runtime does not run here needs no cover */
         c->stats->skipped++;
@@ -329,37 +329,43 @@ static int check_alg_run(checker *c, const trd_shape_store *st, const trd_algo *
     size_t n[2];
     counts_of(a, sh, n);
     int rooted = a->coll == TRD_COLL_REDUCE || a->coll == TRD_COLL_BCAST;
-    for (int k = 0; k < 2; k++)
-        for (int in_place = 0; in_place < 2; in_place++)
-            for (int ri = 0; ri < (rooted && p > 1 ? 2 : 1); ri++) {
-                /* rank order first: a schedule that does not change with the
-                 * operation is then proved once */
-                uint64_t seen[5] = {0};
-                for (int cm = comm < 0 ? 0 : comm; cm <= (comm < 0 ? 1 : comm); cm++) {
-                    trd_call call = {a->coll, n[k], 8, ri ? p - 1 : 0, in_place, cm};
-                    memv mem[5] = {{1, 0, 0},
-                                   {0, 0, 0},
-                                   {1, 0, small},
-                                   {1, TRD_CMA_READ, 0},
-                                   {1, TRD_CMA_READ | TRD_CMA_WRITE, small}};
-                    int shared = 0, rc;
-                    if (a->coll == TRD_COLL_BCAST && in_place)
-                        continue; /* bcast has no in place */
-                    for (int i = 0; i < 5; i++) {
-                        /* without shared memory: only where the node phases
-                         * change; small slots and single copy: only where the
-                         * schedule uses the node's memory */
-                        if ((i == 1 && !(a->flags & TRD_ALGO_NODE_PHASES)) || (i >= 2 && !shared))
-                            continue;
-                        int sh_i;
-                        if ((rc = check_variant(c, st, a, params, &call, &mem[i], &sh_i,
-                                                comm < 0 ? &seen[i] : NULL)))
-                            return rc;
-                        if (i == 0)
-                            shared = sh_i;
+    /* user-defined ops too (whole vectors) where the algorithm plans them */
+    int wholes = (a->flags & TRD_ALGO_WHOLE) &&
+                 (a->coll == TRD_COLL_ALLREDUCE || a->coll == TRD_COLL_REDUCE);
+    for (int wh = 0; wh <= wholes; wh++)
+        for (int k = 0; k < 2; k++)
+            for (int in_place = 0; in_place < 2; in_place++)
+                for (int ri = 0; ri < (rooted && p > 1 ? 2 : 1); ri++) {
+                    /* rank order first: a schedule that does not change with the
+                     * operation is then proved once */
+                    uint64_t seen[5] = {0};
+                    for (int cm = comm < 0 ? 0 : comm; cm <= (comm < 0 ? 1 : comm); cm++) {
+                        trd_call call = {a->coll, n[k], 8, ri ? p - 1 : 0, in_place, cm, wh};
+                        memv mem[5] = {{1, 0, 0},
+                                       {0, 0, 0},
+                                       {1, 0, small},
+                                       {1, TRD_CMA_READ, 0},
+                                       {1, TRD_CMA_READ | TRD_CMA_WRITE, small}};
+                        int shared = 0, rc;
+                        if (a->coll == TRD_COLL_BCAST && in_place)
+                            continue; /* bcast has no in place */
+                        for (int i = 0; i < 5; i++) {
+                            /* without shared memory: only where the node phases
+                             * change; small slots and single copy: only where the
+                             * schedule uses the node's memory (a user op: never
+                             * single copy) */
+                            if ((i == 1 && !(a->flags & TRD_ALGO_NODE_PHASES)) ||
+                                (i >= 2 && !shared) || (wh && i >= 3))
+                                continue;
+                            int sh_i;
+                            if ((rc = check_variant(c, st, a, params, &call, &mem[i], &sh_i,
+                                                    comm < 0 ? &seen[i] : NULL)))
+                                return rc;
+                            if (i == 0)
+                                shared = sh_i;
+                        }
                     }
                 }
-            }
     return TRD_OK;
 }
 

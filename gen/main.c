@@ -177,7 +177,7 @@ static int print_schedule(trd_topo_t t, const trd_machine_plan *p, const char *r
         fprintf(stderr, "treeduce-gen: out of memory\n");
         return rc;
     }
-    trd_call call = {TRD_COLL_ALLREDUCE, (size_t)bytes / 8 ? (size_t)bytes / 8 : 1, 8, 0, 0, 1};
+    trd_call call = {TRD_COLL_ALLREDUCE, (size_t)bytes / 8 ? (size_t)bytes / 8 : 1, 8, 0, 0, 1, 0};
     if (algorithm) {
         if (!(a = trd_algo_parse(TRD_COLL_ALLREDUCE, algorithm, &params))) {
             char names[512];

@@ -117,7 +117,7 @@ static int time_exact(trd_timer *tm, const trd_algo *a, const char *params, size
 {
     char why[256];
     trd_sched s;
-    trd_call call = {TRD_COLL_ALLREDUCE, count, 8, 0, 0, 1};
+    trd_call call = {TRD_COLL_ALLREDUCE, count, 8, 0, 0, 1, 0};
     double sec;
     *e = (struct tmemo){a, "", count, INFINITY, 0, 1};
     snprintf(e->params, sizeof e->params, "%s", params);

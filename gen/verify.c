@@ -717,6 +717,11 @@ static int h_local(trd_exec *x, int q, size_t k)
                              "reduces into %s of rank %d (only a copy writes another "
                              "rank's memory)",
                              bname[o->dst < TRD_B_MAX ? o->dst : 0], o->peer2);
+    if (o->op == TRD_S_REDUCE && m->s->call.whole && o->len != m->s->call.count)
+        return trd_exec_fail(x, q, k,
+                             "reduces %zu of the %zu elements: a user-defined operation is "
+                             "called on the whole vector",
+                             o->len, m->s->call.count);
     if (dst_owner == q)
         dst_owner = -1;
     cell *v = read_cells(m, q, k, o->src, o->peer == q ? -1 : o->peer, o->soff, o->len);

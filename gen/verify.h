@@ -25,6 +25,8 @@ typedef struct trd_verify_opts {
  *    them), in posting order per pair, with equal lengths and rounds; a
  *    window of nonblocking ops holds no local op and receives into nothing it
  *    sends from; the ranks never wait on each other in a cycle;
+ *  - for s->call.whole (a user-defined op), every reduce covers the whole
+ *    vector, count elements, in one op;
  *  - no op reads a cell before it is written, reads or writes beyond a
  *    buffer, writes the send buffer, or reads it in place;
  *  - the memory of the node is race-free: a rank reads another's segment

@@ -380,17 +380,17 @@ static int allreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, M
         return raise_error(comm, in_place ? aliased ? MPI_ERR_BUFFER : MPI_SUCCESS
                                           : copy_input(&dc, &red, recvbuf, sendbuf, (size_t)count));
     }
-    trd_job j = {
-        c,
-        routine(allreduce_names, h),
-        a,
-        params,
-        {TRD_COLL_ALLREDUCE, (size_t)count * dc.per, red.extent, 0, in_place, red.commutative},
-        in_place ? NULL : sendbuf,
-        recvbuf,
-        dc.type,
-        &red,
-        NULL};
+    trd_job j = {c,
+                 routine(allreduce_names, h),
+                 a,
+                 params,
+                 {TRD_COLL_ALLREDUCE, (size_t)count * dc.per, red.extent, 0, in_place,
+                  red.commutative, !trd_op_is_predefined(op)},
+                 in_place ? NULL : sendbuf,
+                 recvbuf,
+                 dc.type,
+                 &red,
+                 NULL};
     rc = launch(&j, h, &dc, (size_t)count, (size_t)count, &why);
     if (!why)
         return raise_error(comm, rc || !aliased ? rc : MPI_ERR_BUFFER);
@@ -495,7 +495,7 @@ static int reduce_scatter_block(const trd_machine *m, const void *sendbuf, void 
                      NULL,
                      "",
                      {TRD_COLL_REDUCE_SCATTER_BLOCK, (size_t)recvcount * dc.per, red.extent, 0,
-                      in_place, red.commutative},
+                      in_place, red.commutative, 0},
                      in_place ? NULL : sendbuf,
                      recvbuf,
                      dc.type,
@@ -663,7 +663,8 @@ static int reduce_scatter(const trd_machine *m, const void *sendbuf, void *recvb
                          red.extent,
                          0,
                          0,
-                         red.commutative};
+                         red.commutative,
+                         0};
         s->block = maxc * red.extent;
         s->own_at = padded ? 0 : s->displs[c->rank];
         if (padded && !(s->in = calloc((size_t)size, s->block)))
@@ -806,17 +807,17 @@ static int reduce(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_
                                          ? MPI_SUCCESS
                                          : copy_input(&dc, &red, recvbuf, sendbuf, (size_t)count));
         }
-        trd_job j = {
-            c,
-            routine(reduce_names, h),
-            NULL,
-            "",
-            {TRD_COLL_REDUCE, (size_t)count * dc.per, red.extent, root, in_place, red.commutative},
-            in_place ? NULL : sendbuf,
-            recvbuf,
-            dc.type,
-            &red,
-            NULL};
+        trd_job j = {c,
+                     routine(reduce_names, h),
+                     NULL,
+                     "",
+                     {TRD_COLL_REDUCE, (size_t)count * dc.per, red.extent, root, in_place,
+                      red.commutative, !trd_op_is_predefined(op)},
+                     in_place ? NULL : sendbuf,
+                     recvbuf,
+                     dc.type,
+                     &red,
+                     NULL};
         rc = launch(&j, h, &dc, (size_t)count, at_root ? (size_t)count : 0, &why);
         if (!why)
             return raise_error(comm, rc || !aliased ? rc : MPI_ERR_BUFFER);
@@ -889,7 +890,7 @@ static int bcast(const trd_machine *m, void *buffer, MPI_Count count, MPI_Dataty
                      routine(bcast_names, h),
                      NULL,
                      "",
-                     {TRD_COLL_BCAST, (size_t)count, ext, root, 0, 0},
+                     {TRD_COLL_BCAST, (size_t)count, ext, root, 0, 0, 0},
                      NULL,
                      buffer,
                      datatype,
@@ -990,7 +991,7 @@ static int allgather(const trd_machine *m, const void *sendbuf, MPI_Count sendco
                      routine(allgather_names, h),
                      NULL,
                      "",
-                     {TRD_COLL_ALLGATHER, (size_t)recvcount, ext, 0, in_place, 0},
+                     {TRD_COLL_ALLGATHER, (size_t)recvcount, ext, 0, in_place, 0, 0},
                      in_place ? NULL : sendbuf,
                      recvbuf,
                      recvtype,

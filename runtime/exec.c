@@ -287,7 +287,8 @@ static inline int same_call(const trd_plan_entry *p, const trd_call *call)
 {
     return p->call.count == call->count && p->call.extent == call->extent &&
            p->call.coll == call->coll && p->call.root == call->root &&
-           p->call.in_place == call->in_place && p->call.commutative == call->commutative;
+           p->call.in_place == call->in_place && p->call.commutative == call->commutative &&
+           p->call.whole == call->whole;
 }
 
 int trd_plan_get(trd_comm *c, const trd_algo *a, const char *params, const trd_call *call,

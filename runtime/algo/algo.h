@@ -128,6 +128,8 @@ enum {
     TRD_ALGO_NODE_PHASES = 8,     /* plans differently with and without shared memory */
     TRD_ALGO_QUADRATIC = 16,      /* its schedule has p^2 messages over p ranks (the ring): the
                                    * generator times and verifies it on fewer ranks */
+    TRD_ALGO_WHOLE = 32,          /* plans calls with trd_call.whole (user-defined ops): every
+                                   * reduce covers the whole vector, or the planner refuses */
 };
 
 /* Largest parameter text a descriptor accepts. */

@@ -10,7 +10,9 @@
  * from position p mod size (all its nodes hold the same data), the
  * generalisation of the paper's "extra node sends to the idle process"
  * (Fig. 9).  Commutative ops; the fold order depends only on the step's
- * shape, so every rank gets the same bits.
+ * shape, so every rank gets the same bits.  Every step reduces the whole
+ * vector, so a user-defined op runs where the node phases' vector fits a
+ * segment slot.
  * Cost = ceil(log_k n) (alpha_inter + m beta_inter + m gamma)
  *        + (ceil(log_k n) + 1) ceil(log2 ppn) (alpha_intra + m beta_intra + m gamma)
  * [NAP Eq. 6].
@@ -131,6 +133,13 @@ static int node_allreduce(trd_sb *b, int round, int k)
 /* Most requests one rank has open at once. */
 #define NAP_MAX_REQUESTS 64
 
+/* Commutative ops; a user-defined one (whole vectors) in one chunk. */
+static const char *refuse(const trd_shape *sh, const trd_call *call, const void *params)
+{
+    const char *no = trd_refuse_whole_chunk(sh, call);
+    return no ? no : trd_refuse_noncommutative(sh, call, params);
+}
+
 static int plan(trd_sb *b, const void *params)
 {
     const trd_shape *sh = b->sh;
@@ -220,10 +229,10 @@ static double model(const trd_levels *l, int nodes, int ppn, double bytes)
 const trd_algo trd_allreduce_nap = {
     .name = "nap",
     .coll = TRD_COLL_ALLREDUCE,
-    .flags = TRD_ALGO_CANDIDATE | TRD_ALGO_NODE_PHASES,
+    .flags = TRD_ALGO_CANDIDATE | TRD_ALGO_NODE_PHASES | TRD_ALGO_WHOLE,
     .source = "[NAP Alg. 1, §III-A]",
     .levels = "node allreduce in shared memory; log_k(nodes) exchanges, every lane active",
-    .refuse = trd_refuse_noncommutative,
+    .refuse = refuse,
     .plan = plan,
     .model = model,
     .mpich = "smp",

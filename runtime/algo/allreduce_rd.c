@@ -82,7 +82,7 @@ static double model(const trd_levels *l, int nodes, int ppn, double bytes)
 const trd_algo trd_allreduce_rd = {
     .name = "rd",
     .coll = TRD_COLL_ALLREDUCE,
-    .flags = TRD_ALGO_CANDIDATE,
+    .flags = TRD_ALGO_CANDIDATE | TRD_ALGO_WHOLE,
     .source = "[MPICH §4, RM §2]",
     .levels = "recursive doubling through every rank",
     .plan = plan,

@@ -17,6 +17,13 @@
  *        W = TRD_REPRO_WINDOW, g = lg p for p a power of two, else p-1:
  *        Rabenseifner's bandwidth and arithmetic for any op, with 2(p-1)
  *        messages per rank where Rabenseifner sends 2 lg p.
+ *
+ * A user-defined op is called on whole vectors (trd_call.whole), as MPICH's
+ * own algorithms call it: the same tree then runs as a binomial reduce to
+ * rank 0, whose rank j combines the results of j+1, j+2..j+3, j+4..j+7, ...
+ * on the right of its own -- the groups above, so the same bits -- and a
+ * binomial bcast of the result [MPICH §4.4, §4.2].
+ * Cost = 2 ceil(lg p) (alpha + m beta) + ceil(lg p) m gamma
  */
 #include "phases.h"
 
@@ -45,8 +52,13 @@ static int plan(trd_sb *b, const void *params)
     size_t count = b->call->count, lo = trd_even_at(count, p, me);
     size_t n = trd_even_at(count, p, me + 1) - lo; /* my block's elements */
     int in_place = b->call->in_place, in_buf = in_place ? TRD_B_RECV : TRD_B_SEND;
-    repro_loc *loc = malloc((size_t)p * sizeof *loc);
     (void)params;
+    if (b->call->whole) {
+        if (trd_plan_reduce_binomial(b, 0, NULL, p, me, 0, in_buf, 0, count))
+            return -1;
+        return trd_plan_bcast_binomial(b, TRD_PHASE, NULL, p, me, 0, count, 0);
+    }
+    repro_loc *loc = malloc((size_t)p * sizeof *loc);
     if (!loc)
         return -1;
     /* pieces in the temporary; the last one straight into recvbuf where
@@ -102,7 +114,7 @@ static int plan(trd_sb *b, const void *params)
 const trd_algo trd_allreduce_repro = {
     .name = "repro",
     .coll = TRD_COLL_ALLREDUCE,
-    .flags = TRD_ALGO_SPLITS | TRD_ALGO_QUADRATIC,
+    .flags = TRD_ALGO_SPLITS | TRD_ALGO_QUADRATIC | TRD_ALGO_WHOLE,
     .source = "[MPICH §4.3, §4.1]",
     .levels = "direct exchange, fixed rank-order tree, allgather (reproducible)",
     .plan = plan,

@@ -918,7 +918,7 @@ static int candidates(const trd_shape *sh, char (*cand)[TRD_PARAMS_MAX], int cap
 const trd_algo trd_allreduce_rm = {
     .name = "rm",
     .coll = TRD_COLL_ALLREDUCE,
-    .flags = TRD_ALGO_CANDIDATE,
+    .flags = TRD_ALGO_CANDIDATE | TRD_ALGO_WHOLE,
     .source = "[RM §4]",
     .levels = "base-ppn stage on the node; base-2 stages across nodes",
     .params_size = sizeof(trd_rm_schedule),

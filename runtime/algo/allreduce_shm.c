@@ -5,7 +5,9 @@
  * and signals it; then either every receiver folds the whole chunk from the
  * inputs (up to TRD_SHM_WHOLE_BYTES: one round of flags), or rank i folds
  * block i of the chunk into its output area, signals it, and every receiver
- * copies all blocks out (reduce_scatter + allgather).  Two slots alternate, so
+ * copies all blocks out (reduce_scatter + allgather); a user-defined op is
+ * called on whole vectors, so every receiver folds the whole vector, which
+ * must fit one slot (trd_refuse_whole_chunk).  Two slots alternate, so
  * a rank fills chunk e+1 while others still read chunk e; before it reuses a
  * slot it waits until every rank has finished the chunk that last used it
  * (the counter-integrated barrier of [FLEX §3.1]).  Each chunk is folded in
@@ -120,7 +122,7 @@ int trd_plan_shm_fold(trd_sb *b, int round, int k, int root, int in_buf, size_t 
         b->fail = "an element larger than a segment slot";
         return -1;
     }
-    if (root < 0 && k == n && n > 1 && (sh->cma & TRD_CMA_READ) &&
+    if (root < 0 && k == n && n > 1 && (sh->cma & TRD_CMA_READ) && !b->call->whole &&
         count * ext >= sh->cma_min[TRD_CMA_ALLREDUCE]) {
         cma_allreduce(b, round, in_buf, count);
         return 0;
@@ -133,8 +135,9 @@ int trd_plan_shm_fold(trd_sb *b, int round, int k, int root, int in_buf, size_t 
         if (me < k)
             trd_s_copy(b, round, cbuf, -1, cin, in_buf, -1, first, cnt);
         trd_s_signal(b, round, TRD_CTR_IN, e);
-        if (bytes <= TRD_SHM_WHOLE_BYTES || n == 1) {
-            /* every receiver folds the whole chunk from the k inputs */
+        if (bytes <= TRD_SHM_WHOLE_BYTES || n == 1 || b->call->whole) {
+            /* every receiver folds the whole chunk from the k inputs (a
+             * user-defined op: always, on the whole vector) */
             if (gets) {
                 trd_s_wait(b, round, TRD_PEER_LOCALS, k, TRD_CTR_IN, e);
                 trd_s_copy(b, round, TRD_B_RECV, -1, first, cbuf, trd_sb_owner(b, k - 1), cin, cnt);
@@ -176,21 +179,31 @@ static int plan(trd_sb *b, const void *params)
                              b->call->count);
 }
 
+const char *trd_refuse_whole_chunk(const trd_shape *sh, const trd_call *call)
+{
+    int ppn_min, ppn_max;
+    trd_shape_ppn(sh, &ppn_min, &ppn_max);
+    if (call->whole && sh->shm && ppn_max > 1 && call->count > sh->slot_bytes / call->extent)
+        return "gets a user-defined operation's vector larger than a segment slot, and the "
+               "operation is called on whole vectors";
+    return NULL;
+}
+
 const char *trd_refuse_one_node(const trd_shape *sh, const trd_call *call, const void *params)
 {
-    (void)call;
     (void)params;
     if (sh->nnodes != 1 || !sh->shm)
         return "needs a communicator on one node with shared memory";
     for (int i = 0; i < sh->nranks; i++)
         if (sh->ring[i] != i)
             return "needs the node's ranks in rank order";
-    return NULL;
+    return trd_refuse_whole_chunk(sh, call);
 }
 
 const trd_algo trd_allreduce_shm = {
     .name = "shm",
     .coll = TRD_COLL_ALLREDUCE,
+    .flags = TRD_ALGO_WHOLE,
     .source = "[FLEX §2.1, §3.1]",
     .levels = "one node: one-step reduce_scatter + allgather through the segment, or single copy",
     .refuse = trd_refuse_one_node,

@@ -8,7 +8,8 @@
  * writes its input there.  Bcast: the root's output area holds the result;
  * every other rank copies its parent's copy into its input area (if it has
  * children; signalled on `in`) and into recvbuf.  One epoch per chunk; chunks
- * in both slots pipeline through the levels.  Along the critical path:
+ * in both slots pipeline through the levels; a user-defined op, called on
+ * whole vectors, runs where the vector is one chunk.  Along the critical path:
  * Cost = (2h+1) alpha_shm + (2h+1) m beta_mem + h K m gamma
  */
 #include <limits.h>
@@ -112,6 +113,7 @@ static int plan(trd_sb *b, const void *params)
 const trd_algo trd_allreduce_shm_tree = {
     .name = "shm:tree",
     .coll = TRD_COLL_ALLREDUCE,
+    .flags = TRD_ALGO_WHOLE,
     .source = "[FLEX §2.3]",
     .levels = "one node: radix-K tree reduce, then radix-K tree bcast through the segment",
     .params_size = sizeof(tree_params),

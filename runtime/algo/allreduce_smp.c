@@ -5,7 +5,8 @@
  * per node talks to the network, so it gets the full link bandwidth, while
  * the other ranks wait.  Composed of the pieces: reduce_shm's fold or
  * reduce_binomial, the leaders' list allreduce, bcast_shm or bcast_binomial.
- * Commutative ops.
+ * Commutative ops; a user-defined one gets whole vectors with rd among the
+ * leaders (the default) and vectors that fit a segment slot.
  * Cost = 3 alpha_shm + 2 m beta_mem + (ppn-1)/ppn m gamma      (node reduce)
  *        + ceil(lg n) (alpha + m beta + m gamma)                (rd; [NAP Eq. 5])
  *        + 2 alpha_shm + 2 m beta_mem                           (node bcast)
@@ -21,6 +22,20 @@ static int parse(const char *text, const trd_shape *sh, void *out, char *why, si
 {
     (void)sh;
     return trd_parse_list_params(text, "smp: the leader algorithm", out, why, whylen);
+}
+
+/* Commutative ops; a user-defined one (whole vectors) with a leader
+ * algorithm that keeps them whole. */
+static const char *refuse(const trd_shape *sh, const trd_call *call, const void *params)
+{
+    const trd_list_params *lp = params;
+    const char *no;
+    if (call->whole && lp->list && !(lp->list->flags & TRD_ALGO_WHOLE))
+        return "with a leader algorithm that splits the vector: a user-defined operation is "
+               "called on whole vectors";
+    if ((no = trd_refuse_whole_chunk(sh, call)))
+        return no;
+    return trd_refuse_noncommutative(sh, call, params);
 }
 
 static int plan(trd_sb *b, const void *params)
@@ -61,12 +76,12 @@ static double model(const trd_levels *l, int nodes, int ppn, double m)
 const trd_algo trd_allreduce_smp = {
     .name = "smp",
     .coll = TRD_COLL_ALLREDUCE,
-    .flags = TRD_ALGO_CANDIDATE | TRD_ALGO_NODE_PHASES,
+    .flags = TRD_ALGO_CANDIDATE | TRD_ALGO_NODE_PHASES | TRD_ALGO_WHOLE,
     .source = "[NAP §II-A]",
     .levels = "node reduce/bcast in shared memory; recursive doubling among leaders",
     .params_size = sizeof(trd_list_params),
     .parse = parse,
-    .refuse = trd_refuse_noncommutative,
+    .refuse = refuse,
     .plan = plan,
     .model = model,
     .candidates = trd_list_candidates,

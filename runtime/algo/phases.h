@@ -78,8 +78,13 @@ static inline int trd_sb_local_of(const trd_sb *b, int r)
 
 /* Why an algorithm on one node's segment cannot run on sh (NULL: it can):
  * all ranks on one node sharing a segment, local order = rank order (as the
- * runtime's ring orders a node's ranks). */
+ * runtime's ring orders a node's ranks), and for a user-defined op
+ * (call->whole) a vector that fits one chunk (trd_refuse_whole_chunk). */
 const char *trd_refuse_one_node(const trd_shape *sh, const trd_call *call, const void *params);
+/* Node phases stream a vector through the segment's slots in chunks: why a
+ * call of a user-defined op, called on whole vectors, cannot run so on sh
+ * (larger than a slot, on a node of several ranks with a segment), or NULL. */
+const char *trd_refuse_whole_chunk(const trd_shape *sh, const trd_call *call);
 
 /* allreduce_shm.c: the reduction of local ranks 0..k-1's contributions
  * (in_buf[0, count) of each: TRD_B_SEND or TRD_B_RECV) to every rank of the

@@ -18,6 +18,7 @@ static int plan(trd_sb *b, const void *params)
 const trd_algo trd_reduce_shm = {
     .name = "shm",
     .coll = TRD_COLL_REDUCE,
+    .flags = TRD_ALGO_WHOLE,
     .source = "[FLEX §2.1]",
     .levels = "one node: one-step fold through the segment to the root",
     .refuse = trd_refuse_one_node,

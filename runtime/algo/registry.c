@@ -153,7 +153,9 @@ int trd_plan(trd_sched *s, const trd_algo *a, const char *params, const trd_shap
         snprintf(why, whylen, "%s takes no parameters", a->name);
         goto out;
     }
-    if (call->extent == 0 || (a->refuse && (no = a->refuse(sh, call, pp)))) {
+    if (call->whole && !(a->flags & TRD_ALGO_WHOLE))
+        no = "splits the vector, and a user-defined operation is called on whole vectors";
+    if (call->extent == 0 || no || (a->refuse && (no = a->refuse(sh, call, pp)))) {
         snprintf(why, whylen, "%s %s", a->name, call->extent ? no : "needs elements of some bytes");
         goto out;
     }

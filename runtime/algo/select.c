@@ -2,6 +2,8 @@
  * pieces [MPICH §4]. */
 #include "trd_select.h"
 
+#include "phases.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -121,15 +123,20 @@ const trd_algo *trd_select(const trd_selection *sel, const trd_shape *sh, const 
         *params = pof2(p) && bytes < TRD_BCAST_LONG_BYTES ? "rd" : "ring";
         return &trd_bcast_scatter_allgather;
     case TRD_COLL_REDUCE:
-        if (one_node)
+        if (one_node && !trd_refuse_whole_chunk(sh, call))
             return &trd_reduce_shm;
-        if (call->commutative && bytes > TRD_REDUCE_SHORT_BYTES &&
+        if (call->commutative && !call->whole && bytes > TRD_REDUCE_SHORT_BYTES &&
             call->count >= (size_t)pof2_floor(p))
             return &trd_reduce_rabenseifner;
         return &trd_reduce_binomial;
     default:
         break;
     }
+    /* a user-defined op: whole vectors, as MPICH's recursive doubling
+     * calls it at every size */
+    if (call->whole)
+        return one_node && !trd_refuse_whole_chunk(sh, call) ? &trd_allreduce_shm
+                                                             : &trd_allreduce_rd;
     if (one_node)
         return &trd_allreduce_shm;
     if (!call->commutative)

@@ -186,6 +186,9 @@ typedef struct trd_call {
     int root;        /* reduce, bcast: comm rank of the root */
     int in_place;    /* MPI_IN_PLACE (allreduce, reduce_scatter_block, allgather, reduce) */
     int commutative; /* reductions: the op is commutative */
+    int whole;       /* reductions: a user-defined op, which every reduce of the schedule
+                      * must apply to the whole vector [0, count) in one call, as MPICH's
+                      * own algorithms do (codes read a list's length from the buffer) */
 } trd_call;
 
 /* Elements of rank r's send and receive buffers for call c on n ranks (see

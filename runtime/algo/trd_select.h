@@ -62,10 +62,15 @@ int trd_selection_init(trd_selection *sel, const trd_shape_choice *shapes, int n
 
 /* The algorithm that runs call on sh (at least 2 ranks) when nothing is
  * forced, and its parameters (*params, "" the default):
- *   allreduce  one node with a segment: shm (any op: local order is rank
+ *   allreduce  a user-defined op (call->whole): shm on one node with a
+ *              segment where the vector fits a slot, else rd, so that the op
+ *              sees whole vectors at every size, as MPICH calls it;
+ *              one node with a segment: shm (any op: local order is rank
  *              order); a non-commutative op: rd in rank order; one node
  *              without a segment: nap below nap_max_bytes_1node, else ring;
  *              otherwise the range of sel that holds the message's bytes;
+ *   reduce     a user-defined op: shm on one node up to a slot, else
+ *              binomial (whole vectors); otherwise as below;
  *   the pieces one node with a segment: their shm algorithm; otherwise
  *              MPICH's rules by message size, power-of-two size and
  *              commutativity [MPICH §4] (select.c). */

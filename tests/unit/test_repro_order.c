@@ -9,7 +9,9 @@
  * with and without shared memory.  The verifier (test_sched) proves each
  * element reduced once over all ranks, in rank order; this proves the
  * parenthesisation, which is what floating-point results depend on.  The
- * ring, whose order follows the placement, is shown to fail the same check. */
+ * ring, whose order follows the placement, is shown to fail the same check.
+ * User-defined ops, called on whole vectors, run the same tree as a binomial
+ * reduce and bcast: the same expression. */
 #include <CUnit/Basic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,7 +203,7 @@ static void free_states(rank_state *st, int p)
  * count elements and runs it symbolically: the number of result elements,
  * over all ranks, that are not the fixed-order tree (-1: did not run). */
 static long not_tree(const char *name, int nnodes, const int *ppn, unsigned seed, size_t count,
-                     int in_place, int shm)
+                     int in_place, int shm, int whole)
 {
     trd_shape_store st;
     trd_sched s;
@@ -213,7 +215,7 @@ static long not_tree(const char *name, int nnodes, const int *ppn, unsigned seed
     CU_ASSERT_FATAL(trd_shape_init(&st, nnodes, ppn, seed) == 0);
     st.s.shm = shm;
     int p = st.s.nranks;
-    trd_call call = {TRD_COLL_ALLREDUCE, count, 8, 0, in_place, 1};
+    trd_call call = {TRD_COLL_ALLREDUCE, count, 8, 0, in_place, 1, whole};
     if (trd_plan(&s, a, "", &st.s, &call, -1, why, sizeof why) != 0) {
         fprintf(stderr, "\n  %s: %s", name, why);
         trd_shape_free(&st);
@@ -230,9 +232,9 @@ static long not_tree(const char *name, int nnodes, const int *ppn, unsigned seed
                 bad += rs[r].buf[TRD_B_RECV][i] != want;
     }
     if (bad)
-        fprintf(stderr, "\n    %s on %d nodes, %d ranks, seed %u, count %zu, %s, %s: %ld", name,
+        fprintf(stderr, "\n    %s on %d nodes, %d ranks, seed %u, count %zu, %s, %s%s: %ld", name,
                 nnodes, p, seed, count, in_place ? "in place" : "out of place", shm ? "shm" : "p2p",
-                bad);
+                whole ? ", whole vectors" : "", bad);
     free_states(rs, p);
     free(rs);
     free(e.pair);
@@ -243,7 +245,9 @@ static long not_tree(const char *name, int nnodes, const int *ppn, unsigned seed
 
 /* ---- Tests ---------------------------------------------------------------------- */
 
-static void test_fixed_order(void)
+/* Every placement and count, for predefined ops (the vector split) or for
+ * user-defined ones (whole vectors). */
+static void fixed_order(int whole)
 {
     static const int nodes[] = {1, 2, 3, 4, 5, 7};
     static const int ppns[] = {1, 2, 3};
@@ -260,16 +264,29 @@ static void test_fixed_order(void)
                 for (int k = 0; k < 3; k++)
                     for (int ip = 0; ip < 2; ip++, runs++)
                         CU_ASSERT_EQUAL(not_tree("repro", nodes[i], ppn, seed * 7919, counts[k], ip,
-                                                 (k + ip) % 2),
+                                                 (k + ip) % 2, whole),
                                         0);
         }
     for (size_t u = 0; u < sizeof nuneven / sizeof *nuneven; u++)
         for (unsigned seed = 0; seed < 3; seed++, runs++)
-            CU_ASSERT_EQUAL(not_tree("repro", nuneven[u], uneven[u], seed, 1000, seed % 2, 1), 0);
+            CU_ASSERT_EQUAL(
+                not_tree("repro", nuneven[u], uneven[u], seed, 1000, seed % 2, 1, whole), 0);
     int ppn4[16] = {4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4};
-    CU_ASSERT_EQUAL(not_tree("repro", 16, ppn4, 5, 1000, 0, 1), 0);
-    CU_ASSERT_EQUAL(not_tree("repro", 13, ppn4, 0, 77, 1, 0), 0);
+    CU_ASSERT_EQUAL(not_tree("repro", 16, ppn4, 5, 1000, 0, 1, whole), 0);
+    CU_ASSERT_EQUAL(not_tree("repro", 13, ppn4, 0, 77, 1, 0, whole), 0);
     fprintf(stderr, "\n    %d placements x counts in the fixed order", runs + 2);
+}
+
+static void test_fixed_order(void)
+{
+    fixed_order(0);
+}
+
+/* A user-defined op gets whole vectors: the tree as a binomial reduce and
+ * bcast, the same expression, so the same bits as a predefined op's. */
+static void test_fixed_order_whole(void)
+{
+    fixed_order(1);
 }
 
 /* The check can fail: the ring reduces each block starting at another rank of
@@ -277,14 +294,15 @@ static void test_fixed_order(void)
 static void test_ring_differs(void)
 {
     int two[2] = {2, 2}, ones[3] = {1, 1, 1};
-    CU_ASSERT(not_tree("ring", 2, two, 0, 100, 0, 1) > 0);
-    CU_ASSERT(not_tree("ring", 3, ones, 3, 100, 0, 1) > 0);
+    CU_ASSERT(not_tree("ring", 2, two, 0, 100, 0, 1, 0) > 0);
+    CU_ASSERT(not_tree("ring", 3, ones, 3, 100, 0, 1, 0) > 0);
 }
 
 int main(void)
 {
     static const trd_test_case tests[] = {
         {"repro: one expression per rank count, over placements and counts", test_fixed_order},
+        {"repro for user ops (whole vectors): the same expression", test_fixed_order_whole},
         {"ring: the check fails on an order that follows the placement", test_ring_differs},
     };
     return trd_test_main("repro_order", tests, TRD_NTESTS(tests));

@@ -124,7 +124,7 @@ static int check_one(const trd_algo *a, const char *params, int nnodes, const in
  * factors of the ranks (shm:rx), else a radix of 2 (shm:tree). */
 static const char *params_for(const trd_algo *a, const trd_shape *sh, char *buf, size_t len)
 {
-    trd_call call = {a->coll, 1, 8, 0, 0, 1};
+    trd_call call = {a->coll, 1, 8, 0, 0, 1, 0};
     size_t o = 0;
     int n = sh->nranks;
     if (!a->parse || accepts(a, "", sh, &call) || a->candidates)
@@ -170,7 +170,8 @@ static int check_shape_variants(const trd_algo *a, int nnodes, const int *ppn, u
                                  8,
                                  (turn + k) % 2 ? p - 1 : 0,
                                  a->coll == TRD_COLL_BCAST ? 0 : in_place,
-                                 comm};
+                                 comm,
+                                 0};
                 n += check_one(a, params, nnodes, ppn, seed, call, &mems[v % NMEMS], 2);
             }
     return n;
@@ -240,7 +241,7 @@ static void test_every_algorithm(void)
     for (size_t i = 0; i < sizeof extra / sizeof *extra; i++)
         for (int m = 0; m < NMEMS; m++) {
             trd_call call = {extra[i].a->coll,  extra[i].count, 8, 0,
-                             extra[i].in_place, extra[i].comm};
+                             extra[i].in_place, extra[i].comm,  0};
             /* the one-node algorithms refuse a node without a segment */
             CU_ASSERT(check_one(extra[i].a, extra[i].params, extra[i].nnodes, extra[i].ppn,
                                 extra[i].seed, call, &mems[m], 2) == 1 ||
@@ -252,7 +253,7 @@ static void test_every_algorithm(void)
     for (int ai = 0; trd_algos[ai]; ai++) {
         const trd_algo *a = trd_algos[ai];
         trd_shape_store two;
-        trd_call call = {a->coll, 1, 8, 0, 0, 1};
+        trd_call call = {a->coll, 1, 8, 0, 0, 1, 0};
         char buf[64];
         CU_ASSERT_FATAL(trd_shape_init(&two, 2, (int[]){2, 2}, 0) == 0);
         int multi = accepts(a, params_for(a, &two.s, buf, sizeof buf), &two.s, &call);
@@ -293,7 +294,7 @@ static void test_large(void)
         const trd_algo *a = trd_algo_find(TRD_COLL_ALLREDUCE, big[i].alg, strlen(big[i].alg));
         for (int v = 0; v < big[i].nnodes; v++)
             uniform[v] = big[i].ppn;
-        trd_call call = {TRD_COLL_ALLREDUCE, big[i].count, 8, 0, 0, big[i].commutative};
+        trd_call call = {TRD_COLL_ALLREDUCE, big[i].count, 8, 0, 0, big[i].commutative, 0};
         clock_t t0 = clock();
         CU_ASSERT(check_one(a, "", big[i].nnodes, uniform, 0, call, &mems[0], 2) == 1);
         fprintf(stderr, "\n    %s on %d x %d ranks, %zu elements, called twice: verified in %.2f s",
@@ -324,7 +325,7 @@ static void plan(broken *b, int coll, const char *alg, int nnodes, int ppn, size
     }
     if (slot)
         b->st.s.slot_bytes = slot;
-    trd_call call = {coll, count, 8, 0, 0, commutative};
+    trd_call call = {coll, count, 8, 0, 0, commutative, 0};
     const trd_algo *a = trd_algo_find(coll, alg, strlen(alg));
     CU_ASSERT_FATAL(a != NULL);
     CU_ASSERT_FATAL(trd_plan(&b->s, a, "", &b->st.s, &call, -1, why, sizeof why) == 0);
@@ -474,7 +475,7 @@ static void test_contention(void)
     char why[512] = "";
     CU_ASSERT_FATAL(trd_shape_init(&st, n, ones, 0) == 0);
     st.s.machine_node = machine;
-    trd_call call = {TRD_COLL_ALLREDUCE, 64, 8, 0, 0, 1};
+    trd_call call = {TRD_COLL_ALLREDUCE, 64, 8, 0, 0, 1, 0};
     CU_ASSERT_FATAL(trd_plan(&s, trd_algo_find(TRD_COLL_ALLREDUCE, "ring", 4), "", &st.s, &call, -1,
                              why, sizeof why) == 0);
     trd_verify_opts o = {t, 1, 1};
@@ -541,7 +542,7 @@ static void test_levels(void)
                 char why[512] = "";
                 double sec;
                 st.s.shm = shm;
-                trd_call call = {TRD_COLL_ALLREDUCE, 1000, 8, 0, 0, 1};
+                trd_call call = {TRD_COLL_ALLREDUCE, 1000, 8, 0, 0, 1, 0};
                 CU_ASSERT_FATAL(trd_plan(&s, cand[a], "", &st.s, &call, -1, why, sizeof why) == 0);
                 trd_verify_opts vo = {t, 1, 2};
                 int rc = trd_sched_verify(&s, &st.s, &vo, why, sizeof why);
@@ -591,7 +592,7 @@ static double rd_cost(trd_topo_t t, int nnodes, size_t n)
     double sec = -1;
     CU_ASSERT_FATAL(nnodes <= 4 && trd_shape_init(&st, nnodes, ones, 0) == 0);
     st.s.machine_node = machine;
-    trd_call call = {TRD_COLL_ALLREDUCE, n, 8, 0, 0, 1};
+    trd_call call = {TRD_COLL_ALLREDUCE, n, 8, 0, 0, 1, 0};
     CU_ASSERT_FATAL(trd_plan(&s, trd_algo_find(TRD_COLL_ALLREDUCE, "rd", 2), "", &st.s, &call, -1,
                              why, sizeof why) == 0);
     trd_cost_model cm = {t, 0.25e-9, 0.25};
@@ -710,7 +711,7 @@ static void test_cost_posted(void)
     hand h;
     char why[256];
     double got = -1;
-    hand_init(&h, &st.s, (trd_call){TRD_COLL_ALLREDUCE, big, 8, 0, 0, 1});
+    hand_init(&h, &st.s, (trd_call){TRD_COLL_ALLREDUCE, big, 8, 0, 0, 1, 0});
     trd_s_send(hand_rank(&h, 0, 0), 2, 2, TRD_B_SEND, 0, n);
     hand_rank(&h, 1, 0);
     trd_sb *b = hand_rank(&h, 2, 1);
@@ -762,7 +763,7 @@ static void test_cost_single_copy(void)
     char why[256];
     double got = -1;
     trd_cost_model cm = {t, gamma, 0.25};
-    hand_init(&h, &st.s, (trd_call){TRD_COLL_ALLREDUCE, n, 8, 0, 0, 1});
+    hand_init(&h, &st.s, (trd_call){TRD_COLL_ALLREDUCE, n, 8, 0, 0, 1, 0});
     trd_sb *b = hand_rank(&h, 0, 1);
     trd_s_wait(b, 0, 1, 0, TRD_CTR_IN, 1);
     trd_s_copy(b, 0, TRD_B_RECV, -1, 0, TRD_B_SEND, 1, 0, n);
@@ -804,7 +805,7 @@ static void test_ring_bound(void)
                 trd_sched s;
                 char why[256];
                 double cost = -1;
-                trd_call call = {TRD_COLL_ALLREDUCE, counts[c], 8, 0, 0, 1};
+                trd_call call = {TRD_COLL_ALLREDUCE, counts[c], 8, 0, 0, 1, 0};
                 CU_ASSERT_FATAL(trd_plan(&s, ring, "", &st.s, &call, -1, why, sizeof why) == 0);
                 CU_ASSERT_EQUAL(trd_sched_cost(&s, &st.s, &cm, &cost, why, sizeof why), TRD_OK);
                 double bound = trd_ring_bound(t, &st.s, counts[c], 8, p.levels.gamma_s_per_byte);
