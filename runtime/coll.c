@@ -164,8 +164,13 @@ static int check_args(const call_args *a, int *aliased, const char **why)
             PMPI_Comm_rank(a->comm, &rank) != MPI_SUCCESS)
             return MPI_SUCCESS;
     }
-    if ((a->flags & ARG_ROOT) && (a->root < 0 || a->root >= size))
+    if ((a->flags & ARG_ROOT) && (a->root < 0 || a->root >= size)) {
+        /* MPI_ROOT, MPI_PROC_NULL or a remote rank: valid on an intercommunicator */
+        int inter = 0;
+        if (PMPI_Comm_test_inter(a->comm, &inter) == MPI_SUCCESS && inter)
+            *why = "intercommunicator";
         return MPI_SUCCESS;
+    }
     if ((a->flags & ARG_OP) && a->op == MPI_OP_NULL)
         return MPI_SUCCESS;
     int recv_used = !(a->flags & ARG_RECV_AT_ROOT) || rank == a->root;
