@@ -92,6 +92,59 @@ static void table_remove(trd_req *r)
         }
 }
 
+/* MPI lets an application free an operation while calls that use it are
+ * pending: it is marked for deallocation and they complete normally
+ * [MPI-4.1 §6.9.5].  A treeduce request keeps only the handle, on which
+ * MPI_Reduce_local fails once it is freed; so MPI_Op_free of an operation
+ * that a request still holds is deferred until the last such request is
+ * freed (lock held for these). */
+static MPI_Op *deferred; /* operations freed by the application, still held */
+static int ndeferred, deferred_cap;
+
+static int op_held(MPI_Op op)
+{
+    for (int b = 0; b < TRD_REQ_BUCKETS; b++)
+        for (trd_req *r = table[b]; r; r = r->hnext)
+            if (r->redp && r->red.op == op)
+                return 1;
+    return 0;
+}
+
+/* op, no longer held by r: freed now if the application freed it before. */
+static void op_release(MPI_Op op)
+{
+    for (int i = 0; i < ndeferred; i++) {
+        if (deferred[i] == op && !op_held(op)) {
+            PMPI_Op_free(&deferred[i]);
+            deferred[i] = deferred[--ndeferred];
+            return;
+        }
+    }
+}
+
+int MPI_Op_free(MPI_Op *op)
+{
+    if (!op || *op == MPI_OP_NULL || !atomic_load(&live) || trd_op_is_predefined(*op))
+        return PMPI_Op_free(op);
+    pthread_mutex_lock(&lock);
+    int keep = op_held(*op);
+    if (keep && ndeferred == deferred_cap) {
+        int cap = deferred_cap ? 2 * deferred_cap : 8;
+        MPI_Op *d = realloc(deferred, (size_t)cap * sizeof *d);
+        if (d) {
+            deferred = d;
+            deferred_cap = cap;
+        }
+        keep = ndeferred < deferred_cap;
+    }
+    if (keep) {
+        deferred[ndeferred++] = *op;
+        *op = MPI_OP_NULL;
+    }
+    pthread_mutex_unlock(&lock);
+    return keep ? MPI_SUCCESS : PMPI_Op_free(op);
+}
+
 /* Release everything r holds (lock held). */
 static void destroy(trd_req *r)
 {
@@ -105,6 +158,8 @@ static void destroy(trd_req *r)
         r->stage->free(r->stage);
     free(r->tmp);
     trd_comm_unref(r->c);
+    if (ndeferred && r->redp)
+        op_release(r->red.op);
     free(r);
 }
 

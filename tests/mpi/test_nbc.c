@@ -81,6 +81,48 @@ static void matmul(void *in_, void *inout_, int *len, MPI_Datatype *dt)
     }
 }
 
+static void xor_op(void *in_, void *inout_, int *len, MPI_Datatype *dt)
+{
+    const unsigned *a = in_;
+    unsigned *b = inout_;
+    (void)dt;
+    for (int i = 0; i < *len; i++)
+        b[i] ^= a[i];
+}
+
+/* MPI lets the application free an operation while a call that uses it is
+ * pending [MPI-4.1 §6.9.5]: the second call queues behind the first, and its
+ * operation is freed before either is waited for. */
+static void op_freed_early(MPI_Comm a, int n)
+{
+    int *x = malloc(n * sizeof(int)), *r0 = malloc(n * sizeof(int)), *e0 = malloc(n * sizeof(int));
+    unsigned *m = malloc(4 * (size_t)n * sizeof(unsigned)),
+             *mr = malloc(4 * (size_t)n * sizeof(unsigned)),
+             *em = malloc(4 * (size_t)n * sizeof(unsigned));
+    MPI_Op op, ref, other;
+    MPI_Request q[2];
+    MPI_Status st[2];
+    fill_int(x, n);
+    for (int i = 0; i < 4 * n; i++)
+        m[i] = (unsigned)next();
+    MPI_Op_create(matmul, 0, &op);
+    MPI_Iallreduce(x, r0, n, MPI_INT, MPI_SUM, a, &q[0]);
+    MPI_Iallreduce(m, mr, 4 * n, MPI_UNSIGNED, op, a, &q[1]);
+    MPI_Op_free(&op);
+    check(op == MPI_OP_NULL, "MPI_Op_free sets the handle to MPI_OP_NULL", n);
+    MPI_Op_create(xor_op, 1, &other); /* a library may give it the freed one's handle */
+    MPI_Waitall(2, q, st);
+    MPI_Op_free(&other);
+    MPI_Op_create(matmul, 0, &ref);
+    PMPI_Allreduce(x, e0, n, MPI_INT, MPI_SUM, a);
+    PMPI_Allreduce(m, em, 4 * n, MPI_UNSIGNED, ref, a);
+    MPI_Op_free(&ref);
+    check(!memcmp(e0, r0, n * sizeof(int)), "MPI_Iallreduce before the freed operation's", n);
+    check(!memcmp(em, mr, 4 * (size_t)n * sizeof(unsigned)),
+          "MPI_Iallreduce whose user-defined operation was freed before the wait", n);
+    free(x), free(r0), free(e0), free(m), free(mr), free(em);
+}
+
 /* Counts that cover the inline payload, the segment's slots and messages. */
 static const int counts[] = {1, 7, 1000, 70001};
 #define NCOUNTS (int)(sizeof counts / sizeof counts[0])
@@ -348,6 +390,7 @@ int main(int argc, char **argv)
 #endif
         progress_elsewhere(a, b, counts[i]);
         blocking_extras(b, counts[i]);
+        op_freed_early(a, counts[i]);
     }
     MPI_Comm_free(&a);
     MPI_Comm_free(&b);
