@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "load.h"
 #include "emit.h"
 #include "export.h"
 #include "outfile.h"
@@ -91,12 +92,6 @@ enum {
     OPT_EXPORT_OMPI,
     OPT_SIMGRID
 };
-
-static int has_suffix(const char *s, const char *suf)
-{
-    size_t a = strlen(s), b = strlen(suf);
-    return a >= b && strcmp(s + a - b, suf) == 0;
-}
 
 /* Machine name turned into a C identifier. */
 static void sanitize(const char *in, char *out, size_t len)
@@ -293,86 +288,6 @@ typedef struct args {
     int explain;
     char cmd[4096]; /* the command line for the banner */
 } args;
-
-/* Read the machine: TRD_OK, or the errors in d. */
-static int read_input(const args *a, trd_topo_t t, trd_diag *d, char **intext, size_t *inlen)
-{
-    trd_loc cli = {"treeduce-gen", 0, 0};
-    const char *format = a->format;
-    int rc = TRD_OK;
-    /* defaults for inputs that carry no costs or node types (Slurm) */
-    trd_link_cost dl = {0, 0, 0, 0};
-    if (trd_parse_time(a->latency, &dl.latency_s) != TRD_OK)
-        trd_diag_error(d, cli, "--latency '%s': expected a time such as 2us", a->latency);
-    if (trd_parse_bandwidth(a->bandwidth, &dl.bandwidth_Bps) != TRD_OK)
-        trd_diag_error(d, cli, "--bandwidth '%s': expected a bandwidth such as 10GB/s",
-                       a->bandwidth);
-    trd_topo_set_default_link(t, dl);
-    if (a->alpha_r_ratio) {
-        char *end;
-        errno = 0;
-        double r = strtod(a->alpha_r_ratio, &end);
-        if (end == a->alpha_r_ratio || *end || errno || trd_topo_set_alpha_r_ratio(t, r) != TRD_OK)
-            trd_diag_error(d, cli, "--alpha-r-ratio '%s': expected a number from 0 to 1",
-                           a->alpha_r_ratio);
-    }
-    int npk, cores[TRD_MAX_PACKAGES];
-    char err[512];
-    if (trd_hwloc_node_shape("synthetic", a->nodetype, &npk, cores, NULL, err, sizeof err) !=
-        TRD_OK) {
-        trd_diag_error(d, cli, "--nodetype: %s", err);
-    } else {
-        char src[600];
-        snprintf(src, sizeof src, "--nodetype \"%s\"", a->nodetype);
-        trd_topo_set_default_nodetype(t, npk, cores, src);
-    }
-    if (!format) {
-        if (strcmp(a->input, "local") == 0)
-            format = "local";
-        else if (has_suffix(a->input, ".topo"))
-            format = "dsl";
-        else if (has_suffix(a->input, ".conf"))
-            format = "slurm";
-        else if (has_suffix(a->input, ".yaml") || has_suffix(a->input, ".yml"))
-            format = "yaml";
-        /* .xml: a treeduce machine or an hwloc dump by its root element, any
-         * other name: ibnetdiscover output or the topology language, by the
-         * text, once it is read below (once: it may be a FIFO) */
-    }
-    if (trd_diag_count(d) > 0)
-        return TRD_ERR_INPUT;
-    if (format && strcmp(format, "local") == 0) {
-        rc = trd_read_hwloc_machine(t, d, "local", NULL);
-    } else if ((*intext = trd__read_input(d, a->input, inlen))) {
-        char root[64] = "";
-        if (!format && has_suffix(a->input, ".xml")) {
-            int dump = trd_xml_root_text(*intext, *inlen, root, sizeof root, NULL, 0) == TRD_OK &&
-                       strcmp(root, "topology") == 0;
-            format = dump ? "hwloc" : "xml";
-        }
-        if (!format)
-            format = trd_ibnet_detect(*intext, *inlen) ? "ibnetdiscover" : "dsl";
-        if (strcmp(format, "dsl") == 0)
-            rc = trd_read_dsl_string(t, d, a->input, *intext, *inlen);
-        else if (strcmp(format, "slurm") == 0)
-            rc = trd_read_slurm_string(t, d, a->input, *intext, *inlen);
-        else if (strcmp(format, "xml") == 0)
-            rc = trd_read_xml_string(t, d, a->input, *intext, *inlen);
-        else if (strcmp(format, "yaml") == 0)
-            rc = trd_read_yaml_string(t, d, a->input, *intext, *inlen);
-        else if (strcmp(format, "ibnetdiscover") == 0 || strcmp(format, "ibnet") == 0)
-            rc = trd_read_ibnet_string(t, d, a->input, *intext, *inlen);
-        else if (strcmp(format, "hwloc") == 0)
-            rc = trd_read_hwloc_machine_string(t, d, a->input, *intext, *inlen);
-        else
-            trd_diag_error(d, cli,
-                           "--format '%s': expected dsl, xml, slurm, yaml, ibnetdiscover or hwloc",
-                           format);
-    }
-    if (rc == TRD_OK && trd_diag_count(d) == 0)
-        rc = trd_topo_finalize(t, d);
-    return rc == TRD_OK && trd_diag_count(d) > 0 ? TRD_ERR_INPUT : rc;
-}
 
 /* What the generator chose and how long it took. */
 typedef struct planned {
@@ -595,7 +510,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "treeduce-gen: out of memory\n");
         goto out;
     }
-    if ((rc = read_input(&a, t, d, &intext, &inlen)) != TRD_OK) {
+    trd_load_opts lo = {a.input,     a.format,        a.nodetype,    a.latency,
+                        a.bandwidth, a.alpha_r_ratio, "treeduce-gen"};
+    if ((rc = trd_load_topology(&lo, t, d, &intext, &inlen)) != TRD_OK) {
         trd_diag_print(d, stderr);
         fprintf(stderr, "treeduce-gen: %d error%s; nothing written\n", trd_diag_count(d),
                 trd_diag_count(d) == 1 ? "" : "s");

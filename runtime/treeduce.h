@@ -59,6 +59,49 @@ int trd_reduce(const trd_machine *m, const void *sendbuf, void *recvbuf, int cou
 int trd_bcast(const trd_machine *m, void *buffer, int count, MPI_Datatype datatype, int root,
               MPI_Comm comm);
 
+/* The pieces with the algorithm given as for trd_allreduce_with: "NAME" or
+ * "NAME:PARAMS" of one of the collective's algorithms (README: Algorithms),
+ * "mpi" for the MPI library's own routine, NULL or "auto" for the machine's
+ * choice.  A name that is not one of the collective's algorithms, or an
+ * algorithm that cannot run the call, goes to the MPI library's routine with
+ * a note on stderr (once per name and reason). */
+int trd_reduce_scatter_block_with(const trd_machine *m, const void *sendbuf, void *recvbuf,
+                                  int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                  const char *algorithm);
+int trd_allgather_with(const trd_machine *m, const void *sendbuf, int sendcount,
+                       MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                       MPI_Comm comm, const char *algorithm);
+int trd_reduce_with(const trd_machine *m, const void *sendbuf, void *recvbuf, int count,
+                    MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                    const char *algorithm);
+int trd_bcast_with(const trd_machine *m, void *buffer, int count, MPI_Datatype datatype, int root,
+                   MPI_Comm comm, const char *algorithm);
+
+/* The collectives by name, as the candidates and the wisdom name them. */
+enum {
+    TRD_ALLREDUCE = 0,
+    TRD_REDUCE_SCATTER_BLOCK,
+    TRD_ALLGATHER,
+    TRD_REDUCE,
+    TRD_BCAST,
+    TRD_NCOLLS
+};
+
+/* Longest candidate spec, with its terminating NUL. */
+#define TRD_CANDIDATE_MAX 64
+
+/* The algorithms that can be forced (the *_with routines) for collective
+ * coll (TRD_ALLREDUCE ...) on comm, collective over comm: every algorithm of
+ * the registry for coll that plans for comm's shape, once with its default
+ * parameters ("NAME") and once per parameter candidate the algorithm offers
+ * for that shape ("shm:rx:2,2", "rm:a4,a2", "shm:tree:4" [RM §4.1, FLEX
+ * §2.1.3]), in registry order, then "mpi" (the MPI library's routine).
+ * The same list on every rank.  Writes at most cap specs into out and
+ * returns how many there are (may exceed cap), or -1 where comm cannot be
+ * set up (an intercommunicator, a host not in m: *out unchanged). */
+int trd_candidates(const trd_machine *m, MPI_Comm comm, int coll, char (*out)[TRD_CANDIDATE_MAX],
+                   int cap);
+
 /* MPI_Reduce_scatter: the vector of sum(recvcounts) elements reduced over
  * comm's ranks, rank r receiving recvcounts[r] elements (zeros allowed) from
  * offset recvcounts[0] + ... + recvcounts[r-1] [MPICH §4.3]: each rank's block

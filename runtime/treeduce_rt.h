@@ -27,6 +27,14 @@ struct trd_machine {
      * range, chosen by the generator on the verified schedules' cost model */
     const trd_shape_choice *shapes;
     int nshapes;
+    /* the ranges measured on the machine (treeduce-gen --wisdom), per
+     * collective and communicator shape; NULL/0: none */
+    const trd_tuned_shape *tuned;
+    int ntuned;
+    /* the first line of MPI_Get_library_version of the MPI library the
+     * tuned ranges were measured with: a communicator under another
+     * library keeps the model's ranges (TREEDUCE_VERBOSE=1 says so) */
+    const char *tuned_mpi;
 };
 
 #ifdef __cplusplus

@@ -42,6 +42,21 @@ int trd_shape_pick(const trd_shape_choice *shapes, int nshapes, int nnodes, int 
 
 #define TRD_MAX_RANGES 16
 
+/* The size ranges measured on the machine for one collective and one
+ * communicator shape (treeduce-tune's wisdom, treeduce-gen --wisdom): a
+ * communicator of exactly nnodes nodes with ppn ranks on each uses them for
+ * every call of coll with a predefined commutative operation (allgather,
+ * bcast: every call), in place of the model's ranges and of the pieces'
+ * fixed rules.  Bytes are the call's count times the type's extent (the
+ * block of one rank for reduce_scatter_block and allgather).  An algorithm
+ * named "mpi" hands the range to the MPI library's own routine. */
+typedef struct trd_tuned_shape {
+    int coll; /* enum trd_coll */
+    int nnodes, ppn;
+    const trd_size_choice *choices; /* [nchoices], the last one ends at SIZE_MAX */
+    int nchoices;
+} trd_tuned_shape;
+
 /* A communicator's selection, resolved once from the machine's tables. */
 typedef struct trd_selection {
     int nchoices;

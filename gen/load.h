@@ -1,0 +1,30 @@
+/* Reading a machine: the TOPOLOGY argument of treeduce-gen and
+ * treeduce-tune, in any format the readers know (readers.h), with the
+ * command line's defaults for what the input leaves out. */
+#ifndef TRD_LOAD_H
+#define TRD_LOAD_H
+
+#include <stddef.h>
+
+#include "diag.h"
+#include "topo.h"
+
+typedef struct trd_load_opts {
+    const char *input;     /* a file, or "local" (this node, read with hwloc) */
+    const char *format;    /* dsl, xml, slurm, yaml, ibnetdiscover, ibnet, hwloc, local; NULL: from
+                            * the name or the text */
+    const char *nodetype;  /* hwloc synthetic node type where the input gives none */
+    const char *latency;   /* link latency where the input gives none ("2us") */
+    const char *bandwidth; /* link bandwidth where the input gives none ("10GB/s") */
+    const char *alpha_r_ratio; /* NULL: the topology's default */
+    const char *program;       /* names the command line in messages ("treeduce-gen") */
+} trd_load_opts;
+
+/* Read and finalize the machine o describes into t (created, empty).
+ * *intext gets the input's text (malloc'd, NULL for local; the caller frees
+ * it, also on error) and *inlen its length, for the input's hash.  Returns
+ * TRD_OK, or TRD_ERR_INPUT (or another error) with the messages in d. */
+int trd_load_topology(const trd_load_opts *o, trd_topo_t t, trd_diag *d, char **intext,
+                      size_t *inlen);
+
+#endif
