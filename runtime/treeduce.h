@@ -102,6 +102,12 @@ enum {
 int trd_candidates(const trd_machine *m, MPI_Comm comm, int coll, char (*out)[TRD_CANDIDATE_MAX],
                    int cap);
 
+/* 1 if this thread's last treeduce routine ran the MPI library's routine
+ * (a fallback for any reason, or "mpi" chosen or forced), 0 if it ran a
+ * schedule of treeduce's.  For measuring forced candidates: a candidate
+ * that cannot run a call is not timed as if it had. */
+int trd_fell_back(void);
+
 /* MPI_Reduce_scatter: the vector of sum(recvcounts) elements reduced over
  * comm's ranks, rank r receiving recvcounts[r] elements (zeros allowed) from
  * offset recvcounts[0] + ... + recvcounts[r-1] [MPICH §4.3]: each rank's block
