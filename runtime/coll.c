@@ -60,8 +60,11 @@ _Static_assert((int)TRD_ALLREDUCE == (int)TRD_COLL_ALLREDUCE &&
                "treeduce.h's collectives are enum trd_coll");
 
 /* trd_fell_back: set to 0 as a routine starts, to 1 where it calls the MPI
- * library's routine (the label `library` of each). */
-static _Thread_local int fell_back;
+ * library's routine (the label `library` of each).  Initial-exec: one store
+ * at a fixed offset from the thread pointer, not a call to find the
+ * library's thread-local block on every collective (a few ints fit the
+ * static space the C library keeps for libraries loaded later). */
+static _Thread_local int fell_back __attribute__((tls_model("initial-exec")));
 
 int trd_fell_back(void)
 {
