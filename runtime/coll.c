@@ -325,7 +325,7 @@ static const char *reduction_checks(MPI_Count count, MPI_Datatype datatype, MPI_
 static int run_here(const trd_job *j, const char **why)
 {
     trd_plan_entry *p;
-    int rc = trd_plan_get(j->c, j->a, j->params, &j->call, j->user_op, &p, why);
+    int rc = trd_plan_get(j->c, j->a, j->params, &j->call, j->untuned, &p, why);
     if (rc != MPI_SUCCESS || !p)
         return rc; /* the caller falls back and still owns the stage */
     if (!j->stage || !j->stage->pre || (rc = j->stage->pre(j->stage)) == MPI_SUCCESS) {
@@ -345,6 +345,13 @@ static inline int run_or_queue(const trd_job *j, const how *h, const char **why)
 {
     if (h->mode == TRD_BLOCKING && !trd_nbc_outstanding())
         return run_here(j, why);
+#if MPI_VERSION < 4
+    if (h->mode == TRD_PERSISTENT && !j->untuned) {
+        trd_job k = *j;
+        k.untuned = 1;
+        return trd_launch(&k, h->mode, h->req, why);
+    }
+#endif
     return trd_launch(j, h->mode, h->req, why);
 }
 
