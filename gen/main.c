@@ -413,6 +413,8 @@ static int write_outputs(const args *a, trd_topo_t t, trd_diag *d, const planned
             printf("parameters (rm bases, smp/flex inter-node algorithm) searched for %d range%s:\n"
                    "  %d schedules timed, %.2f s\n",
                    srch->searched, srch->searched == 1 ? "" : "s", srch->evaluated, srch->seconds);
+        if (rc == TRD_OK && a->wisdom)
+            rc = trd_explain_wisdom(stdout, t, p, &pl->wisdom, a->wisdom);
     }
     return rc;
 }
