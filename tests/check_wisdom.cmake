@@ -9,7 +9,9 @@
 #              exit 1, nothing written;
 #   unverified an algorithm of the wisdom that fails verification: refused at
 #              its line, nothing written;
-#   explain    --explain's lines for the measured ranges.
+#   explain    --explain's lines for the measured ranges;
+#   bounds     a wisdom past the size cap (/dev/zero) refused as the topology
+#              readers refuse one, nothing written.
 set(topo "${SRC}/topologies/buildhost.xml")
 set(wisdom "${SRC}/tests/data/buildhost.wisdom")
 file(REMOVE_RECURSE "${WORK}")
@@ -136,6 +138,13 @@ elseif(CASE STREQUAL "explain")
   endif()
   if(NOT out MATCHES "the model's pick agrees with the measured winner on [0-3] of 3 ranges\n")
     message(FATAL_ERROR "no agreement summary:\n${out}")
+  endif()
+elseif(CASE STREQUAL "bounds")
+  execute_process(COMMAND "${GEN}" "${topo}" --wisdom /dev/zero -o "${WORK}/out"
+                  RESULT_VARIABLE rc ERROR_VARIABLE err)
+  string(FIND "${err}" "/dev/zero: error: file is larger than 268435456 bytes\n" at)
+  if(NOT rc EQUAL 1 OR NOT at EQUAL 0 OR EXISTS "${WORK}/out")
+    message(FATAL_ERROR "--wisdom /dev/zero: rc ${rc}:\n${err}")
   endif()
 else()
   message(FATAL_ERROR "unknown CASE ${CASE}")
