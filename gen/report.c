@@ -422,13 +422,25 @@ static int explain_wisdom_shape(FILE *f, trd_topo_t t, const trd_machine_plan *p
             }
         int best = timed ? trd_model_pick(tt, nc, &second) : -1;
         if (best < 0 || isinf(tt[best])) {
-            fprintf(f, "; picks none here\n");
-            continue;
+            fprintf(f, "; picks none here");
+        } else {
+            int same = w && w == cand[best];
+            judged++;
+            agree += same;
+            fprintf(f, "; picks %s: %s", cand[best]->name, same ? "agrees" : "differs");
         }
-        int same = w && w == cand[best];
-        judged++;
-        agree += same;
-        fprintf(f, "; picks %s: %s\n", cand[best]->name, same ? "agrees" : "differs");
+        /* what the model's tables would run there without the wisdom */
+        for (int k = 0; k < p->nshapes && q->coll == TRD_COLL_ALLREDUCE; k++) {
+            const trd_shape_plan *sp = &p->shape[k];
+            if (sp->nnodes != q->nnodes || sp->ppn != q->ppn)
+                continue;
+            int c = 0;
+            while (c + 1 < sp->nchoices && at >= sp->choice[c].below)
+                c++;
+            fprintf(f, "\n      without the wisdom: %s%s%s", sp->choice[c].alg->name,
+                    sp->choice[c].params[0] ? ":" : "", sp->choice[c].params);
+        }
+        fprintf(f, "\n");
     }
     fprintf(f, "    the model's pick agrees with the measured winner on %d of %d range%s\n", agree,
             n, n == 1 ? "" : "s");
