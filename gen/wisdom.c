@@ -218,7 +218,10 @@ static int read_time(wctx *c, const char *what, double *out)
     char buf[64];
     char *end = NULL;
     double v = 0;
+    /* decimal only: strtod would also take hex, inf and nan */
     int ok = k.len > 0 && k.len < sizeof buf && ((k.s[0] >= '0' && k.s[0] <= '9') || k.s[0] == '.');
+    for (size_t i = 0; ok && i < k.len; i++)
+        ok = (k.s[i] >= '0' && k.s[i] <= '9') || strchr(".eE+-", k.s[i]);
     if (ok) {
         memcpy(buf, k.s, k.len);
         buf[k.len] = '\0';

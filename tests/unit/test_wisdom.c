@@ -225,6 +225,8 @@ static void test_wisdom_malformed(void)
             "bad.wisdom:9:1: error: expected 'range' or 'end', got 'rnage'");
     REFUSED(HEAD "range allreduce 1 2 0 - ring 1.5us - 0\nend\n",
             "bad.wisdom:9:30: error: expected a time in microseconds, got '1.5us'");
+    REFUSED(HEAD "range allreduce 1 2 0 - ring 0x1p3 - 0\nend\n",
+            "bad.wisdom:9:30: error: expected a time in microseconds, got '0x1p3'");
     REFUSED(HEAD "range allreduce 1 2 0x10 - ring 1 - 0\nend\n",
             "bad.wisdom:9:21: error: expected a size in bytes, got '0x10'");
     REFUSED(HEAD "range allreduce 0 2 0 - ring 1 - 0\nend\n",
