@@ -2,9 +2,10 @@
  * A file the reader takes is checked against a small machine, written,
  * and read back: the written text must read, to the same bytes when
  * written again.  Every message is formatted into the sink. */
+#include "fuzz_common.h" /* first: it defines _GNU_SOURCE */
+
 #include <string.h>
 
-#include "fuzz_common.h"
 #include "wisdom.h"
 
 static const char machine[] = "machine duo;\n"
