@@ -907,6 +907,13 @@ int trd__reader_begin(trd_topo_t t, trd_diag *d, const char *filename, const cha
     *file = trd_diag_intern(d, filename);
     if (trd_topo_set_source(t, *file) != TRD_OK)
         return TRD_ERR_NOMEM;
+    return trd__text_begin(d, filename, text, len, file);
+}
+
+int trd__text_begin(trd_diag *d, const char *filename, const char **text, size_t len,
+                    const char **file)
+{
+    *file = trd_diag_intern(d, filename);
     if (*text == NULL)
         *text = "";
     if (len > TRD_MAX_INPUT_BYTES) {

@@ -235,6 +235,11 @@ char *trd__read_input(trd_diag *d, const char *path, size_t *len);
 int trd__reader_begin(trd_topo_t t, trd_diag *d, const char *filename, const char **text,
                       size_t len, const char **file);
 
+/** trd__reader_begin() without a topology, for the texts that describe no
+ * machine (the wisdom, gen/wisdom.c).  Returns as trd__reader_begin(). */
+int trd__text_begin(trd_diag *d, const char *filename, const char **text, size_t len,
+                    const char **file);
+
 /** Read the whole file at path and pass its text to read_string (one of the
  * *_string readers above).  A file that cannot be read is reported to d as
  * "path: error: cannot read file: <reason>".

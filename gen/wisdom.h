@@ -50,18 +50,19 @@
 typedef struct trd_wisdom_range {
     int coll; /* enum trd_coll */
     int nnodes, ppn;
-    size_t from, below;                          /* bytes; below SIZE_MAX: no end */
-    char alg[TRD_PARAMS_MAX + 32];               /* "NAME" or "NAME:PARAMS", or "mpi" */
-    double us;                                   /* the winner's median time, microseconds */
-    char runner[TRD_PARAMS_MAX + 32];            /* the runner-up, "" none */
-    double runner_us;                            /* its time, 0 none */
-    int line;                                    /* where it was read (0: not read) */
+    size_t from, below;               /* bytes; below SIZE_MAX: no end */
+    char alg[TRD_PARAMS_MAX + 32];    /* "NAME" or "NAME:PARAMS", or "mpi" */
+    double us;                        /* the winner's median time, microseconds */
+    char runner[TRD_PARAMS_MAX + 32]; /* the runner-up, "" none */
+    double runner_us;                 /* its time, 0 none */
+    int line;                         /* where it was read (0: not read) */
 } trd_wisdom_range;
 
 typedef struct trd_wisdom {
     int version;
     char machine[TRD_WISDOM_STRING_MAX];
     char digest[65];
+    int digest_line; /* where the digest was read (0: not read), for trd_wisdom_check */
     char mpi[TRD_WISDOM_STRING_MAX];
     char date[32];
     int nranks;
@@ -98,6 +99,10 @@ int trd_wisdom_read_string(const char *file, const char *text, size_t len, trd_w
  * differs ("wisdom measured on machine 'a' (digest 1234abcd...), this
  * description is 'b' (digest 5678...)"). */
 int trd_wisdom_check(const trd_wisdom *w, trd_topo_t t, trd_diag *d);
+
+/* Whether alg (a range's ALG or RUNNER) names the MPI library's own
+ * routine rather than one of the registry's algorithms. */
+int trd_wisdom_is_mpi(const char *alg);
 
 /* Write w in the format above.  Returns TRD_OK or TRD_ERR_IO. */
 int trd_wisdom_write(FILE *f, const trd_wisdom *w);
