@@ -91,6 +91,7 @@ typedef struct checker {
     size_t nskips, capskips;
     proved *done;
     size_t ndone, capdone;
+    trd_loc loc; /* where errors are reported: the input, or a wisdom's range */
 } checker;
 
 /* What the memory of a node offers in one variant. */
@@ -221,7 +222,7 @@ static int check_variant(checker *c, const trd_shape_store *st, const trd_algo *
         return TRD_OK;
     if (trd_plan(&s, a, params, &sh, call, -1, why, sizeof why)) {
         describe(c, &sh, a, params, call, m, what, sizeof what);
-        trd_diag_error(c->d, (trd_loc){c->o->input, 0, 0}, "cannot plan %s: %s", what, why);
+        trd_diag_error(c->d, c->loc, "cannot plan %s: %s", what, why);
         return TRD_ERR_VERIFY;
     }
     *shared = uses_node_memory(&s);
@@ -243,13 +244,12 @@ static int check_variant(checker *c, const trd_shape_store *st, const trd_algo *
         c->stats->largest = sh.nranks;
     trd_sched_free(&s);
     if (rc == TRD_ERR_NOMEM) {
-        trd_diag_error(c->d, (trd_loc){c->o->input, 0, 0}, "out of memory");
+        trd_diag_error(c->d, c->loc, "out of memory");
         return rc;
     }
     if (rc) {
         describe(c, &sh, a, params, call, m, what, sizeof what);
-        trd_diag_error(c->d, (trd_loc){c->o->input, 0, 0},
-                       "%s fails verification: %s; nothing written", what, why);
+        trd_diag_error(c->d, c->loc, "%s fails verification: %s; nothing written", what, why);
         return TRD_ERR_VERIFY;
     }
     return TRD_OK;
@@ -583,7 +583,8 @@ int trd_check_schedules(trd_topo_t t, const trd_machine_plan *p, const trd_check
                         trd_diag *d, trd_check_stats *stats)
 {
     clock_t t0 = clock();
-    checker c = {t, o, d, stats, {"", -1, -1}, NULL, NULL, 0, NULL, 0, 0, NULL, 0, 0};
+    checker c = {t, o,    d, stats, {"", -1, -1},    NULL, NULL, 0, NULL, 0,
+                 0, NULL, 0, 0,     {o->input, 0, 0}};
     int rc = TRD_OK;
     memset(stats, 0, sizeof *stats);
     if (o->break_spec && parse_break(o->break_spec, &c.brk)) {
@@ -638,6 +639,101 @@ int trd_check_schedules(trd_topo_t t, const trd_machine_plan *p, const trd_check
     }
     if (!rc)
         rc = cover_skips(&c);
+    if (rc == TRD_ERR_NOMEM)
+        trd_diag_error(d, (trd_loc){o->input, 0, 0}, "out of memory");
+    free(c.skips);
+    free(c.done);
+    stats->seconds = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    return rc;
+}
+
+/* Whether range i of w repeats an earlier range's collective, shape and
+ * algorithm (verified once). */
+static int wisdom_seen(const trd_wisdom *w, int i)
+{
+    const trd_wisdom_range *r = &w->range[i];
+    for (int k = 0; k < i; k++) {
+        const trd_wisdom_range *o = &w->range[k];
+        if (o->coll == r->coll && o->nnodes == r->nnodes && o->ppn == r->ppn &&
+            !strcmp(o->alg, r->alg))
+            return 1;
+    }
+    return 0;
+}
+
+/* Range r's algorithm a with params on st: it must take the shape and a
+ * call of r's collective (doubles, a commutative operation), then verify
+ * in every variant; above the rank limits on a shape of 2 or 3 nodes
+ * (power of two or not) with the same ranks per node, the covering
+ * argument of TRD_CHECK_COVER_RANKS. */
+static int check_wisdom_range(checker *c, const trd_wisdom_range *r, const trd_algo *a,
+                              const char *params, int *covered)
+{
+    trd_shape_store st;
+    int *aux, rc, nn = r->nnodes;
+    char why[512];
+    if (r->nnodes > trd_topo_nnodes(c->t)) {
+        trd_diag_error(c->d, c->loc, "%s %dx%d: the machine has %d node%s", trd_coll_name(r->coll),
+                       r->nnodes, r->ppn, trd_topo_nnodes(c->t),
+                       trd_topo_nnodes(c->t) == 1 ? "" : "s");
+        return TRD_ERR_INPUT;
+    }
+    if (trd_machine_shape(c->t, nn, r->ppn, &st, &aux) != TRD_OK)
+        return TRD_ERR_NOMEM;
+    trd_sched s;
+    trd_call call = {a->coll, (size_t)st.s.nranks * 8 + 5, 8, 0, 0, 1, 0};
+    if (trd_plan(&s, a, params, &st.s, &call, -1, why, sizeof why)) {
+        trd_diag_error(c->d, c->loc, "%s %dx%d: %s does not plan for %d node%s x %d ranks: %s",
+                       trd_coll_name(r->coll), r->nnodes, r->ppn, r->alg, nn, nn == 1 ? "" : "s",
+                       r->ppn, why);
+        rc = TRD_ERR_INPUT;
+    } else {
+        trd_sched_free(&s);
+        int big = (a->flags & TRD_ALGO_QUADRATIC) || a->coll == TRD_COLL_REDUCE_SCATTER_BLOCK ||
+                  a->coll == TRD_COLL_ALLGATHER;
+        int want = nn & (nn - 1) ? 3 : 2;
+        if (st.s.nranks > (big ? TRD_CHECK_MAX_QUADRATIC : TRD_CHECK_MAX_RANKS) && want < nn) {
+            trd_shape_free(&st);
+            free(aux);
+            if (trd_machine_shape(c->t, want, r->ppn, &st, &aux) != TRD_OK)
+                return TRD_ERR_NOMEM;
+            c->cover = 1;
+            (*covered)++;
+        }
+        int before = c->stats->nverified;
+        rc = check_alg(c, &st, a, params, 1);
+        c->cover = 0;
+        if (rc == TRD_OK && c->stats->nverified == before)
+            c->stats->skipped++; /* above the cover limits too: not executed */
+    }
+    trd_shape_free(&st);
+    free(aux);
+    return rc;
+}
+
+int trd_check_wisdom(trd_topo_t t, const trd_wisdom *w, const trd_check_opts *o, trd_diag *d,
+                     trd_check_stats *stats)
+{
+    clock_t t0 = clock();
+    checker c = {t, o,    d, stats, {"", -1, -1},    NULL, NULL, 0, NULL, 0,
+                 0, NULL, 0, 0,     {o->input, 0, 0}};
+    int rc = TRD_OK;
+    memset(stats, 0, sizeof *stats);
+    if (o->break_spec && parse_break(o->break_spec, &c.brk)) {
+        trd_diag_error(d, (trd_loc){o->input, 0, 0},
+                       "--break-schedule: expected ALG:RANK:OP, not '%s'", o->break_spec);
+        return TRD_ERR_INPUT;
+    }
+    for (int i = 0; i < w->nranges && !rc; i++) {
+        const trd_wisdom_range *r = &w->range[i];
+        const char *params = "";
+        const trd_algo *a =
+            trd_wisdom_is_mpi(r->alg) ? NULL : trd_algo_parse(r->coll, r->alg, &params);
+        if (!a || wisdom_seen(w, i))
+            continue;
+        c.loc = (trd_loc){w->file ? w->file : o->input, r->line, 1};
+        rc = check_wisdom_range(&c, r, a, params, &stats->covered);
+    }
     if (rc == TRD_ERR_NOMEM)
         trd_diag_error(d, (trd_loc){o->input, 0, 0}, "out of memory");
     free(c.skips);

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE /* asprintf */
 #include "emit.h"
 #include "outfile.h"
+#include "trd_select.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -182,8 +183,90 @@ static void size_value(sbuf *b, size_t v)
         sb_printf(b, "%zu", v);
 }
 
-static int tables(trd_topo_t t, const trd_machine_plan *p, const char *name, sbuf *b)
+/* A time for the comments: microseconds, four digits. */
+static void us_text(sbuf *b, double us)
 {
+    sb_printf(b, "%.4g us", us);
+}
+
+/* The ranges of w, one table per collective and shape in the file's order,
+ * each with what was measured in its comment, then the tuned shapes. */
+static void tuned_tables(sbuf *b, const trd_wisdom *w, const char *file)
+{
+    int nt = 0;
+    sb_printf(b, "\n/* Measured on the machine: wisdom ");
+    c_text(b, file);
+    sb_printf(b, " of %s, under\n *   ", w->date);
+    c_text(b, w->mpi);
+    sb_printf(b, "\n * Per collective and communicator shape, the fastest of every candidate\n"
+                 " * and the MPI library's routine in each size range, with its median time\n"
+                 " * and the runner-up's; the model above fills the shapes and collectives\n"
+                 " * not measured. */\n");
+    for (int i = 0; i < w->nranges; nt++) {
+        const trd_wisdom_range *r = &w->range[i];
+        int n = 1;
+        while (i + n < w->nranges && w->range[i + n].coll == r->coll &&
+               w->range[i + n].nnodes == r->nnodes && w->range[i + n].ppn == r->ppn)
+            n++;
+        sb_printf(b, "/* %s, %d node%s x %d (line %d):\n", trd_coll_name(r->coll), r->nnodes,
+                  r->nnodes == 1 ? "" : "s", r->ppn, r->line);
+        for (int k = i; k < i + n; k++) {
+            const trd_wisdom_range *q = &w->range[k];
+            sb_printf(b, " *   from %zu B: ", q->from);
+            c_text(b, q->alg);
+            sb_add(b, " ", 1);
+            us_text(b, q->us);
+            if (q->runner[0]) {
+                sb_printf(b, ", runner-up ");
+                c_text(b, q->runner);
+                sb_add(b, " ", 1);
+                us_text(b, q->runner_us);
+            }
+            sb_add(b, "\n", 1);
+        }
+        sb_printf(b, " */\nstatic const trd_size_choice tuned_%d[%d] = {\n", nt, n);
+        for (int k = i; k < i + n; k++) {
+            const trd_wisdom_range *q = &w->range[k];
+            const char *params = "";
+            const trd_algo *a =
+                trd_wisdom_is_mpi(q->alg) ? NULL : trd_algo_parse(q->coll, q->alg, &params);
+            sb_printf(b, "    {.below = ");
+            size_value(b, q->below);
+            sb_printf(b, ", .alg = ");
+            c_string(b, a ? a->name : q->alg);
+            sb_printf(b, ", .params = ");
+            c_string(b, params);
+            sb_printf(b, "},\n");
+        }
+        sb_printf(b, "};\n");
+        i += n;
+    }
+    sb_printf(b, "static const trd_tuned_shape tuned[%d] = {\n", nt);
+    nt = 0;
+    for (int i = 0; i < w->nranges; nt++) {
+        const trd_wisdom_range *r = &w->range[i];
+        int n = 1;
+        while (i + n < w->nranges && w->range[i + n].coll == r->coll &&
+               w->range[i + n].nnodes == r->nnodes && w->range[i + n].ppn == r->ppn)
+            n++;
+        char coll[40];
+        size_t k = 0;
+        for (const char *q = trd_coll_name(r->coll); *q && k + 1 < sizeof coll; q++)
+            coll[k++] = (char)toupper((unsigned char)*q);
+        coll[k] = '\0';
+        sb_printf(b,
+                  "    {.coll = TRD_COLL_%s, .nnodes = %d, .ppn = %d, .choices = tuned_%d, "
+                  ".nchoices = %d},\n",
+                  coll, r->nnodes, r->ppn, nt, n);
+        i += n;
+    }
+    sb_printf(b, "};\n");
+}
+
+static int tables(trd_topo_t t, const trd_machine_plan *p, const trd_emit_opts *o, sbuf *b)
+{
+    const char *name = o->name;
+    const trd_wisdom *w = o->wisdom && o->wisdom->nranges ? o->wisdom : NULL;
     int n = trd_topo_nnodes(t);
     int *order = malloc((size_t)n * sizeof(int)), *cores = malloc((size_t)n * sizeof(int));
     int *packages = malloc((size_t)n * sizeof(int));
@@ -256,7 +339,10 @@ static int tables(trd_topo_t t, const trd_machine_plan *p, const char *name, sbu
     for (int s = 0; s < nsh; s++)
         sb_printf(b, "    {%d, %d, choices_%d, %d},\n", p->shape[s].nnodes, p->shape[s].ppn, s,
                   p->shape[s].nchoices);
-    sb_printf(b, "};\n\n");
+    sb_printf(b, "};\n");
+    if (w)
+        tuned_tables(b, w, o->wisdom_input);
+    sb_printf(b, "\n");
     sb_printf(b, "static const trd_machine machine = {\n");
     sb_printf(b, "    .name = ");
     c_string(b, name);
@@ -265,7 +351,18 @@ static int tables(trd_topo_t t, const trd_machine_plan *p, const char *name, sbu
                  "    .node_cores = node_cores,\n    .node_packages = node_packages,\n");
     sb_printf(b, "    .nap_max_bytes_1node = ");
     size_value(b, p->nap_max_bytes_1node);
-    sb_printf(b, ",\n    .shapes = shapes,\n    .nshapes = %d,\n};", nsh ? nsh : 1);
+    sb_printf(b, ",\n    .shapes = shapes,\n    .nshapes = %d,\n", nsh ? nsh : 1);
+    if (w) {
+        int nt = 1;
+        for (int i = 1; i < w->nranges; i++)
+            nt += w->range[i].coll != w->range[i - 1].coll ||
+                  w->range[i].nnodes != w->range[i - 1].nnodes ||
+                  w->range[i].ppn != w->range[i - 1].ppn;
+        sb_printf(b, "    .tuned = tuned,\n    .ntuned = %d,\n    .tuned_mpi = ", nt);
+        c_string(b, w->mpi);
+        sb_printf(b, ",\n");
+    }
+    sb_printf(b, "};");
     free(order);
     free(cores);
     free(packages);
@@ -318,8 +415,13 @@ int trd_emit(trd_topo_t t, const trd_machine_plan *p, const trd_emit_opts *o, co
     c_text(&banner, o->input);
     sb_printf(&banner, "\n * sha256:  %s\n * command: ", o->input_sha256);
     c_text(&banner, o->command);
+    if (o->wisdom) {
+        sb_printf(&banner, "\n * wisdom:  ");
+        c_text(&banner, o->wisdom_input);
+        sb_printf(&banner, "\n * sha256:  %s", o->wisdom_sha256);
+    }
     sb_add(&banner, "\n */", 4);
-    int rc = tables(t, p, o->name, &tab);
+    int rc = tables(t, p, o, &tab);
     char nnodes[32], nsw[32];
     snprintf(nnodes, sizeof nnodes, "%d", trd_topo_nnodes(t));
     snprintf(nsw, sizeof nsw, "%d", trd_topo_nswitches(t));

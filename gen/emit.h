@@ -4,13 +4,17 @@
 
 #include "plan.h"
 #include "topo.h"
+#include "wisdom.h"
 
 /* What the banner and file names need. */
 typedef struct trd_emit_opts {
-    const char *name;         /* C identifier: files trd_<name>.{h,c}, trd_<name>_mpi.c */
-    const char *input;        /* input path as given, shown in the banner */
-    const char *input_sha256; /* 64 hex digits of the input file's SHA-256 */
-    const char *command;      /* the command line that regenerates the files */
+    const char *name;          /* C identifier: files trd_<name>.{h,c}, trd_<name>_mpi.c */
+    const char *input;         /* input path as given, shown in the banner */
+    const char *input_sha256;  /* 64 hex digits of the input file's SHA-256 */
+    const char *command;       /* the command line that regenerates the files */
+    const trd_wisdom *wisdom;  /* the measured ranges (--wisdom), or NULL */
+    const char *wisdom_input;  /* its path as given, shown in the banner */
+    const char *wisdom_sha256; /* 64 hex digits of its SHA-256 */
 } trd_emit_opts;
 
 /* Embedded template text by file name ("trd_machine.c.in"), or NULL

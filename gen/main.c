@@ -21,6 +21,7 @@
 #include "trd_select.h"
 #include "tune.h"
 #include "verify.h"
+#include "wisdom.h"
 
 #ifndef TRD_VERSION
 #define TRD_VERSION "0.0.0"
@@ -66,6 +67,10 @@ static const char usage[] =
     "dropped)\n"
     "      --export-ompi FILE   write an Open MPI coll/tuned dynamic rules file for MPI_Allreduce\n"
     "                       (coll_tuned_dynamic_rules_filename)\n"
+    "      --wisdom FILE    use the size ranges treeduce-tune measured on this machine\n"
+    "                       (treeduce-wisdom(5)) where it measured them, the model elsewhere;\n"
+    "                       refused unless measured on this description (--digest)\n"
+    "      --digest         print the digest of the machine that a wisdom file must carry\n"
     "      --nodetype SPEC  node type where the input gives none, as an hwloc synthetic\n"
     "                       description (default \"package:1 core:1\")\n"
     "      --latency TIME   link latency where the input gives none (default 2us)\n"
@@ -90,7 +95,9 @@ enum {
     OPT_PREDICT,
     OPT_EXPORT_MPICH,
     OPT_EXPORT_OMPI,
-    OPT_SIMGRID
+    OPT_SIMGRID,
+    OPT_WISDOM,
+    OPT_DIGEST
 };
 
 /* Machine name turned into a C identifier. */
@@ -284,8 +291,8 @@ typedef struct args {
     const char *input, *outdir, *name, *format, *dot;
     const char *nodetype, *latency, *bandwidth, *alpha_r_ratio;
     const char *schedule, *algorithm, *bytes, *break_spec, *predict;
-    const char *export_mpich, *export_ompi, *simgrid;
-    int explain;
+    const char *export_mpich, *export_ompi, *simgrid, *wisdom;
+    int explain, digest;
     char cmd[4096]; /* the command line for the banner */
 } args;
 
@@ -295,6 +302,9 @@ typedef struct planned {
     trd_select_stats sel;
     trd_search_stats search;
     trd_check_stats check;
+    trd_wisdom wisdom;            /* --wisdom, read and checked (nranges 0: none) */
+    char wisdom_sha256[65];       /* of its text */
+    trd_check_stats wisdom_check; /* its algorithms verified */
 } planned;
 
 /* Plan: the closed forms, the ranges and parameters on the schedules. */
@@ -307,6 +317,27 @@ static int plan_machine(trd_topo_t t, planned *pl)
         rc = trd_search_params(t, &pl->plan, &pl->search);
     if (rc != TRD_OK)
         fprintf(stderr, "treeduce-gen: out of memory\n");
+    return rc;
+}
+
+/* --wisdom: read, measured on this description, and every algorithm it
+ * names planned and verified on its shape, before anything is written. */
+static int read_wisdom(const args *a, trd_topo_t t, trd_diag *d, planned *pl)
+{
+    size_t len = 0;
+    char *text = trd__read_input(d, a->wisdom, &len);
+    if (!text)
+        return errno == ENOMEM ? TRD_ERR_NOMEM : TRD_ERR_IO;
+    int rc = trd_wisdom_read_string(a->wisdom, text, len, &pl->wisdom, d);
+    if (rc == TRD_OK)
+        trd_sha256_hex(text, len, pl->wisdom_sha256);
+    free(text);
+    if (rc == TRD_OK)
+        rc = trd_wisdom_check(&pl->wisdom, t, d);
+    if (rc == TRD_OK) {
+        trd_check_opts co = {a->input, a->break_spec};
+        rc = trd_check_wisdom(t, &pl->wisdom, &co, d, &pl->wisdom_check);
+    }
     return rc;
 }
 
@@ -349,7 +380,9 @@ static int write_outputs(const args *a, trd_topo_t t, trd_diag *d, const planned
         }
     }
     if (rc == TRD_OK && a->outdir) {
-        trd_emit_opts eo = {machine_name, a->input, hash, a->cmd};
+        trd_emit_opts eo = {
+            machine_name, a->input,         hash, a->cmd, a->wisdom ? &pl->wisdom : NULL,
+            a->wisdom,    pl->wisdom_sha256};
         if ((rc = trd_emit(t, p, &eo, a->outdir, d)) != TRD_OK)
             trd_diag_print(d, stderr);
     }
@@ -404,6 +437,8 @@ int main(int argc, char **argv)
         {"export-mpich", required_argument, NULL, OPT_EXPORT_MPICH},
         {"export-ompi", required_argument, NULL, OPT_EXPORT_OMPI},
         {"simgrid", required_argument, NULL, OPT_SIMGRID},
+        {"wisdom", required_argument, NULL, OPT_WISDOM},
+        {"digest", no_argument, NULL, OPT_DIGEST},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0}};
@@ -469,6 +504,12 @@ int main(int argc, char **argv)
         case OPT_SIMGRID:
             a.simgrid = optarg;
             break;
+        case OPT_WISDOM:
+            a.wisdom = optarg;
+            break;
+        case OPT_DIGEST:
+            a.digest = 1;
+            break;
         case 'h':
             fputs(usage, stdout);
             return 0;
@@ -485,11 +526,12 @@ int main(int argc, char **argv)
         return 2;
     }
     if (!a.outdir && !a.explain && !a.dot && !a.schedule && !a.predict && !a.export_mpich &&
-        !a.export_ompi && !a.simgrid) {
+        !a.export_ompi && !a.simgrid && !a.digest) {
         fprintf(
             stderr,
             "treeduce-gen: nothing to do: give -o DIR, --explain, --dot FILE, --schedule RANK,\n"
-            "  --predict MAX, --export-mpich FILE, --export-ompi FILE or --simgrid FILE\n");
+            "  --predict MAX, --export-mpich FILE, --export-ompi FILE, --simgrid FILE or "
+            "--digest\n");
         return 2;
     }
     a.input = argv[optind];
@@ -518,6 +560,17 @@ int main(int argc, char **argv)
                 trd_diag_count(d) == 1 ? "" : "s");
         goto out;
     }
+    if (a.digest) {
+        char hex[65];
+        trd_topo_digest(t, hex);
+        printf("%s\n", hex);
+    }
+    if (a.wisdom && (rc = read_wisdom(&a, t, d, &pl)) != TRD_OK) {
+        trd_diag_print(d, stderr);
+        fprintf(stderr, "treeduce-gen: %d error%s; nothing written\n", trd_diag_count(d),
+                trd_diag_count(d) == 1 ? "" : "s");
+        goto out;
+    }
     if (!a.outdir && !a.explain && !a.schedule && !a.predict && !a.export_mpich && !a.export_ompi) {
         rc = topology_outputs(&a, t);
         goto out;
@@ -532,6 +585,7 @@ int main(int argc, char **argv)
     }
     rc = write_outputs(&a, t, d, &pl, intext, inlen);
 out:
+    trd_wisdom_free(&pl.wisdom);
     free(intext);
     trd_topo_destroy(t);
     trd_diag_destroy(d);
