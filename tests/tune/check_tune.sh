@@ -1,0 +1,50 @@
+#!/bin/sh
+# check_tune.sh MPIEXEC TUNE GEN MPICC SRC RUNTIME_A ALGO_A WORK
+# tune.np2: treeduce-tune at np 2 on tests/data/testbed.topo, one node x 2
+# ranks and 2 nodes x 1 (TREEDUCE_HOSTS), a tiny grid, bcast restricted to
+# the MPI library's routine (so that "mpi" wins its ranges); then for each
+# wisdom: treeduce-gen --wisdom, the generated C compiled with the build's
+# runtime and check_wisdom.c, run at np 2 on the same placement (every
+# range's winner runs, results equal PMPI's).  A budget run last: cut
+# short, "budget 2 0", still a wisdom treeduce-gen takes.
+mpiexec=$1 tune=$2 gen=$3 mpicc=$4 src=$5 rt=$6 algo=$7 work=$8
+topo=$src/tests/data/testbed.topo
+rm -rf "$work" && mkdir -p "$work" || exit 1
+fail() { echo "FAIL: $*"; exit 1; }
+
+for placement in 1x2:n0,n0 2x1:n0,n1; do
+  name=${placement%%:*} hosts=${placement#*:}
+  w=$work/$name.wisdom
+  TREEDUCE_HOSTS=$hosts sh "$src/tests/mpi/run.sh" "$mpiexec" -n 2 "$tune" "$topo" \
+    --min-bytes 8 --max-bytes 64K --factor 4 --budget 120 --size-time 0.03 \
+    --candidates bcast=mpi -o "$w" || fail "treeduce-tune on $hosts"
+  cat "$w"
+  grep -q "^budget 120 1$" "$w" || fail "$w: not complete"
+  grep -q "^hosts \"n0\" \"${hosts#n0,}\"$" "$w" || fail "$w: hosts"
+  for coll in allreduce reduce_scatter_block allgather reduce bcast; do
+    grep -q "^range $coll ${name%x*} ${name#*x} 0 " "$w" || fail "$w: no $coll table"
+  done
+  grep -q "^range bcast ${name%x*} ${name#*x} 0 - mpi " "$w" || fail "$w: bcast is not mpi"
+  "$gen" "$topo" --wisdom "$w" -o "$work/$name" || fail "treeduce-gen --wisdom $w"
+  "$mpicc" -O1 -o "$work/$name/check_wisdom" "$src/tests/tune/check_wisdom.c" \
+    "$work/$name"/trd_testbed.c "$work/$name"/trd_testbed_mpi.c -I"$work/$name" \
+    -I"$src/runtime" -I"$src/runtime/algo" "$rt" "$algo" -lpthread -lm ||
+    fail "compiling the generated library"
+  TREEDUCE_HOSTS=$hosts TREEDUCE_VERBOSE=2 sh "$src/tests/mpi/run.sh" "$mpiexec" -n 2 \
+    "$work/$name/check_wisdom" "$w" >"$work/$name.out" 2>&1
+  rc=$?
+  cat "$work/$name.out"
+  [ $rc -eq 0 ] || fail "check_wisdom on $hosts"
+  grep -q "check_wisdom: [1-9][0-9]* ranges, [1-9][0-9]* passed, 0 failed" "$work/$name.out" ||
+    fail "check_wisdom on $hosts: no summary"
+done
+
+# a budget far too small for the grid: stops with the tables measured so far
+w=$work/budget.wisdom
+TREEDUCE_HOSTS=n0,n1 sh "$src/tests/mpi/run.sh" "$mpiexec" -n 2 "$tune" "$topo" \
+  --min-bytes 8 --max-bytes 4M --factor 1.2 --budget 2s -o "$w" ||
+  fail "treeduce-tune --budget 2s"
+cat "$w"
+grep -q "^budget 2 0$" "$w" || fail "$w: not marked cut short"
+"$gen" "$topo" --wisdom "$w" -o "$work/budget" || fail "treeduce-gen --wisdom $w"
+echo "tune.np2: passed"
