@@ -246,7 +246,7 @@ int trd_predict_csv(FILE *f, trd_topo_t t, const trd_machine_plan *p, double max
     if (!rc)
         fprintf(f, "algorithm,bytes,predicted_us\n");
     for (int a = 0; trd_algos[a] && !rc; a++) {
-        if (trd_algos[a]->coll != TRD_COLL_ALLREDUCE)
+        if (trd_algos[a]->coll != TRD_COLL_ALLREDUCE || (trd_algos[a]->flags & TRD_ALGO_LIBRARY))
             continue;
         for (double b = 8; b <= max_bytes && !rc; b *= 2) {
             double us;
