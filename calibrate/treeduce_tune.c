@@ -371,12 +371,11 @@ int main(int argc, char **argv)
     tune_clock clk = {MPI_Wtime(), a.o.budget_s, 0, 0, 0};
     int ntab = 0;
     for (int s = 0; s < nsh; s++)
-        for (int c = 0; c < TRD_NCOLLS; c++)
-            if (a.o.colls & (1u << c)) {
-                size_t g[TUNE_MAX_POINTS];
-                clk.steps += tune_grid(&a.o, c, sh[s].nnodes * sh[s].ppn, g, TUNE_MAX_POINTS);
-                ntab++;
-            }
+        for (int i = 0; i < a.o.ncolls; i++) {
+            size_t g[TUNE_MAX_POINTS];
+            clk.steps += tune_grid(&a.o, a.o.coll[i], sh[s].nnodes * sh[s].ppn, g, TUNE_MAX_POINTS);
+            ntab++;
+        }
     tune_table *tab = calloc((size_t)ntab, sizeof *tab);
     if (!tab)
         MPI_Abort(MPI_COMM_WORLD, EXIT_MPI);
@@ -399,9 +398,8 @@ int main(int argc, char **argv)
         MPI_Comm sub;
         int in = in_shape(node, np, b.m.nnodes, sh[s], me);
         MPI_Comm_split(MPI_COMM_WORLD, in ? 0 : MPI_UNDEFINED, me, &sub);
-        for (int c = 0; c < TRD_NCOLLS && in && !clk.stopped; c++) {
-            if (!(a.o.colls & (1u << c)))
-                continue;
+        for (int i = 0; i < a.o.ncolls && in && !clk.stopped; i++) {
+            int c = a.o.coll[i];
             tab[t].coll = c;
             tab[t].nnodes = sh[s].nnodes;
             tab[t].ppn = sh[s].ppn;

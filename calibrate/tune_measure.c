@@ -220,14 +220,13 @@ static int measure_size(ctx *x, const int *idx, int n, size_t bytes, double *us,
             live[nlive++] = i;
         }
     }
-    /* warm-up round: the iterations that fit the size's time */
-    double est[2] = {0, 0};
+    /* warm-up round: the iterations that fit the size's time (barriers included) */
+    double est[2] = {MPI_Wtime(), 0};
     for (int j = 0; j < nlive; j++) {
         MPI_Barrier(x->comm);
-        double t0 = MPI_Wtime();
         run(x, t->cands[idx[live[j]]], count, x->recv);
-        est[0] += MPI_Wtime() - t0;
     }
+    est[0] = MPI_Wtime() - est[0];
     if (x->rank == 0) {
         double now = MPI_Wtime() - x->clk->start;
         est[1] = x->clk->budget_s > 0 && now + MIN_ITERS * est[0] > x->clk->budget_s;

@@ -23,8 +23,9 @@ typedef struct tune_opts {
     double factor;
     double budget_s; /* 0: none */
     double size_s;   /* time to spend on one size of one table, all candidates together */
-    unsigned colls;  /* bit per collective (1 << TRD_ALLREDUCE ...) */
-    int nshapes;     /* --shapes: 0 every shape the job can form */
+    int ncolls;      /* the collectives measured, in this order on each shape */
+    int coll[TRD_NCOLLS];
+    int nshapes; /* --shapes: 0 every shape the job can form */
     int shape[TUNE_MAX_SHAPES][2];
     int nspecs; /* --candidates */
     struct {

@@ -24,8 +24,8 @@ const char tune_usage[] =
     "      --min-bytes N       smallest size (default 8; K, M, G: powers of 1024)\n"
     "      --max-bytes N       largest size (default 64M)\n"
     "      --factor F          ratio of neighbouring sizes (default 2)\n"
-    "      --colls LIST        collectives, comma-separated (default: allreduce,\n"
-    "                          reduce_scatter_block,allgather,reduce,bcast)\n"
+    "      --colls LIST        collectives, comma-separated, measured in this order (default:\n"
+    "                          allreduce,reduce_scatter_block,allgather,reduce,bcast)\n"
     "      --shapes LIST       only these shapes, NODESxPPN comma-separated (1x2,2x1)\n"
     "      --candidates [COLL=]SPEC  only these candidates (of COLL only, with COLL=): NAME\n"
     "                          keeps all of the algorithm's, NAME:PARAMS one, mpi the MPI\n"
@@ -122,7 +122,8 @@ int tune_parse_args(int argc, char **argv, args *a, int me, char *err, size_t er
     a->o.max_bytes = (size_t)64 << 20;
     a->o.factor = 2;
     a->o.size_s = 0.2;
-    a->o.colls = (1u << TRD_NCOLLS) - 1;
+    for (int k = 0; k < TRD_NCOLLS; k++)
+        a->o.coll[a->o.ncolls++] = k;
     snprintf(a->colls, sizeof a->colls, "all");
     opterr = 0;
     int c;
@@ -152,8 +153,8 @@ int tune_parse_args(int argc, char **argv, args *a, int me, char *err, size_t er
         case O_FACTOR:
             errno = 0;
             a->o.factor = strtod(optarg, &end);
-            if (end == optarg || *end || errno || !(a->o.factor >= 1.1 && a->o.factor <= 1024))
-                return snprintf(err, errlen, "--factor '%s': expected a number from 1.1 to 1024",
+            if (end == optarg || *end || errno || !(a->o.factor >= 1.05 && a->o.factor <= 1024))
+                return snprintf(err, errlen, "--factor '%s': expected a number from 1.05 to 1024",
                                 optarg),
                        -1;
             break;
@@ -163,7 +164,7 @@ int tune_parse_args(int argc, char **argv, args *a, int me, char *err, size_t er
             break;
         case O_COLLS:
             snprintf(a->colls, sizeof a->colls, "%s", optarg);
-            a->o.colls = 0;
+            a->o.ncolls = 0;
             for (const char *p = optarg; *p;) {
                 size_t n = strcspn(p, ",");
                 int k = coll_of(p, n);
@@ -173,7 +174,11 @@ int tune_parse_args(int argc, char **argv, args *a, int me, char *err, size_t er
                                     "reduce_scatter_block, allgather, reduce, bcast)",
                                     (int)n, p),
                            -1;
-                a->o.colls |= 1u << k;
+                int dup = 0;
+                for (int i = 0; i < a->o.ncolls; i++)
+                    dup |= a->o.coll[i] == k;
+                if (!dup)
+                    a->o.coll[a->o.ncolls++] = k;
                 p += n + (p[n] == ',');
             }
             break;
