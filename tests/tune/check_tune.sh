@@ -5,8 +5,9 @@
 # the MPI library's routine (so that "mpi" wins its ranges); then for each
 # wisdom: treeduce-gen --wisdom, the generated C compiled with the build's
 # runtime and check_wisdom.c, run at np 2 on the same placement (every
-# range's winner runs, results equal PMPI's).  A budget run last: cut
-# short, "budget 3 0", the table measured before the cut kept.
+# range's winner runs, results equal PMPI's).  A budget run: cut short,
+# "budget 3 0", the table measured before the cut kept.  A candidate with
+# wrong results: reported, never chosen.
 mpiexec=$1 tune=$2 gen=$3 mpicc=$4 src=$5 rt=$6 algo=$7 work=$8
 topo=$src/tests/data/testbed.topo
 rm -rf "$work" && mkdir -p "$work" || exit 1
@@ -50,4 +51,14 @@ grep -q "^budget 3 0$" "$w" || fail "$w: not marked cut short"
 grep -q "^range bcast 2 1 0 - mpi " "$w" || fail "$w: the bcast table measured first is missing"
 grep -q "^range allreduce" "$w" && fail "$w: holds the allreduce table cut short"
 "$gen" "$topo" --wisdom "$w" -o "$work/budget" || fail "treeduce-gen --wisdom $w"
+# a candidate whose results are wrong (its plan broken with TREEDUCE_BREAK)
+# is reported and never chosen
+w=$work/broken.wisdom
+TREEDUCE_BREAK=rd:1:2 TREEDUCE_HOSTS=n1,n0 sh "$src/tests/mpi/run.sh" "$mpiexec" -n 2 "$tune" \
+  "$topo" --max-bytes 4K --factor 8 --size-time 0.01 --colls allreduce --candidates allreduce=rd \
+  --candidates allreduce=mpi -o "$w" >"$work/broken.out" 2>&1 || fail "treeduce-tune, rd broken"
+cat "$work/broken.out" "$w"
+grep -qF "treeduce-tune: allreduce 2x1 at 8 B: 'rd' differs from the MPI library's result; never chosen" \
+  "$work/broken.out" || fail "the wrong results of rd are not reported"
+grep -q "^range allreduce 2 1 0 - mpi " "$w" || fail "$w: rd is chosen"
 echo "tune.np2: passed"
