@@ -1,9 +1,13 @@
-# treeduce_generate(NAME <name> TOPOLOGY <file|local> [OUTPUT_DIR <dir>] [OPTIONS <gen args>...])
+# treeduce_generate(NAME <name> TOPOLOGY <file|local> [WISDOM <file>] [OUTPUT_DIR <dir>]
+#                   [OPTIONS <gen args>...])
 #
 # Runs treeduce-gen at build time and builds libtreeduce_<name>.so, which
 # defines MPI_Allreduce (through PMPI) and trd_<name>_allreduce.  The target
 # is treeduce_<name>; link it into an MPI program, or LD_PRELOAD the library.
-# Regenerates when the topology file or the generator changes.
+# WISDOM (or OPTIONS --wisdom <file>) names what treeduce-tune measured on
+# the machine (treeduce-wisdom(5)); relative paths, the topology's too, are
+# from the current source directory.  Regenerates when the topology file,
+# the wisdom or the generator changes.
 #
 # The generator is the target treeduce-gen in treeduce's own build (or the
 # host build's, imported, under TREEDUCE_SMPI), and treeduce::treeduce-gen
@@ -30,7 +34,7 @@ function(treeduce_generator gen_var deps_var)
 endfunction()
 
 function(treeduce_generate)
-  cmake_parse_arguments(TG "" "NAME;TOPOLOGY;OUTPUT_DIR" "OPTIONS" ${ARGN})
+  cmake_parse_arguments(TG "" "NAME;TOPOLOGY;OUTPUT_DIR;WISDOM" "OPTIONS" ${ARGN})
   if(NOT TG_NAME OR NOT TG_TOPOLOGY)
     message(FATAL_ERROR "treeduce_generate: NAME and TOPOLOGY are required")
   endif()
@@ -43,11 +47,40 @@ function(treeduce_generate)
     get_filename_component(topo "${topo}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
     list(APPEND deps "${topo}")
   endif()
+  # the wisdom, by keyword or among the options: absolute, and a dependency
+  set(opts "")
+  set(wisdom_next FALSE)
+  foreach(arg IN LISTS TG_OPTIONS)
+    if(wisdom_next OR arg MATCHES "^--wisdom=")
+      string(REGEX REPLACE "^--wisdom=" "" file "${arg}")
+      get_filename_component(file "${file}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+      list(APPEND deps "${file}")
+      if(wisdom_next)
+        list(APPEND opts "${file}")
+      else()
+        list(APPEND opts "--wisdom=${file}")
+      endif()
+      set(wisdom_next FALSE)
+    else()
+      list(APPEND opts "${arg}")
+      if(arg STREQUAL "--wisdom")
+        set(wisdom_next TRUE)
+      endif()
+    endif()
+  endforeach()
+  set(TG_OPTIONS ${opts})
+  set(wisdom_opts "")
+  if(TG_WISDOM)
+    get_filename_component(wisdom "${TG_WISDOM}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    list(APPEND deps "${wisdom}")
+    set(wisdom_opts --wisdom "${wisdom}")
+  endif()
   set(outs "${TG_OUTPUT_DIR}/trd_${TG_NAME}.h" "${TG_OUTPUT_DIR}/trd_${TG_NAME}.c"
            "${TG_OUTPUT_DIR}/trd_${TG_NAME}_mpi.c")
   add_custom_command(
     OUTPUT ${outs}
-    COMMAND $<TARGET_FILE:${gen}> "${topo}" -o "${TG_OUTPUT_DIR}" --name ${TG_NAME} ${TG_OPTIONS}
+    COMMAND $<TARGET_FILE:${gen}> "${topo}" -o "${TG_OUTPUT_DIR}" --name ${TG_NAME} ${wisdom_opts}
+            ${TG_OPTIONS}
     DEPENDS ${deps}
     COMMENT "treeduce-gen: planning allreduce for ${TG_NAME}"
     VERBATIM)

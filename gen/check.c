@@ -583,8 +583,8 @@ int trd_check_schedules(trd_topo_t t, const trd_machine_plan *p, const trd_check
                         trd_diag *d, trd_check_stats *stats)
 {
     clock_t t0 = clock();
-    checker c = {t, o,    d, stats, {"", -1, -1},    NULL, NULL, 0, NULL, 0,
-                 0, NULL, 0, 0,     {o->input, 0, 0}};
+    checker c = {
+        .t = t, .o = o, .d = d, .stats = stats, .brk = {"", -1, -1}, .loc = {o->input, 0, 0}};
     int rc = TRD_OK;
     memset(stats, 0, sizeof *stats);
     if (o->break_spec && parse_break(o->break_spec, &c.brk)) {
@@ -692,13 +692,15 @@ static int check_wisdom_range(checker *c, const trd_wisdom_range *r, const trd_a
         int big = (a->flags & TRD_ALGO_QUADRATIC) || a->coll == TRD_COLL_REDUCE_SCATTER_BLOCK ||
                   a->coll == TRD_COLL_ALLGATHER;
         int want = nn & (nn - 1) ? 3 : 2;
-        if (st.s.nranks > (big ? TRD_CHECK_MAX_QUADRATIC : TRD_CHECK_MAX_RANKS) && want < nn) {
-            trd_shape_free(&st);
-            free(aux);
-            if (trd_machine_shape(c->t, want, r->ppn, &st, &aux) != TRD_OK)
-                return TRD_ERR_NOMEM;
-            c->cover = 1;
-            (*covered)++;
+        if (st.s.nranks > (big ? TRD_CHECK_MAX_QUADRATIC : TRD_CHECK_MAX_RANKS)) {
+            c->cover = 1; /* the covering shape's limits */
+            if (want < nn) {
+                trd_shape_free(&st);
+                free(aux);
+                if (trd_machine_shape(c->t, want, r->ppn, &st, &aux) != TRD_OK)
+                    return TRD_ERR_NOMEM;
+                (*covered)++;
+            }
         }
         int before = c->stats->nverified;
         rc = check_alg(c, &st, a, params, 1);
@@ -715,8 +717,8 @@ int trd_check_wisdom(trd_topo_t t, const trd_wisdom *w, const trd_check_opts *o,
                      trd_check_stats *stats)
 {
     clock_t t0 = clock();
-    checker c = {t, o,    d, stats, {"", -1, -1},    NULL, NULL, 0, NULL, 0,
-                 0, NULL, 0, 0,     {o->input, 0, 0}};
+    checker c = {
+        .t = t, .o = o, .d = d, .stats = stats, .brk = {"", -1, -1}, .loc = {o->input, 0, 0}};
     int rc = TRD_OK;
     memset(stats, 0, sizeof *stats);
     if (o->break_spec && parse_break(o->break_spec, &c.brk)) {

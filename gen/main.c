@@ -380,9 +380,13 @@ static int write_outputs(const args *a, trd_topo_t t, trd_diag *d, const planned
         }
     }
     if (rc == TRD_OK && a->outdir) {
-        trd_emit_opts eo = {
-            machine_name, a->input,         hash, a->cmd, a->wisdom ? &pl->wisdom : NULL,
-            a->wisdom,    pl->wisdom_sha256};
+        trd_emit_opts eo = {.name = machine_name,
+                            .input = a->input,
+                            .input_sha256 = hash,
+                            .command = a->cmd,
+                            .wisdom = a->wisdom ? &pl->wisdom : NULL,
+                            .wisdom_input = a->wisdom,
+                            .wisdom_sha256 = pl->wisdom_sha256};
         if ((rc = trd_emit(t, p, &eo, a->outdir, d)) != TRD_OK)
             trd_diag_print(d, stderr);
     }
@@ -413,6 +417,16 @@ static int write_outputs(const args *a, trd_topo_t t, trd_diag *d, const planned
             printf("parameters (rm bases, smp/flex inter-node algorithm) searched for %d range%s:\n"
                    "  %d schedules timed, %.2f s\n",
                    srch->searched, srch->searched == 1 ? "" : "s", srch->evaluated, srch->seconds);
+        if (rc == TRD_OK && a->wisdom) {
+            const trd_check_stats *wc = &pl->wisdom_check;
+            rc = trd_explain_wisdom(stdout, t, p, &pl->wisdom, a->wisdom);
+            printf("  the wisdom's algorithms verified on their shapes: %d schedules, %.2f s\n",
+                   wc->nverified, wc->seconds);
+            if (wc->covered || wc->skipped)
+                printf("  (%d on a shape of 2 or 3 nodes that covers theirs, %d above every limit "
+                       "not executed)\n",
+                       wc->covered, wc->skipped);
+        }
     }
     return rc;
 }

@@ -5,7 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <math.h>
+
+#include "check.h"
+#include "cost.h"
 #include "trd_nap.h"
+#include "tune.h"
 
 static void print_size(FILE *f, size_t b)
 {
@@ -316,5 +321,177 @@ int trd_dot(FILE *f, trd_topo_t t)
         fputs(" [color=red, style=dashed, constraint=false];\n", f);
     }
     fputs("}\n", f);
+    return ferror(f) ? TRD_ERR_IO : TRD_OK;
+}
+
+/* ---- --explain with --wisdom -------------------------------------------------- */
+
+/* Text from the wisdom on one line: a control character (a tab of the MPI
+ * library's line) as a blank. */
+static void print_plain(FILE *f, const char *s)
+{
+    for (; *s; s++)
+        fputc((unsigned char)*s < 0x20 ? ' ' : *s, f);
+}
+
+/* The model's time of a with params for bytes of collective a->coll on sh:
+ * allreduce on the timer (trd_timer_us), the pieces planned and timed
+ * exactly (trd_sched_cost) up to TRD_TIME_SAFE_COUNT elements of
+ * TRD_TIME_MAX_OPS ops; INFINITY where a does not plan, NAN where the model
+ * has no time (too large, or not timed). */
+static double model_us(trd_timer *tm, const trd_cost_model *cm, const trd_shape *sh,
+                       const trd_algo *a, const char *params, size_t bytes)
+{
+    size_t count = bytes / 8 ? bytes / 8 : 1;
+    double us = NAN, sec;
+    char why[256];
+    trd_sched s;
+    if (a->coll == TRD_COLL_ALLREDUCE)
+        return trd_timer_us(tm, a, params, count, &us) == TRD_OK ? us : NAN;
+    if (count > TRD_TIME_SAFE_COUNT)
+        return NAN;
+    trd_call call = {a->coll, count, 8, 0, 0, 1, 0};
+    if (trd_plan(&s, a, params, sh, &call, -1, why, sizeof why))
+        return INFINITY;
+    if (s.nops <= TRD_TIME_MAX_OPS && trd_sched_cost(&s, sh, cm, &sec, why, sizeof why) == TRD_OK)
+        us = sec * 1e6;
+    trd_sched_free(&s);
+    return us;
+}
+
+/* One shape's ranges r[0..n): each with what was measured, the model's
+ * time for the winner and the model's own pick at the range's typical
+ * size. */
+static int explain_wisdom_shape(FILE *f, trd_topo_t t, const trd_machine_plan *p,
+                                const trd_wisdom_range *r, int n)
+{
+    trd_shape_store st;
+    trd_timer *tm = NULL;
+    int *aux, agree = 0, judged = 0, rc;
+    fprintf(f, "  %s, %d node%s x %d rank%s (line %d):\n", trd_coll_name(r->coll), r->nnodes,
+            r->nnodes == 1 ? "" : "s", r->ppn, r->ppn == 1 ? "" : "s", r->line);
+    if (r->nnodes > trd_topo_nnodes(t) || (long)r->nnodes * r->ppn > TRD_SEARCH_MAX_RANKS) {
+        fprintf(f, "    no model above %d ranks\n", TRD_SEARCH_MAX_RANKS);
+        return TRD_OK;
+    }
+    if (trd_machine_shape(t, r->nnodes, r->ppn, &st, &aux) != TRD_OK)
+        return TRD_ERR_NOMEM;
+    if ((rc = trd_timer_create(&tm, t, p, &st.s)) != TRD_OK)
+        goto out;
+    trd_cost_model cm = {t, p->levels.gamma_s_per_byte, trd_topo_alpha_r_ratio(t)};
+    for (int i = 0; i < n; i++) {
+        const trd_wisdom_range *q = &r[i];
+        size_t at = trd_range_typical(q->from, q->below);
+        fprintf(f, "    ");
+        print_size(f, q->from);
+        if (q->below == SIZE_MAX) {
+            fprintf(f, " and up (at ");
+        } else {
+            fprintf(f, " .. ");
+            print_size(f, q->below);
+            fprintf(f, " (at ");
+        }
+        print_size(f, at);
+        fprintf(f, "): measured %s %.4g us", q->alg, q->us);
+        if (q->runner[0])
+            fprintf(f, ", runner-up %s %.4g us", q->runner, q->runner_us);
+        fprintf(f, "\n      model: ");
+        /* the winner as the model times it */
+        const char *params = "";
+        const trd_algo *w =
+            trd_wisdom_is_mpi(q->alg) ? NULL : trd_algo_parse(q->coll, q->alg, &params);
+        double wus = w ? model_us(tm, &cm, &st.s, w, params, at) : NAN;
+        if (!w)
+            fprintf(f, "none for the MPI library");
+        else if (isnan(wus))
+            fprintf(f, "none at this size");
+        else if (isinf(wus))
+            fprintf(f, "%s does not plan at this size", q->alg);
+        else
+            fprintf(f, "%s %.4g us (%.2f x measured)", q->alg, wus, wus / q->us);
+        /* the model's pick: the collective's algorithms, default parameters */
+        double tt[TRD_MAX_CANDIDATES];
+        const trd_algo *cand[TRD_MAX_CANDIDATES];
+        int nc = 0, timed = 1, second;
+        for (int k = 0; trd_algos[k] && nc < TRD_MAX_CANDIDATES; k++)
+            if (trd_algos[k]->coll == q->coll) {
+                cand[nc] = trd_algos[k];
+                tt[nc] = model_us(tm, &cm, &st.s, cand[nc], "", at);
+                timed &= !isnan(tt[nc]);
+                nc++;
+            }
+        int best = timed ? trd_model_pick(tt, nc, &second) : -1;
+        if (best < 0 || isinf(tt[best])) {
+            fprintf(f, "; picks none here");
+        } else {
+            int same = w && w == cand[best];
+            judged++;
+            agree += same;
+            fprintf(f, "; picks %s: %s", cand[best]->name, same ? "agrees" : "differs");
+        }
+        /* what the model's tables would run there without the wisdom */
+        for (int k = 0; k < p->nshapes && q->coll == TRD_COLL_ALLREDUCE; k++) {
+            const trd_shape_plan *sp = &p->shape[k];
+            if (sp->nnodes != q->nnodes || sp->ppn != q->ppn)
+                continue;
+            int c = 0;
+            while (c + 1 < sp->nchoices && at >= sp->choice[c].below)
+                c++;
+            fprintf(f, "\n      without the wisdom: %s%s%s", sp->choice[c].alg->name,
+                    sp->choice[c].params[0] ? ":" : "", sp->choice[c].params);
+        }
+        fprintf(f, "\n");
+    }
+    fprintf(f, "    the model's pick agrees with the measured winner on %d of %d range%s\n", agree,
+            n, n == 1 ? "" : "s");
+    if (judged < n)
+        fprintf(f, "    (%d without a model pick)\n", n - judged);
+out:
+    trd_timer_destroy(tm);
+    trd_shape_free(&st);
+    free(aux);
+    return rc;
+}
+
+int trd_explain_wisdom(FILE *f, trd_topo_t t, const trd_machine_plan *p, const trd_wisdom *w,
+                       const char *file)
+{
+    fprintf(f,
+            "\nmeasured size ranges, used in place of the model's (wisdom %s:\n  machine %s, %s, "
+            "%d rank%s%s,\n  MPI ",
+            file, w->machine, w->date, w->nranks, w->nranks == 1 ? "" : "s",
+            w->complete ? "" : ", cut short by its budget");
+    print_plain(f, w->mpi);
+    fprintf(f, "):\n  each range's winner and runner-up as measured, the model's time for the\n"
+               "  winner and the model's own pick (the collective's algorithms that plan for\n"
+               "  the shape, default parameters, timed on the schedules' cost model) at the\n"
+               "  range's typical size:\n");
+    for (int i = 0; i < w->nranges;) {
+        const trd_wisdom_range *r = &w->range[i];
+        int n = 1;
+        while (i + n < w->nranges && w->range[i + n].coll == r->coll &&
+               w->range[i + n].nnodes == r->nnodes && w->range[i + n].ppn == r->ppn)
+            n++;
+        int rc = explain_wisdom_shape(f, t, p, r, n);
+        if (rc)
+            return rc;
+        i += n;
+    }
+    fprintf(f, "  the model fills (every size of a measured shape comes from the wisdom):");
+    for (int c = 0; c < TRD_COLL_MAX; c++) {
+        int shapes = 0;
+        for (int i = 0; i < w->nranges; i++)
+            shapes += w->range[i].coll == c && w->range[i].from == 0;
+        fprintf(f, "\n    %s: ", trd_coll_name(c));
+        if (!shapes) {
+            fprintf(f, "every shape");
+            continue;
+        }
+        fprintf(f, "every shape but");
+        for (int i = 0; i < w->nranges; i++)
+            if (w->range[i].coll == c && w->range[i].from == 0)
+                fprintf(f, " %dx%d", w->range[i].nnodes, w->range[i].ppn);
+    }
+    fprintf(f, "\n");
     return ferror(f) ? TRD_ERR_IO : TRD_OK;
 }

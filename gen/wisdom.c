@@ -507,16 +507,20 @@ static void read_line(wctx *c, trd_wisdom *w, int *state)
     case H_RANKS:
         if (read_int(c, "a rank count (1 or more)", 1, 1 << 24, &w->nranks))
             return;
-        if (!(w->hosts = calloc((size_t)w->nranks, sizeof *w->hosts))) {
-            c->nomem = 1;
-            return;
-        }
         break;
-    case H_HOSTS:
-        for (int i = 0; i < w->nranks; i++)
+    case H_HOSTS: {
+        /* grown as the strings come: a large count alone allocates nothing */
+        int cap = 0;
+        for (int i = 0; i < w->nranks; i++) {
+            if (trd__grow((void **)&w->hosts, &cap, i + 1, sizeof *w->hosts)) {
+                c->nomem = 1;
+                return;
+            }
             if (read_string(c, "host", 0, w->hosts[i]))
                 return;
+        }
         break;
+    }
     case H_BUDGET: {
         int complete;
         if (read_time(c, "a budget in seconds", &w->budget_s) ||

@@ -273,6 +273,37 @@ static void test_wisdom_malformed(void)
                "bad.wisdom:9:27: error: unexpected character '\\x00'");
 }
 
+/* Every prefix of a good file, and the file with each byte replaced in turn
+ * by each of a few damaging ones: the reader returns TRD_OK with no message
+ * or TRD_ERR_INPUT with exactly one, and leaves nothing on error. */
+static void test_wisdom_robust(void)
+{
+    static const char good[] = HEAD "range allreduce 1 2 0 64 shm:rx:2 1.5 mpi 2\n"
+                                    "range allreduce 1 2 64 - shm 3e2 - 0\nend\n";
+    static const char damage[] = "\"\\ \n#-9x\xff";
+    size_t len = sizeof good - 1, nd = sizeof damage - 1;
+    char buf[sizeof good];
+    int bad = 0, accepted = 0;
+    for (size_t k = 0; k <= (nd + 1) * len; k++) {
+        size_t n = k <= len ? k : len;
+        memcpy(buf, good, len);
+        if (k > len)
+            buf[(k - len - 1) / nd] = damage[(k - len - 1) % nd];
+        trd_wisdom w;
+        trd_diag *d = trd_diag_create();
+        int rc = trd_wisdom_read_string("r.wisdom", buf, n, &w, d);
+        int ok = (rc == TRD_OK && trd_diag_count(d) == 0) ||
+                 (rc == TRD_ERR_INPUT && trd_diag_count(d) == 1 && !w.range && !w.hosts);
+        accepted += rc == TRD_OK;
+        if (!ok && bad++ < 5)
+            printf("\n  input %zu: rc %d, %d message(s)\n", k, rc, trd_diag_count(d));
+        trd_wisdom_free(&w);
+        trd_diag_destroy(d);
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT(accepted > 0); /* the good file whole, and harmless damage (a blank) */
+}
+
 static void test_wisdom_read_file(void)
 {
     trd_wisdom w;
@@ -289,7 +320,8 @@ int main(void)
     static const trd_test_case tests[] = {
         {"digest", test_wisdom_digest},       {"round_trip", test_wisdom_round_trip},
         {"stale", test_wisdom_stale},         {"good_minimal", test_wisdom_good_minimal},
-        {"malformed", test_wisdom_malformed}, {"read_file", test_wisdom_read_file},
+        {"malformed", test_wisdom_malformed}, {"robust", test_wisdom_robust},
+        {"read_file", test_wisdom_read_file},
     };
     return trd_test_main("wisdom", tests, TRD_NTESTS(tests));
 }
