@@ -242,6 +242,30 @@ int trd_plan_rx(trd_sb *b, const int *factors, int nfactors)
     return 0;
 }
 
+/* For measuring [FLEX §2.1.3]: the node's ranks as one factor (one step),
+ * their prime factors ascending and descending; one node only. */
+static int candidates(const trd_shape *sh, char (*cand)[TRD_PARAMS_MAX], int cap)
+{
+    int f[32], n = 0, k = 0, p = sh->nranks;
+    if (sh->nnodes != 1 || p < 2 || cap < 1)
+        return 0;
+    snprintf(cand[k++], TRD_PARAMS_MAX, "%d", p);
+    for (int d = 2; p > 1 && n < 32; d++)
+        while (p % d == 0 && n < 32) {
+            f[n++] = d;
+            p /= d;
+        }
+    for (int dir = 0; dir < 2 && n > 1 && k < cap; dir++) {
+        size_t o = 0;
+        for (int i = 0; i < n && o < TRD_PARAMS_MAX; i++)
+            o += (size_t)snprintf(cand[k] + o, TRD_PARAMS_MAX - o, "%s%d", i ? "," : "",
+                                  f[dir ? n - 1 - i : i]);
+        if (o < TRD_PARAMS_MAX && (!dir || f[0] != f[n - 1]))
+            k++;
+    }
+    return k;
+}
+
 static int plan(trd_sb *b, const void *params)
 {
     const rx_factors *fx = params;
@@ -257,4 +281,5 @@ const trd_algo trd_allreduce_shm_rx = {
     .parse = parse,
     .refuse = trd_refuse_one_node,
     .plan = plan,
+    .candidates = candidates,
 };

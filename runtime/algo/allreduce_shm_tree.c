@@ -110,6 +110,19 @@ static int plan(trd_sb *b, const void *params)
     return 0;
 }
 
+/* For measuring [FLEX §2.3]: radix 2, and 4 and 8 where the node's ranks
+ * leave the root more children than that; one node only. */
+static int candidates(const trd_shape *sh, char (*cand)[TRD_PARAMS_MAX], int cap)
+{
+    int k = 0;
+    if (sh->nnodes != 1)
+        return 0;
+    for (int r = 2; r <= 8 && k < cap; r *= 2)
+        if (r == 2 || r < sh->nranks - 1)
+            snprintf(cand[k++], TRD_PARAMS_MAX, "%d", r);
+    return k;
+}
+
 const trd_algo trd_allreduce_shm_tree = {
     .name = "shm:tree",
     .coll = TRD_COLL_ALLREDUCE,
@@ -120,4 +133,5 @@ const trd_algo trd_allreduce_shm_tree = {
     .parse = parse,
     .refuse = trd_refuse_one_node,
     .plan = plan,
+    .candidates = candidates,
 };

@@ -24,8 +24,10 @@
  *                          are not used, and the note says why.
  *   test_tuned candidates  every candidate trd_candidates lists for every
  *                          collective, forced through the *_with routine at
- *                          several counts, equals the library's result; the
- *                          list is the same on every rank and ends in "mpi";
+ *                          several counts, equals the library's result and
+ *                          runs (its note names it, and trd_fell_back is 0
+ *                          at one count at least; 1 for "mpi"); the list is
+ *                          the same on every rank and ends in "mpi";
  *                          "mpi", "auto" and a name that is no algorithm's.
  *
  * Prints one line per failed check and, on rank 0, "N passed, M failed";
@@ -285,7 +287,9 @@ static void test_tables(int nodes)
     /* the library's nonblocking and persistent routines where "mpi" is chosen */
     int mk = nodes == 1 ? 1 : 0;
     run_noted(&machine, comm, TRD_ALLREDUCE, counts[mk], "mpi", RUN_NONBLOCKING);
+#if MPI_VERSION >= 4 /* below, the library has no persistent collectives for mpi to call */
     run_noted(&machine, comm, TRD_ALLREDUCE, counts[mk], "mpi", RUN_PERSISTENT);
+#endif
     run_noted(&machine, comm, TRD_BCAST, counts[mk], "mpi", RUN_NONBLOCKING);
 
     /* user-defined ops at the size measured as "mpi": today's rules */
@@ -363,15 +367,25 @@ static void test_candidates(void)
         for (int i = 0; i < n; i++) {
             if (rank == 0)
                 printf("%s candidate %s\n", trd_coll_name(coll), cand[i]);
+            /* the candidate runs (its note) at one count at least */
+            int ran = 0;
+            capture_start();
             for (size_t k = 0; k < sizeof counts / sizeof *counts; k++) {
                 int fell =
                     run(&machine, comm, coll, counts[k], MPI_SUM, cand[i], RUN_BLOCKING, cand[i]);
+                ran |= !fell;
                 if (!strcmp(cand[i], "mpi")) {
                     snprintf(msg, sizeof msg, "%s forced mpi: trd_fell_back() %d",
                              trd_coll_name(coll), fell);
                     check(fell == 1, msg);
                 }
             }
+            char *text = capture_end(), line[200];
+            snprintf(line, sizeof line, "treeduce[tuned]: %s runs %.63s", routines[coll], cand[i]);
+            snprintf(msg, sizeof msg, "%.63s: no line '%s'%s", cand[i], line,
+                     ran || !strcmp(cand[i], "mpi") ? "" : ", and no count ran its schedule");
+            check(capture_count(text, line) == 1 && ran == !!strcmp(cand[i], "mpi"), msg);
+            free(text);
         }
         run(&machine, comm, coll, 100, MPI_SUM, "auto", RUN_BLOCKING, "auto");
         /* a name that is no algorithm of the collective: the note, the library */

@@ -127,7 +127,7 @@ static const char *params_for(const trd_algo *a, const trd_shape *sh, char *buf,
     trd_call call = {a->coll, 1, 8, 0, 0, 1, 0};
     size_t o = 0;
     int n = sh->nranks;
-    if (!a->parse || accepts(a, "", sh, &call) || a->candidates)
+    if (!a->parse || accepts(a, "", sh, &call))
         return "";
     buf[0] = '\0';
     for (int f = 2; n > 1; f++)
