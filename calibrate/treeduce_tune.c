@@ -331,9 +331,9 @@ int main(int argc, char **argv)
     free(intext);
     if (kind == 0) {
         trd_topo_digest(topo, mine.digest);
-        char host[MPI_MAX_PROCESSOR_NAME + 64];
+        char host[MPI_MAX_PROCESSOR_NAME + 64] = "";
         mine.node = trd_host_node(&b.m, host, sizeof host, mine.why, sizeof mine.why);
-        snprintf(mine.host, sizeof mine.host, "%s", host);
+        snprintf(mine.host, sizeof mine.host, "%.*s", (int)sizeof mine.host - 1, host);
     }
     char version[MPI_MAX_LIBRARY_VERSION_STRING];
     int vlen = 0;

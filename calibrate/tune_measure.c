@@ -262,15 +262,14 @@ static int measure_size(ctx *x, const int *idx, int n, size_t bytes, double *us,
             MPI_Barrier(x->comm);
             double t0 = MPI_Wtime();
             run(x, t->cands[idx[live[j]]], count, x->recv);
-            x->times[(size_t)j * MAX_ITERS + (size_t)it] = MPI_Wtime() - t0;
+            x->times[(size_t)j * (size_t)iters + (size_t)it] = MPI_Wtime() - t0;
         }
-    for (int j = 0; j < nlive; j++) {
-        double *v = x->times + (size_t)j * MAX_ITERS;
-        if ((rc = MPI_Allreduce(MPI_IN_PLACE, v, iters, MPI_DOUBLE, MPI_MAX, x->comm)) !=
-            MPI_SUCCESS)
-            return rc;
-        us[live[j]] = median(v, iters) * 1e6;
-    }
+    /* every call's time is the slowest rank's: one reduction for the size */
+    if ((rc = MPI_Allreduce(MPI_IN_PLACE, x->times, nlive * iters, MPI_DOUBLE, MPI_MAX, x->comm)) !=
+        MPI_SUCCESS)
+        return rc;
+    for (int j = 0; j < nlive; j++)
+        us[live[j]] = median(x->times + (size_t)j * (size_t)iters, iters) * 1e6;
     return MPI_SUCCESS;
 }
 
