@@ -17,7 +17,7 @@ for placement in 1x2:n0,n0 2x1:n0,n1; do
   name=${placement%%:*} hosts=${placement#*:}
   w=$work/$name.wisdom
   TREEDUCE_HOSTS=$hosts sh "$src/tests/mpi/run.sh" "$mpiexec" -n 2 "$tune" "$topo" \
-    --min-bytes 8 --max-bytes 64K --factor 4 --budget 120 --size-time 0.03 \
+    --min-bytes 8 --max-bytes 64K --factor 4 --budget 120 --size-time 0.01 \
     --candidates bcast=mpi -o "$w" || fail "treeduce-tune on $hosts"
   cat "$w"
   grep -q "^budget 120 1$" "$w" || fail "$w: not complete"
