@@ -218,7 +218,10 @@ static int read_time(wctx *c, const char *what, double *out)
     char buf[64];
     char *end = NULL;
     double v = 0;
+    /* decimal only: strtod would also take hex, inf and nan */
     int ok = k.len > 0 && k.len < sizeof buf && ((k.s[0] >= '0' && k.s[0] <= '9') || k.s[0] == '.');
+    for (size_t i = 0; ok && i < k.len; i++)
+        ok = (k.s[i] >= '0' && k.s[i] <= '9') || strchr(".eE+-", k.s[i]);
     if (ok) {
         memcpy(buf, k.s, k.len);
         buf[k.len] = '\0';
@@ -359,8 +362,12 @@ static int read_range(wctx *c, trd_wisdom *w, const trd_wisdom_range *prev)
     }
     uintmax_t from, below = SIZE_MAX;
     if (read_int(c, "a node count (1 or more)", 1, TRD_MAX_NODES, &r.nnodes) ||
-        read_int(c, "a count of ranks per node (1 or more)", 1, 1 << 20, &r.ppn) ||
-        read_uint(c, "a size in bytes", SIZE_MAX - 1, &from))
+        read_int(c, "a count of ranks per node (1 or more)", 1, 1 << 20, &r.ppn))
+        return -1;
+    const char *at = c->p;
+    int from_col = next(c).col;
+    c->p = at;
+    if (read_uint(c, "a size in bytes", SIZE_MAX - 1, &from))
         return -1;
     tok b = next(c);
     if (!tok_is(&b, "-")) {
@@ -388,9 +395,9 @@ static int read_range(wctx *c, trd_wisdom *w, const trd_wisdom_range *prev)
     int same = prev && prev->coll == r.coll && prev->nnodes == r.nnodes && prev->ppn == r.ppn;
     if (same && prev->below != SIZE_MAX) {
         if (r.from != prev->below) {
-            err(c, k.col,
-                "range of %s %dx%d starts at %zu, expected %zu (where the range before ends)",
-                trd_coll_name(r.coll), r.nnodes, r.ppn, r.from, prev->below);
+            err(c, from_col,
+                "expected %s %dx%d to go on from %zu (where its range before ends), got %zu",
+                trd_coll_name(r.coll), r.nnodes, r.ppn, prev->below, r.from);
             return -1;
         }
     } else {
@@ -408,7 +415,7 @@ static int read_range(wctx *c, trd_wisdom *w, const trd_wisdom_range *prev)
             }
         }
         if (r.from != 0) {
-            err(c, k.col, "range of %s %dx%d starts at %zu, expected 0 (its first range)",
+            err(c, from_col, "expected %s %dx%d to start from 0 (its first range), got %zu",
                 trd_coll_name(r.coll), r.nnodes, r.ppn, r.from);
             return -1;
         }

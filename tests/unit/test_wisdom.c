@@ -225,6 +225,8 @@ static void test_wisdom_malformed(void)
             "bad.wisdom:9:1: error: expected 'range' or 'end', got 'rnage'");
     REFUSED(HEAD "range allreduce 1 2 0 - ring 1.5us - 0\nend\n",
             "bad.wisdom:9:30: error: expected a time in microseconds, got '1.5us'");
+    REFUSED(HEAD "range allreduce 1 2 0 - ring 0x1p3 - 0\nend\n",
+            "bad.wisdom:9:30: error: expected a time in microseconds, got '0x1p3'");
     REFUSED(HEAD "range allreduce 1 2 0x10 - ring 1 - 0\nend\n",
             "bad.wisdom:9:21: error: expected a size in bytes, got '0x10'");
     REFUSED(HEAD "range allreduce 0 2 0 - ring 1 - 0\nend\n",
@@ -240,11 +242,11 @@ static void test_wisdom_malformed(void)
             "rabenseifner, smp, hring, flex, rm, shm, shm:rx, shm:tree, shm:cyclic, shm:socket, "
             "repro) or 'mpi' or '-', got 'nope'");
     REFUSED(HEAD "range allreduce 1 2 0 64 ring 1 - 0\nrange allreduce 1 2 128 - rd 1 - 0\nend\n",
-            "bad.wisdom:10:7: error: range of allreduce 1x2 starts at 128, expected 64 (where the "
-            "range before ends)");
+            "bad.wisdom:10:21: error: expected allreduce 1x2 to go on from 64 (where its range "
+            "before ends), got 128");
     REFUSED(HEAD "range allreduce 1 2 8 - ring 1 - 0\nend\n",
-            "bad.wisdom:9:7: error: range of allreduce 1x2 starts at 8, expected 0 (its first "
-            "range)");
+            "bad.wisdom:9:21: error: expected allreduce 1x2 to start from 0 (its first range), got "
+            "8");
     REFUSED(HEAD "range allreduce 1 2 0 64 ring 1 - 0\nend\n",
             "bad.wisdom:10:1: error: expected a range of allreduce 1x2 from 64 (its last range "
             "ends with '-')");

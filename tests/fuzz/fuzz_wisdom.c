@@ -1,0 +1,59 @@
+/* libFuzzer harness: wisdom files (trd_wisdom_read_string, gen/wisdom.c).
+ * A file the reader takes is checked against a small machine, written,
+ * and read back: the written text must read, to the same bytes when
+ * written again.  Every message is formatted into the sink. */
+#include "fuzz_common.h" /* first: it defines _GNU_SOURCE */
+
+#include <string.h>
+
+#include "wisdom.h"
+
+static const char machine[] = "machine duo;\n"
+                              "link eth { latency 50us; bandwidth 125MB/s; }\n"
+                              "nodetype duo { synthetic \"package:1 core:2\"; }\n"
+                              "switch top { link eth; nodes n[0-1] : duo; }\n";
+
+static char *written(const trd_wisdom *w, size_t *len)
+{
+    char *text = NULL;
+    FILE *f = open_memstream(&text, len);
+    if (f == NULL || trd_wisdom_write(f, w) != TRD_OK)
+        abort();
+    fclose(f);
+    return text;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static trd_topo_t t;
+    trd_diag *d = trd_diag_create();
+    if (d == NULL)
+        abort();
+    if (t == NULL) { /* the machine, once */
+        if (trd_topo_create(&t) != TRD_OK ||
+            trd_read_dsl_string(t, d, "duo.topo", machine, sizeof machine - 1) != TRD_OK ||
+            trd_topo_finalize(t, d) != TRD_OK)
+            abort();
+    }
+    trd_wisdom w, again;
+    int rc = trd_wisdom_read_string("fuzz.wisdom", (const char *)data, size, &w, d);
+    if ((rc == TRD_OK) != (trd_diag_count(d) == 0))
+        abort(); /* refused exactly when reported */
+    if (rc == TRD_OK) {
+        trd_wisdom_check(&w, t, d);
+        size_t len, len2;
+        char *text = written(&w, &len);
+        if (trd_wisdom_read_string("written.wisdom", text, len, &again, d) != TRD_OK)
+            abort();
+        char *text2 = written(&again, &len2);
+        if (len != len2 || memcmp(text, text2, len) != 0)
+            abort();
+        free(text);
+        free(text2);
+        trd_wisdom_free(&again);
+    }
+    trd_wisdom_free(&w);
+    trd_diag_print(d, trd_fuzz_sink());
+    trd_diag_destroy(d);
+    return 0;
+}
