@@ -273,14 +273,16 @@ static int measure_size(ctx *x, const int *idx, int n, size_t bytes, double *us,
     return MPI_SUCCESS;
 }
 
-/* The fastest and second fastest of us[0..n) that are not dead into p. */
+/* The fastest and second fastest of us[0..n) that are not dead into p; a
+ * tie goes to the MPI library's routine (no cost of treeduce's on top), else
+ * to the candidate listed first. */
 static void pick(const ctx *x, const int *idx, int n, const double *us, size_t bytes, tune_point *p)
 {
     *p = (tune_point){bytes, -1, -1, 0, 0};
     for (int i = 0; i < n; i++) {
         if (!isfinite(us[i]) || x->dead[idx[i]])
             continue;
-        if (p->win < 0 || us[i] < p->us) {
+        if (p->win < 0 || us[i] < p->us || (us[i] == p->us && is_mpi(x->t->cands[idx[i]]))) {
             p->runner = p->win;
             p->runner_us = p->us;
             p->win = idx[i];
