@@ -210,19 +210,16 @@ static void print_table(const tune_table *t, const trd_wisdom *w, int first)
     fprintf(stderr, "\n");
 }
 
-static int write_wisdom(const char *path, const trd_wisdom *w)
+/* Write w into out (opened before measuring, for path) and put it in place. */
+static int write_wisdom(trd_outfile *out, const char *path, const trd_wisdom *w)
 {
-    trd_outfile out;
     const char *what = "write";
-    int e = trd_outfile_open(&out, path, &what);
-    if (e == 0) {
-        if (trd_wisdom_write(out.f, w) != TRD_OK) {
-            e = errno ? errno : EIO;
-            what = "write";
-            trd_outfile_discard(&out);
-        } else {
-            e = trd_outfile_commit(&out, &what);
-        }
+    int e = 0;
+    if (trd_wisdom_write(out->f, w) != TRD_OK) {
+        e = errno ? errno : EIO;
+        trd_outfile_discard(out);
+    } else {
+        e = trd_outfile_commit(out, &what);
     }
     if (e)
         fprintf(stderr, "treeduce-tune: %s: cannot %s: %s; nothing written\n", path, what,
@@ -349,10 +346,24 @@ int main(int argc, char **argv)
     int *node = malloc((size_t)np * sizeof(int));
     if (!node)
         MPI_Abort(MPI_COMM_WORLD, EXIT_MPI);
+    /* the wisdom's file is created before anything is measured: a bad -o costs no measurement */
+    trd_outfile outf = {NULL, NULL, NULL};
+    char defname[TRD_WISDOM_STRING_MAX + 16];
     if (me == 0) {
         for (int r = 0; r < np; r++)
             node[r] = all[r].node;
         code = verdict(all, np, kind, a.load.input);
+        const char *path = a.output, *what = "write";
+        if (!path) {
+            snprintf(defname, sizeof defname, "%s.wisdom", b.m.name);
+            path = defname;
+        }
+        int e = code ? 0 : trd_outfile_open(&outf, path, &what);
+        if (e) {
+            fprintf(stderr, "treeduce-tune: %s: cannot %s: %s; nothing measured\n", path, what,
+                    strerror(e));
+            code = EXIT_WRITE;
+        }
     }
     MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (code != 0)
@@ -454,18 +465,13 @@ int main(int argc, char **argv)
             wrong += tab[i].wrong;
             print_table(&tab[i], &w, w.nranges > first ? first : -1);
         }
-        const char *out = a.output;
-        char defname[TRD_WISDOM_STRING_MAX + 16];
-        if (!out) {
-            snprintf(defname, sizeof defname, "%s.wisdom", b.m.name);
-            out = defname;
-        }
-        if (!code && write_wisdom(out, &w) != 0)
+        if (!code && write_wisdom(&outf, a.output ? a.output : defname, &w) != 0)
             code = EXIT_WRITE;
         else if (!code)
             fprintf(stderr,
-                    "treeduce-tune: wrote %s: %d range%s of %d table%s (%d of %d planned)%s\n", out,
-                    w.nranges, w.nranges == 1 ? "" : "s", kept, kept == 1 ? "" : "s", t, ntab,
+                    "treeduce-tune: wrote %s: %d range%s of %d table%s (%d of %d planned)%s\n",
+                    a.output ? a.output : defname, w.nranges, w.nranges == 1 ? "" : "s", kept,
+                    kept == 1 ? "" : "s", t, ntab,
                     wrong ? "; some candidates gave wrong results (above)" : "");
         free(w.hosts);
         free(w.range);
@@ -473,6 +479,8 @@ int main(int argc, char **argv)
     MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
     free(tab);
 done:
+    if (outf.f) /* not written: the target stays as it was */
+        trd_outfile_discard(&outf);
     free(node);
     free(all);
     tune_free_machine(&b);

@@ -3,7 +3,8 @@
 # tune.refuse: treeduce-tune refuses, with a clear message from rank 0, a
 # non-zero exit on every rank and no wisdom written: ranks with other
 # options (an MPMD launch), another description of the machine, another
-# TREEDUCE_HOSTS, a rank on no node of the machine, a bad option or budget.
+# TREEDUCE_HOSTS, a rank on no node of the machine, a bad option or budget,
+# an output that cannot be created (before anything is measured).
 mpiexec=$1 tune=$2 src=$3 work=$4
 topo=$src/tests/data/testbed.topo other=$src/tests/data/two-level.topo
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
@@ -44,5 +45,7 @@ expect 1 "treeduce-tune: --shapes: this job cannot form 4x1 (2 nodes, 1 rank on 
   env TREEDUCE_HOSTS=n0,n1 "$mpiexec" -n 2 "$tune" "$topo" --shapes 4x1
 expect 2 "error" -- \
   env TREEDUCE_HOSTS=n0,n1 "$mpiexec" -n 2 "$tune" "$src/tests/data/bad_cluster.topo"
+expect 3 "treeduce-tune: $work/none/w.wisdom: cannot create a temporary file beside it: No such file or directory; nothing measured" -- \
+  env TREEDUCE_HOSTS=n0,n1 "$mpiexec" -n 2 "$tune" "$topo" -o "$work/none/w.wisdom"
 [ $failed -eq 0 ] && echo "tune.refuse: passed"
 exit $failed
