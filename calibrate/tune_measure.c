@@ -294,6 +294,28 @@ static void pick(const ctx *x, const int *idx, int n, const double *us, size_t b
     }
 }
 
+/* A candidate found wrong at any size is chosen at none: the runner-up
+ * takes the sizes it won, or they go. */
+static void drop_dead(ctx *x)
+{
+    tune_table *t = x->t;
+    int kept = 0;
+    for (int g = 0; g < t->npoints; g++) {
+        tune_point p = t->point[g];
+        if (p.runner >= 0 && x->dead[p.runner]) {
+            p.runner = -1;
+            p.runner_us = 0;
+        }
+        if (x->dead[p.win]) {
+            if (p.runner < 0)
+                continue;
+            p = (tune_point){p.bytes, p.runner, -1, p.runner_us, 0};
+        }
+        t->point[kept++] = p;
+    }
+    t->npoints = kept;
+}
+
 static int cmp_point(const void *a, const void *b)
 {
     size_t x = ((const tune_point *)a)->bytes, y = ((const tune_point *)b)->bytes;
@@ -359,6 +381,7 @@ int tune_measure(const trd_machine *m, const tune_opts *o, MPI_Comm comm, tune_t
             x.slow[idx[i]] =
                 isfinite(us[i]) && us[i] > SLOW_FACTOR * p->us ? x.slow[idx[i]] + 1 : 0;
     }
+    drop_dead(&x);
     /* bisect each change of winner between neighbouring sizes */
     int ngridpts = t->npoints;
     for (int g = 0; g + 1 < ngridpts && !stop && rc == MPI_SUCCESS; g++) {
@@ -384,6 +407,7 @@ int tune_measure(const trd_machine *m, const tune_opts *o, MPI_Comm comm, tune_t
         }
     }
     if (rc == MPI_SUCCESS && !stop) {
+        drop_dead(&x);
         qsort(t->point, (size_t)t->npoints, sizeof t->point[0], cmp_point);
         t->complete = 1;
     }
