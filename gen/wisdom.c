@@ -321,7 +321,7 @@ static int read_alg(wctx *c, int coll, int none_ok, char *out, size_t cap)
     if (!ok) {
         char names[512], w[600];
         trd_algo_names(coll, names, sizeof names);
-        snprintf(w, sizeof w, "an algorithm of %s (%s) or 'mpi'%s", trd_coll_name(coll), names,
+        snprintf(w, sizeof w, "an algorithm of %s (%s)%s", trd_coll_name(coll), names,
                  none_ok ? " or '-'" : "");
         expected(c, &k, w);
         return -1;

@@ -258,6 +258,24 @@ static int host_name(char *buf, size_t len, char *why, size_t whylen)
     return 0;
 }
 
+int trd_host_node(const trd_machine *m, char *host, size_t hostlen, char *why, size_t whylen)
+{
+    if (host_name(host, hostlen, why, whylen) != 0)
+        return -1;
+    int node = trd_machine_find_node(m, host);
+    if (node < 0) {
+        /* a fully qualified name may carry the domain the topology omits */
+        char *dot = strchr(host, '.');
+        if (dot) {
+            *dot = '\0';
+            node = trd_machine_find_node(m, host);
+        }
+    }
+    if (node < 0)
+        snprintf(why, whylen, "host '%.80s' is not a node of machine '%.80s'", host, m->name);
+    return node;
+}
+
 /* Ring order: (machine node, rank), one rank per entry. */
 struct rank_node {
     int node, rank;
@@ -365,21 +383,7 @@ static int comm_build(MPI_Comm comm, const trd_machine *m, trd_comm **out)
     PMPI_Comm_rank(comm, &c->rank);
 
     char host[MPI_MAX_PROCESSOR_NAME + 64];
-    int mynode = -1;
-    if (host_name(host, sizeof host, c->why, sizeof c->why) == 0) {
-        mynode = trd_machine_find_node(m, host);
-        if (mynode < 0) {
-            /* a fully qualified name may carry the domain the topology omits */
-            char *dot = strchr(host, '.');
-            if (dot) {
-                *dot = '\0';
-                mynode = trd_machine_find_node(m, host);
-            }
-        }
-        if (mynode < 0)
-            snprintf(c->why, sizeof c->why, "host '%.80s' is not a node of machine '%.80s'", host,
-                     m->name);
-    }
+    int mynode = trd_host_node(m, host, sizeof host, c->why, sizeof c->why);
     nodes = malloc((size_t)c->size * sizeof(int));
     rn = malloc((size_t)c->size * sizeof *rn);
     if (!nodes || !rn)

@@ -303,6 +303,12 @@ void trd_shm_free(trd_comm *c);
 /* Ring index of the node called name, or -1 (binary search in name_order). */
 int trd_machine_find_node(const trd_machine *m, const char *name);
 
+/* This rank's node of m: ring index of the node named by entry world rank of
+ * TREEDUCE_HOSTS, else by MPI_Get_processor_name (less a domain the topology
+ * omits); host (hostlen bytes) gets the name.  -1 with why where the name
+ * cannot be read or is not a node of m. */
+int trd_host_node(const trd_machine *m, char *host, size_t hostlen, char *why, size_t whylen);
+
 /* ---- Plans and their execution (exec.c) ------------------------------------------- */
 
 /* This rank's plan of algorithm a (parameter text params; a NULL: the one

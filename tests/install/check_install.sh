@@ -35,7 +35,7 @@ install)
     rm -rf "$prefix"
     cmake --install "$build" --prefix "$prefix"
     missing=0
-    for f in bin/treeduce-gen bin/treeduce-calibrate \
+    for f in bin/treeduce-gen bin/treeduce-calibrate bin/treeduce-tune \
         "$libdir/libtreeduce_runtime.a" "$libdir/libtreeduce_algo.a" \
         include/treeduce/treeduce.h include/treeduce/treeduce_rt.h \
         include/treeduce/treeduce_mpi.inc include/treeduce/trd_select.h \
@@ -44,7 +44,7 @@ install)
         "$libdir/cmake/treeduce/treeduceTargets.cmake" \
         "$libdir/cmake/treeduce/TreeduceGenerate.cmake" \
         "$libdir/pkgconfig/treeduce.pc" share/treeduce/treeduce-topology.xsd \
-        share/man/man1/treeduce-gen.1 share/man/man1/treeduce-calibrate.1 \
+        share/man/man1/treeduce-gen.1 share/man/man1/treeduce-calibrate.1 share/man/man1/treeduce-tune.1 \
         share/man/man5/treeduce-topology.5; do
         if [ ! -f "$prefix/$f" ]; then
             echo "not installed: $f" >&2

@@ -236,11 +236,11 @@ static void test_wisdom_malformed(void)
             "allgather, reduce, bcast), got 'alltoall'");
     REFUSED(HEAD "range bcast 1 2 0 - rabenseifner 1 - 0\nend\n",
             "bad.wisdom:9:21: error: expected an algorithm of bcast (shm, binomial, "
-            "scatter_allgather) or 'mpi', got 'rabenseifner'");
+            "scatter_allgather, mpi), got 'rabenseifner'");
     REFUSED(HEAD "range allreduce 1 2 0 - mpi 1 nope 0\nend\n",
             "bad.wisdom:9:31: error: expected an algorithm of allreduce (nap, ring, rd, "
             "rabenseifner, smp, hring, flex, rm, shm, shm:rx, shm:tree, shm:cyclic, shm:socket, "
-            "repro) or 'mpi' or '-', got 'nope'");
+            "repro, mpi) or '-', got 'nope'");
     REFUSED(HEAD "range allreduce 1 2 0 64 ring 1 - 0\nrange allreduce 1 2 128 - rd 1 - 0\nend\n",
             "bad.wisdom:10:21: error: expected allreduce 1x2 to go on from 64 (where its range "
             "before ends), got 128");

@@ -1,0 +1,425 @@
+/* treeduce-tune: measuring one table, a collective on one communicator.
+ *
+ * Per size of the grid: each candidate runs once and its result is
+ * compared with the MPI library's (bcast and allgather exactly, reductions
+ * within rounding); a wrong one is reported and never chosen, one that
+ * falls back to the MPI library's routine (trd_fell_back) is left out at
+ * that size.  One warm-up round sets the iterations for the size's time
+ * target; then the candidates run interleaved (A, B, C, A, B, C, ...), each
+ * call after a barrier, and every call's time is the slowest rank's (one
+ * MAX reduction at the end of the size); a candidate's time is its median.
+ * A candidate more than twice as slow as the fastest at two consecutive
+ * sizes is dropped for the larger ones.  Each change of winner between two
+ * grid sizes is then bisected between the two winners, at the geometric
+ * middle in whole doubles, until the sizes are within 2^(1/4).
+ */
+#include "tune_run.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SLOW_FACTOR 2.0
+#define SLOW_SIZES 2
+#define BISECT_RATIO 1.1892071150027210667 /* 2^(1/4) */
+#define MIN_ITERS 3
+#define MAX_ITERS 999
+
+int tune_grid(const tune_opts *o, int coll, int nranks, size_t *bytes, int cap)
+{
+    int n = 0;
+    int blocks = coll == TRD_REDUCE_SCATTER_BLOCK || coll == TRD_ALLGATHER;
+    for (double b = (double)o->min_bytes; b <= (double)o->max_bytes * (1 + 1e-9) && n < cap;
+         b *= o->factor) {
+        size_t count = (size_t)llround(b / 8);
+        if (count == 0)
+            count = 1;
+        size_t v = count * 8;
+        if (blocks && v * (size_t)nranks > TUNE_MAX_VECTOR_BYTES)
+            break;
+        if (n == 0 || v > bytes[n - 1])
+            bytes[n++] = v;
+    }
+    return n;
+}
+
+int tune_spec_kept(const tune_opts *o, int coll, const char *spec)
+{
+    int any = 0;
+    size_t slen = strcspn(spec, ":");
+    for (int i = 0; i < o->nspecs; i++) {
+        if (o->spec[i].coll >= 0 && o->spec[i].coll != coll)
+            continue;
+        any = 1;
+        const char *s = o->spec[i].spec;
+        if (strcmp(s, spec) == 0 ||
+            (!strchr(s, ':') && strlen(s) == slen && strncmp(s, spec, slen) == 0))
+            return 1; /* "NAME" keeps every parameter candidate of NAME */
+    }
+    return !any;
+}
+
+/* What one table's sizes share. */
+typedef struct ctx {
+    const trd_machine *m;
+    const tune_opts *o;
+    MPI_Comm comm;
+    int rank, size;
+    tune_table *t;
+    tune_clock *clk;
+    double *send, *recv, *ref; /* send: the input; recv: the output; ref: the library's */
+    double *times;             /* [ncands * MAX_ITERS] */
+    int *dead;                 /* [ncands] wrong: never chosen */
+    int *slow;                 /* [ncands] consecutive sizes much slower than the best */
+} ctx;
+
+static int is_mpi(const char *spec)
+{
+    return strcmp(spec, "mpi") == 0;
+}
+
+/* The elements of one rank's input and output for count elements per call. */
+static size_t send_elems(int coll, size_t count, int p)
+{
+    return coll == TRD_REDUCE_SCATTER_BLOCK ? count * (size_t)p : count;
+}
+static size_t recv_elems(int coll, size_t count, int p)
+{
+    return coll == TRD_ALLGATHER ? count * (size_t)p : count;
+}
+
+/* One call of candidate spec (NULL: the MPI library's routine, the reference). */
+static int run(const ctx *x, const char *spec, int count, double *out)
+{
+    const trd_machine *m = x->m;
+    MPI_Comm c = x->comm;
+    switch (x->t->coll) {
+    case TRD_ALLREDUCE:
+        if (!spec)
+            return PMPI_Allreduce(x->send, out, count, MPI_DOUBLE, MPI_SUM, c);
+        return trd_allreduce_with(m, x->send, out, count, MPI_DOUBLE, MPI_SUM, c, spec);
+    case TRD_REDUCE_SCATTER_BLOCK:
+        if (!spec)
+            return PMPI_Reduce_scatter_block(x->send, out, count, MPI_DOUBLE, MPI_SUM, c);
+        return trd_reduce_scatter_block_with(m, x->send, out, count, MPI_DOUBLE, MPI_SUM, c, spec);
+    case TRD_ALLGATHER:
+        if (!spec)
+            return PMPI_Allgather(x->send, count, MPI_DOUBLE, out, count, MPI_DOUBLE, c);
+        return trd_allgather_with(m, x->send, count, MPI_DOUBLE, out, count, MPI_DOUBLE, c, spec);
+    case TRD_REDUCE:
+        if (!spec)
+            return PMPI_Reduce(x->send, out, count, MPI_DOUBLE, MPI_SUM, 0, c);
+        return trd_reduce_with(m, x->send, out, count, MPI_DOUBLE, MPI_SUM, 0, c, spec);
+    default: /* bcast from rank 0, whose buffer holds its input (fill) */
+        if (!spec)
+            return PMPI_Bcast(out, count, MPI_DOUBLE, 0, c);
+        return trd_bcast_with(m, out, count, MPI_DOUBLE, 0, c, spec);
+    }
+}
+
+/* Whether this rank's output of count elements is the library's: exact for
+ * the collectives that move data, within rounding for the sums. */
+static int same(const ctx *x, size_t count)
+{
+    int coll = x->t->coll;
+    if (coll == TRD_REDUCE && x->rank != 0)
+        return 1;
+    size_t n = recv_elems(coll, count, x->size);
+    if (coll == TRD_ALLGATHER || coll == TRD_BCAST)
+        return memcmp(x->recv, x->ref, n * sizeof(double)) == 0;
+    double tol = 1e-13 * x->size;
+    for (size_t i = 0; i < n; i++)
+        if (!(fabs(x->recv[i] - x->ref[i]) <= tol * (fabs(x->ref[i]) + 1)))
+            return 0;
+    return 1;
+}
+
+/* An output buffer before a checked call: bcast's root holds the input,
+ * every other buffer a value no rank sends. */
+static void fill(const ctx *x, int count, double *out)
+{
+    if (x->t->coll == TRD_BCAST && x->rank == 0) {
+        memcpy(out, x->send, (size_t)count * sizeof(double));
+        return;
+    }
+    for (size_t k = 0; k < recv_elems(x->t->coll, (size_t)count, x->size); k++)
+        out[k] = -1.0;
+}
+
+static double median(double *v, int n)
+{
+    for (int i = 1; i < n; i++) /* n is small: insertion sort */
+        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            double tmp = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = tmp;
+        }
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void fmt_bytes(char *buf, size_t len, size_t b)
+{
+    if (b >= ((size_t)1 << 20) && b % ((size_t)1 << 20) == 0)
+        snprintf(buf, len, "%zu MiB", b >> 20);
+    else if (b >= 1024 && b % 1024 == 0)
+        snprintf(buf, len, "%zu KiB", b >> 10);
+    else
+        snprintf(buf, len, "%zu B", b);
+}
+
+static void fmt_secs(char *buf, size_t len, double s)
+{
+    if (s >= 3600)
+        snprintf(buf, len, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
+    else if (s >= 60)
+        snprintf(buf, len, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
+    else
+        snprintf(buf, len, "%.0fs", s);
+}
+
+/* Measure candidates idx[0..n) at bytes; us[i] their medians (INFINITY: not
+ * run at this size).  *stop 1 where the budget left no time for it (nothing
+ * measured).  Returns MPI_SUCCESS or an error code. */
+static int measure_size(ctx *x, const int *idx, int n, size_t bytes, double *us, int *stop,
+                        const char *what)
+{
+    tune_table *t = x->t;
+    int count = (int)(bytes / 8), rc;
+    int flags[TUNE_MAX_CANDS];
+    *stop = 0;
+    fill(x, count, x->ref);
+    if ((rc = run(x, NULL, count, x->ref)) != MPI_SUCCESS)
+        return rc;
+    for (int i = 0; i < n; i++) {
+        const char *spec = t->cands[idx[i]];
+        fill(x, count, x->recv);
+        int e = run(x, spec, count, x->recv);
+        flags[i] =
+            (!is_mpi(spec) && trd_fell_back()) | (e != MPI_SUCCESS || !same(x, (size_t)count)) << 1;
+    }
+    if ((rc = MPI_Allreduce(MPI_IN_PLACE, flags, n, MPI_INT, MPI_MAX, x->comm)) != MPI_SUCCESS)
+        return rc;
+    int live[TUNE_MAX_CANDS], nlive = 0;
+    for (int i = 0; i < n; i++) {
+        us[i] = INFINITY;
+        if (flags[i] & 2) {
+            if (x->rank == 0 && !x->dead[idx[i]]) {
+                char b[32];
+                fmt_bytes(b, sizeof b, bytes);
+                fprintf(stderr,
+                        "treeduce-tune: %s %dx%d at %s: '%s' differs from the MPI library's "
+                        "result; never chosen\n",
+                        trd_coll_name(t->coll), t->nnodes, t->ppn, b, t->cands[idx[i]]);
+            }
+            if (!x->dead[idx[i]])
+                t->wrong++;
+            x->dead[idx[i]] = 1;
+        } else if (!(flags[i] & 1)) {
+            live[nlive++] = i;
+        }
+    }
+    /* warm-up round: the iterations that fit the size's time (barriers included) */
+    double est[2] = {MPI_Wtime(), 0};
+    for (int j = 0; j < nlive; j++) {
+        MPI_Barrier(x->comm);
+        run(x, t->cands[idx[live[j]]], count, x->recv);
+    }
+    est[0] = MPI_Wtime() - est[0];
+    if (x->rank == 0) {
+        double now = MPI_Wtime() - x->clk->start;
+        est[1] = x->clk->budget_s > 0 && now + MIN_ITERS * est[0] > x->clk->budget_s;
+    }
+    if ((rc = MPI_Allreduce(MPI_IN_PLACE, est, 2, MPI_DOUBLE, MPI_MAX, x->comm)) != MPI_SUCCESS)
+        return rc;
+    if (est[1] != 0) {
+        *stop = 1;
+        return MPI_SUCCESS;
+    }
+    double target = x->o->size_s;
+    if (x->clk->budget_s > 0 && x->clk->steps > 0) /* scaled to the budget, on every rank alike */
+        target = fmin(target, 0.8 * x->clk->budget_s / (double)x->clk->steps);
+    int iters = est[0] > 0 ? (int)fmin(MAX_ITERS, target / est[0]) : MAX_ITERS;
+    if (iters < MIN_ITERS)
+        iters = MIN_ITERS;
+    iters |= 1; /* odd: the median is one sample */
+    if (iters > MAX_ITERS)
+        iters = MAX_ITERS;
+    if (x->rank == 0 && what) {
+        char b[32], left[32] = "";
+        fmt_bytes(b, sizeof b, bytes);
+        double f = x->clk->steps ? (double)x->clk->done / (double)x->clk->steps : 0;
+        double el = MPI_Wtime() - x->clk->start;
+        if (f > 0.02)
+            fmt_secs(left, sizeof left, el * (1 - f) / f);
+        fprintf(stderr, "treeduce-tune: [%3.0f%%%s%s%s] %s %dx%d %s%s: %d candidate%s x %d\n",
+                100 * f, *left ? ", ~" : "", left, *left ? " left" : "", trd_coll_name(t->coll),
+                t->nnodes, t->ppn, b, what, nlive, nlive == 1 ? "" : "s", iters);
+    }
+    for (int it = 0; it < iters; it++)
+        for (int j = 0; j < nlive; j++) {
+            MPI_Barrier(x->comm);
+            double t0 = MPI_Wtime();
+            run(x, t->cands[idx[live[j]]], count, x->recv);
+            x->times[(size_t)j * (size_t)iters + (size_t)it] = MPI_Wtime() - t0;
+        }
+    /* every call's time is the slowest rank's: one reduction for the size */
+    if ((rc = MPI_Allreduce(MPI_IN_PLACE, x->times, nlive * iters, MPI_DOUBLE, MPI_MAX, x->comm)) !=
+        MPI_SUCCESS)
+        return rc;
+    for (int j = 0; j < nlive; j++)
+        us[live[j]] = median(x->times + (size_t)j * (size_t)iters, iters) * 1e6;
+    return MPI_SUCCESS;
+}
+
+/* The fastest and second fastest of us[0..n) that are not dead into p; a
+ * tie goes to the MPI library's routine (no cost of treeduce's on top), else
+ * to the candidate listed first. */
+static void pick(const ctx *x, const int *idx, int n, const double *us, size_t bytes, tune_point *p)
+{
+    *p = (tune_point){bytes, -1, -1, 0, 0};
+    for (int i = 0; i < n; i++) {
+        if (!isfinite(us[i]) || x->dead[idx[i]])
+            continue;
+        if (p->win < 0 || us[i] < p->us || (us[i] == p->us && is_mpi(x->t->cands[idx[i]]))) {
+            p->runner = p->win;
+            p->runner_us = p->us;
+            p->win = idx[i];
+            p->us = us[i];
+        } else if (p->runner < 0 || us[i] < p->runner_us) {
+            p->runner = idx[i];
+            p->runner_us = us[i];
+        }
+    }
+}
+
+/* A candidate found wrong at any size is chosen at none: the runner-up
+ * takes the sizes it won, or they go. */
+static void drop_dead(ctx *x)
+{
+    tune_table *t = x->t;
+    int kept = 0;
+    for (int g = 0; g < t->npoints; g++) {
+        tune_point p = t->point[g];
+        if (p.runner >= 0 && x->dead[p.runner]) {
+            p.runner = -1;
+            p.runner_us = 0;
+        }
+        if (x->dead[p.win]) {
+            if (p.runner < 0)
+                continue;
+            p = (tune_point){p.bytes, p.runner, -1, p.runner_us, 0};
+        }
+        t->point[kept++] = p;
+    }
+    t->npoints = kept;
+}
+
+static int cmp_point(const void *a, const void *b)
+{
+    size_t x = ((const tune_point *)a)->bytes, y = ((const tune_point *)b)->bytes;
+    return (x > y) - (x < y);
+}
+
+int tune_measure(const trd_machine *m, const tune_opts *o, MPI_Comm comm, tune_table *t,
+                 tune_clock *clk)
+{
+    ctx x = {m, o, comm, 0, 0, t, clk, NULL, NULL, NULL, NULL, NULL, NULL};
+    MPI_Comm_rank(comm, &x.rank);
+    MPI_Comm_size(comm, &x.size);
+    double t_start = MPI_Wtime();
+    t->npoints = t->complete = t->wrong = 0;
+    size_t grid[TUNE_MAX_POINTS];
+    int ngrid = tune_grid(o, t->coll, x.size, grid, TUNE_MAX_POINTS);
+    char all[TUNE_MAX_CANDS][TRD_CANDIDATE_MAX];
+    int nall = trd_candidates(m, comm, t->coll, all, TUNE_MAX_CANDS);
+    if (nall < 0)
+        return MPI_ERR_COMM;
+    t->ncands = 0;
+    for (int i = 0; i < nall && i < TUNE_MAX_CANDS; i++)
+        if (tune_spec_kept(o, t->coll, all[i]))
+            memcpy(t->cands[t->ncands++], all[i], TRD_CANDIDATE_MAX);
+    if (t->ncands == 0 || ngrid == 0) {
+        t->complete = 1;
+        return MPI_SUCCESS;
+    }
+    size_t maxcount = grid[ngrid - 1] / 8;
+    size_t ns = send_elems(t->coll, maxcount, x.size), nr = recv_elems(t->coll, maxcount, x.size);
+    x.send = malloc(ns * sizeof(double));
+    x.recv = malloc(nr * sizeof(double));
+    x.ref = malloc(nr * sizeof(double));
+    x.times = malloc((size_t)t->ncands * MAX_ITERS * sizeof(double));
+    x.dead = calloc((size_t)t->ncands, sizeof(int));
+    x.slow = calloc((size_t)t->ncands, sizeof(int));
+    int rc = MPI_ERR_NO_MEM, stop = 0;
+    if (!x.send || !x.recv || !x.ref || !x.times || !x.dead || !x.slow)
+        goto out;
+    /* values in [0, 1), different on every rank, the same in every run */
+    uint64_t s = 0x9e3779b97f4a7c15ull * (uint64_t)(x.rank + 1);
+    for (size_t i = 0; i < ns; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        x.send[i] = (double)(s >> 11) / 9007199254740992.0;
+    }
+    int idx[TUNE_MAX_CANDS];
+    double us[TUNE_MAX_CANDS];
+    rc = MPI_SUCCESS;
+    for (int g = 0; g < ngrid && !stop; g++) {
+        int n = 0;
+        for (int i = 0; i < t->ncands; i++)
+            if (!x.dead[i] && x.slow[i] < SLOW_SIZES)
+                idx[n++] = i;
+        if ((rc = measure_size(&x, idx, n, grid[g], us, &stop, "")) != MPI_SUCCESS || stop)
+            break;
+        clk->done++;
+        tune_point *p = &t->point[t->npoints];
+        pick(&x, idx, n, us, grid[g], p);
+        if (p->win < 0)
+            continue; /* nothing ran this size: its neighbours' ranges cover it */
+        t->npoints++;
+        for (int i = 0; i < n; i++)
+            x.slow[idx[i]] =
+                isfinite(us[i]) && us[i] > SLOW_FACTOR * p->us ? x.slow[idx[i]] + 1 : 0;
+    }
+    drop_dead(&x);
+    /* bisect each change of winner between neighbouring sizes */
+    int ngridpts = t->npoints;
+    for (int g = 0; g + 1 < ngridpts && !stop && rc == MPI_SUCCESS; g++) {
+        tune_point lo = t->point[g], hi = t->point[g + 1];
+        while (lo.win != hi.win && (double)hi.bytes > BISECT_RATIO * (double)lo.bytes &&
+               t->npoints < TUNE_MAX_POINTS) {
+            size_t mid = (size_t)llround(sqrt((double)(lo.bytes / 8) * (double)(hi.bytes / 8))) * 8;
+            if (mid <= lo.bytes || mid >= hi.bytes)
+                break;
+            int pair[2] = {lo.win, hi.win};
+            if ((rc = measure_size(&x, pair, 2, mid, us, &stop, " (bisecting)")) != MPI_SUCCESS ||
+                stop)
+                break;
+            tune_point p;
+            pick(&x, pair, 2, us, mid, &p);
+            if (p.win < 0)
+                break;
+            t->point[t->npoints++] = p;
+            if (p.win == lo.win)
+                lo = p;
+            else
+                hi = p;
+        }
+    }
+    if (rc == MPI_SUCCESS && !stop) {
+        drop_dead(&x);
+        qsort(t->point, (size_t)t->npoints, sizeof t->point[0], cmp_point);
+        t->complete = 1;
+    }
+out:
+    if (stop) /* every rank of comm saw it */
+        clk->stopped = 1;
+    t->seconds = MPI_Wtime() - t_start;
+    free(x.send);
+    free(x.recv);
+    free(x.ref);
+    free(x.times);
+    free(x.dead);
+    free(x.slow);
+    return rc;
+}

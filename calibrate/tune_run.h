@@ -1,0 +1,78 @@
+/* treeduce-tune's parts: the command line and the job (treeduce_tune.c),
+ * measuring one table, a collective on one communicator shape
+ * (tune_measure.c). */
+#ifndef TUNE_RUN_H
+#define TUNE_RUN_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+#include "treeduce_rt.h"
+
+#define TUNE_MAX_SPECS 32   /* --candidates options */
+#define TUNE_MAX_SHAPES 64  /* shapes formed from one job */
+#define TUNE_MAX_CANDS 128  /* candidates of one table */
+#define TUNE_MAX_POINTS 512 /* sizes measured in one table, the bisection's included */
+/* Most bytes of one rank's buffers for the pieces whose vector is a block per
+ * rank (reduce_scatter_block's input, allgather's output): larger sizes of
+ * the grid are not measured on those shapes. */
+#define TUNE_MAX_VECTOR_BYTES ((size_t)1 << 30)
+
+typedef struct tune_opts {
+    size_t min_bytes, max_bytes; /* the grid, whole doubles */
+    double factor;
+    double budget_s; /* 0: none */
+    double size_s;   /* time to spend on one size of one table, all candidates together */
+    int ncolls;      /* the collectives measured, in this order on each shape */
+    int coll[TRD_NCOLLS];
+    int nshapes; /* --shapes: 0 every shape the job can form */
+    int shape[TUNE_MAX_SHAPES][2];
+    int nspecs; /* --candidates */
+    struct {
+        int coll; /* -1: every collective */
+        char spec[TRD_CANDIDATE_MAX];
+    } spec[TUNE_MAX_SPECS];
+} tune_opts;
+
+/* One size measured: the fastest candidate and the second (indices into the
+ * table's candidates, runner -1 none), their medians in microseconds. */
+typedef struct tune_point {
+    size_t bytes;
+    int win, runner;
+    double us, runner_us;
+} tune_point;
+
+typedef struct tune_table {
+    int coll, nnodes, ppn;
+    int ncands;
+    char cands[TUNE_MAX_CANDS][TRD_CANDIDATE_MAX];
+    int npoints; /* sorted by bytes once measured */
+    tune_point point[TUNE_MAX_POINTS];
+    int complete; /* every size measured */
+    int wrong;    /* candidates that gave a wrong result */
+    double seconds;
+} tune_table;
+
+/* The budget and the progress, kept by rank 0 of the job (rank 0 of every
+ * communicator measured). */
+typedef struct tune_clock {
+    double start, budget_s;
+    long steps, done; /* sizes of the grid in every table planned, and measured */
+    int stopped;      /* the budget ran out */
+} tune_clock;
+
+/* The grid's sizes in bytes (whole doubles, ascending, no repeats) for coll
+ * on nranks ranks into bytes[0..cap); returns how many. */
+int tune_grid(const tune_opts *o, int coll, int nranks, size_t *bytes, int cap);
+
+/* Measure t->coll on comm (every rank of comm calls it; t->nnodes, t->ppn
+ * its shape) with machine m: candidates, grid, bisection of each change of
+ * winner.  t->complete 0 where the budget cut it short (c->stopped is then
+ * set on rank 0 of comm).  Returns MPI_SUCCESS or an MPI error code. */
+int tune_measure(const trd_machine *m, const tune_opts *o, MPI_Comm comm, tune_table *t,
+                 tune_clock *c);
+
+/* Whether spec (a candidate) is kept by the --candidates of o for coll. */
+int tune_spec_kept(const tune_opts *o, int coll, const char *spec);
+
+#endif

@@ -1,0 +1,64 @@
+#!/bin/sh
+# check_tune.sh MPIEXEC TUNE GEN MPICC SRC RUNTIME_A ALGO_A WORK
+# tune.np2: treeduce-tune at np 2 on tests/data/testbed.topo, one node x 2
+# ranks and 2 nodes x 1 (TREEDUCE_HOSTS), a tiny grid, bcast restricted to
+# the MPI library's routine (so that "mpi" wins its ranges); then for each
+# wisdom: treeduce-gen --wisdom, the generated C compiled with the build's
+# runtime and check_wisdom.c, run at np 2 on the same placement (every
+# range's winner runs, results equal PMPI's).  A budget run: cut short,
+# "budget 3 0", the table measured before the cut kept.  A candidate with
+# wrong results: reported, never chosen.
+mpiexec=$1 tune=$2 gen=$3 mpicc=$4 src=$5 rt=$6 algo=$7 work=$8
+topo=$src/tests/data/testbed.topo
+rm -rf "$work" && mkdir -p "$work" || exit 1
+fail() { echo "FAIL: $*"; exit 1; }
+
+for placement in 1x2:n0,n0 2x1:n0,n1; do
+  name=${placement%%:*} hosts=${placement#*:}
+  w=$work/$name.wisdom
+  TREEDUCE_HOSTS=$hosts sh "$src/tests/mpi/run.sh" "$mpiexec" -n 2 "$tune" "$topo" \
+    --min-bytes 8 --max-bytes 64K --factor 4 --budget 120 --size-time 0.01 \
+    --candidates bcast=mpi -o "$w" || fail "treeduce-tune on $hosts"
+  cat "$w"
+  grep -q "^budget 120 1$" "$w" || fail "$w: not complete"
+  grep -q "^hosts \"n0\" \"${hosts#n0,}\"$" "$w" || fail "$w: hosts"
+  for coll in allreduce reduce_scatter_block allgather reduce bcast; do
+    grep -q "^range $coll ${name%x*} ${name#*x} 0 " "$w" || fail "$w: no $coll table"
+  done
+  grep -q "^range bcast ${name%x*} ${name#*x} 0 - mpi " "$w" || fail "$w: bcast is not mpi"
+  "$gen" "$topo" --wisdom "$w" -o "$work/$name" || fail "treeduce-gen --wisdom $w"
+  "$mpicc" -O1 -o "$work/$name/check_wisdom" "$src/tests/tune/check_wisdom.c" \
+    "$work/$name"/trd_testbed.c "$work/$name"/trd_testbed_mpi.c -I"$work/$name" \
+    -I"$src/runtime" -I"$src/runtime/algo" "$rt" "$algo" -lpthread -lm ||
+    fail "compiling the generated library"
+  TREEDUCE_HOSTS=$hosts TREEDUCE_VERBOSE=2 sh "$src/tests/mpi/run.sh" "$mpiexec" -n 2 \
+    "$work/$name/check_wisdom" "$w" >"$work/$name.out" 2>&1
+  rc=$?
+  cat "$work/$name.out"
+  [ $rc -eq 0 ] || fail "check_wisdom on $hosts"
+  grep -q "check_wisdom: [1-9][0-9]* ranges, [1-9][0-9]* passed, 0 failed" "$work/$name.out" ||
+    fail "check_wisdom on $hosts: no summary"
+done
+
+# a budget far too small for the grid: bcast (the MPI library's routine
+# only) is measured first and whole, allreduce is cut short and left out
+w=$work/budget.wisdom
+TREEDUCE_HOSTS=n0,n1 sh "$src/tests/mpi/run.sh" "$mpiexec" -n 2 "$tune" "$topo" \
+  --min-bytes 8 --max-bytes 64M --factor 4 --size-time 0.001 --colls bcast,allreduce \
+  --candidates bcast=mpi --budget 3s -o "$w" || fail "treeduce-tune --budget 3s"
+cat "$w"
+grep -q "^budget 3 0$" "$w" || fail "$w: not marked cut short"
+grep -q "^range bcast 2 1 0 - mpi " "$w" || fail "$w: the bcast table measured first is missing"
+grep -q "^range allreduce" "$w" && fail "$w: holds the allreduce table cut short"
+"$gen" "$topo" --wisdom "$w" -o "$work/budget" || fail "treeduce-gen --wisdom $w"
+# a candidate whose results are wrong (its plan broken with TREEDUCE_BREAK)
+# is reported and never chosen
+w=$work/broken.wisdom
+TREEDUCE_BREAK=rd:1:2 TREEDUCE_HOSTS=n1,n0 sh "$src/tests/mpi/run.sh" "$mpiexec" -n 2 "$tune" \
+  "$topo" --max-bytes 4K --factor 8 --size-time 0.01 --colls allreduce --candidates allreduce=rd \
+  --candidates allreduce=mpi -o "$w" >"$work/broken.out" 2>&1 || fail "treeduce-tune, rd broken"
+cat "$work/broken.out" "$w"
+grep -qF "treeduce-tune: allreduce 2x1 at 8 B: 'rd' differs from the MPI library's result; never chosen" \
+  "$work/broken.out" || fail "the wrong results of rd are not reported"
+grep -q "^range allreduce 2 1 0 - mpi " "$w" || fail "$w: rd is chosen"
+echo "tune.np2: passed"
