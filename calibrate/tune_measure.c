@@ -6,12 +6,12 @@
  * falls back to the MPI library's routine (trd_fell_back) is left out at
  * that size.  One warm-up round sets the iterations for the size's time
  * target; then the candidates run interleaved (A, B, C, A, B, C, ...), each
- * call after a barrier, and every call's time is the slowest rank's (one
- * MAX reduction at the end of the size); a candidate's time is its median.
- * A candidate more than twice as slow as the fastest at two consecutive
- * sizes is dropped for the larger ones.  Each change of winner between two
- * grid sizes is then bisected between the two winners, at the geometric
- * middle in whole doubles, until the sizes are within 2^(1/4).
+ * timed call after an untimed one of the same candidate (its plan cached,
+ * as for an application that repeats a call) and a barrier, and every call's time is the slowest
+ * rank's (one MAX reduction at the end of the size); a candidate's time is its median. A candidate
+ * more than twice as slow as the fastest at two consecutive sizes is dropped for the larger ones.
+ * Each change of winner between two grid sizes is then bisected between the two winners, at the
+ * geometric middle in whole doubles, until the sizes are within 2^(1/4).
  */
 #include "tune_run.h"
 
@@ -240,7 +240,8 @@ static int measure_size(ctx *x, const int *idx, int n, size_t bytes, double *us,
     double target = x->o->size_s;
     if (x->clk->budget_s > 0 && x->clk->steps > 0) /* scaled to the budget, on every rank alike */
         target = fmin(target, 0.8 * x->clk->budget_s / (double)x->clk->steps);
-    int iters = est[0] > 0 ? (int)fmin(MAX_ITERS, target / est[0]) : MAX_ITERS;
+    /* two calls per candidate and iteration (the untimed one below) */
+    int iters = est[0] > 0 ? (int)fmin(MAX_ITERS, target / (2 * est[0])) : MAX_ITERS;
     if (iters < MIN_ITERS)
         iters = MIN_ITERS;
     iters |= 1; /* odd: the median is one sample */
@@ -257,8 +258,12 @@ static int measure_size(ctx *x, const int *idx, int n, size_t bytes, double *us,
                 100 * f, *left ? ", ~" : "", left, *left ? " left" : "", trd_coll_name(t->coll),
                 t->nnodes, t->ppn, b, what, nlive, nlive == 1 ? "" : "s", iters);
     }
+    /* each timed call follows an untimed one of the same candidate: the
+     * candidates outnumber the runtime's plan cache (TRD_PLAN_CACHE), and an
+     * application calling one size repeatedly runs a cached plan, not a new one */
     for (int it = 0; it < iters; it++)
         for (int j = 0; j < nlive; j++) {
+            run(x, t->cands[idx[live[j]]], count, x->recv);
             MPI_Barrier(x->comm);
             double t0 = MPI_Wtime();
             run(x, t->cands[idx[live[j]]], count, x->recv);
