@@ -246,15 +246,23 @@ int trd_predict_csv(FILE *f, trd_topo_t t, const trd_machine_plan *p, double max
     if (!rc)
         fprintf(f, "algorithm,bytes,predicted_us\n");
     for (int a = 0; trd_algos[a] && !rc; a++) {
-        if (trd_algos[a]->coll != TRD_COLL_ALLREDUCE)
+        const trd_algo *al = trd_algos[a];
+        char cand[64][TRD_PARAMS_MAX];
+        if (al->coll != TRD_COLL_ALLREDUCE)
             continue;
-        for (double b = 8; b <= max_bytes && !rc; b *= 2) {
-            double us;
-            rc = trd_timer_us(tm, trd_algos[a], "", (size_t)(b / 8), &us);
-            if (!rc && us == INFINITY)
-                break; /* not for this machine (e.g. an algorithm for one node) */
-            if (!rc)
-                fprintf(f, "%s,%.0f,%.4f\n", trd_algos[a]->name, b, us);
+        /* the default parameters, then every candidate the algorithm offers
+         * for the shape ("shm:rx:2,2", "shm:tree:4") */
+        int nc = al->candidates ? al->candidates(&st.s, cand, 64) : 0;
+        for (int c = -1; c < nc && !rc; c++) {
+            const char *params = c < 0 ? "" : cand[c];
+            for (double b = 8; b <= max_bytes && !rc; b *= 2) {
+                double us;
+                rc = trd_timer_us(tm, al, params, (size_t)(b / 8), &us);
+                if (!rc && us == INFINITY)
+                    break; /* not for this machine (e.g. an algorithm for one node) */
+                if (!rc)
+                    fprintf(f, "%s%s%s,%.0f,%.4f\n", al->name, *params ? ":" : "", params, b, us);
+            }
         }
     }
     trd_timer_destroy(tm);

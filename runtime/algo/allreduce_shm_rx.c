@@ -248,6 +248,12 @@ static int plan(trd_sb *b, const void *params)
     return trd_plan_rx(b, fx->f, fx->n);
 }
 
+/* The factor lists of the ranks on one node (factors 2..8) [FLEX §2.1.3]. */
+static int candidates(const trd_shape *sh, char (*cand)[TRD_PARAMS_MAX], int cap)
+{
+    return sh->nnodes == 1 ? trd_factor_lists(sh->nranks, "", cand, cap) : 0;
+}
+
 const trd_algo trd_allreduce_shm_rx = {
     .name = "shm:rx",
     .coll = TRD_COLL_ALLREDUCE,
@@ -257,4 +263,5 @@ const trd_algo trd_allreduce_shm_rx = {
     .parse = parse,
     .refuse = trd_refuse_one_node,
     .plan = plan,
+    .candidates = candidates,
 };

@@ -110,6 +110,20 @@ static int plan(trd_sb *b, const void *params)
     return 0;
 }
 
+/* Radices 2 .. min(8, p-1), then p-1 where larger: from p-1 up every radix
+ * gives the one-level tree [FLEX §2.3]. */
+static int candidates(const trd_shape *sh, char (*cand)[TRD_PARAMS_MAX], int cap)
+{
+    int k = 0, top = sh->nranks - 1 > 2 ? sh->nranks - 1 : 2;
+    if (sh->nnodes != 1 || sh->nranks < 2)
+        return 0;
+    for (int r = 2; r <= top && r <= 8 && k < cap; r++)
+        snprintf(cand[k++], TRD_PARAMS_MAX, "%d", r);
+    if (top > 8 && k < cap)
+        snprintf(cand[k++], TRD_PARAMS_MAX, "%d", top);
+    return k;
+}
+
 const trd_algo trd_allreduce_shm_tree = {
     .name = "shm:tree",
     .coll = TRD_COLL_ALLREDUCE,
@@ -120,4 +134,5 @@ const trd_algo trd_allreduce_shm_tree = {
     .parse = parse,
     .refuse = trd_refuse_one_node,
     .plan = plan,
+    .candidates = candidates,
 };
