@@ -375,7 +375,7 @@ static int check_pieces(checker *c, const trd_shape_store *st)
 {
     for (int i = 0; trd_algos[i]; i++) {
         const trd_algo *a = trd_algos[i];
-        if (a->coll == TRD_COLL_ALLREDUCE)
+        if (a->coll == TRD_COLL_ALLREDUCE || (a->flags & TRD_ALGO_LIBRARY))
             continue;
         int rc = check_alg(c, st, a, "", -1);
         if (rc)
@@ -448,7 +448,7 @@ static int check_one_node(checker *c, const trd_machine_plan *p)
     rc = check_alg(c, &st, rd, "", 0);
     for (int i = 0; trd_algos[i] && !rc; i++) {
         const trd_algo *a = trd_algos[i];
-        if (a->coll != TRD_COLL_ALLREDUCE || a == rd)
+        if (a->coll != TRD_COLL_ALLREDUCE || a == rd || (a->flags & TRD_ALGO_LIBRARY))
             continue;
         /* parameters where the default is none: the cores' prime factors
          * (shm:rx), else radix 2 (shm:tree) */

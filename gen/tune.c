@@ -248,7 +248,7 @@ int trd_predict_csv(FILE *f, trd_topo_t t, const trd_machine_plan *p, double max
     for (int a = 0; trd_algos[a] && !rc; a++) {
         const trd_algo *al = trd_algos[a];
         char cand[64][TRD_PARAMS_MAX];
-        if (al->coll != TRD_COLL_ALLREDUCE)
+        if (al->coll != TRD_COLL_ALLREDUCE || (al->flags & TRD_ALGO_LIBRARY))
             continue;
         /* the default parameters, then every candidate the algorithm offers
          * for the shape ("shm:rx:2,2", "shm:tree:4") */

@@ -52,6 +52,51 @@ static const char *routine(const char *const names[3], const how *h)
     return names[h->mode];
 }
 
+_Static_assert((int)TRD_ALLREDUCE == (int)TRD_COLL_ALLREDUCE &&
+                   (int)TRD_REDUCE_SCATTER_BLOCK == (int)TRD_COLL_REDUCE_SCATTER_BLOCK &&
+                   (int)TRD_ALLGATHER == (int)TRD_COLL_ALLGATHER &&
+                   (int)TRD_REDUCE == (int)TRD_COLL_REDUCE &&
+                   (int)TRD_BCAST == (int)TRD_COLL_BCAST && (int)TRD_NCOLLS == (int)TRD_COLL_MAX,
+               "treeduce.h's collectives are enum trd_coll");
+
+/* trd_fell_back: set to 0 as a routine starts, to 1 where it calls the MPI
+ * library's routine (the label `library` of each). */
+static _Thread_local int fell_back;
+
+int trd_fell_back(void)
+{
+    return fell_back;
+}
+
+/* The algorithm a *_with routine is given: 0 with *a (NULL: the machine's
+ * choice) and *params, or -1 where spec names none of coll's algorithms
+ * (said once; the caller calls the MPI library's routine). */
+static int forced_spec(const trd_machine *m, int coll, const char *name, const char *spec,
+                       const trd_algo **a, const char **params)
+{
+    *a = NULL;
+    *params = "";
+    if (!spec || !*spec || strcmp(spec, "auto") == 0 || (*a = trd_algo_parse(coll, spec, params)))
+        return 0;
+    trd_forced_note(m, name, spec, "", "not an algorithm's name");
+    fell_back = 1;
+    return -1;
+}
+
+/* The notes of a call that goes to the MPI library's routine (routine name):
+ * why; where "mpi" was chosen or forced, its name as any choice's
+ * (TREEDUCE_VERBOSE=2); else where an algorithm a was forced, that it cannot
+ * run the call. */
+static void library_note(const trd_machine *m, const char *name, const trd_algo *a,
+                         const char *params, const char *why)
+{
+    trd_fallback_note(m, name, why);
+    if (why == trd_why_library_chosen || why == trd_why_library_forced)
+        trd_choice_note(m, name, "mpi", "");
+    else if (a && !trd_env_disabled())
+        trd_forced_note(m, name, a->name, params, why);
+}
+
 /* ---- Arguments ------------------------------------------------------------------ */
 
 /* A buffer of a call: count elements of type at buf, times the
@@ -277,7 +322,7 @@ static const char *reduction_checks(MPI_Count count, MPI_Datatype datatype, MPI_
 static int run_here(const trd_job *j, const char **why)
 {
     trd_plan_entry *p;
-    int rc = trd_plan_get(j->c, j->a, j->params, &j->call, &p, why);
+    int rc = trd_plan_get(j->c, j->a, j->params, &j->call, j->user_op, &p, why);
     if (rc != MPI_SUCCESS || !p)
         return rc; /* the caller falls back and still owns the stage */
     if (!j->stage || !j->stage->pre || (rc = j->stage->pre(j->stage)) == MPI_SUCCESS) {
@@ -357,12 +402,15 @@ static int allreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, M
     int rc, aliased = 0;
     const call_args args = {
         comm, {sendbuf, count, datatype, 0}, {recvbuf, count, datatype, 0}, op, 0, ARG_OP};
+    fell_back = 0;
     if (trd_env_reproducible())
         a = reproducible(m, a, &params);
     if (trd_env_disabled())
         why = "TREEDUCE_DISABLE is set";
     else if ((rc = check_args(&args, h->mode == TRD_BLOCKING ? &aliased : NULL, &why)))
         return rc;
+    else if (!why && a && (a->flags & TRD_ALGO_LIBRARY))
+        why = trd_why_library_forced;
     else if (!why)
         why = reduction_checks(count, datatype, op, &red, &dc);
     if (why)
@@ -395,15 +443,15 @@ static int allreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, M
                  recvbuf,
                  dc.type,
                  &red,
-                 NULL};
+                 NULL,
+                 !trd_op_is_predefined(op)};
     rc = launch(&j, h, &dc, (size_t)count, (size_t)count, &why);
     if (!why)
         return raise_error(comm, rc || !aliased ? rc : MPI_ERR_BUFFER);
 fallback:
-    trd_fallback_note(m, routine(allreduce_names, h), why);
-    if (a && !trd_env_disabled())
-        trd_forced_note(m, routine(allreduce_names, h), a->name, params, why);
+    library_note(m, routine(allreduce_names, h), a, params, why);
 library:
+    fell_back = 1;
     return TRD_PMPI(
         h->mode, count > INT_MAX, PMPI_Allreduce(sendbuf, recvbuf, (int)count, datatype, op, comm),
         PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm),
@@ -449,13 +497,10 @@ int trd_allreduce_init(const trd_machine *m, const void *sendbuf, void *recvbuf,
 int trd_allreduce_with(const trd_machine *m, const void *sendbuf, void *recvbuf, int count,
                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const char *algorithm)
 {
-    const char *params = "";
-    const trd_algo *a = NULL;
-    if (algorithm && *algorithm && strcmp(algorithm, "auto") != 0 &&
-        !(a = trd_algo_parse(TRD_COLL_ALLREDUCE, algorithm, &params))) {
-        trd_forced_note(m, "MPI_Allreduce", algorithm, "", "not an algorithm's name");
+    const char *params;
+    const trd_algo *a;
+    if (forced_spec(m, TRD_COLL_ALLREDUCE, "MPI_Allreduce", algorithm, &a, &params))
         return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-    }
     return allreduce(m, sendbuf, recvbuf, count, datatype, op, comm, a, params, &blocking);
 }
 
@@ -466,7 +511,7 @@ static const char *const rsb_names[3] = {"MPI_Reduce_scatter_block", "MPI_Ireduc
 
 static int reduce_scatter_block(const trd_machine *m, const void *sendbuf, void *recvbuf,
                                 MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op,
-                                MPI_Comm comm, const how *h)
+                                MPI_Comm comm, const trd_algo *a, const char *params, const how *h)
 {
     trd_reducer red;
     trd_dtype_call dc;
@@ -474,9 +519,12 @@ static int reduce_scatter_block(const trd_machine *m, const void *sendbuf, void 
         comm, {sendbuf, recvcount, datatype, 1}, {recvbuf, recvcount, datatype, 0}, op, 0, ARG_OP};
     const char *why;
     trd_comm *c = NULL;
+    fell_back = 0;
     int aliased = 0, rc = check_args(&args, h->mode == TRD_BLOCKING ? &aliased : NULL, &why);
     if (rc != MPI_SUCCESS)
         return rc;
+    if (!why && a && (a->flags & TRD_ALGO_LIBRARY))
+        why = trd_why_library_forced;
     if (!why)
         why = reduction_checks(recvcount, datatype, op, &red, &dc);
     if (!why && recvcount == 0) {
@@ -497,21 +545,23 @@ static int reduce_scatter_block(const trd_machine *m, const void *sendbuf, void 
         }
         trd_job j = {c,
                      routine(rsb_names, h),
-                     NULL,
-                     "",
+                     a,
+                     params,
                      {TRD_COLL_REDUCE_SCATTER_BLOCK, (size_t)recvcount * dc.per, red.extent, 0,
                       in_place, red.commutative, 0},
                      in_place ? NULL : sendbuf,
                      recvbuf,
                      dc.type,
                      &red,
-                     NULL};
+                     NULL,
+                     !trd_op_is_predefined(op)};
         rc = launch(&j, h, &dc, (size_t)recvcount * (size_t)c->size, (size_t)recvcount, &why);
         if (!why)
             return raise_error(comm, rc || !aliased ? rc : MPI_ERR_BUFFER);
     }
-    trd_fallback_note(m, routine(rsb_names, h), why);
+    library_note(m, routine(rsb_names, h), a, params, why);
 library:
+    fell_back = 1;
     return TRD_PMPI(
         h->mode, recvcount > INT_MAX,
         PMPI_Reduce_scatter_block(sendbuf, recvbuf, (int)recvcount, datatype, op, comm),
@@ -527,13 +577,15 @@ library:
 int trd_reduce_scatter_block(const trd_machine *m, const void *sendbuf, void *recvbuf,
                              int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    return reduce_scatter_block(m, sendbuf, recvbuf, recvcount, datatype, op, comm, &blocking);
+    return reduce_scatter_block(m, sendbuf, recvbuf, recvcount, datatype, op, comm, NULL, "",
+                                &blocking);
 }
 
 int trd_reduce_scatter_block_c(const trd_machine *m, const void *sendbuf, void *recvbuf,
                                MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    return reduce_scatter_block(m, sendbuf, recvbuf, recvcount, datatype, op, comm, &blocking);
+    return reduce_scatter_block(m, sendbuf, recvbuf, recvcount, datatype, op, comm, NULL, "",
+                                &blocking);
 }
 
 int trd_ireduce_scatter_block(const trd_machine *m, const void *sendbuf, void *recvbuf,
@@ -541,7 +593,7 @@ int trd_ireduce_scatter_block(const trd_machine *m, const void *sendbuf, void *r
                               MPI_Request *request)
 {
     how h = {TRD_NONBLOCKING, MPI_INFO_NULL, request};
-    return reduce_scatter_block(m, sendbuf, recvbuf, recvcount, datatype, op, comm, &h);
+    return reduce_scatter_block(m, sendbuf, recvbuf, recvcount, datatype, op, comm, NULL, "", &h);
 }
 
 int trd_reduce_scatter_block_init(const trd_machine *m, const void *sendbuf, void *recvbuf,
@@ -549,7 +601,7 @@ int trd_reduce_scatter_block_init(const trd_machine *m, const void *sendbuf, voi
                                   MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     how h = {TRD_PERSISTENT, info, request};
-    return reduce_scatter_block(m, sendbuf, recvbuf, recvcount, datatype, op, comm, &h);
+    return reduce_scatter_block(m, sendbuf, recvbuf, recvcount, datatype, op, comm, NULL, "", &h);
 }
 
 /* ---- Reduce_scatter (a count per rank) ---------------------------------------------- */
@@ -606,6 +658,7 @@ static int reduce_scatter(const trd_machine *m, const void *sendbuf, void *recvb
     trd_comm *c = NULL;
     rs_stage *s = NULL;
     int rc, size = 0, rank = 0, negative = 0;
+    fell_back = 0;
     if (comm != MPI_COMM_NULL &&
         (PMPI_Comm_size(comm, &size) != MPI_SUCCESS || PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS))
         why = "invalid arguments";
@@ -676,11 +729,17 @@ static int reduce_scatter(const trd_machine *m, const void *sendbuf, void *recvb
             goto nomem;
         if (!(s->out = malloc((padded ? maxc : total) * red.extent)))
             goto nomem;
-        trd_job j = {c,      routine(rs_names, h),
-                     NULL,   "",
-                     call,   s->in ? s->in : s->input,
-                     s->out, red.type,
-                     &red,   &s->st};
+        trd_job j = {c,
+                     routine(rs_names, h),
+                     NULL,
+                     "",
+                     call,
+                     s->in ? s->in : s->input,
+                     s->out,
+                     red.type,
+                     &red,
+                     &s->st,
+                     !trd_op_is_predefined(op)};
         rc = run_or_queue(&j, h, &why);
         if (!why)
             return raise_error(comm, rc || !aliased ? rc : MPI_ERR_BUFFER);
@@ -688,6 +747,7 @@ static int reduce_scatter(const trd_machine *m, const void *sendbuf, void *recvb
     }
     trd_fallback_note(m, routine(rs_names, h), why);
 library:
+    fell_back = 1;
     if (ccounts)
         return TRD_PMPI(
             h->mode, 1, MPI_ERR_COUNT,
@@ -783,7 +843,8 @@ static int fallback_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Da
 static const char *const reduce_names[3] = {"MPI_Reduce", "MPI_Ireduce", "MPI_Reduce_init"};
 
 static int reduce(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_Count count,
-                  MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, const how *h)
+                  MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, const trd_algo *a,
+                  const char *params, const how *h)
 {
     trd_reducer red;
     trd_dtype_call dc;
@@ -792,9 +853,12 @@ static int reduce(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_
         root, ARG_OP | ARG_ROOT | ARG_RECV_AT_ROOT};
     const char *why;
     trd_comm *c = NULL;
+    fell_back = 0;
     int aliased = 0, rc = check_args(&args, h->mode == TRD_BLOCKING ? &aliased : NULL, &why);
     if (rc != MPI_SUCCESS)
         return rc;
+    if (!why && a && (a->flags & TRD_ALGO_LIBRARY))
+        why = trd_why_library_forced;
     if (!why)
         why = reduction_checks(count, datatype, op, &red, &dc);
     if (!why && (rc = setup(m, comm, &c, &why)) != MPI_SUCCESS)
@@ -814,21 +878,23 @@ static int reduce(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_
         }
         trd_job j = {c,
                      routine(reduce_names, h),
-                     NULL,
-                     "",
+                     a,
+                     params,
                      {TRD_COLL_REDUCE, (size_t)count * dc.per, red.extent, root, in_place,
                       red.commutative, !trd_op_is_predefined(op)},
                      in_place ? NULL : sendbuf,
                      recvbuf,
                      dc.type,
                      &red,
-                     NULL};
+                     NULL,
+                     !trd_op_is_predefined(op)};
         rc = launch(&j, h, &dc, (size_t)count, at_root ? (size_t)count : 0, &why);
         if (!why)
             return raise_error(comm, rc || !aliased ? rc : MPI_ERR_BUFFER);
     }
-    trd_fallback_note(m, routine(reduce_names, h), why);
+    library_note(m, routine(reduce_names, h), a, params, why);
 library:
+    fell_back = 1;
     return TRD_PMPI(
         h->mode, count > INT_MAX,
         fallback_reduce(sendbuf, recvbuf, (int)count, datatype, op, root, comm),
@@ -842,20 +908,20 @@ library:
 int trd_reduce(const trd_machine *m, const void *sendbuf, void *recvbuf, int count,
                MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
 {
-    return reduce(m, sendbuf, recvbuf, count, datatype, op, root, comm, &blocking);
+    return reduce(m, sendbuf, recvbuf, count, datatype, op, root, comm, NULL, "", &blocking);
 }
 
 int trd_reduce_c(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_Count count,
                  MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
 {
-    return reduce(m, sendbuf, recvbuf, count, datatype, op, root, comm, &blocking);
+    return reduce(m, sendbuf, recvbuf, count, datatype, op, root, comm, NULL, "", &blocking);
 }
 
 int trd_ireduce(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_Count count,
                 MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
     how h = {TRD_NONBLOCKING, MPI_INFO_NULL, request};
-    return reduce(m, sendbuf, recvbuf, count, datatype, op, root, comm, &h);
+    return reduce(m, sendbuf, recvbuf, count, datatype, op, root, comm, NULL, "", &h);
 }
 
 int trd_reduce_init(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_Count count,
@@ -863,7 +929,7 @@ int trd_reduce_init(const trd_machine *m, const void *sendbuf, void *recvbuf, MP
                     MPI_Request *request)
 {
     how h = {TRD_PERSISTENT, info, request};
-    return reduce(m, sendbuf, recvbuf, count, datatype, op, root, comm, &h);
+    return reduce(m, sendbuf, recvbuf, count, datatype, op, root, comm, NULL, "", &h);
 }
 
 /* ---- Bcast -------------------------------------------------------------------------- */
@@ -871,16 +937,19 @@ int trd_reduce_init(const trd_machine *m, const void *sendbuf, void *recvbuf, MP
 static const char *const bcast_names[3] = {"MPI_Bcast", "MPI_Ibcast", "MPI_Bcast_init"};
 
 static int bcast(const trd_machine *m, void *buffer, MPI_Count count, MPI_Datatype datatype,
-                 int root, MPI_Comm comm, const how *h)
+                 int root, MPI_Comm comm, const trd_algo *a, const char *params, const how *h)
 {
     const call_args args = {comm, {NULL, 0, datatype, 0}, {buffer, count, datatype, 0}, MPI_OP_NULL,
                             root, ARG_ROOT | ARG_NO_SEND};
     const char *why;
     trd_comm *c = NULL;
     size_t ext;
+    fell_back = 0;
     int rc = check_args(&args, NULL, &why);
     if (rc != MPI_SUCCESS)
         return rc;
+    if (!why && a && (a->flags & TRD_ALGO_LIBRARY))
+        why = trd_why_library_forced;
     if (!why && (rc = setup(m, comm, &c, &why)) != MPI_SUCCESS)
         return rc;
     if (!why && (root < 0 || root >= c->size))
@@ -893,14 +962,15 @@ static int bcast(const trd_machine *m, void *buffer, MPI_Count count, MPI_Dataty
         }
         trd_job j = {c,
                      routine(bcast_names, h),
-                     NULL,
-                     "",
+                     a,
+                     params,
                      {TRD_COLL_BCAST, (size_t)count, ext, root, 0, 0, 0},
                      NULL,
                      buffer,
                      datatype,
                      NULL,
-                     NULL};
+                     NULL,
+                     0};
         rc = run_or_queue(&j, h, &why);
         if (!why)
             return raise_error(comm, rc);
@@ -918,7 +988,7 @@ static int bcast(const trd_machine *m, void *buffer, MPI_Count count, MPI_Dataty
         if (c->rank == root)
             rc = PMPI_Pack(buffer, (int)count, datatype, packed, size, &pos, comm);
         if (rc == MPI_SUCCESS)
-            rc = trd_bcast(m, packed, size, MPI_BYTE, root, comm);
+            rc = bcast(m, packed, size, MPI_BYTE, root, comm, a, params, &blocking);
         pos = 0;
         if (rc == MPI_SUCCESS && c->rank != root)
             rc = PMPI_Unpack(packed, size, &pos, buffer, (int)count, datatype, comm);
@@ -927,8 +997,9 @@ static int bcast(const trd_machine *m, void *buffer, MPI_Count count, MPI_Dataty
     } else if (!why) {
         why = "derived datatype in a nonblocking, persistent or large-count bcast";
     }
-    trd_fallback_note(m, routine(bcast_names, h), why);
+    library_note(m, routine(bcast_names, h), a, params, why);
 library:
+    fell_back = 1;
     return TRD_PMPI(h->mode, count > INT_MAX, PMPI_Bcast(buffer, (int)count, datatype, root, comm),
                     PMPI_Bcast_c(buffer, count, datatype, root, comm),
                     PMPI_Ibcast(buffer, (int)count, datatype, root, comm, h->req),
@@ -940,27 +1011,27 @@ library:
 int trd_bcast(const trd_machine *m, void *buffer, int count, MPI_Datatype datatype, int root,
               MPI_Comm comm)
 {
-    return bcast(m, buffer, count, datatype, root, comm, &blocking);
+    return bcast(m, buffer, count, datatype, root, comm, NULL, "", &blocking);
 }
 
 int trd_bcast_c(const trd_machine *m, void *buffer, MPI_Count count, MPI_Datatype datatype,
                 int root, MPI_Comm comm)
 {
-    return bcast(m, buffer, count, datatype, root, comm, &blocking);
+    return bcast(m, buffer, count, datatype, root, comm, NULL, "", &blocking);
 }
 
 int trd_ibcast(const trd_machine *m, void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
                MPI_Comm comm, MPI_Request *request)
 {
     how h = {TRD_NONBLOCKING, MPI_INFO_NULL, request};
-    return bcast(m, buffer, count, datatype, root, comm, &h);
+    return bcast(m, buffer, count, datatype, root, comm, NULL, "", &h);
 }
 
 int trd_bcast_init(const trd_machine *m, void *buffer, MPI_Count count, MPI_Datatype datatype,
                    int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     how h = {TRD_PERSISTENT, info, request};
-    return bcast(m, buffer, count, datatype, root, comm, &h);
+    return bcast(m, buffer, count, datatype, root, comm, NULL, "", &h);
 }
 
 /* ---- Allgather ---------------------------------------------------------------------- */
@@ -970,7 +1041,8 @@ static const char *const allgather_names[3] = {"MPI_Allgather", "MPI_Iallgather"
 
 static int allgather(const trd_machine *m, const void *sendbuf, MPI_Count sendcount,
                      MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
-                     MPI_Datatype recvtype, MPI_Comm comm, const how *h)
+                     MPI_Datatype recvtype, MPI_Comm comm, const trd_algo *a, const char *params,
+                     const how *h)
 {
     const call_args args = {
         comm, {sendbuf, sendcount, sendtype, 0}, {recvbuf, recvcount, recvtype, 1}, MPI_OP_NULL, 0,
@@ -978,9 +1050,12 @@ static int allgather(const trd_machine *m, const void *sendbuf, MPI_Count sendco
     const char *why;
     trd_comm *c = NULL;
     size_t ext;
+    fell_back = 0;
     int rc = check_args(&args, NULL, &why);
     if (rc != MPI_SUCCESS)
         return rc;
+    if (!why && a && (a->flags & TRD_ALGO_LIBRARY))
+        why = trd_why_library_forced;
     if (!why && (rc = setup(m, comm, &c, &why)) != MPI_SUCCESS)
         return rc;
     int in_place = sendbuf == MPI_IN_PLACE;
@@ -994,14 +1069,15 @@ static int allgather(const trd_machine *m, const void *sendbuf, MPI_Count sendco
         }
         trd_job j = {c,
                      routine(allgather_names, h),
-                     NULL,
-                     "",
+                     a,
+                     params,
                      {TRD_COLL_ALLGATHER, (size_t)recvcount, ext, 0, in_place, 0, 0},
                      in_place ? NULL : sendbuf,
                      recvbuf,
                      recvtype,
                      NULL,
-                     NULL};
+                     NULL,
+                     0};
         rc = run_or_queue(&j, h, &why);
         if (!why)
             return raise_error(comm, rc);
@@ -1024,7 +1100,8 @@ static int allgather(const trd_machine *m, const void *sendbuf, MPI_Count sendco
         else
             rc = PMPI_Pack(sendbuf, (int)sendcount, sendtype, mine, size, &pos, comm);
         if (rc == MPI_SUCCESS)
-            rc = trd_allgather(m, mine, size, MPI_BYTE, packed, size, MPI_BYTE, comm);
+            rc = allgather(m, mine, size, MPI_BYTE, packed, size, MPI_BYTE, comm, a, params,
+                           &blocking);
         pos = 0;
         if (rc == MPI_SUCCESS)
             rc = PMPI_Unpack(packed, size * c->size, &pos, recvbuf, (int)recvcount * c->size,
@@ -1035,8 +1112,9 @@ static int allgather(const trd_machine *m, const void *sendbuf, MPI_Count sendco
         why = "derived or differing datatypes in a nonblocking, persistent or large-count "
               "allgather";
     }
-    trd_fallback_note(m, routine(allgather_names, h), why);
+    library_note(m, routine(allgather_names, h), a, params, why);
 library:
+    fell_back = 1;
     return TRD_PMPI(
         h->mode, recvcount > INT_MAX || sendcount > INT_MAX,
         PMPI_Allgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm),
@@ -1053,7 +1131,7 @@ library:
 int trd_allgather(const trd_machine *m, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                   void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return allgather(m, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+    return allgather(m, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NULL, "",
                      &blocking);
 }
 
@@ -1061,7 +1139,7 @@ int trd_allgather_c(const trd_machine *m, const void *sendbuf, MPI_Count sendcou
                     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
                     MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return allgather(m, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+    return allgather(m, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NULL, "",
                      &blocking);
 }
 
@@ -1070,7 +1148,8 @@ int trd_iallgather(const trd_machine *m, const void *sendbuf, MPI_Count sendcoun
                    MPI_Comm comm, MPI_Request *request)
 {
     how h = {TRD_NONBLOCKING, MPI_INFO_NULL, request};
-    return allgather(m, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &h);
+    return allgather(m, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NULL, "",
+                     &h);
 }
 
 int trd_allgather_init(const trd_machine *m, const void *sendbuf, MPI_Count sendcount,
@@ -1078,5 +1157,123 @@ int trd_allgather_init(const trd_machine *m, const void *sendbuf, MPI_Count send
                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     how h = {TRD_PERSISTENT, info, request};
-    return allgather(m, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &h);
+    return allgather(m, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NULL, "",
+                     &h);
+}
+
+/* ---- The pieces with a forced algorithm -------------------------------------------- */
+
+int trd_reduce_scatter_block_with(const trd_machine *m, const void *sendbuf, void *recvbuf,
+                                  int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                  const char *algorithm)
+{
+    const char *params;
+    const trd_algo *a;
+    if (forced_spec(m, TRD_COLL_REDUCE_SCATTER_BLOCK, "MPI_Reduce_scatter_block", algorithm, &a,
+                    &params))
+        return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
+    return reduce_scatter_block(m, sendbuf, recvbuf, recvcount, datatype, op, comm, a, params,
+                                &blocking);
+}
+
+int trd_allgather_with(const trd_machine *m, const void *sendbuf, int sendcount,
+                       MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                       MPI_Comm comm, const char *algorithm)
+{
+    const char *params;
+    const trd_algo *a;
+    if (forced_spec(m, TRD_COLL_ALLGATHER, "MPI_Allgather", algorithm, &a, &params))
+        return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return allgather(m, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, a, params,
+                     &blocking);
+}
+
+int trd_reduce_with(const trd_machine *m, const void *sendbuf, void *recvbuf, int count,
+                    MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                    const char *algorithm)
+{
+    const char *params;
+    const trd_algo *a;
+    if (forced_spec(m, TRD_COLL_REDUCE, "MPI_Reduce", algorithm, &a, &params))
+        return fallback_reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+    return reduce(m, sendbuf, recvbuf, count, datatype, op, root, comm, a, params, &blocking);
+}
+
+int trd_bcast_with(const trd_machine *m, void *buffer, int count, MPI_Datatype datatype, int root,
+                   MPI_Comm comm, const char *algorithm)
+{
+    const char *params;
+    const trd_algo *a;
+    if (forced_spec(m, TRD_COLL_BCAST, "MPI_Bcast", algorithm, &a, &params))
+        return PMPI_Bcast(buffer, count, datatype, root, comm);
+    return bcast(m, buffer, count, datatype, root, comm, a, params, &blocking);
+}
+
+/* ---- Candidates --------------------------------------------------------------------- */
+
+/* Whether a plans call on sh with params: rank 0's schedule, the same answer
+ * on every rank. */
+static int candidate_plans(const trd_algo *a, const char *params, const trd_shape *sh,
+                           const trd_call *call)
+{
+    trd_sched s;
+    char why[256];
+    if (trd_plan(&s, a, params, sh, call, 0, why, sizeof why))
+        return 0;
+    trd_sched_free(&s);
+    return 1;
+}
+
+/* Whether parameter texts p and q parse to the same parameters of a on sh. */
+static int same_params(const trd_algo *a, const char *p, const char *q, const trd_shape *sh)
+{
+    char why[256];
+    if (strcmp(p, q) == 0)
+        return 1;
+    if (!a->parse || !a->params_size)
+        return 0;
+    char *x = calloc(2, a->params_size);
+    int same = x && !a->parse(p, sh, x, why, sizeof why) &&
+               !a->parse(q, sh, x + a->params_size, why, sizeof why) &&
+               memcmp(x, x + a->params_size, a->params_size) == 0;
+    free(x);
+    return same;
+}
+
+/* out[n] = "name[:params]" where n < cap (a registry name and parameters
+ * shorter than TRD_PARAMS_MAX fit); returns n + 1. */
+static int candidate_add(char (*out)[TRD_CANDIDATE_MAX], int cap, int n, const char *name,
+                         const char *params)
+{
+    if (n < cap &&
+        snprintf(out[n], TRD_CANDIDATE_MAX, "%s%s%s", name, *params ? ":" : "", params) < 0)
+        out[n][0] = '\0';
+    return n + 1;
+}
+
+int trd_candidates(const trd_machine *m, MPI_Comm comm, int coll, char (*out)[TRD_CANDIDATE_MAX],
+                   int cap)
+{
+    trd_comm *c;
+    char cand[32][TRD_PARAMS_MAX];
+    int n = 0;
+    if (coll < 0 || coll >= TRD_COLL_MAX || comm == MPI_COMM_NULL ||
+        trd_comm_get(comm, m, &c) != MPI_SUCCESS || c->fallback)
+        return -1;
+    /* a representative call: 1024 doubles per rank, a predefined commutative op */
+    const trd_call call = {coll, (size_t)1024 * (size_t)c->size, sizeof(double), 0, 0, 1, 0};
+    for (int i = 0; trd_algos[i]; i++) {
+        const trd_algo *a = trd_algos[i];
+        if (a->coll != coll || (a->flags & TRD_ALGO_LIBRARY))
+            continue;
+        int dflt = candidate_plans(a, "", &c->shape, &call);
+        if (dflt)
+            n = candidate_add(out, cap, n, a->name, "");
+        int nc = a->candidates ? a->candidates(&c->shape, cand, 32) : 0;
+        for (int k = 0; k < nc && k < 32; k++)
+            if (candidate_plans(a, cand[k], &c->shape, &call) &&
+                !(dflt && same_params(a, "", cand[k], &c->shape)))
+                n = candidate_add(out, cap, n, a->name, cand[k]);
+    }
+    return candidate_add(out, cap, n, "mpi", "");
 }

@@ -288,6 +288,58 @@ static int allgather_int(int mine, int *all, int p, int rank, MPI_Comm comm)
     return rc;
 }
 
+/* Bytes of the library line the measured tables record (with its NUL): a
+ * longer first line is compared up to there. */
+#define TRD_LIBRARY_LINE_MAX 256
+
+static char library_line[TRD_LIBRARY_LINE_MAX];
+static pthread_once_t library_line_once = PTHREAD_ONCE_INIT;
+
+static void library_line_read(void)
+{
+    char v[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    if (PMPI_Get_library_version(v, &len) != MPI_SUCCESS)
+        len = 0;
+    v[len < MPI_MAX_LIBRARY_VERSION_STRING ? len : MPI_MAX_LIBRARY_VERSION_STRING - 1] = '\0';
+    v[strcspn(v, "\r\n")] = '\0';
+    size_t n = strlen(v) < sizeof library_line ? strlen(v) : sizeof library_line - 1;
+    memcpy(library_line, v, n);
+    library_line[n] = '\0';
+}
+
+/* The first line of MPI_Get_library_version. */
+static const char *library_version(void)
+{
+    pthread_once(&library_line_once, library_line_read);
+    return library_line;
+}
+
+/* The machine's measured ranges for c's exact shape (nnodes nodes of ppn
+ * ranks each; ppn 0: uneven), unless they were measured under another MPI
+ * library or cannot be read: then the model's, and the note says why. */
+static void tune(trd_comm *c, const trd_machine *m, int nnodes, int ppn)
+{
+    char why[400];
+    int any = 0;
+    if (trd_selection_tune(&c->sel, m->tuned, m->ntuned, nnodes, ppn, why, sizeof why) != 0) {
+        snprintf(why + strlen(why), sizeof why - strlen(why), ": the model's ranges are used");
+        trd_note(m, why);
+        return;
+    }
+    for (int k = 0; k < TRD_COLL_MAX; k++)
+        any |= c->sel.ntuned[k] != 0;
+    if (any && m->tuned_mpi && strncmp(m->tuned_mpi, library_version(), TRD_LIBRARY_LINE_MAX - 1)) {
+        memset(c->sel.ntuned, 0, sizeof c->sel.ntuned);
+        snprintf(
+            why, sizeof why,
+            "the machine's measured tables are for the MPI library '%.120s', not '%.120s': the "
+            "model's ranges are used",
+            m->tuned_mpi, library_version());
+        trd_note(m, why);
+    }
+}
+
 static int comm_build(MPI_Comm comm, const trd_machine *m, trd_comm **out)
 {
     trd_comm *c = calloc(1, sizeof *c);
@@ -409,6 +461,8 @@ static int comm_build(MPI_Comm comm, const trd_machine *m, trd_comm **out)
         c->fallback = 1;
         goto done;
     }
+    if (m->ntuned > 0)
+        tune(c, m, nnodes, ppn_min == ppn_max ? ppn_max : 0);
     if ((rc = trd_shm_create(c)) != MPI_SUCCESS)
         goto fail;
 done:

@@ -291,24 +291,42 @@ static inline int same_call(const trd_plan_entry *p, const trd_call *call)
            p->call.whole == call->whole;
 }
 
+const char trd_why_library_chosen[] = "the machine's tables choose it at this size";
+const char trd_why_library_forced[] = "it is forced (mpi)";
+
 int trd_plan_get(trd_comm *c, const trd_algo *a, const char *params, const trd_call *call,
-                 trd_plan_entry **out, const char **why)
+                 int user_op, trd_plan_entry **out, const char **why)
 {
     /* the same on every rank that plans the same call; per thread, since
      * threads may plan for different communicators at once */
     static _Thread_local char reason[256];
     trd_plan_entry *p = c->plans[c->mru];
-    int victim = 0, selected = !a;
+    /* a user-defined op where measured ranges would choose: chosen without
+     * them, and the plan not marked as the selection's (which is for MPI's
+     * ops) */
+    int untuned = !a && user_op && c->sel.ntuned[call->coll];
+    int victim = 0, selected = !a && !untuned;
     c->calls++;
     /* calls of one kind in a row: the selection would choose the same */
     if (p && same_call(p, call) &&
-        (a ? p->alg == a && (p->given == params || !strcmp(p->params, params)) : p->selected)) {
+        (a ? p->alg == a && (p->given == params || !strcmp(p->params, params)) : p->selected) &&
+        !untuned) {
         p->used = c->calls;
         *out = p;
         return MPI_SUCCESS;
     }
-    if (!a)
+    if (untuned) {
+        trd_selection model = c->sel;
+        model.ntuned[call->coll] = 0;
+        a = trd_select(&model, &c->shape, call, &params);
+    } else if (!a) {
         a = trd_select(&c->sel, &c->shape, call, &params);
+    }
+    if (a->flags & TRD_ALGO_LIBRARY) { /* "mpi": the caller calls the library */
+        *out = NULL;
+        *why = selected || untuned ? trd_why_library_chosen : trd_why_library_forced;
+        return MPI_SUCCESS;
+    }
     for (int i = 0; i < TRD_PLAN_CACHE; i++) {
         p = c->plans[i];
         if (!p) {

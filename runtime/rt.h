@@ -306,13 +306,19 @@ int trd_machine_find_node(const trd_machine *m, const char *name);
 /* ---- Plans and their execution (exec.c) ------------------------------------------- */
 
 /* This rank's plan of algorithm a (parameter text params; a NULL: the one
- * trd_select chooses) for call on c: cached per communicator, planned with
+ * trd_select chooses, without the measured ranges where user_op) for call
+ * on c: cached per communicator, planned with
  * the same planner the generator verified (registry.c: trd_plan with this
  * rank only) on the first call of its kind.  Returns MPI_SUCCESS with *out,
  * or with *out NULL and *why set (the algorithm refuses the call: the caller
  * falls back), or an error. */
 int trd_plan_get(trd_comm *c, const trd_algo *a, const char *params, const trd_call *call,
-                 trd_plan_entry **out, const char **why);
+                 int user_op, trd_plan_entry **out, const char **why);
+
+/* trd_plan_get's *why where the algorithm is "mpi" (TRD_ALGO_LIBRARY), chosen
+ * by the selection or forced: no plan, the caller calls the MPI library's
+ * routine without a forced note.  Compared by address. */
+extern const char trd_why_library_chosen[], trd_why_library_forced[];
 
 /* A request holds plan p across calls (trd_plan_pin) so that the cache does
  * not free it; trd_plan_release lets it go (freed if no longer cached). */
@@ -470,6 +476,8 @@ typedef struct trd_job {
     MPI_Datatype type;      /* of one element */
     const trd_reducer *red; /* NULL for bcast and allgather */
     trd_stage *stage;       /* NULL, or owned by the job from trd_launch on */
+    int user_op;            /* a user-defined op: the measured tables do not choose (they are
+                             * for MPI's ops; allreduce and reduce know it from call.whole) */
 } trd_job;
 
 /* Queue job j as a call of kind mode (TRD_NONBLOCKING: started, *req its

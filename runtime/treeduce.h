@@ -105,7 +105,11 @@ int trd_candidates(const trd_machine *m, MPI_Comm comm, int coll, char (*out)[TR
 /* 1 if this thread's last treeduce routine ran the MPI library's routine
  * (a fallback for any reason, or "mpi" chosen or forced), 0 if it ran a
  * schedule of treeduce's.  For measuring forced candidates: a candidate
- * that cannot run a call is not timed as if it had. */
+ * that cannot run a call is not timed as if it had.  A call with nothing to
+ * move (count 0, a communicator of one rank) is 0 where treeduce completes
+ * it itself (blocking calls), 1 where it hands it to the library
+ * (nonblocking and persistent ones); an erroneous call that treeduce
+ * raises itself (a negative count) is 0. */
 int trd_fell_back(void);
 
 /* MPI_Reduce_scatter: the vector of sum(recvcounts) elements reduced over

@@ -130,6 +130,8 @@ enum {
                                    * generator times and verifies it on fewer ranks */
     TRD_ALGO_WHOLE = 32,          /* plans calls with trd_call.whole (user-defined ops): every
                                    * reduce covers the whole vector, or the planner refuses */
+    TRD_ALGO_LIBRARY = 64,        /* "mpi": the MPI library's own routine (PMPI_*); no schedule,
+                                   * trd_plan refuses it, the runtime calls the library */
 };
 
 /* Largest parameter text a descriptor accepts. */
@@ -170,7 +172,8 @@ typedef struct trd_algo {
 } trd_algo;
 
 /* Every algorithm, NULL-terminated, in a fixed order: the candidates across
- * nodes first, in the order the size selection lists them. */
+ * nodes first, in the order the size selection lists them; the MPI
+ * library's routines (TRD_ALGO_LIBRARY, one per collective) last. */
 extern const trd_algo *const trd_algos[];
 
 /* The algorithm of collective coll called name (len bytes of it), or NULL. */

@@ -14,9 +14,11 @@ extern const trd_algo trd_rsb_shm, trd_rsb_halving, trd_rsb_doubling, trd_rsb_pa
 extern const trd_algo trd_allgather_shm, trd_allgather_rd, trd_allgather_bruck, trd_allgather_ring;
 extern const trd_algo trd_bcast_shm, trd_bcast_binomial, trd_bcast_scatter_allgather;
 extern const trd_algo trd_reduce_shm, trd_reduce_binomial, trd_reduce_rabenseifner;
+extern const trd_algo trd_allreduce_mpi, trd_rsb_mpi, trd_allgather_mpi, trd_reduce_mpi,
+    trd_bcast_mpi;
 
 /* The candidates across nodes come first, in the order the size selection
- * lists them (ties go to the earlier one). */
+ * lists them (ties go to the earlier one); the MPI library's routines last. */
 const trd_algo *const trd_algos[] = {
     &trd_allreduce_nap,
     &trd_allreduce_ring,
@@ -46,6 +48,11 @@ const trd_algo *const trd_algos[] = {
     &trd_reduce_shm,
     &trd_reduce_binomial,
     &trd_reduce_rabenseifner,
+    &trd_allreduce_mpi,
+    &trd_rsb_mpi,
+    &trd_allgather_mpi,
+    &trd_reduce_mpi,
+    &trd_bcast_mpi,
     NULL,
 };
 
@@ -174,6 +181,10 @@ int trd_plan(trd_sched *s, const trd_algo *a, const char *params, const trd_shap
     memset(s, 0, sizeof *s);
     if (!params)
         params = "";
+    if (a->flags & TRD_ALGO_LIBRARY) {
+        snprintf(why, whylen, "%s %s", a->name, a->refuse(sh, call, NULL));
+        return -1;
+    }
     if (strlen(params) >= TRD_PARAMS_MAX) {
         snprintf(why, whylen, "%s: parameters longer than %d characters", a->name,
                  TRD_PARAMS_MAX - 1);

@@ -79,6 +79,43 @@ int trd_selection_init(trd_selection *sel, const trd_shape_choice *shapes, int n
     return 0;
 }
 
+int trd_selection_tune(trd_selection *sel, const trd_tuned_shape *tuned, int ntuned, int nnodes,
+                       int ppn, char *why, size_t whylen)
+{
+    memset(sel->ntuned, 0, sizeof sel->ntuned);
+    for (int t = 0; t < ntuned; t++) {
+        const trd_tuned_shape *ts = &tuned[t];
+        if (ts->nnodes != nnodes || ts->ppn != ppn || ppn <= 0 || ts->coll < 0 ||
+            ts->coll >= TRD_COLL_MAX)
+            continue;
+        if (ts->nchoices < 1 || ts->nchoices > TRD_MAX_RANGES) {
+            snprintf(why, whylen,
+                     "the machine's measured tables have %d size ranges for %s, 1 to %d are read",
+                     ts->nchoices, trd_coll_name(ts->coll), TRD_MAX_RANGES);
+            goto bad;
+        }
+        for (int k = 0; k < ts->nchoices; k++) {
+            const trd_size_choice *c = &ts->choices[k];
+            const trd_algo *a = c->alg ? trd_algo_find(ts->coll, c->alg, strlen(c->alg)) : NULL;
+            if (!a) {
+                snprintf(why, whylen,
+                         "the machine's measured tables name an algorithm '%.40s' of %s that "
+                         "this runtime does not have",
+                         c->alg ? c->alg : "", trd_coll_name(ts->coll));
+                goto bad;
+            }
+            sel->tuned[ts->coll][k].below = c->below;
+            sel->tuned[ts->coll][k].alg = a;
+            sel->tuned[ts->coll][k].params = c->params ? c->params : "";
+        }
+        sel->ntuned[ts->coll] = ts->nchoices;
+    }
+    return 0;
+bad:
+    memset(sel->ntuned, 0, sizeof sel->ntuned);
+    return -1;
+}
+
 static int pof2(int p)
 {
     return (p & (p - 1)) == 0;
@@ -97,6 +134,15 @@ const trd_algo *trd_select(const trd_selection *sel, const trd_shape *sh, const 
 {
     int p = sh->nranks, one_node = sh->nnodes == 1 && sh->shm;
     size_t bytes = call->count * call->extent, all = (size_t)p * bytes;
+    int n = sel->ntuned[call->coll];
+    if (n && (call->coll == TRD_COLL_ALLGATHER || call->coll == TRD_COLL_BCAST ||
+              (call->commutative && !call->whole))) {
+        int i = 0;
+        while (i + 1 < n && bytes >= sel->tuned[call->coll][i].below)
+            i++;
+        *params = sel->tuned[call->coll][i].params;
+        return sel->tuned[call->coll][i].alg;
+    }
     *params = "";
     switch (call->coll) {
     case TRD_COLL_REDUCE_SCATTER_BLOCK:

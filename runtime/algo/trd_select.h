@@ -66,6 +66,14 @@ typedef struct trd_selection {
         const char *params; /* "" where the communicator's rank count is not the shape's */
     } choice[TRD_MAX_RANGES];
     size_t nap_max_bytes_1node; /* one node without shared memory: NAP below, ring from */
+    /* the measured ranges of the communicator's exact shape, per collective
+     * (trd_selection_tune); ntuned[coll] 0: none */
+    int ntuned[TRD_COLL_MAX];
+    struct {
+        size_t below;
+        const trd_algo *alg;
+        const char *params;
+    } tuned[TRD_COLL_MAX][TRD_MAX_RANGES];
 } trd_selection;
 
 /* Resolve the tables for a communicator of nnodes nodes, at most ppn_max
@@ -75,8 +83,19 @@ int trd_selection_init(trd_selection *sel, const trd_shape_choice *shapes, int n
                        size_t nap_max_bytes_1node, int nnodes, int ppn_max, int nranks, char *why,
                        size_t whylen);
 
+/* Resolve into sel the measured ranges of tuned[0..ntuned) whose shape is
+ * exactly that of a communicator of nnodes nodes with ppn ranks on each
+ * (ppn 0: its nodes hold different counts, none is).  Returns 0, or -1 with
+ * why where one of them names an algorithm this runtime does not have for
+ * its collective or has no or too many ranges: sel then has none. */
+int trd_selection_tune(trd_selection *sel, const trd_tuned_shape *tuned, int ntuned, int nnodes,
+                       int ppn, char *why, size_t whylen);
+
 /* The algorithm that runs call on sh (at least 2 ranks) when nothing is
- * forced, and its parameters (*params, "" the default):
+ * forced, and its parameters (*params, "" the default).  First the measured
+ * range of sel that holds the call's bytes (count x extent), where
+ * trd_selection_tune found one for call's collective: allgather and bcast
+ * always, the reductions for a predefined commutative op; then:
  *   allreduce  a user-defined op (call->whole): shm on one node with a
  *              segment where the vector fits a slot, else rd, so that the op
  *              sees whole vectors at every size, as MPICH calls it;
