@@ -542,6 +542,28 @@ static inline int bench_turn(int i, int k)
     return k < nlibs ? (i + k) % nlibs : nlibs;
 }
 
+/* With --also all: the routines of round i in an order shuffled by i, the
+ * same on every rank.  In a fixed order each routine would always follow the
+ * same one, and find the caches and the segment as that one leaves them. */
+static inline int bench_turn_shuffled(int i, int k)
+{
+    static int perm[BENCH_MAX_ROUTINES + 1], round = -1, n;
+
+    if (round != i || n != nlibs + 1) {
+        uint64_t s = 0x7e5a0000u + (uint64_t)i;
+        n = nlibs + 1;
+        for (int j = 0; j < n; j++)
+            perm[j] = j;
+        for (int j = n - 1; j > 0; j--) {
+            int r = (int)(rng_next(&s) % (uint64_t)(j + 1)), x = perm[j];
+            perm[j] = perm[r];
+            perm[r] = x;
+        }
+        round = i;
+    }
+    return perm[k];
+}
+
 /* Times n routines (who = 0 .. n-1) interleaved, call k of round i being
  * routine turn(i, k) (each routine once per round), after --warmup rounds;
  * t_out[who]: median (seconds) of the slowest rank's time; returns the
@@ -583,12 +605,13 @@ static inline int bench_measure_turns(bench_call_fn call, void *ctx, const char 
 }
 
 /* Times call interleaved, a call of each library's routine then the MPI
- * library's per round (bench_turn), after --warmup rounds; t[who] (0 ..
- * nlibs): median (seconds) of the slowest rank's time; returns the number of
- * iterations. */
+ * library's per round (bench_turn; with --also all in a shuffled order),
+ * after --warmup rounds; t[who] (0 .. nlibs): median (seconds) of the
+ * slowest rank's time; returns the number of iterations. */
 static inline int bench_measure(bench_call_fn call, void *ctx, const char *name, double *t_out)
 {
-    return bench_measure_turns(call, ctx, name, nlibs + 1, bench_turn, t_out);
+    return bench_measure_turns(call, ctx, name, nlibs + 1,
+                               bench_all() ? bench_turn_shuffled : bench_turn, t_out);
 }
 
 /* ---- Start, output and end ----------------------------------------------------- */
