@@ -8,6 +8,22 @@
 #include "trd_sched.h"
 #include "topo.h"
 
+/* The time from a rank's signal on its node's segment to a waiting rank of
+ * the same node seeing it: one cache line moved between two cores.  The
+ * links' latencies are those of messages (MPI's), several times more.
+ * Measured: bench_allreduce's xfer_us at 8 B, one flag exchange between the
+ * two cores of an AMD EPYC (Zen 4) VM after a barrier, is 0.19-0.21 us;
+ * half of it for one way. */
+#define TRD_COST_HANDSHAKE_S 0.1e-6
+
+/* The fixed cost of one copy from or into another rank's memory with a
+ * system call (process_vm_readv/writev: the pages pinned, then copied).
+ * Taken from the runtime's measured threshold for allreduce's single-copy
+ * path (TRD_CMA_MIN_DEFAULTS, 32 KiB on a 2-rank node): there its two calls
+ * cost what the copies through the segment it saves cost, 32 KiB at the
+ * node's 20 GB/s and the handshakes, in this model. */
+#define TRD_COST_SINGLE_COPY_S 1.1e-6
+
 typedef struct trd_cost_model {
     trd_topo_t topo;         /* link classes, injection bandwidths, the switch tree */
     double gamma_s_per_byte; /* reduction cost [MPICH §3] */
@@ -32,11 +48,13 @@ typedef struct trd_cost_model {
  *   - a copy or reduce costs bytes beta of the link to the owner of the
  *     memory it reads or writes (the package link for the rank's own) plus
  *     bytes gamma for a reduce; one that reads or writes another rank's user
- *     buffer (single copy, a system call) one latency of that link more;
+ *     buffer (single copy, a system call) one latency of that link more, at
+ *     least TRD_COST_SINGLE_COPY_S;
  *   - a signal costs nothing; a wait ends at the later of the rank's clock
  *     and, for each rank waited for, the time of the signal that satisfied
- *     it plus the latency of the link between the two; a done wait the
- *     runtime skips (exec.h) costs nothing [FLEX §3.1].
+ *     it plus the latency of the link between the two (on one node at most
+ *     TRD_COST_HANDSHAKE_S); a done wait the runtime skips (exec.h) costs
+ *     nothing [FLEX §3.1].
  * *seconds gets the time.  Returns TRD_OK, TRD_ERR_VERIFY with why (a
  * schedule that does not run, a shape without machine nodes) or
  * TRD_ERR_NOMEM. */

@@ -30,6 +30,7 @@ struct trd_timer {
     size_t *slot; /* hash table of m: index + 1, 0 empty */
     size_t slotcap;
     int timed, extrapolated;
+    trd_shape one; /* a one-node shape with single copy, as the runtime runs it */
 };
 
 int trd_timer_create(trd_timer **tm, trd_topo_t t, const trd_machine_plan *p, const trd_shape *sh)
@@ -39,6 +40,16 @@ int trd_timer_create(trd_timer **tm, trd_topo_t t, const trd_machine_plan *p, co
     (*tm)->t = t;
     (*tm)->p = p;
     (*tm)->sh = sh;
+    if (sh->nnodes == 1 && sh->shm && !sh->cma) {
+        /* on one node the runtime reads the other ranks' buffers directly
+         * from these sizes where the kernel lets it (Linux cross-memory
+         * attach): the single-copy path is what runs there */
+        static const size_t cma_min[TRD_CMA_MAX] = TRD_CMA_MIN_DEFAULTS;
+        (*tm)->one = *sh;
+        (*tm)->one.cma = TRD_CMA_READ | TRD_CMA_WRITE;
+        memcpy((*tm)->one.cma_min, cma_min, sizeof cma_min);
+        (*tm)->sh = &(*tm)->one;
+    }
     return TRD_OK;
 }
 

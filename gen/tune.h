@@ -31,8 +31,10 @@ typedef struct trd_timer trd_timer;
 /* The counts of doubles the extrapolation starts from: this and its half. */
 #define TRD_TIME_SAFE_COUNT ((size_t)1 << 18)
 
-/* A timer for sh (machine_node set) on t with p's gamma.  Returns TRD_OK or
- * TRD_ERR_NOMEM. */
+/* A timer for sh (machine_node set) on t with p's gamma.  A shape of one
+ * node with shared memory is timed with the single-copy path from the
+ * runtime's default sizes (TRD_CMA_MIN_DEFAULTS), as the runtime runs it
+ * where the kernel allows it.  Returns TRD_OK or TRD_ERR_NOMEM. */
 int trd_timer_create(trd_timer **tm, trd_topo_t t, const trd_machine_plan *p, const trd_shape *sh);
 void trd_timer_destroy(trd_timer *tm);
 
