@@ -8,13 +8,22 @@
 # measured times: over all (algorithm, size) pairs, and per size across the
 # algorithms (does the model order the candidates as the machine does?).
 # Not a test: the numbers depend on the machine and its load.
-#   bench/model_vs_measured.sh [-a "ALG ..."] [-r REPEATS] [-m MEASURED] [-o SAVE]
+#   bench/model_vs_measured.sh [-A] [-a "ALG ..."] [-r REPEATS] [-m MEASURED] [-o SAVE]
 #                              [BUILD_DIR] [MAX (default 4M)] [TOPOLOGY (default local)]
+# -A: time the algorithms in one run of bench_allreduce_local --also all
+#     (every algorithm that can be forced, through trd_allreduce_with,
+#     interleaved call by call) instead of one run each: the load of a
+#     shared machine then slows them alike.  Forcing through that routine
+#     costs the same small time on every call of every algorithm.
 # -a: only these algorithms (as --predict names them, with parameters:
 #     "shm shm:cyclic shm:rx:2 shm:tree:2"); default every one --predict lists.
 # -r: time every algorithm REPEATS times (default 1), the runs of the
-#     algorithms taking turns, and take the median of the runs' medians: on
-#     a shared machine one run may be slowed by the load.
+#     algorithms taking turns.  Each run times the MPI library's allreduce
+#     interleaved with the algorithm, and the algorithm's time is taken
+#     relative to it: the measured time is the median over the runs of that
+#     ratio times the median over all runs of the MPI library's time at the
+#     size.  On a shared machine the load changes from run to run, and slows
+#     both routines of a run alike.
 # -o: keep the measured medians (algorithm,bytes,measured_us) in SAVE;
 # -m: take them from MEASURED instead of running the benchmark (compare a
 #     changed model with the same measurements).
@@ -23,11 +32,13 @@
 # differences are within the noise of a shared machine.
 set -eu
 algs=
+all=
 reps=1
 measured=
 save=
-while getopts a:r:m:o: o; do
+while getopts Aa:r:m:o: o; do
     case $o in
+    A) all=1 ;;
     a) algs=$OPTARG ;;
     r) reps=$OPTARG ;;
     m) measured=$OPTARG ;;
@@ -50,21 +61,37 @@ if [ -n "$measured" ]; then
     cp "$measured" "$work/measured.csv"
 else
     : > "$work/runs.csv"
+    : > "$work/mpi.csv"
     i=0
     while [ "$i" -lt "$reps" ]; do
         i=$((i + 1))
+        if [ -n "$all" ]; then
+            "$mpiexec" -n 2 "$build/bench_allreduce_local" --also all --max-bytes "$max" \
+                --copy-bytes 0 --csv "$work/m.csv" > /dev/null
+            # the NAME_us columns after treeduce_over_best ("-": fell back; ';' for ',')
+            awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "mpi_us") m = i; else if ($i == "treeduce_over_best") f = i
+                               else if (f && $i ~ /_us$/ && $i !~ /^treeduce_/) { n = $i; sub(/_us$/, "", n); gsub(/;/, ",", n); name[i] = n }
+                               next }
+                     { for (i in name) if ($i != "-" && $i != "") print name[i] "," $3 "," $i / $m
+                       print "mpi," $3 "," $m > "/dev/stderr" }' "$work/m.csv" >> "$work/runs.csv" 2>> "$work/mpi.csv"
+            continue
+        fi
         for alg in $algs; do
             TREEDUCE_ALGORITHM=$alg "$mpiexec" -n 2 "$build/bench_allreduce_local" --max-bytes "$max" \
                 --copy-bytes 0 --csv "$work/m.csv" > /dev/null
-            # ranks,algorithm,bytes,count,iters,treeduce_us,...
-            tail -n +2 "$work/m.csv" | awk -F, -v a="$alg" '{ print a "," $3 "," $6 }' >> "$work/runs.csv"
+            # ranks,algorithm,bytes,count,iters,treeduce_us,mpi_us,...
+            tail -n +2 "$work/m.csv" | awk -F, -v a="$alg" '{ print a "," $3 "," $6 / $7 }' >> "$work/runs.csv"
+            tail -n +2 "$work/m.csv" | awk -F, '{ print "mpi," $3 "," $7 }' >> "$work/mpi.csv"
         done
     done
-    # the median of the runs per algorithm and size
-    sort -t, -k1,1 -k2,2n -k3,3g "$work/runs.csv" | awk -F, '
-    function flush() { if (n) printf "%s,%.3f\n", key, n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }
+    # medians per algorithm and size: of the ratios, and of the MPI library's times
+    med='function flush() { if (n) printf "%s,%.6g\n", key, n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }
     { k = $1 "," $2; if (k != key) { flush(); key = k; n = 0 } v[++n] = $3 }
-    END { flush() }' > "$work/measured.csv"
+    END { flush() }'
+    sort -t, -k1,1 -k2,2n -k3,3g "$work/mpi.csv" | awk -F, "$med" > "$work/mpi_med.csv"
+    sort -t, -k1,1 -k2,2n -k3,3g "$work/runs.csv" | awk -F, "$med" |
+        awk -F, 'FNR == NR { mpi[$2] = $3; next } { printf "%s,%s,%.3f\n", $1, $2, $3 * mpi[$2] }' \
+            "$work/mpi_med.csv" - > "$work/measured.csv"
 fi
 [ -z "$save" ] || cp "$work/measured.csv" "$save"
 
