@@ -60,8 +60,11 @@ _Static_assert((int)TRD_ALLREDUCE == (int)TRD_COLL_ALLREDUCE &&
                "treeduce.h's collectives are enum trd_coll");
 
 /* trd_fell_back: set to 0 as a routine starts, to 1 where it calls the MPI
- * library's routine (the label `library` of each). */
-static _Thread_local int fell_back;
+ * library's routine (the label `library` of each).  Initial-exec: one store
+ * at a fixed offset from the thread pointer, not a call to find the
+ * library's thread-local block on every collective (a few ints fit the
+ * static space the C library keeps for libraries loaded later). */
+static _Thread_local int fell_back __attribute__((tls_model("initial-exec")));
 
 int trd_fell_back(void)
 {
@@ -322,7 +325,7 @@ static const char *reduction_checks(MPI_Count count, MPI_Datatype datatype, MPI_
 static int run_here(const trd_job *j, const char **why)
 {
     trd_plan_entry *p;
-    int rc = trd_plan_get(j->c, j->a, j->params, &j->call, j->user_op, &p, why);
+    int rc = trd_plan_get(j->c, j->a, j->params, &j->call, j->untuned, &p, why);
     if (rc != MPI_SUCCESS || !p)
         return rc; /* the caller falls back and still owns the stage */
     if (!j->stage || !j->stage->pre || (rc = j->stage->pre(j->stage)) == MPI_SUCCESS) {
@@ -342,6 +345,13 @@ static inline int run_or_queue(const trd_job *j, const how *h, const char **why)
 {
     if (h->mode == TRD_BLOCKING && !trd_nbc_outstanding())
         return run_here(j, why);
+#if MPI_VERSION < 4
+    if (h->mode == TRD_PERSISTENT && !j->untuned) {
+        trd_job k = *j;
+        k.untuned = 1;
+        return trd_launch(&k, h->mode, h->req, why);
+    }
+#endif
     return trd_launch(j, h->mode, h->req, why);
 }
 

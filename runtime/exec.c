@@ -295,16 +295,15 @@ const char trd_why_library_chosen[] = "the machine's tables choose it at this si
 const char trd_why_library_forced[] = "it is forced (mpi)";
 
 int trd_plan_get(trd_comm *c, const trd_algo *a, const char *params, const trd_call *call,
-                 int user_op, trd_plan_entry **out, const char **why)
+                 int no_tuned, trd_plan_entry **out, const char **why)
 {
     /* the same on every rank that plans the same call; per thread, since
      * threads may plan for different communicators at once */
     static _Thread_local char reason[256];
     trd_plan_entry *p = c->plans[c->mru];
-    /* a user-defined op where measured ranges would choose: chosen without
-     * them, and the plan not marked as the selection's (which is for MPI's
-     * ops) */
-    int untuned = !a && user_op && c->sel.ntuned[call->coll];
+    /* a call the measured ranges would choose for but must not: chosen
+     * without them, and the plan not marked as the selection's */
+    int untuned = !a && no_tuned && c->sel.ntuned[call->coll];
     int victim = 0, selected = !a && !untuned;
     c->calls++;
     /* calls of one kind in a row: the selection would choose the same */

@@ -353,7 +353,7 @@ int trd_launch(const trd_job *j, int mode, MPI_Request *req, const char **why)
     trd_plan_entry *p;
     int rc;
     pthread_mutex_lock(&lock); /* the plan cache is shared with queued runs */
-    rc = trd_plan_get(j->c, j->a, j->params, &j->call, j->user_op, &p, why);
+    rc = trd_plan_get(j->c, j->a, j->params, &j->call, j->untuned, &p, why);
     trd_req *r = rc == MPI_SUCCESS && p ? req_new(j, p) : NULL;
     if (!r) {
         pthread_mutex_unlock(&lock);

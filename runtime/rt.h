@@ -306,14 +306,14 @@ int trd_machine_find_node(const trd_machine *m, const char *name);
 /* ---- Plans and their execution (exec.c) ------------------------------------------- */
 
 /* This rank's plan of algorithm a (parameter text params; a NULL: the one
- * trd_select chooses, without the measured ranges where user_op) for call
+ * trd_select chooses, without the measured ranges where no_tuned) for call
  * on c: cached per communicator, planned with
  * the same planner the generator verified (registry.c: trd_plan with this
  * rank only) on the first call of its kind.  Returns MPI_SUCCESS with *out,
  * or with *out NULL and *why set (the algorithm refuses the call: the caller
  * falls back), or an error. */
 int trd_plan_get(trd_comm *c, const trd_algo *a, const char *params, const trd_call *call,
-                 int user_op, trd_plan_entry **out, const char **why);
+                 int no_tuned, trd_plan_entry **out, const char **why);
 
 /* trd_plan_get's *why where the algorithm is "mpi" (TRD_ALGO_LIBRARY), chosen
  * by the selection or forced: no plan, the caller calls the MPI library's
@@ -476,8 +476,10 @@ typedef struct trd_job {
     MPI_Datatype type;      /* of one element */
     const trd_reducer *red; /* NULL for bcast and allgather */
     trd_stage *stage;       /* NULL, or owned by the job from trd_launch on */
-    int user_op;            /* a user-defined op: the measured tables do not choose (they are
-                             * for MPI's ops; allreduce and reduce know it from call.whole) */
+    int untuned;            /* the measured ranges do not choose: a user-defined op (they are
+                             * for MPI's ops; allreduce and reduce also know it from
+                             * call.whole), a persistent call where the MPI library has no
+                             * persistent collectives (MPI < 4.0) for "mpi" to call */
 } trd_job;
 
 /* Queue job j as a call of kind mode (TRD_NONBLOCKING: started, *req its

@@ -242,16 +242,34 @@ int trd_plan_rx(trd_sb *b, const int *factors, int nfactors)
     return 0;
 }
 
+/* For measuring [FLEX §2.1.3]: the node's ranks as one factor (one step),
+ * their prime factors ascending and descending; one node only. */
+static int candidates(const trd_shape *sh, char (*cand)[TRD_PARAMS_MAX], int cap)
+{
+    int f[32], n = 0, k = 0, p = sh->nranks;
+    if (sh->nnodes != 1 || p < 2 || cap < 1)
+        return 0;
+    snprintf(cand[k++], TRD_PARAMS_MAX, "%d", p);
+    for (int d = 2; p > 1 && n < 32; d++)
+        while (p % d == 0 && n < 32) {
+            f[n++] = d;
+            p /= d;
+        }
+    for (int dir = 0; dir < 2 && n > 1 && k < cap; dir++) {
+        size_t o = 0;
+        for (int i = 0; i < n && o < TRD_PARAMS_MAX; i++)
+            o += (size_t)snprintf(cand[k] + o, TRD_PARAMS_MAX - o, "%s%d", i ? "," : "",
+                                  f[dir ? n - 1 - i : i]);
+        if (o < TRD_PARAMS_MAX && (!dir || f[0] != f[n - 1]))
+            k++;
+    }
+    return k;
+}
+
 static int plan(trd_sb *b, const void *params)
 {
     const rx_factors *fx = params;
     return trd_plan_rx(b, fx->f, fx->n);
-}
-
-/* The factor lists of the ranks on one node (factors 2..8) [FLEX §2.1.3]. */
-static int candidates(const trd_shape *sh, char (*cand)[TRD_PARAMS_MAX], int cap)
-{
-    return sh->nnodes == 1 ? trd_factor_lists(sh->nranks, "", cand, cap) : 0;
 }
 
 const trd_algo trd_allreduce_shm_rx = {

@@ -110,17 +110,16 @@ static int plan(trd_sb *b, const void *params)
     return 0;
 }
 
-/* Radices 2 .. min(8, p-1), then p-1 where larger: from p-1 up every radix
- * gives the one-level tree [FLEX §2.3]. */
+/* For measuring [FLEX §2.3]: radix 2, and 4 and 8 where the node's ranks
+ * leave the root more children than that; one node only. */
 static int candidates(const trd_shape *sh, char (*cand)[TRD_PARAMS_MAX], int cap)
 {
-    int k = 0, top = sh->nranks - 1 > 2 ? sh->nranks - 1 : 2;
-    if (sh->nnodes != 1 || sh->nranks < 2)
+    int k = 0;
+    if (sh->nnodes != 1)
         return 0;
-    for (int r = 2; r <= top && r <= 8 && k < cap; r++)
-        snprintf(cand[k++], TRD_PARAMS_MAX, "%d", r);
-    if (top > 8 && k < cap)
-        snprintf(cand[k++], TRD_PARAMS_MAX, "%d", top);
+    for (int r = 2; r <= 8 && k < cap; r *= 2)
+        if (r == 2 || r < sh->nranks - 1)
+            snprintf(cand[k++], TRD_PARAMS_MAX, "%d", r);
     return k;
 }
 

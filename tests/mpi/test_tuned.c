@@ -29,6 +29,8 @@
  *                          at one count at least; 1 for "mpi"); the list is
  *                          the same on every rank and ends in "mpi";
  *                          "mpi", "auto" and a name that is no algorithm's.
+ *   test_tuned env-mpi     (TREEDUCE_ALGORITHM=mpi) trd_allreduce is the
+ *                          library's, with its notes.
  *
  * Prints one line per failed check and, on rank 0, "N passed, M failed";
  * exits non-zero when a check failed.
@@ -287,7 +289,9 @@ static void test_tables(int nodes)
     /* the library's nonblocking and persistent routines where "mpi" is chosen */
     int mk = nodes == 1 ? 1 : 0;
     run_noted(&machine, comm, TRD_ALLREDUCE, counts[mk], "mpi", RUN_NONBLOCKING);
+#if MPI_VERSION >= 4 /* below, the library has no persistent collectives for mpi to call */
     run_noted(&machine, comm, TRD_ALLREDUCE, counts[mk], "mpi", RUN_PERSISTENT);
+#endif
     run_noted(&machine, comm, TRD_BCAST, counts[mk], "mpi", RUN_NONBLOCKING);
 
     /* user-defined ops at the size measured as "mpi": today's rules */
@@ -419,6 +423,29 @@ static void test_candidates(void)
     MPI_Comm_free(&comm);
 }
 
+/* TREEDUCE_ALGORITHM=mpi: MPI_Allreduce is the library's, with its note and
+ * no forced algorithm's complaint. */
+static void test_env_mpi(void)
+{
+    double in[64], out[64], ref[64];
+    char line[200];
+    fill(in, 64, (unsigned)rank + 1);
+    capture_start();
+    int rc = trd_allreduce(&machine, in, out, 64, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    int fell = trd_fell_back();
+    char *text = capture_end();
+    PMPI_Allreduce(in, ref, 64, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    check(rc == MPI_SUCCESS && same(out, ref, 64, 0) && fell == 1,
+          "TREEDUCE_ALGORITHM=mpi: result or trd_fell_back");
+    check(capture_count(text, "treeduce[tuned]: MPI_Allreduce runs mpi") == 1,
+          "TREEDUCE_ALGORITHM=mpi: no note naming mpi");
+    snprintf(line, sizeof line,
+             "treeduce[tuned]: MPI_Allreduce uses the MPI library's routine: it is forced (mpi)");
+    check(capture_count(text, line) == 1, "TREEDUCE_ALGORITHM=mpi: no note that it is forced");
+    check(!strstr(text, "cannot run"), "TREEDUCE_ALGORITHM=mpi: a forced algorithm's complaint");
+    free(text);
+}
+
 int main(int argc, char **argv)
 {
     char version[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -433,8 +460,10 @@ int main(int argc, char **argv)
         test_tables(atoi(argv[2]));
     else if (argc > 1 && !strcmp(argv[1], "candidates"))
         test_candidates();
+    else if (argc > 1 && !strcmp(argv[1], "env-mpi"))
+        test_env_mpi();
     else
-        check(0, "usage: test_tuned tables NODES | candidates");
+        check(0, "usage: test_tuned tables NODES | candidates | env-mpi");
     if (rank == 0)
         printf("%d passed, %d failed\n", passed, failed);
     MPI_Finalize();

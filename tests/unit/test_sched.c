@@ -127,15 +127,8 @@ static const char *params_for(const trd_algo *a, const trd_shape *sh, char *buf,
     trd_call call = {a->coll, 1, 8, 0, 0, 1, 0};
     size_t o = 0;
     int n = sh->nranks;
-    char cand[1][TRD_PARAMS_MAX];
     if (!a->parse || accepts(a, "", sh, &call))
         return "";
-    if (a->candidates) { /* the first parameters it offers for the shape */
-        if (a->candidates(sh, cand, 1) < 1)
-            return "";
-        snprintf(buf, len, "%s", cand[0]);
-        return buf;
-    }
     buf[0] = '\0';
     for (int f = 2; n > 1; f++)
         while (n % f == 0 && o < len) {
