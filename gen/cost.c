@@ -71,28 +71,46 @@ static double single_copy_s(trd_link_cost l)
     return l.latency_s > TRD_COST_SINGLE_COPY_S ? l.latency_s : TRD_COST_SINGLE_COPY_S;
 }
 
+/* On one node, what the data's place in the memory hierarchy makes of the
+ * links' beta, by the message of the call (each rank's m bytes): in the
+ * private caches (TRD_COST_L1_BYTES) a fraction of it, in the caches beta
+ * as given, beyond them TRD_COST_MEM_SLOWDOWN times it.  1 across nodes,
+ * where the network's links set the pace. */
+static double cache_level(const cst *c)
+{
+    double m = (double)c->s->call.count * c->ext;
+    if (c->sh->nnodes != 1)
+        return 1;
+    if (m <= TRD_COST_L1_BYTES)
+        return 1 / TRD_COST_L1_SPEEDUP;
+    return m <= TRD_COST_CACHE_BYTES ? 1 : TRD_COST_MEM_SLOWDOWN;
+}
+
 /* A copy or reduce: beta of the link to the owner of the memory it reaches
  * (the rank's own package link for its own), plus a system call where that
  * is another rank's user buffer (single_copy_s), plus gamma per byte reduced
- * [MPICH §3]. */
+ * [MPICH §3]; on one node beta and gamma at the data's place (cache_level:
+ * gamma as given is the rate from memory), a system call's copy no faster
+ * than from the caches. */
 static int h_local(trd_exec *x, int r, size_t k)
 {
     cst *c = x->ctx;
     const trd_sstep *o = &c->s->op[k];
-    double bytes = (double)o->len * c->ext;
+    double bytes = (double)o->len * c->ext, lvl = cache_level(c);
     int src = o->peer >= 0 && o->peer < x->p ? o->peer : r;
     int dst = o->op == TRD_S_COPY && o->peer2 >= 0 && o->peer2 < x->p ? o->peer2 : r;
     if (src != r && user_buf(o->src)) {
         trd_link_cost l = pair_cost(c, r, src);
-        c->clock[r] += single_copy_s(l) + move_s(l, bytes);
+        c->clock[r] += single_copy_s(l) + move_s(l, bytes) * (lvl > 1 ? lvl : 1);
     } else if (dst != r) {
         trd_link_cost l = pair_cost(c, r, dst);
-        c->clock[r] += single_copy_s(l) + move_s(l, bytes);
+        c->clock[r] += single_copy_s(l) + move_s(l, bytes) * (lvl > 1 ? lvl : 1);
     } else {
-        c->clock[r] += move_s(pair_cost(c, r, src), bytes);
+        c->clock[r] += move_s(pair_cost(c, r, src), bytes) * lvl;
     }
     if (o->op == TRD_S_REDUCE)
-        c->clock[r] += bytes * c->cm->gamma_s_per_byte;
+        c->clock[r] += bytes * c->cm->gamma_s_per_byte *
+                       (c->sh->nnodes == 1 ? lvl / TRD_COST_MEM_SLOWDOWN : 1);
     return 0;
 }
 
