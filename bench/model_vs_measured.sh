@@ -70,7 +70,8 @@ else
                 --copy-bytes 0 --csv "$work/m.csv" > /dev/null
             # the NAME_us columns after treeduce_over_best ("-": fell back; ';' for ',')
             awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "mpi_us") m = i; else if ($i == "treeduce_over_best") f = i
-                               else if (f && $i ~ /_us$/ && $i !~ /^treeduce_/) { n = $i; sub(/_us$/, "", n); gsub(/;/, ",", n); name[i] = n }
+                               else if (f && !end && $i ~ /_us$/) { n = $i; sub(/_us$/, "", n); gsub(/;/, ",", n); name[i] = n }
+                               else if (f) end = 1
                                next }
                      { for (i in name) if ($i != "-" && $i != "") print name[i] "," $3 "," $i / $m
                        print "mpi," $3 "," $m > "/dev/stderr" }' "$work/m.csv" >> "$work/runs.csv" 2>> "$work/mpi.csv"
