@@ -62,9 +62,15 @@ _Static_assert((int)TRD_ALLREDUCE == (int)TRD_COLL_ALLREDUCE &&
 /* trd_fell_back: set to 0 as a routine starts, to 1 where it calls the MPI
  * library's routine (the label `library` of each).  Initial-exec: one store
  * at a fixed offset from the thread pointer, not a call to find the
- * library's thread-local block on every collective (a few ints fit the
- * static space the C library keeps for libraries loaded later). */
+ * library's thread-local block on every collective (an int fits the static
+ * space the C library keeps for libraries loaded later).  Not under SMPI,
+ * which loads the program once per simulated rank and would exhaust that
+ * space. */
+#if defined(SMPI_H)
+static _Thread_local int fell_back;
+#else
 static _Thread_local int fell_back __attribute__((tls_model("initial-exec")));
+#endif
 
 int trd_fell_back(void)
 {
