@@ -16,8 +16,15 @@
  * library's allreduce with algorithm NAME (trd_MACHINE_allreduce_with, as
  * TREEDUCE_ALGORITHM spells it; "repro" is the reproducible mode), and adds
  * NAME_us and NAME/tr, its time over the library's own choice: what forcing
- * that algorithm costs.  Without --lib, the program must have
- * libtreeduce_local linked in (bench_allreduce_local).
+ * that algorithm costs.  --also all times every algorithm that can be forced
+ * on MPI_COMM_WORLD (trd_candidates, with each parameter candidate; the MPI
+ * library's routine is timed anyway) through the runtime's
+ * trd_allreduce_with, each after the same check, in turn with the others;
+ * per size the table shows the fastest of them (best, best_us) and the
+ * library's time over it (tr/best), the CSV a column per algorithm ("-"
+ * where it fell back to the MPI library's routine: not timed as its own).
+ * Without --lib, the program must have libtreeduce_local linked in
+ * (bench_allreduce_local).
  *
  * Before timing, each treeduce routine's results are compared with the MPI
  * library's at a few sizes (within rounding: |a - e| <= 2 p eps * sum_r |x_r|,
@@ -62,7 +69,7 @@
  *
  * Usage: bench_allreduce [--min-bytes N] [--max-bytes N] [--iters N]
  *                        [--warmup N] [--csv FILE] [--copy-bytes N]
- *                        [--lib LIB [--lib LIB]] [--also NAME] [--check-only]
+ *                        [--lib LIB [--lib LIB]] [--also NAME|all] [--check-only]
  * Sizes take a K, M or G suffix (powers of 1024); --copy-bytes 0 skips the
  * bandwidth measurement and the bound.  --iters is the most iterations per
  * size; a size runs fewer when the warm-up shows they would take over
@@ -111,12 +118,27 @@ static int also_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Dat
                                   libs[also_at].algorithm);
 }
 
+/* The allreduce of routine l: a library's, or a forced algorithm's (--also all). */
+static int allreduce_of(int l, const void *sendbuf, void *recvbuf, int count)
+{
+    if (libs[l].forced)
+        return brt.allreduce_with(brt.machine, sendbuf, recvbuf, count, MPI_DOUBLE, MPI_SUM,
+                                  MPI_COMM_WORLD, libs[l].algorithm);
+    return libs[l].allreduce(sendbuf, recvbuf, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+}
+
 /* Adds --also's routine after the libraries: the first one's allreduce_with
- * (linked in: libtreeduce_local's). */
+ * (linked in: libtreeduce_local's); with "all", every forced algorithm. */
 static void add_also(void)
 {
     if (!also)
         return;
+    if (!strcmp(also, "all")) {
+        bench_find_runtime();
+        bench_csv_candidates(TRD_ALLREDUCE);
+        bench_set_candidates(TRD_ALLREDUCE);
+        return;
+    }
     if (!libs[0].path)
         libs[0].allreduce_with =
             (bench_allreduce_with_fn)dlsym(RTLD_DEFAULT, "trd_local_allreduce_with");
@@ -126,6 +148,7 @@ static void add_also(void)
     also_at = nlibs++;
     libs[also_at] = (struct bench_lib){
         .name = also, .abbr = also, .allreduce = also_allreduce, .algorithm = also};
+    nbase = nlibs;
 }
 
 /* ---- Correctness check ------------------------------------------------------ */
@@ -155,7 +178,7 @@ static void check(size_t count, int inplace)
         const void *send = inplace ? MPI_IN_PLACE : x;
         if (inplace)
             memcpy(a, x, count * sizeof *x);
-        rc = libs[l].allreduce(send, a, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        rc = allreduce_of(l, send, a, n);
         if (rc != MPI_SUCCESS)
             die("MPI_Allreduce (%s) returned an error during the correctness check", who);
         for (i = 0; i < count; i++) {
@@ -368,7 +391,7 @@ static int call(int who, void *ctx)
     const struct args *c = ctx;
 
     if (who < nlibs)
-        return libs[who].allreduce(c->x, c->y, c->count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        return allreduce_of(who, c->x, c->y, c->count);
     return PMPI_Allreduce(c->x, c->y, c->count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 }
 
@@ -459,14 +482,15 @@ int main(int argc, char **argv)
         return bench_usage(
             "usage: bench_allreduce [--min-bytes N] [--max-bytes N] [--iters N] [--warmup N] "
             "[--csv FILE] [--copy-bytes N]\n"
-            "                       [--lib LIB [--lib LIB]] [--also NAME] [--check-only]\n"
+            "                       [--lib LIB [--lib LIB]] [--also NAME|all] [--check-only]\n"
             "  sizes in bytes, with an optional K, M or G suffix (1024-based);\n"
             "  --copy-bytes 0 skips the memory bandwidth measurement and the "
             "bound;\n"
             "  --lib: a libtreeduce_MACHINE.so to time instead of MPI_Allreduce; "
             "twice:\n  NEW's and OLD's side by side;\n"
             "  --also NAME: also the (first) library's allreduce with algorithm NAME, e.g. "
-            "repro\n");
+            "repro;\n"
+            "  --also all: every algorithm that can be forced, and the fastest of them\n");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     bench_load_libs();
     add_also();

@@ -11,7 +11,10 @@
  *     suffixes;
  *   - the treeduce libraries under test (libs[], bench_load_libs), and
  *     routines timed beside them: the first library's allreduce with an
- *     algorithm named (bench_allreduce --also);
+ *     algorithm named (bench_allreduce --also NAME), or every algorithm
+ *     that can be forced for the collective (--also all: trd_candidates and
+ *     the runtime's trd_X_with routines, found by name in that library;
+ *     bench_set_candidates), shown as the fastest of them per size;
  *   - die() and xmalloc();
  *   - the data: random doubles (fill), hashes of results compared across
  *     ranks (same_on_all_ranks);
@@ -43,10 +46,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "treeduce.h" /* types of the runtime's routines that --also all finds by name */
+
 #define MIN_ITERS 20
-#define SECONDS_PER_SIZE 0.5 /* iterations shrink to fit; at least MIN_ITERS */
-#define BENCH_MAX_LIBS 2     /* --lib NEW --lib OLD */
-#define BENCH_MAX_ROUTINES 3 /* the libraries, and one algorithm beside them (--also) */
+#define SECONDS_PER_SIZE 0.5    /* iterations shrink to fit; at least MIN_ITERS */
+#define BENCH_MAX_LIBS 2        /* --lib NEW --lib OLD */
+#define BENCH_MAX_CANDIDATES 64 /* --also all: forced algorithms of one collective */
+/* the libraries, and the algorithms beside them (--also) */
+#define BENCH_MAX_ROUTINES (BENCH_MAX_LIBS + BENCH_MAX_CANDIDATES)
 
 /* The options every benchmark takes (see bench_parse_args). */
 static struct {
@@ -192,6 +199,11 @@ struct bench_lib {
     bench_allreduce_with_fn allreduce_with; /* trd_MACHINE_allreduce_with, or NULL */
     const char *algorithm; /* a routine timed beside the libraries: the first library's
                             * allreduce with this algorithm (--also); NULL: a library */
+    void *handle;          /* dlopen's (--lib), or NULL: the program's own symbols */
+    char machine[64];      /* MACHINE of libtreeduce_MACHINE.so; "local" when linked */
+    int forced;            /* --also all: a forced candidate, run through brt (algorithm) */
+    int fell;              /* forced: fell back to the MPI library's routine at this size */
+    int col;               /* forced: its column among the CSV's candidates */
 };
 
 /* Without --lib, the program's MPI_ routines: treeduce's when it is linked in
@@ -203,8 +215,10 @@ static struct bench_lib libs[BENCH_MAX_ROUTINES] = {
      .reduce_scatter_block = MPI_Reduce_scatter_block,
      .allgather = MPI_Allgather,
      .reduce = MPI_Reduce,
-     .bcast = MPI_Bcast}};
+     .bcast = MPI_Bcast,
+     .machine = "local"}};
 static int nlibs = 1; /* libs[0 .. nlibs-1]; routine nlibs is the MPI library's (PMPI_) */
+static int nbase = 1; /* libs[0 .. nbase-1]: the libraries and --also NAME; then forced ones */
 
 /* The trd_<machine>_<name> of a library, or NULL. */
 static inline void *bench_lib_find(void *handle, const char *machine, const char *name)
@@ -254,6 +268,8 @@ static inline void bench_lib_open(int l, const char *path)
     if (!(h = dlopen(file, RTLD_NOW | RTLD_LOCAL)))
         die("--lib: %s", dlerror());
     b->path = path;
+    b->handle = h;
+    memcpy(b->machine, machine, n + 1);
     b->allreduce = (bench_allreduce_fn)bench_lib_sym(h, machine, "allreduce", path);
     b->reduce_scatter_block = (bench_rsb_fn)bench_lib_sym(h, machine, "reduce_scatter_block", path);
     b->allgather = (bench_allgather_fn)bench_lib_sym(h, machine, "allgather", path);
@@ -285,7 +301,128 @@ static inline void bench_load_libs(void)
         if (opt.nlib > 1)
             libs[l].name = libs[l].abbr = names[l];
     }
-    nlibs = opt.nlib;
+    nlibs = nbase = opt.nlib;
+}
+
+/* ---- Every forced algorithm (--also all) ------------------------------------------ */
+
+/* The first library's runtime, for --also all (bench_find_runtime). */
+static struct {
+    const trd_machine *machine;
+    __typeof__(trd_candidates) *candidates;
+    __typeof__(trd_fell_back) *fell_back;
+    __typeof__(trd_allreduce_with) *allreduce_with;
+    __typeof__(trd_reduce_scatter_block_with) *reduce_scatter_block_with;
+    __typeof__(trd_allgather_with) *allgather_with;
+    __typeof__(trd_reduce_with) *reduce_with;
+    __typeof__(trd_bcast_with) *bcast_with;
+} brt;
+
+/* The CSV's candidate columns: the union, by name, of the candidates of
+ * every collective benchmarked, in the order first listed. */
+static char csv_cand[4 * BENCH_MAX_CANDIDATES][TRD_CANDIDATE_MAX];
+static int ncsv_cand;
+
+/* Symbol name of the first library (--lib) or of the program (linked in). */
+static inline void *bench_rt_sym(const char *name)
+{
+    void *f = dlsym(libs[0].handle ? libs[0].handle : RTLD_DEFAULT, name);
+
+    if (!f)
+        die("--also all: no %s in %s", name, libs[0].path ? libs[0].path : "the program");
+    return f;
+}
+
+/* Finds brt in the first library: its machine (trd_MACHINE_machine()),
+ * trd_candidates, trd_fell_back and the trd_X_with routines. */
+static inline void bench_find_runtime(void)
+{
+    char sym[160];
+    const trd_machine *(*machine)(void);
+
+    if (!libs[0].path &&
+        dlsym(RTLD_DEFAULT, "MPI_Allreduce") == dlsym(RTLD_DEFAULT, "PMPI_Allreduce"))
+        die("--also all needs a treeduce library: a program with libtreeduce_local linked in, "
+            "or --lib libtreeduce_MACHINE.so");
+    snprintf(sym, sizeof sym, "trd_%s_machine", libs[0].machine);
+    *(void **)&machine = bench_rt_sym(sym);
+    brt.machine = machine();
+    *(void **)&brt.candidates = bench_rt_sym("trd_candidates");
+    *(void **)&brt.fell_back = bench_rt_sym("trd_fell_back");
+    *(void **)&brt.allreduce_with = bench_rt_sym("trd_allreduce_with");
+    *(void **)&brt.reduce_scatter_block_with = bench_rt_sym("trd_reduce_scatter_block_with");
+    *(void **)&brt.allgather_with = bench_rt_sym("trd_allgather_with");
+    *(void **)&brt.reduce_with = bench_rt_sym("trd_reduce_with");
+    *(void **)&brt.bcast_with = bench_rt_sym("trd_bcast_with");
+}
+
+/* The forced algorithms of collective coll (TRD_ALLREDUCE ...) on
+ * MPI_COMM_WORLD, "mpi" left out (the MPI library's routine is timed
+ * anyway), as names[0 ..) of at most BENCH_MAX_CANDIDATES; returns how many. */
+static inline int bench_candidate_names(int coll, char (*names)[TRD_CANDIDATE_MAX])
+{
+    static char all[BENCH_MAX_CANDIDATES + 1][TRD_CANDIDATE_MAX];
+    int n = brt.candidates(brt.machine, MPI_COMM_WORLD, coll, all, BENCH_MAX_CANDIDATES + 1), k = 0;
+
+    if (n < 0)
+        die("--also all: trd_candidates cannot set up MPI_COMM_WORLD on machine %s",
+            libs[0].machine);
+    for (int i = 0; i < n && i <= BENCH_MAX_CANDIDATES && k < BENCH_MAX_CANDIDATES; i++)
+        if (strcmp(all[i], "mpi"))
+            memcpy(names[k++], all[i], TRD_CANDIDATE_MAX);
+    return k;
+}
+
+/* name as the CSV writes it: its commas ("shm:rx:2,2") as ';', in a static buffer. */
+static inline const char *bench_csv_name(const char *name)
+{
+    static char buf[TRD_CANDIDATE_MAX];
+    size_t n = strnlen(name, sizeof buf - 1);
+    char *c;
+
+    memcpy(buf, name, n);
+    buf[n] = '\0';
+    for (c = buf; (c = strchr(c, ',')) != NULL;)
+        *c = ';';
+    return buf;
+}
+
+/* Adds coll's forced algorithms to the CSV's candidate columns. */
+static inline void bench_csv_candidates(int coll)
+{
+    char names[BENCH_MAX_CANDIDATES][TRD_CANDIDATE_MAX];
+    int n = bench_candidate_names(coll, names);
+
+    for (int i = 0; i < n; i++) {
+        int c = 0;
+        while (c < ncsv_cand && strcmp(csv_cand[c], names[i]))
+            c++;
+        if (c == ncsv_cand && ncsv_cand < (int)(sizeof csv_cand / sizeof csv_cand[0]))
+            memcpy(csv_cand[ncsv_cand++], names[i], TRD_CANDIDATE_MAX);
+    }
+}
+
+/* The routines after the libraries become coll's forced algorithms: libs[nbase
+ * ..] run brt's trd_X_with with each (bench_csv_candidates(coll) first). */
+static inline void bench_set_candidates(int coll)
+{
+    static char names[BENCH_MAX_CANDIDATES][TRD_CANDIDATE_MAX];
+    int n = bench_candidate_names(coll, names);
+
+    nlibs = nbase;
+    for (int i = 0; i < n; i++) {
+        int c = 0;
+        while (c < ncsv_cand && strcmp(csv_cand[c], names[i]))
+            c++;
+        libs[nlibs++] = (struct bench_lib){
+            .name = names[i], .abbr = names[i], .algorithm = names[i], .forced = 1, .col = c};
+    }
+}
+
+/* Whether --also all runs: forced candidates follow the libraries. */
+static inline int bench_all(void)
+{
+    return brt.candidates != NULL;
 }
 
 /* ---- Data ------------------------------------------------------------------ */
@@ -392,6 +529,8 @@ static inline double bench_timed(bench_call_fn call, void *ctx, int who, const c
     t0 = MPI_Wtime() - t0;
     if (rc != MPI_SUCCESS)
         die("%s returned an error", name);
+    if (who < nlibs && libs[who].forced && brt.fell_back())
+        libs[who].fell = 1;
     return t0;
 }
 
@@ -403,6 +542,28 @@ static inline int bench_turn(int i, int k)
     return k < nlibs ? (i + k) % nlibs : nlibs;
 }
 
+/* With --also all: the routines of round i in an order shuffled by i, the
+ * same on every rank.  In a fixed order each routine would always follow the
+ * same one, and find the caches and the segment as that one leaves them. */
+static inline int bench_turn_shuffled(int i, int k)
+{
+    static int perm[BENCH_MAX_ROUTINES + 1], round = -1, n;
+
+    if (round != i || n != nlibs + 1) {
+        uint64_t s = 0x7e5a0000u + (uint64_t)i;
+        n = nlibs + 1;
+        for (int j = 0; j < n; j++)
+            perm[j] = j;
+        for (int j = n - 1; j > 0; j--) {
+            int r = (int)(rng_next(&s) % (uint64_t)(j + 1)), x = perm[j];
+            perm[j] = perm[r];
+            perm[r] = x;
+        }
+        round = i;
+    }
+    return perm[k];
+}
+
 /* Times n routines (who = 0 .. n-1) interleaved, call k of round i being
  * routine turn(i, k) (each routine once per round), after --warmup rounds;
  * t_out[who]: median (seconds) of the slowest rank's time; returns the
@@ -410,9 +571,11 @@ static inline int bench_turn(int i, int k)
 static inline int bench_measure_turns(bench_call_fn call, void *ctx, const char *name, int n,
                                       int (*turn)(int i, int k), double *t_out)
 {
-    int i, k, iters, warm = opt.warmup > 0 ? opt.warmup : 1;
+    int i, k, iters, warm = opt.warmup > 0 ? opt.warmup : 1, fell[BENCH_MAX_ROUTINES];
     double round_s, *t = xmalloc((size_t)warm * sizeof *t);
 
+    for (k = 0; k < nlibs; k++)
+        libs[k].fell = 0;
     for (i = 0; i < warm; i++)
         for (t[i] = 0, k = 0; k < n; k++)
             t[i] += bench_timed(call, ctx, turn(i, k), name);
@@ -432,16 +595,23 @@ static inline int bench_measure_turns(bench_call_fn call, void *ctx, const char 
     for (k = 0; k < n; k++)
         t_out[k] = median(t + (size_t)k * (size_t)iters, iters);
     free(t);
+    /* a forced algorithm that fell back on any rank, in any call */
+    for (k = 0; k < nlibs; k++)
+        fell[k] = libs[k].fell;
+    PMPI_Allreduce(MPI_IN_PLACE, fell, nlibs, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    for (k = 0; k < nlibs; k++)
+        libs[k].fell = fell[k];
     return iters;
 }
 
 /* Times call interleaved, a call of each library's routine then the MPI
- * library's per round (bench_turn), after --warmup rounds; t[who] (0 ..
- * nlibs): median (seconds) of the slowest rank's time; returns the number of
- * iterations. */
+ * library's per round (bench_turn; with --also all in a shuffled order),
+ * after --warmup rounds; t[who] (0 .. nlibs): median (seconds) of the
+ * slowest rank's time; returns the number of iterations. */
 static inline int bench_measure(bench_call_fn call, void *ctx, const char *name, double *t_out)
 {
-    return bench_measure_turns(call, ctx, name, nlibs + 1, bench_turn, t_out);
+    return bench_measure_turns(call, ctx, name, nlibs + 1,
+                               bench_all() ? bench_turn_shuffled : bench_turn, t_out);
 }
 
 /* ---- Start, output and end ----------------------------------------------------- */
@@ -523,12 +693,31 @@ static inline void bench_print_ratios(void)
     else
         printf("# new/old = new time / old time (> 1.05: new more than 5%% slower; the two take "
                "turns at\n#   going first); speed-up = MPI time / new time (> 1: new faster)\n");
-    for (int l = 0; l < nlibs; l++)
+    for (int l = 0; l < nbase; l++)
         if (libs[l].algorithm)
             printf("# %s_us: %s's allreduce with algorithm %s, timed in turn with the others; "
                    "%s/%s = its time over %s's\n",
                    libs[l].name, libs[0].name, libs[l].algorithm, libs[l].abbr, libs[0].abbr,
                    libs[0].name);
+    if (bench_all())
+        printf("# --also all: every algorithm that can be forced (trd_candidates, but mpi), %s's "
+               "trd_X_with,\n#   timed in turn with the others after a check of its results; "
+               "best, best_us: the fastest\n#   of them (those that fell back to the MPI "
+               "library's routine at a size left out: \"-\"\n#   in the CSV); %s/best = %s "
+               "time over best_us; the CSV has a column per algorithm (NAME_us, commas\n#   in "
+               "NAME written as ';')\n",
+               libs[0].name, libs[0].abbr, libs[0].name);
+}
+
+/* Index of the fastest forced algorithm that did not fall back, or -1. */
+static inline int bench_best(const double *t)
+{
+    int best = -1;
+
+    for (int l = nbase; l < nlibs; l++)
+        if (!libs[l].fell && (best < 0 || t[l] < t[best]))
+            best = l;
+    return best;
 }
 
 /* Whether libs[l] is the old of two libraries: new/old follows it. */
@@ -544,17 +733,21 @@ static inline void bench_print_time_heads(void)
 {
     char head[32];
 
-    for (int l = 0; l < nlibs; l++) {
+    for (int l = 0; l < nbase; l++) {
         snprintf(head, sizeof head, "%s_us", libs[l].name);
         printf(" %13s", head);
     }
     printf(" %13s", "mpi_us");
-    for (int l = 1; l < nlibs; l++) {
+    for (int l = 1; l < nbase; l++) {
         if (bench_is_old(l))
             snprintf(head, sizeof head, "new/old");
         else
             snprintf(head, sizeof head, "%s/%s", libs[l].abbr, libs[0].abbr);
         printf(" %8s", head);
+    }
+    if (bench_all()) {
+        snprintf(head, sizeof head, "%s/best", libs[0].abbr);
+        printf(" %-18s %13s %8s", "best", "best_us", head);
     }
     printf(" %9s", "speed-up");
 }
@@ -562,41 +755,74 @@ static inline void bench_print_time_heads(void)
 /* The time columns of a row with the medians t[0 .. nlibs] (seconds). */
 static inline void bench_print_times(const double *t)
 {
-    for (int l = 0; l <= nlibs; l++)
+    int b = bench_best(t);
+
+    for (int l = 0; l < nbase; l++)
         printf(" %13.2f", t[l] * 1e6);
-    for (int l = 1; l < nlibs; l++)
+    printf(" %13.2f", t[nlibs] * 1e6);
+    for (int l = 1; l < nbase; l++)
         printf(" %8.3f", bench_is_old(l) ? t[0] / t[1] : t[l] / t[0]);
+    if (bench_all() && b < 0)
+        printf(" %-18s %13s %8s", "-", "-", "-");
+    else if (bench_all())
+        printf(" %-18s %13.2f %8.3f", libs[b].name, t[b] * 1e6, t[0] / t[b]);
     printf(" %9.3f", t[nlibs] / t[0]);
 }
 
 /* The CSV's names of the time columns, as bench_csv_times writes them. */
 static inline const char *bench_csv_time_heads(void)
 {
-    static char heads[256];
+    static char heads[256 + sizeof csv_cand];
     size_t n = 0;
 
-    for (int l = 0; l < nlibs; l++)
+    for (int l = 0; l < nbase; l++)
         n += (size_t)snprintf(heads + n, sizeof heads - n, "%s_us,", libs[l].name);
     n += (size_t)snprintf(heads + n, sizeof heads - n, "mpi_us,");
-    for (int l = 1; l < nlibs && n < sizeof heads; l++)
+    for (int l = 1; l < nbase && n < sizeof heads; l++)
         if (bench_is_old(l))
             n += (size_t)snprintf(heads + n, sizeof heads - n, "new_over_old,");
         else
             n += (size_t)snprintf(heads + n, sizeof heads - n, "%s_over_%s,", libs[l].name,
                                   libs[0].name);
     if (n < sizeof heads)
-        snprintf(heads + n, sizeof heads - n, "speedup");
+        n += (size_t)snprintf(heads + n, sizeof heads - n, "speedup");
+    if (bench_all() && n < sizeof heads)
+        n += (size_t)snprintf(heads + n, sizeof heads - n, ",best,best_us,%s_over_best",
+                              libs[0].name);
+    for (int c = 0; bench_all() && c < ncsv_cand && n < sizeof heads; c++)
+        n += (size_t)snprintf(heads + n, sizeof heads - n, ",%s_us", bench_csv_name(csv_cand[c]));
     return heads;
 }
 
 /* The time columns of a CSV line (no comma before or after). */
 static inline void bench_csv_times(FILE *csv, const double *t)
 {
-    for (int l = 0; l <= nlibs; l++)
+    int b = bench_best(t);
+
+    for (int l = 0; l < nbase; l++)
         fprintf(csv, "%.3f,", t[l] * 1e6);
-    for (int l = 1; l < nlibs; l++)
+    fprintf(csv, "%.3f,", t[nlibs] * 1e6);
+    for (int l = 1; l < nbase; l++)
         fprintf(csv, "%.4f,", bench_is_old(l) ? t[0] / t[1] : t[l] / t[0]);
     fprintf(csv, "%.4f", t[nlibs] / t[0]);
+    if (!bench_all())
+        return;
+    if (b < 0)
+        fprintf(csv, ",,,");
+    else
+        fprintf(csv, ",%s,%.3f,%.4f", bench_csv_name(libs[b].name), t[b] * 1e6, t[0] / t[b]);
+    /* a column per candidate of any collective: empty where this one has none */
+    for (int c = 0; c < ncsv_cand; c++) {
+        int l = nbase;
+        while (l < nlibs && libs[l].col != c)
+            l++;
+        if (l == nlibs)
+            fprintf(csv, ",");
+        else if (libs[l].fell)
+            fprintf(csv, ",-");
+        else
+            fprintf(csv, ",%.3f", t[l] * 1e6);
+    }
 }
 
 /* The --csv file with its line of column names (printf-style), or NULL (no

@@ -22,6 +22,15 @@
  * the size used.  algbw = size / time; busbw = algbw * (p-1)/p for rsb and
  * allgather, algbw for reduce and bcast (the conventions of nccl-tests).
  *
+ * --also all times, beside them, every algorithm that can be forced for the
+ * piece on MPI_COMM_WORLD (trd_candidates, with each parameter candidate; the
+ * MPI library's routine is timed anyway) through the (first) library's
+ * runtime, trd_X_with, each after the same checks, in turn with the others;
+ * per size the table shows the fastest of them (best, best_us) and the
+ * library's time over it, the CSV a column per algorithm of any piece
+ * (empty where the piece has none of that name, "-" where it fell back to
+ * the MPI library's routine: not timed as its own).
+ *
  * Before timing, each treeduce piece's results are compared with the MPI
  * library's at a few sizes, out of place and in place (MPI_IN_PLACE at root 0
  * only for reduce: MPICH 4.0 crashes on it at other roots, pmodels/mpich#6540),
@@ -31,7 +40,7 @@
  *
  * Usage: bench_pieces [--piece rsb|allgather|reduce|bcast|all] [--min-bytes N]
  *                     [--max-bytes N] [--iters N] [--warmup N] [--csv FILE]
- *                     [--lib LIB [--lib LIB]] [--check-only]
+ *                     [--lib LIB [--lib LIB]] [--also all] [--check-only]
  * Sizes take a K, M or G suffix (powers of 1024).  --iters is the most
  * iterations per size; a size runs fewer when the warm-up shows they would
  * take over SECONDS_PER_SIZE, but at least MIN_ITERS.
@@ -44,8 +53,11 @@ enum piece { P_RSB, P_ALLGATHER, P_REDUCE, P_BCAST, P_MAX };
 static const char *const piece_name[P_MAX] = {"rsb", "allgather", "reduce", "bcast"};
 static const char *const piece_mpi[P_MAX] = {"MPI_Reduce_scatter_block", "MPI_Allgather",
                                              "MPI_Reduce", "MPI_Bcast"};
+static const int piece_coll[P_MAX] = {TRD_REDUCE_SCATTER_BLOCK, TRD_ALLGATHER, TRD_REDUCE,
+                                      TRD_BCAST};
 
 static int pieces_on = (1 << P_MAX) - 1; /* --piece: bit per piece */
+static int also_all;                     /* --also all */
 
 /* ---- Options -------------------------------------------------------------- */
 
@@ -70,6 +82,10 @@ static int parse_arg(const char *a, const char *v)
 {
     if (!strcmp(a, "--piece"))
         return parse_piece(v) ? -1 : 1;
+    if (!strcmp(a, "--also")) {
+        also_all = 1;
+        return strcmp(v, "all") ? -1 : 1;
+    }
     return 0;
 }
 
@@ -107,8 +123,22 @@ static size_t bytes_of(enum piece pc, size_t count)
 static int call(enum piece pc, int who, const void *x, double *y, int count, int root)
 {
     const struct bench_lib *l = who < nlibs ? &libs[who] : NULL;
+    const trd_machine *m = brt.machine;
     MPI_Comm w = MPI_COMM_WORLD;
 
+    if (l && l->forced) {
+        const char *alg = l->algorithm;
+        switch (pc) {
+        case P_RSB:
+            return brt.reduce_scatter_block_with(m, x, y, count, MPI_DOUBLE, MPI_SUM, w, alg);
+        case P_ALLGATHER:
+            return brt.allgather_with(m, x, count, MPI_DOUBLE, y, count, MPI_DOUBLE, w, alg);
+        case P_REDUCE:
+            return brt.reduce_with(m, x, y, count, MPI_DOUBLE, MPI_SUM, root, w, alg);
+        default:
+            return brt.bcast_with(m, y, count, MPI_DOUBLE, root, w, alg);
+        }
+    }
     switch (pc) {
     case P_RSB:
         return l ? l->reduce_scatter_block(x, y, count, MPI_DOUBLE, MPI_SUM, w)
@@ -268,16 +298,26 @@ int main(int argc, char **argv)
         return bench_usage(
             "usage: bench_pieces [--piece rsb|allgather|reduce|bcast|all] [--min-bytes N]\n"
             "                    [--max-bytes N] [--iters N] [--warmup N] [--csv FILE]\n"
-            "                    [--lib LIB [--lib LIB]] [--check-only]\n"
+            "                    [--lib LIB [--lib LIB]] [--also all] [--check-only]\n"
             "  sizes in bytes, with an optional K, M or G suffix (1024-based);\n"
             "  --lib: a libtreeduce_MACHINE.so to time instead of MPI_X; twice: NEW's and OLD's\n"
-            "  side by side\n");
+            "  side by side;\n"
+            "  --also all: every algorithm that can be forced, and the fastest of them\n");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     bench_load_libs();
+    if (also_all) {
+        bench_find_runtime();
+        for (pc = 0; pc < P_MAX; pc++)
+            if (pieces_on & 1 << pc)
+                bench_csv_candidates(piece_coll[pc]);
+    }
 
     for (pc = 0; pc < P_MAX; pc++)
-        if (pieces_on & 1 << pc)
+        if (pieces_on & 1 << pc) {
+            if (also_all)
+                bench_set_candidates(piece_coll[pc]);
             nchecks += check_piece(pc);
+        }
     if (opt.check_only)
         return bench_check_only(nchecks);
 
@@ -298,10 +338,12 @@ int main(int argc, char **argv)
         size_t last = 0;
         if (!(pieces_on & 1 << pc))
             continue;
+        if (also_all)
+            bench_set_candidates(piece_coll[pc]);
         bytes = opt.min_bytes;
         do {
             size_t count = count_for(pc, bytes), used = bytes_of(pc, count);
-            double t[BENCH_MAX_LIBS + 1];
+            double t[BENCH_MAX_ROUTINES + 1];
             int iters;
             if (used != last) {
                 last = used;

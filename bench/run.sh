@@ -5,6 +5,14 @@
 # (2 ranks), correctness check first, and keep the tables as CSV under
 # bench/results/.
 #   bench/run.sh [NEW [OLD]] [extra bench_allreduce options]
+# Without OLD it first tunes this node: treeduce-tune measures every
+# candidate and the MPI library's routine (2 ranks, for
+# TREEDUCE_TUNE_BUDGET, default 5m) into bench/results/wisdom-HOST.wisdom,
+# and NEW is reconfigured with TREEDUCE_LOCAL_WISDOM set to it, which builds
+# libtreeduce_local_tuned.so; then the allreduce and the pieces run tuned
+# (new) beside untuned (old) and the MPI library's, as with OLD below.  If
+# the tuner or the tuned build fails, the job says why and benches the
+# untuned library alone.
 # NEW and OLD are build directories (NEW defaults to build/).  With OLD, both
 # builds' libtreeduce_local.so are loaded into NEW's plain bench_allreduce and
 # bench_pieces (--lib, --lib) and timed in the same run, interleaved call by
@@ -31,15 +39,45 @@ echo "== plan for this machine (treeduce-gen local --explain)"
 plan=$("$build/treeduce-gen" local --explain)
 echo "$plan"
 if [ -z "$old" ]; then
-    csv="$top/bench/results/allreduce-$host.csv"
-    pcsv="$top/bench/results/pieces-$host.csv"
     perscsv="$top/bench/results/persistent-$host.csv"
+    wisdom="$top/bench/results/wisdom-$host.wisdom"
+    budget=${TREEDUCE_TUNE_BUDGET:-5m}
+    tuned=$build/libtreeduce_local_tuned.so
     echo
-    echo "== generated allreduce vs the MPI library's, 2 ranks, same run"
-    "$mpiexec" -n 2 "$build/bench_allreduce_local" --csv "$csv" "$@"
-    echo
-    echo "== reduce_scatter_block, allgather, reduce, bcast vs the MPI library's, 2 ranks, same run"
-    "$mpiexec" -n 2 "$build/bench_pieces_local" --csv "$pcsv"
+    echo "== tuning this node: treeduce-tune local --budget $budget, 2 ranks"
+    why=
+    if [ ! -x "$build/treeduce-tune" ]; then
+        why="no $build/treeduce-tune"
+    elif ! "$mpiexec" -n 2 "$build/treeduce-tune" local --budget "$budget" -o "$wisdom"; then
+        why="treeduce-tune failed"
+    elif ! cmake -S "$top" -B "$build" -DTREEDUCE_LOCAL_WISDOM="$wisdom" >"$build/tuned.log" 2>&1 ||
+        ! cmake --build "$build" --target treeduce_local_tuned >>"$build/tuned.log" 2>&1; then
+        why="the tuned library did not build (see $build/tuned.log)"
+    elif ! grep -q "wisdom-$host.wisdom" "$build/treeduce_local_tuned/trd_local_tuned.c"; then
+        why="the generator did not take the wisdom (no WISDOM in treeduce_generate?)"
+    fi
+    if [ -z "$why" ]; then
+        csv="$top/bench/results/allreduce-$host-tuned.csv"
+        pcsv="$top/bench/results/pieces-$host-tuned.csv"
+        echo
+        echo "== allreduce, tuned (new: $tuned) and untuned (old), vs the MPI library's, 2 ranks, same run"
+        "$mpiexec" -n 2 "$build/bench_allreduce" --lib "$tuned" --lib "$build/libtreeduce_local.so" \
+            --csv "$csv" "$@"
+        echo
+        echo "== reduce_scatter_block, allgather, reduce, bcast, tuned (new) and untuned (old), vs the MPI library's, 2 ranks, same run"
+        "$mpiexec" -n 2 "$build/bench_pieces" --lib "$tuned" --lib "$build/libtreeduce_local.so" \
+            --csv "$pcsv"
+    else
+        echo "bench/run.sh: not tuned: $why; benching the untuned library" >&2
+        csv="$top/bench/results/allreduce-$host.csv"
+        pcsv="$top/bench/results/pieces-$host.csv"
+        echo
+        echo "== generated allreduce vs the MPI library's, 2 ranks, same run"
+        "$mpiexec" -n 2 "$build/bench_allreduce_local" --csv "$csv" "$@"
+        echo
+        echo "== reduce_scatter_block, allgather, reduce, bcast vs the MPI library's, 2 ranks, same run"
+        "$mpiexec" -n 2 "$build/bench_pieces_local" --csv "$pcsv"
+    fi
     echo
     echo "== blocking, persistent and nonblocking allreduce vs the MPI library's, 2 ranks, same run"
     "$mpiexec" -n 2 "$build/bench_persistent_local" --csv "$perscsv"

@@ -64,28 +64,53 @@ static int user_buf(int b)
     return b == TRD_B_SEND || b == TRD_B_RECV;
 }
 
+/* The fixed cost of a copy from or into another rank's user buffer: a
+ * system call, the link's latency or TRD_COST_SINGLE_COPY_S if more. */
+static double single_copy_s(trd_link_cost l)
+{
+    return l.latency_s > TRD_COST_SINGLE_COPY_S ? l.latency_s : TRD_COST_SINGLE_COPY_S;
+}
+
+/* On one node, what the data's place in the memory hierarchy makes of the
+ * links' beta, by the message of the call (each rank's m bytes): in the
+ * private caches (TRD_COST_L1_BYTES) a fraction of it, in the caches beta
+ * as given, beyond them TRD_COST_MEM_SLOWDOWN times it.  1 across nodes,
+ * where the network's links set the pace. */
+static double cache_level(const cst *c)
+{
+    double m = (double)c->s->call.count * c->ext;
+    if (c->sh->nnodes != 1)
+        return 1;
+    if (m <= TRD_COST_L1_BYTES)
+        return 1 / TRD_COST_L1_SPEEDUP;
+    return m <= TRD_COST_CACHE_BYTES ? 1 : TRD_COST_MEM_SLOWDOWN;
+}
+
 /* A copy or reduce: beta of the link to the owner of the memory it reaches
- * (the rank's own package link for its own), plus a latency where that is
- * another rank's user buffer (a system call), plus gamma per byte reduced
- * [MPICH §3]. */
+ * (the rank's own package link for its own), plus a system call where that
+ * is another rank's user buffer (single_copy_s), plus gamma per byte reduced
+ * [MPICH §3]; on one node beta and gamma at the data's place (cache_level:
+ * gamma as given is the rate from memory), a system call's copy no faster
+ * than from the caches. */
 static int h_local(trd_exec *x, int r, size_t k)
 {
     cst *c = x->ctx;
     const trd_sstep *o = &c->s->op[k];
-    double bytes = (double)o->len * c->ext;
+    double bytes = (double)o->len * c->ext, lvl = cache_level(c);
     int src = o->peer >= 0 && o->peer < x->p ? o->peer : r;
     int dst = o->op == TRD_S_COPY && o->peer2 >= 0 && o->peer2 < x->p ? o->peer2 : r;
     if (src != r && user_buf(o->src)) {
         trd_link_cost l = pair_cost(c, r, src);
-        c->clock[r] += l.latency_s + move_s(l, bytes);
+        c->clock[r] += single_copy_s(l) + move_s(l, bytes) * (lvl > 1 ? lvl : 1);
     } else if (dst != r) {
         trd_link_cost l = pair_cost(c, r, dst);
-        c->clock[r] += l.latency_s + move_s(l, bytes);
+        c->clock[r] += single_copy_s(l) + move_s(l, bytes) * (lvl > 1 ? lvl : 1);
     } else {
-        c->clock[r] += move_s(pair_cost(c, r, src), bytes);
+        c->clock[r] += move_s(pair_cost(c, r, src), bytes) * lvl;
     }
     if (o->op == TRD_S_REDUCE)
-        c->clock[r] += bytes * c->cm->gamma_s_per_byte;
+        c->clock[r] += bytes * c->cm->gamma_s_per_byte *
+                       (c->sh->nnodes == 1 ? lvl / TRD_COST_MEM_SLOWDOWN : 1);
     return 0;
 }
 
@@ -152,15 +177,18 @@ static int h_signal(trd_exec *x, int r, size_t k, int id)
     return 0;
 }
 
-/* A wait ends one latency of the link after the signal it sees
- * [FLEX §3.1]. */
+/* A wait ends one latency of the link after the signal it sees, on a node
+ * at most one cache-line handshake (TRD_COST_HANDSHAKE_S) [FLEX §3.1]. */
 static int h_waited(trd_exec *x, int r, size_t k, int t, int id)
 {
     cst *c = x->ctx;
     (void)k;
     if (t == r || id < 0)
         return 0;
-    double at = c->sig_time[id] + pair_cost(c, r, t).latency_s;
+    double lat = pair_cost(c, r, t).latency_s;
+    if (c->sh->node_of[r] == c->sh->node_of[t] && lat > TRD_COST_HANDSHAKE_S)
+        lat = TRD_COST_HANDSHAKE_S;
+    double at = c->sig_time[id] + lat;
     if (at > c->clock[r])
         c->clock[r] = at;
     return 0;

@@ -30,6 +30,7 @@ struct trd_timer {
     size_t *slot; /* hash table of m: index + 1, 0 empty */
     size_t slotcap;
     int timed, extrapolated;
+    trd_shape one; /* a one-node shape with single copy, as the runtime runs it */
 };
 
 int trd_timer_create(trd_timer **tm, trd_topo_t t, const trd_machine_plan *p, const trd_shape *sh)
@@ -39,6 +40,16 @@ int trd_timer_create(trd_timer **tm, trd_topo_t t, const trd_machine_plan *p, co
     (*tm)->t = t;
     (*tm)->p = p;
     (*tm)->sh = sh;
+    if (sh->nnodes == 1 && sh->shm && !sh->cma) {
+        /* on one node the runtime reads the other ranks' buffers directly
+         * from these sizes where the kernel lets it (Linux cross-memory
+         * attach): the single-copy path is what runs there */
+        static const size_t cma_min[TRD_CMA_MAX] = TRD_CMA_MIN_DEFAULTS;
+        (*tm)->one = *sh;
+        (*tm)->one.cma = TRD_CMA_READ | TRD_CMA_WRITE;
+        memcpy((*tm)->one.cma_min, cma_min, sizeof cma_min);
+        (*tm)->sh = &(*tm)->one;
+    }
     return TRD_OK;
 }
 
@@ -246,15 +257,23 @@ int trd_predict_csv(FILE *f, trd_topo_t t, const trd_machine_plan *p, double max
     if (!rc)
         fprintf(f, "algorithm,bytes,predicted_us\n");
     for (int a = 0; trd_algos[a] && !rc; a++) {
-        if (trd_algos[a]->coll != TRD_COLL_ALLREDUCE || (trd_algos[a]->flags & TRD_ALGO_LIBRARY))
+        const trd_algo *al = trd_algos[a];
+        char cand[64][TRD_PARAMS_MAX];
+        if (al->coll != TRD_COLL_ALLREDUCE || (al->flags & TRD_ALGO_LIBRARY))
             continue;
-        for (double b = 8; b <= max_bytes && !rc; b *= 2) {
-            double us;
-            rc = trd_timer_us(tm, trd_algos[a], "", (size_t)(b / 8), &us);
-            if (!rc && us == INFINITY)
-                break; /* not for this machine (e.g. an algorithm for one node) */
-            if (!rc)
-                fprintf(f, "%s,%.0f,%.4f\n", trd_algos[a]->name, b, us);
+        /* the default parameters, then every candidate the algorithm offers
+         * for the shape ("shm:rx:2,2", "shm:tree:4") */
+        int nc = al->candidates ? al->candidates(&st.s, cand, 64) : 0;
+        for (int c = -1; c < nc && !rc; c++) {
+            const char *params = c < 0 ? "" : cand[c];
+            for (double b = 8; b <= max_bytes && !rc; b *= 2) {
+                double us;
+                rc = trd_timer_us(tm, al, params, (size_t)(b / 8), &us);
+                if (!rc && us == INFINITY)
+                    break; /* not for this machine (e.g. an algorithm for one node) */
+                if (!rc)
+                    fprintf(f, "%s%s%s,%.0f,%.4f\n", al->name, *params ? ":" : "", params, b, us);
+            }
         }
     }
     trd_timer_destroy(tm);

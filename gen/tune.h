@@ -31,8 +31,10 @@ typedef struct trd_timer trd_timer;
 /* The counts of doubles the extrapolation starts from: this and its half. */
 #define TRD_TIME_SAFE_COUNT ((size_t)1 << 18)
 
-/* A timer for sh (machine_node set) on t with p's gamma.  Returns TRD_OK or
- * TRD_ERR_NOMEM. */
+/* A timer for sh (machine_node set) on t with p's gamma.  A shape of one
+ * node with shared memory is timed with the single-copy path from the
+ * runtime's default sizes (TRD_CMA_MIN_DEFAULTS), as the runtime runs it
+ * where the kernel allows it.  Returns TRD_OK or TRD_ERR_NOMEM. */
 int trd_timer_create(trd_timer **tm, trd_topo_t t, const trd_machine_plan *p, const trd_shape *sh);
 void trd_timer_destroy(trd_timer *tm);
 
@@ -97,8 +99,9 @@ int trd_search_params(trd_topo_t t, trd_machine_plan *p, trd_search_stats *stats
 /* --predict: CSV "algorithm,bytes,predicted_us" of every allreduce
  * algorithm that plans over the whole machine (each node's cores, shared
  * memory on the node, commutative op, doubles, out of place) for 8 B ..
- * max_bytes in powers of two.  Returns TRD_OK, TRD_ERR_STATE (a schedule
- * that cannot be timed) or TRD_ERR_NOMEM. */
+ * max_bytes in powers of two, with its default parameters and with each
+ * parameter candidate it offers for the machine ("shm:rx:2,2").  Returns
+ * TRD_OK, TRD_ERR_STATE (a schedule that cannot be timed) or TRD_ERR_NOMEM. */
 int trd_predict_csv(FILE *f, trd_topo_t t, const trd_machine_plan *p, double max_bytes);
 
 /* For --explain: every candidate's schedule over the whole machine (each

@@ -118,15 +118,17 @@ static const trd_size_choice choices_0[2] = { /* 2 nodes x 1 */
     {33792, "rd", ""},
     {SIZE_MAX, "ring", ""},
 };
-static const trd_size_choice choices_1[4] = { /* 2 nodes x 2 */
-    {1152, "rd", ""},
+static const trd_size_choice choices_1[5] = { /* 2 nodes x 2 */
+    {80, "smp", ""},
     {16384, "flex", ""},
+    {17408, "hring", ""},
     {1114112, "rabenseifner", ""},
     {SIZE_MAX, "ring", ""},
 };
-static const trd_size_choice choices_2[3] = { /* 2 nodes x 4 */
-    {120, "rd", ""},
+static const trd_size_choice choices_2[4] = { /* 2 nodes x 4 */
+    {72, "smp", ""},
     {32768, "flex", ""},
+    {33280, "hring", ""},
     {SIZE_MAX, "rabenseifner", ""},
 };
 static const trd_size_choice choices_3[3] = { /* 2 nodes x 8 */
@@ -136,7 +138,7 @@ static const trd_size_choice choices_3[3] = { /* 2 nodes x 8 */
 };
 static const trd_size_choice choices_4[3] = { /* 2 nodes x 16 */
     {72, "smp", ""},
-    {120832, "flex", ""},
+    {131072, "flex", ""},
     {SIZE_MAX, "rabenseifner", ""},
 };
 static const trd_size_choice choices_5[3] = { /* 4 nodes x 1 */
@@ -145,22 +147,24 @@ static const trd_size_choice choices_5[3] = { /* 4 nodes x 1 */
     {SIZE_MAX, "rabenseifner", ""},
 };
 static const trd_size_choice choices_6[4] = { /* 4 nodes x 2 */
-    {976, "rm", ""},
-    {16384, "flex", ""},
+    {328, "rm", ""},
+    {17408, "flex", ""},
     {835584, "rabenseifner", ""},
     {SIZE_MAX, "ring", ""},
 };
-static const trd_size_choice choices_7[4] = { /* 4 nodes x 4 */
+static const trd_size_choice choices_7[6] = { /* 4 nodes x 4 */
     {2592, "nap", ""},
-    {32768, "flex", ""},
+    {4160, "flex", ""},
+    {9600, "nap", ""},
+    {33280, "flex", ""},
     {3407872, "rabenseifner", ""},
     {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_8[6] = { /* 4 nodes x 8 */
     {1504, "nap", ""},
     {4160, "flex", ""},
-    {8320, "nap", ""},
-    {63488, "flex", ""},
+    {10624, "nap", ""},
+    {65536, "flex", ""},
     {10682368, "rabenseifner", ""},
     {SIZE_MAX, "ring", ""},
 };
@@ -177,14 +181,14 @@ static const trd_size_choice choices_10[3] = { /* 8 nodes x 1 */
     {SIZE_MAX, "rabenseifner", ""},
 };
 static const trd_size_choice choices_11[4] = { /* 8 nodes x 2 */
-    {752, "rm", ""},
-    {16384, "flex", ""},
+    {240, "rm", ""},
+    {17408, "flex", ""},
     {1507328, "rabenseifner", ""},
     {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_12[4] = { /* 8 nodes x 4 */
-    {1808, "nap", ""},
-    {32768, "flex", ""},
+    {2016, "nap", ""},
+    {33280, "flex", ""},
     {4063232, "rabenseifner", ""},
     {SIZE_MAX, "ring", ""},
 };
@@ -208,8 +212,8 @@ static const trd_size_choice choices_15[3] = { /* 16 nodes x 1 */
     {SIZE_MAX, "rabenseifner", ""},
 };
 static const trd_size_choice choices_16[4] = { /* 16 nodes x 2 */
-    {864, "rm", ""},
-    {16384, "flex", ""},
+    {504, "rm", ""},
+    {17408, "flex", ""},
     {3014656, "rabenseifner", ""},
     {SIZE_MAX, "ring", ""},
 };
@@ -296,13 +300,13 @@ static const trd_size_choice choices_29[4] = { /* 64 nodes x 16 */
 };
 static const trd_shape_choice shapes[30] = {
     {2, 1, choices_0, 2},
-    {2, 2, choices_1, 4},
-    {2, 4, choices_2, 3},
+    {2, 2, choices_1, 5},
+    {2, 4, choices_2, 4},
     {2, 8, choices_3, 3},
     {2, 16, choices_4, 3},
     {4, 1, choices_5, 3},
     {4, 2, choices_6, 4},
-    {4, 4, choices_7, 4},
+    {4, 4, choices_7, 6},
     {4, 8, choices_8, 6},
     {4, 16, choices_9, 5},
     {8, 1, choices_10, 3},

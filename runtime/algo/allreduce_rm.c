@@ -881,38 +881,9 @@ static double model(const trd_levels *l, int nodes, int ppn, double m)
     return t + trd_rd_nodes_s(l, nodes, ppn, m);
 }
 
-/* The multisets of bases 2..8 whose product is n, each in increasing and in
- * decreasing order, as schedule strings: at most cap of them [RM §4.1]. */
-static int bases(int n, int minb, int *stack, int depth, char (*out)[TRD_PARAMS_MAX], int cap,
-                 int k)
-{
-    if (n == 1 && depth > 0) {
-        for (int dir = 0; dir < 2 && k < cap; dir++) {
-            size_t o = 0;
-            out[k][0] = '\0';
-            for (int i = 0; i < depth && o < TRD_PARAMS_MAX - 8; i++) {
-                int base = dir ? stack[depth - 1 - i] : stack[i];
-                o += (size_t)snprintf(out[k] + o, TRD_PARAMS_MAX - o, "%sa%d", i ? "," : "", base);
-            }
-            if (dir == 1 && depth > 1 && !strcmp(out[k], out[k - 1]))
-                continue;
-            if (o < TRD_PARAMS_MAX - 8)
-                k++;
-        }
-        return k;
-    }
-    for (int base = minb; base <= 8 && base <= n && k < cap; base++)
-        if (n % base == 0) {
-            stack[depth] = base;
-            k = bases(n / base, base, stack, depth + 1, out, cap, k);
-        }
-    return k;
-}
-
 static int candidates(const trd_shape *sh, char (*cand)[TRD_PARAMS_MAX], int cap)
 {
-    int stack[32];
-    return bases(sh->nranks, 2, stack, 0, cand, cap, 0);
+    return trd_factor_lists(sh->nranks, "a", cand, cap);
 }
 
 const trd_algo trd_allreduce_rm = {

@@ -22,6 +22,12 @@ int trd_parse_list_params(const char *text, const char *what, trd_list_params *o
 int trd_list_candidates(const trd_shape *sh, char (*cand)[TRD_PARAMS_MAX], int cap);
 #define TRD_LIST_QUADRATIC_MAX_NODES 1024
 
+/* The multisets of factors 2..8 whose product is n, each in increasing and
+ * in decreasing order, as parameter strings of comma-separated factors, each
+ * after prefix ("a2,a4"; rm's bases, shm:rx's factors): at most cap of them;
+ * returns how many [RM §4.1, FLEX §2.1.3]. */
+int trd_factor_lists(int n, const char *prefix, char (*out)[TRD_PARAMS_MAX], int cap);
+
 /* allreduce_flex.c: the FLEX composite with lane algorithm lane (NULL: by
  * block size) [FLEX §2.1.2]. */
 int trd_plan_flex(trd_sb *b, const trd_algo *lane);

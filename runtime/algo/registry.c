@@ -123,6 +123,41 @@ int trd_list_candidates(const trd_shape *sh, char (*cand)[TRD_PARAMS_MAX], int c
     return k;
 }
 
+/* The lists of trd_factor_lists from depth on, stack[0..depth) chosen, the
+ * factors at least minf; k lists written so far. */
+static int factor_lists(int n, int minf, const char *prefix, int *stack, int depth,
+                        char (*out)[TRD_PARAMS_MAX], int cap, int k)
+{
+    if (n == 1 && depth > 0) {
+        for (int dir = 0; dir < 2 && k < cap; dir++) {
+            size_t o = 0;
+            out[k][0] = '\0';
+            for (int i = 0; i < depth && o < TRD_PARAMS_MAX - 8; i++) {
+                int f = dir ? stack[depth - 1 - i] : stack[i];
+                o += (size_t)snprintf(out[k] + o, TRD_PARAMS_MAX - o, "%s%s%d", i ? "," : "",
+                                      prefix, f);
+            }
+            if (dir == 1 && k > 0 && !strcmp(out[k], out[k - 1])) /* one factor, or all equal */
+                continue;
+            if (o < TRD_PARAMS_MAX - 8)
+                k++;
+        }
+        return k;
+    }
+    for (int f = minf; f <= 8 && f <= n && k < cap; f++)
+        if (n % f == 0) {
+            stack[depth] = f;
+            k = factor_lists(n / f, f, prefix, stack, depth + 1, out, cap, k);
+        }
+    return k;
+}
+
+int trd_factor_lists(int n, const char *prefix, char (*out)[TRD_PARAMS_MAX], int cap)
+{
+    int stack[32];
+    return factor_lists(n, 2, prefix, stack, 0, out, cap, 0);
+}
+
 const char *trd_refuse_noncommutative(const trd_shape *sh, const trd_call *call, const void *params)
 {
     (void)sh;

@@ -691,11 +691,11 @@ static void hand_end(hand *h)
 }
 
 /* A message starts when both ends have posted it; a wait ends one latency
- * of the link after the signal it sees [FLEX §3.1].  On two nodes of two
- * ranks, rank 3 copies a long vector and signals; rank 2 waits for that
- * signal, then receives n elements from rank 0, which sent at once.  The
- * message starts one package latency after rank 3's copy, not when rank 0
- * posted it. */
+ * of the link after the signal it sees, on a node at most a cache-line
+ * handshake [FLEX §3.1].  On two nodes of two ranks, rank 3 copies a long
+ * vector and signals; rank 2 waits for that signal, then receives n
+ * elements from rank 0, which sent at once.  The message starts one
+ * handshake after rank 3's copy, not when rank 0 posted it. */
 static void test_cost_posted(void)
 {
     trd_diag *d;
@@ -709,7 +709,9 @@ static void test_cost_posted(void)
     trd_link_cost near = trd_topo_path_cost(t, 0, 1);
     size_t big = 1 << 20, n = 100;
     double copy = 8.0 * (double)big / pk.bandwidth_Bps;
-    double want = copy + pk.latency_s + near.latency_s + 8.0 * (double)n / near.bandwidth_Bps;
+    double seen = pk.latency_s < TRD_COST_HANDSHAKE_S ? pk.latency_s : TRD_COST_HANDSHAKE_S;
+    CU_ASSERT(seen < pk.latency_s); /* the package link's latency is a message's */
+    double want = copy + seen + near.latency_s + 8.0 * (double)n / near.bandwidth_Bps;
     hand h;
     char why[256];
     double got = -1;
@@ -731,11 +733,105 @@ static void test_cost_posted(void)
     trd_diag_destroy(d);
 }
 
+/* A one-node shape is timed as the runtime runs it: shm reads the other
+ * rank's buffer directly from TRD_CMA_MIN_DEFAULTS (32 KiB) up, and beats
+ * the variants through the segment from 64 KiB, as measured on a 2-core
+ * node; below 32 KiB it runs through the segment.  Multi-node shapes keep
+ * no single copy. */
+static void test_cost_one_node_single_copy(void)
+{
+    trd_diag *d;
+    trd_topo_t t = load_text("one.topo",
+                             "machine one;\nlink eth { latency 2us; bandwidth 10GB/s; }\n"
+                             "nodetype duo { synthetic \"package:1 core:2\"; }\n"
+                             "switch top { link eth; nodes a : duo; }\n",
+                             &d);
+    static trd_machine_plan p;
+    trd_plan_build(t, &p);
+    const trd_algo *shm = trd_algo_find(TRD_COLL_ALLREDUCE, "shm", 3);
+    const trd_algo *cyc = trd_algo_find(TRD_COLL_ALLREDUCE, "shm:cyclic", 10);
+    trd_shape_store st;
+    int *aux;
+    trd_timer *tm;
+    CU_ASSERT_FATAL(trd_machine_shape(t, 1, 2, &st, &aux) == TRD_OK);
+    CU_ASSERT_EQUAL(st.s.cma, 0);
+    CU_ASSERT_FATAL(trd_timer_create(&tm, t, &p, &st.s) == TRD_OK);
+    double a, b;
+    for (size_t bytes = 64 << 10; bytes <= (4u << 20); bytes *= 4) {
+        CU_ASSERT_EQUAL(trd_timer_us(tm, shm, "", bytes / 8, &a), TRD_OK);
+        CU_ASSERT_EQUAL(trd_timer_us(tm, cyc, "", bytes / 8, &b), TRD_OK);
+        CU_ASSERT(a < b * 0.97);
+    }
+    /* below the threshold through the segment, which costs less there than
+     * single copy from 0 B (a shape that already has it is kept) */
+    trd_timer_destroy(tm);
+    st.s.cma = TRD_CMA_READ;
+    memset(st.s.cma_min, 0, sizeof st.s.cma_min);
+    CU_ASSERT_FATAL(trd_timer_create(&tm, t, &p, &st.s) == TRD_OK);
+    CU_ASSERT_EQUAL(trd_timer_us(tm, shm, "", 2048, &b), TRD_OK);
+    trd_timer_destroy(tm);
+    st.s.cma = 0;
+    CU_ASSERT_FATAL(trd_timer_create(&tm, t, &p, &st.s) == TRD_OK);
+    CU_ASSERT_EQUAL(trd_timer_us(tm, shm, "", 2048, &a), TRD_OK);
+    CU_ASSERT(a < b);
+    trd_timer_destroy(tm);
+    trd_shape_free(&st);
+    free(aux);
+    trd_topo_destroy(t);
+    trd_diag_destroy(d);
+}
+
+/* On one node a copy costs by where the call's data lies: in the L1 caches
+ * (16 KiB) TRD_COST_L1_SPEEDUP times faster than in the L2/L3 caches (the
+ * link's bandwidth), from memory (beyond 4 MiB) TRD_COST_MEM_SLOWDOWN times
+ * slower; a reduction's gamma is memory's rate, a copy's in the caches.
+ * Across nodes the links' costs stay as given. */
+static void test_cost_cache_levels(void)
+{
+    trd_diag *d;
+    trd_topo_t t = load_text("lvl.topo",
+                             "machine lvl;\nlink eth { latency 2us; bandwidth 10GB/s; }\n"
+                             "link pkg { latency 100ns; bandwidth 20GB/s; }\n"
+                             "nodetype duo { synthetic \"package:1 core:2\"; package pkg; }\n"
+                             "switch top { link eth; nodes n[0-1] : duo; }\n",
+                             &d);
+    static const size_t counts[3] = {1024, 65536, 1 << 20}; /* 8 KiB, 512 KiB, 8 MiB */
+    const double lvl[3] = {1 / TRD_COST_L1_SPEEDUP, 1, TRD_COST_MEM_SLOWDOWN};
+    double gamma = 0.25e-9, piece = 512;
+    trd_cost_model cm = {t, gamma, 0.25};
+    for (int nodes = 1; nodes <= 2; nodes++)
+        for (int k = 0; k < 3; k++) {
+            int twos[2] = {2, 2}, machine[2] = {0, 1};
+            trd_shape_store st;
+            CU_ASSERT_FATAL(trd_shape_init(&st, nodes, twos, 0) == 0);
+            st.s.machine_node = machine;
+            hand h;
+            char why[256];
+            double got = -1, f = nodes == 1 ? lvl[k] : 1, g = nodes == 1 ? lvl[k] / 4.5 : 1;
+            hand_init(&h, &st.s, (trd_call){TRD_COLL_ALLREDUCE, counts[k], 8, 0, 0, 1, 0});
+            trd_sb *b = hand_rank(&h, 0, 0);
+            trd_s_copy(b, 0, TRD_B_RECV, -1, 0, TRD_B_SEND, -1, 0, (size_t)piece);
+            trd_s_reduce(b, 0, TRD_B_RECV, 0, TRD_B_SEND, -1, 0, (size_t)piece);
+            for (int r = 1; r < 2 * nodes; r++)
+                hand_rank(&h, r, 0);
+            hand_end(&h);
+            double want = 8 * piece * (2 * f / 20e9 + g * gamma);
+            CU_ASSERT_EQUAL(trd_sched_cost(&h.s, &st.s, &cm, &got, why, sizeof why), TRD_OK);
+            CU_ASSERT_DOUBLE_EQUAL(got, want, want * 1e-9);
+            trd_sched_free(&h.s);
+            trd_shape_free(&st);
+        }
+    CU_ASSERT_DOUBLE_EQUAL(TRD_COST_MEM_SLOWDOWN, 4.5, 1e-12);
+    trd_topo_destroy(t);
+    trd_diag_destroy(d);
+}
+
 /* Single copy: on one node of two packages, rank 0 waits for rank 1's
- * signal, then reads rank 1's sendbuf (a system call: one latency of the
- * node link between the packages, and its bandwidth) and reduces a piece of
- * rank 1's segment into it (that link's bandwidth, gamma).  Rank 1 copies
- * into its segment first. */
+ * signal (a cache-line handshake, less than the link's latency), then
+ * reads rank 1's sendbuf (a system call: TRD_COST_SINGLE_COPY_S, more than
+ * the node link's latency, and the link's bandwidth) and reduces a piece of
+ * rank 1's segment into it (that link's bandwidth, gamma at the rate of the
+ * caches, where 32 KiB lie).  Rank 1 copies into its segment first. */
 static void test_cost_single_copy(void)
 {
     trd_diag *d;
@@ -758,9 +854,12 @@ static void test_cost_single_copy(void)
     size_t n = 4096, piece = 64;
     double gamma = 0.25e-9;
     double in = 8.0 * (double)piece / pk.bandwidth_Bps; /* rank 1's copy into its segment */
-    double want = in + qpi.latency_s                    /* the wait */
-                  + qpi.latency_s + 8.0 * (double)n / qpi.bandwidth_Bps    /* the single copy */
-                  + 8.0 * (double)piece * (1 / qpi.bandwidth_Bps + gamma); /* the reduce */
+    CU_ASSERT(TRD_COST_HANDSHAKE_S < qpi.latency_s && TRD_COST_SINGLE_COPY_S > qpi.latency_s);
+    double want = in + TRD_COST_HANDSHAKE_S /* the wait */
+                  + TRD_COST_SINGLE_COPY_S +
+                  8.0 * (double)n / qpi.bandwidth_Bps /* the single copy */
+                  + 8.0 * (double)piece *
+                        (1 / qpi.bandwidth_Bps + gamma / TRD_COST_MEM_SLOWDOWN); /* the reduce */
     hand h;
     char why[256];
     double got = -1;
@@ -979,6 +1078,8 @@ int main(void)
         {"cost model: link sharing added up by hand", test_cost},
         {"cost model: a message starts when both ends have posted it", test_cost_posted},
         {"cost model: a single-copy read and a remote segment", test_cost_single_copy},
+        {"cost model: one node timed with the single-copy path", test_cost_one_node_single_copy},
+        {"cost model: one node's copies by where the data lies", test_cost_cache_levels},
         {"cost model: a link's measured alpha_r", test_cost_alpha_r},
         {"the ring's bound stays below its timed cost", test_ring_bound},
         {"size ranges drawn on the schedules are the fastest inside", test_select},
