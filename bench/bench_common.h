@@ -584,17 +584,11 @@ static inline int bench_measure_turns(bench_call_fn call, void *ctx, const char 
     round_s = median(t, warm);
     free(t);
     PMPI_Allreduce(MPI_IN_PLACE, &round_s, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    /* With --also all the routines outnumber the runtime's plan cache: each
-     * timed call follows an untimed one of the same routine (every routine
-     * alike, the MPI library's too), so that each runs its cached plan as an
-     * application repeating a call does, not a new plan per call. */
-    iters = iters_for(bench_all() ? 2 * round_s : round_s);
+    iters = iters_for(round_s);
     t = xmalloc((size_t)n * (size_t)iters * sizeof *t);
     for (i = 0; i < iters; i++)
         for (k = 0; k < n; k++) {
             int who = turn(i, k);
-            if (bench_all() && call(who, ctx) != MPI_SUCCESS)
-                die("%s returned an error", name);
             t[(size_t)who * (size_t)iters + (size_t)i] = bench_timed(call, ctx, who, name);
         }
     PMPI_Allreduce(MPI_IN_PLACE, t, n * iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
