@@ -5,15 +5,20 @@
  * within rounding); a wrong one is reported and never chosen, one that
  * falls back to the MPI library's routine (trd_fell_back) is left out at
  * that size.  One warm-up round sets the iterations for the size's time
- * target; then the candidates run interleaved (A, B, C, A, B, C, ...), each
- * timed call after an untimed one of the same candidate (its plan cached,
- * as for an application that repeats a call) and a barrier, and every call's time is the slowest
- * rank's (one MAX reduction at the end of the size); a candidate's time is its median. A candidate
- * more than twice as slow as the fastest at two consecutive sizes is dropped for the larger ones.
+ * target; then the candidates run interleaved (A, B, C, A, B, C, ...) in
+ * groups the runtime's plan cache holds (TUNE_GROUP; one untimed call of each
+ * before a group's timed ones), so that every candidate runs its cached plan
+ * as an application repeating a call does; each call follows a barrier, and
+ * every call's time is the slowest rank's (one MAX reduction at the end of
+ * the size); a candidate's time is its median.  A candidate more than twice
+ * as slow as the fastest at two consecutive sizes is dropped for the larger
+ * ones.
  * Each change of winner between two grid sizes is then bisected between the two winners, at the
  * geometric middle in whole doubles, until the sizes are within 2^(1/4).
  */
 #include "tune_run.h"
+
+#include "rt.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -26,6 +31,9 @@
 #define BISECT_RATIO 1.1892071150027210667 /* 2^(1/4) */
 #define MIN_ITERS 3
 #define MAX_ITERS 999
+/* candidates interleaved at once: fewer than the plans the runtime keeps per
+ * communicator (TRD_PLAN_CACHE), the MPI library's routine needing none */
+#define TUNE_GROUP (TRD_PLAN_CACHE - 1)
 
 int tune_grid(const tune_opts *o, int coll, int nranks, size_t *bytes, int cap)
 {
@@ -48,14 +56,15 @@ int tune_grid(const tune_opts *o, int coll, int nranks, size_t *bytes, int cap)
 int tune_spec_kept(const tune_opts *o, int coll, const char *spec)
 {
     int any = 0;
-    size_t slen = strcspn(spec, ":");
+    const char *params;
+    /* the algorithm's name, which may hold a ':' itself ("shm:rx:2,1") */
+    const trd_algo *a = trd_algo_parse(coll, spec, &params);
     for (int i = 0; i < o->nspecs; i++) {
         if (o->spec[i].coll >= 0 && o->spec[i].coll != coll)
             continue;
         any = 1;
         const char *s = o->spec[i].spec;
-        if (strcmp(s, spec) == 0 ||
-            (!strchr(s, ':') && strlen(s) == slen && strncmp(s, spec, slen) == 0))
+        if (strcmp(s, spec) == 0 || (a && strcmp(s, a->name) == 0))
             return 1; /* "NAME" keeps every parameter candidate of NAME */
     }
     return !any;
@@ -240,8 +249,7 @@ static int measure_size(ctx *x, const int *idx, int n, size_t bytes, double *us,
     double target = x->o->size_s;
     if (x->clk->budget_s > 0 && x->clk->steps > 0) /* scaled to the budget, on every rank alike */
         target = fmin(target, 0.8 * x->clk->budget_s / (double)x->clk->steps);
-    /* two calls per candidate and iteration (the untimed one below) */
-    int iters = est[0] > 0 ? (int)fmin(MAX_ITERS, target / (2 * est[0])) : MAX_ITERS;
+    int iters = est[0] > 0 ? (int)fmin(MAX_ITERS, target / est[0]) : MAX_ITERS;
     if (iters < MIN_ITERS)
         iters = MIN_ITERS;
     iters |= 1; /* odd: the median is one sample */
@@ -258,17 +266,20 @@ static int measure_size(ctx *x, const int *idx, int n, size_t bytes, double *us,
                 100 * f, *left ? ", ~" : "", left, *left ? " left" : "", trd_coll_name(t->coll),
                 t->nnodes, t->ppn, b, what, nlive, nlive == 1 ? "" : "s", iters);
     }
-    /* each timed call follows an untimed one of the same candidate: the
-     * candidates outnumber the runtime's plan cache (TRD_PLAN_CACHE), and an
-     * application calling one size repeatedly runs a cached plan, not a new one */
-    for (int it = 0; it < iters; it++)
-        for (int j = 0; j < nlive; j++) {
+    /* more candidates interleaved than the runtime keeps plans would time a
+     * new plan per call: groups of at most TUNE_GROUP, each warmed once */
+    for (int g = 0; g < nlive; g += TUNE_GROUP) {
+        int end = g + TUNE_GROUP < nlive ? g + TUNE_GROUP : nlive;
+        for (int j = g; j < end; j++)
             run(x, t->cands[idx[live[j]]], count, x->recv);
-            MPI_Barrier(x->comm);
-            double t0 = MPI_Wtime();
-            run(x, t->cands[idx[live[j]]], count, x->recv);
-            x->times[(size_t)j * (size_t)iters + (size_t)it] = MPI_Wtime() - t0;
-        }
+        for (int it = 0; it < iters; it++)
+            for (int j = g; j < end; j++) {
+                MPI_Barrier(x->comm);
+                double t0 = MPI_Wtime();
+                run(x, t->cands[idx[live[j]]], count, x->recv);
+                x->times[(size_t)j * (size_t)iters + (size_t)it] = MPI_Wtime() - t0;
+            }
+    }
     /* every call's time is the slowest rank's: one reduction for the size */
     if ((rc = MPI_Allreduce(MPI_IN_PLACE, x->times, nlive * iters, MPI_DOUBLE, MPI_MAX, x->comm)) !=
         MPI_SUCCESS)

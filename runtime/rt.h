@@ -237,8 +237,10 @@ int trd_cma_write(const trd_shm *s, int r, const void *local, uint64_t remote, s
 typedef struct trd_plan_entry trd_plan_entry;
 typedef struct trd_req trd_req;
 
-/* Plans kept per communicator (least recently used replaced). */
-#define TRD_PLAN_CACHE 8
+/* Plans kept per communicator (least recently used replaced): enough for
+ * every candidate of a one-node communicator timed interleaved
+ * (treeduce-tune, bench --also all) without planning anew per call. */
+#define TRD_PLAN_CACHE 32
 
 /* A communicator as treeduce sees it: its shape (ranks in ring order: nodes
  * in DFS order, ranks of one node consecutive, by rank within the node), its
