@@ -53,6 +53,8 @@ if [ -z "$old" ]; then
     elif ! cmake -S "$top" -B "$build" -DTREEDUCE_LOCAL_WISDOM="$wisdom" >"$build/tuned.log" 2>&1 ||
         ! cmake --build "$build" --target treeduce_local_tuned >>"$build/tuned.log" 2>&1; then
         why="the tuned library did not build (see $build/tuned.log)"
+        # leave the build as it was: its default target would build the tuned one
+        cmake -S "$top" -B "$build" -DTREEDUCE_LOCAL_WISDOM= >>"$build/tuned.log" 2>&1 || true
     elif ! grep -q "wisdom-$host.wisdom" "$build/treeduce_local_tuned/trd_local_tuned.c"; then
         why="the generator did not take the wisdom (no WISDOM in treeduce_generate?)"
     fi

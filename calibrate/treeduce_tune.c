@@ -152,7 +152,7 @@ static int in_shape(const int *node, int np, int nnodes_m, shape s, int me)
 /* The ranges of a complete table into w. */
 static int add_ranges(const tune_table *t, trd_wisdom *w, int cap)
 {
-    int i = 0;
+    int i = 0, first = w->nranges;
     while (i < t->npoints) {
         int j = i;
         while (j + 1 < t->npoints && t->point[j + 1].win == t->point[i].win)
@@ -182,6 +182,27 @@ static int add_ranges(const tune_table *t, trd_wisdom *w, int cap)
             r->runner_us = p->runner_us;
         }
         i = j + 1;
+    }
+    /* at most TRD_MAX_RANGES a table, as the runtime reads them: the
+     * narrowest range (in octaves; the last one has no end) goes to the
+     * range before it (the first to the one after) */
+    while (w->nranges - first > TRD_MAX_RANGES) {
+        int k = -1;
+        double kw = INFINITY;
+        for (int r = first; r + 1 < w->nranges; r++) {
+            double from = w->range[r].from ? (double)w->range[r].from : 8;
+            double width = log2((double)w->range[r].below / from);
+            if (width < kw) {
+                kw = width;
+                k = r;
+            }
+        }
+        if (k > first)
+            w->range[k - 1].below = w->range[k].below;
+        else
+            w->range[k + 1].from = 0;
+        memmove(&w->range[k], &w->range[k + 1], (size_t)(w->nranges - k - 1) * sizeof w->range[0]);
+        w->nranges--;
     }
     return 0;
 }

@@ -31,6 +31,7 @@
 #define BISECT_RATIO 1.1892071150027210667 /* 2^(1/4) */
 #define MIN_ITERS 3
 #define MAX_ITERS 999
+#define TUNE_TIE 0.03 /* relative: a winner this close to the smaller size's keeps it (pick) */
 /* candidates interleaved at once: fewer than the plans the runtime keeps per
  * communicator (TRD_PLAN_CACHE), the MPI library's routine needing none */
 #define TUNE_GROUP (TRD_PLAN_CACHE - 1)
@@ -291,13 +292,20 @@ static int measure_size(ctx *x, const int *idx, int n, size_t bytes, double *us,
 
 /* The fastest and second fastest of us[0..n) that are not dead into p; a
  * tie goes to the MPI library's routine (no cost of treeduce's on top), else
- * to the candidate listed first. */
-static void pick(const ctx *x, const int *idx, int n, const double *us, size_t bytes, tune_point *p)
+ * to the candidate listed first.  Where prev (the winner at the next smaller
+ * size, -1 none) is within TUNE_TIE of the fastest, it stays the winner:
+ * differences that small are the noise of a busy node, and following them
+ * would cut the sizes into ranges that only the noise tells apart. */
+static void pick(const ctx *x, const int *idx, int n, const double *us, size_t bytes, int prev,
+                 tune_point *p)
 {
+    double prev_us = INFINITY;
     *p = (tune_point){bytes, -1, -1, 0, 0};
     for (int i = 0; i < n; i++) {
         if (!isfinite(us[i]) || x->dead[idx[i]])
             continue;
+        if (idx[i] == prev)
+            prev_us = us[i];
         if (p->win < 0 || us[i] < p->us || (us[i] == p->us && is_mpi(x->t->cands[idx[i]]))) {
             p->runner = p->win;
             p->runner_us = p->us;
@@ -307,6 +315,9 @@ static void pick(const ctx *x, const int *idx, int n, const double *us, size_t b
             p->runner = idx[i];
             p->runner_us = us[i];
         }
+    }
+    if (p->win >= 0 && prev >= 0 && prev != p->win && prev_us <= p->us * (1 + TUNE_TIE)) {
+        *p = (tune_point){bytes, prev, p->win, prev_us, p->us};
     }
 }
 
@@ -389,7 +400,7 @@ int tune_measure(const trd_machine *m, const tune_opts *o, MPI_Comm comm, tune_t
             break;
         clk->done++;
         tune_point *p = &t->point[t->npoints];
-        pick(&x, idx, n, us, grid[g], p);
+        pick(&x, idx, n, us, grid[g], t->npoints ? t->point[t->npoints - 1].win : -1, p);
         if (p->win < 0)
             continue; /* nothing ran this size: its neighbours' ranges cover it */
         t->npoints++;
@@ -412,7 +423,7 @@ int tune_measure(const trd_machine *m, const tune_opts *o, MPI_Comm comm, tune_t
                 stop)
                 break;
             tune_point p;
-            pick(&x, pair, 2, us, mid, &p);
+            pick(&x, pair, 2, us, mid, lo.win, &p);
             if (p.win < 0)
                 break;
             t->point[t->npoints++] = p;

@@ -6,7 +6,7 @@
 # wisdom: treeduce-gen --wisdom, the generated C compiled with the build's
 # runtime and check_wisdom.c, run at np 2 on the same placement (every
 # range's winner runs, results equal PMPI's).  A budget run: cut short,
-# "budget 3 0", the table measured before the cut kept.  A candidate with
+# "budget 1 0", the table measured before the cut kept.  A candidate with
 # wrong results: reported, never chosen.
 mpiexec=$1 tune=$2 gen=$3 mpicc=$4 src=$5 rt=$6 algo=$7 work=$8
 topo=$src/tests/data/testbed.topo
@@ -45,9 +45,9 @@ done
 w=$work/budget.wisdom
 TREEDUCE_HOSTS=n0,n1 sh "$src/tests/mpi/run.sh" "$mpiexec" -n 2 "$tune" "$topo" \
   --min-bytes 8 --max-bytes 64M --factor 4 --size-time 0.001 --colls bcast,allreduce \
-  --candidates bcast=mpi --budget 3s -o "$w" || fail "treeduce-tune --budget 3s"
+  --candidates bcast=mpi --budget 1s -o "$w" || fail "treeduce-tune --budget 1s"
 cat "$w"
-grep -q "^budget 3 0$" "$w" || fail "$w: not marked cut short"
+grep -q "^budget 1 0$" "$w" || fail "$w: not marked cut short"
 grep -q "^range bcast 2 1 0 - mpi " "$w" || fail "$w: the bcast table measured first is missing"
 grep -q "^range allreduce" "$w" && fail "$w: holds the allreduce table cut short"
 "$gen" "$topo" --wisdom "$w" -o "$work/budget" || fail "treeduce-gen --wisdom $w"
