@@ -31,7 +31,8 @@
 #define BISECT_RATIO 1.1892071150027210667 /* 2^(1/4) */
 #define MIN_ITERS 3
 #define MAX_ITERS 999
-#define TUNE_TIE 0.03 /* relative: a winner this close to the smaller size's keeps it (pick) */
+#define TUNE_TIE 0.03    /* relative: a winner this close to the smaller size's keeps it (pick) */
+#define TUNE_TIE_US 0.02 /* and absolute, microseconds: the clock's and the barrier's jitter */
 /* candidates interleaved at once: fewer than the plans the runtime keeps per
  * communicator (TRD_PLAN_CACHE), the MPI library's routine needing none */
 #define TUNE_GROUP (TRD_PLAN_CACHE - 1)
@@ -287,13 +288,20 @@ static int measure_size(ctx *x, const int *idx, int n, size_t bytes, double *us,
         return rc;
     for (int j = 0; j < nlive; j++)
         us[live[j]] = median(x->times + (size_t)j * (size_t)iters, iters) * 1e6;
+    if (x->rank == 0 && x->o->verbose) {
+        fprintf(stderr, "treeduce-tune:   %zu B, median us:", bytes);
+        for (int j = 0; j < nlive; j++)
+            fprintf(stderr, " %s %.3g", t->cands[idx[live[j]]], us[live[j]]);
+        fputc('\n', stderr);
+    }
     return MPI_SUCCESS;
 }
 
 /* The fastest and second fastest of us[0..n) that are not dead into p; a
  * tie goes to the MPI library's routine (no cost of treeduce's on top), else
  * to the candidate listed first.  Where prev (the winner at the next smaller
- * size, -1 none) is within TUNE_TIE of the fastest, it stays the winner:
+ * size, -1 none) is within TUNE_TIE (and TUNE_TIE_US) of the fastest, it
+ * stays the winner:
  * differences that small are the noise of a busy node, and following them
  * would cut the sizes into ranges that only the noise tells apart. */
 static void pick(const ctx *x, const int *idx, int n, const double *us, size_t bytes, int prev,
@@ -316,7 +324,8 @@ static void pick(const ctx *x, const int *idx, int n, const double *us, size_t b
             p->runner_us = us[i];
         }
     }
-    if (p->win >= 0 && prev >= 0 && prev != p->win && prev_us <= p->us * (1 + TUNE_TIE)) {
+    if (p->win >= 0 && prev >= 0 && prev != p->win &&
+        prev_us <= p->us * (1 + TUNE_TIE) + TUNE_TIE_US) {
         *p = (tune_point){bytes, prev, p->win, prev_us, p->us};
     }
 }

@@ -23,6 +23,7 @@ typedef struct tune_opts {
     double factor;
     double budget_s; /* 0: none */
     double size_s;   /* time to spend on one size of one table, all candidates together */
+    int verbose;     /* --verbose: every candidate's median per size on stderr */
     int ncolls;      /* the collectives measured, in this order on each shape */
     int coll[TRD_NCOLLS];
     int nshapes; /* --shapes: 0 every shape the job can form */

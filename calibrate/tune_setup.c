@@ -32,6 +32,7 @@ const char tune_usage[] =
     "                          library's routine; repeatable\n"
     "      --size-time SECONDS time spent per size of a table, candidates together (default\n"
     "                          0.2; less where a budget asks)\n"
+    "      --verbose           every candidate's median time at every size, on stderr\n"
     "      --format FMT, --nodetype DESC, --latency TIME, --bandwidth BW, --alpha-r-ratio R\n"
     "                          read TOPOLOGY as treeduce-gen does (same defaults)\n"
     "  -h, --help / -V, --version\n"
@@ -97,7 +98,8 @@ int tune_parse_args(int argc, char **argv, args *a, int me, char *err, size_t er
         O_NODETYPE,
         O_LATENCY,
         O_BANDWIDTH,
-        O_ALPHA_R
+        O_ALPHA_R,
+        O_VERBOSE
     };
     static const struct option lopts[] = {{"output", required_argument, NULL, 'o'},
                                           {"budget", required_argument, NULL, O_BUDGET},
@@ -113,6 +115,7 @@ int tune_parse_args(int argc, char **argv, args *a, int me, char *err, size_t er
                                           {"latency", required_argument, NULL, O_LATENCY},
                                           {"bandwidth", required_argument, NULL, O_BANDWIDTH},
                                           {"alpha-r-ratio", required_argument, NULL, O_ALPHA_R},
+                                          {"verbose", no_argument, NULL, O_VERBOSE},
                                           {"help", no_argument, NULL, 'h'},
                                           {"version", no_argument, NULL, 'V'},
                                           {NULL, 0, NULL, 0}};
@@ -229,6 +232,9 @@ int tune_parse_args(int argc, char **argv, args *a, int me, char *err, size_t er
             break;
         case O_ALPHA_R:
             a->load.alpha_r_ratio = optarg;
+            break;
+        case O_VERBOSE:
+            a->o.verbose = 1;
             break;
         case 'h':
             if (me == 0)
