@@ -297,13 +297,14 @@ static int measure_size(ctx *x, const int *idx, int n, size_t bytes, double *us,
     return MPI_SUCCESS;
 }
 
-/* The fastest and second fastest of us[0..n) that are not dead into p; a
- * tie goes to the MPI library's routine (no cost of treeduce's on top), else
- * to the candidate listed first.  Where prev (the winner at the next smaller
- * size, -1 none) is within TUNE_TIE (and TUNE_TIE_US) of the fastest, it
- * stays the winner:
- * differences that small are the noise of a busy node, and following them
- * would cut the sizes into ranges that only the noise tells apart. */
+/* The fastest and second fastest of us[0..n) that are not dead into p, an
+ * exact tie to the candidate listed first; then the MPI library's routine
+ * wins where it is within TUNE_TIE (and TUNE_TIE_US) of the fastest, as a
+ * tuned library must never be slower than the library it replaces; else
+ * prev (the winner at the next smaller size, -1 none) stays the winner
+ * where it is that close: differences that small are the noise of a busy
+ * node, and following them would cut the sizes into ranges that only the
+ * noise tells apart. */
 static void pick(const ctx *x, const int *idx, int n, const double *us, size_t bytes, int prev,
                  tune_point *p)
 {
@@ -324,10 +325,18 @@ static void pick(const ctx *x, const int *idx, int n, const double *us, size_t b
             p->runner_us = us[i];
         }
     }
-    if (p->win >= 0 && prev >= 0 && prev != p->win &&
-        prev_us <= p->us * (1 + TUNE_TIE) + TUNE_TIE_US) {
+    if (p->win < 0)
+        return;
+    /* the MPI library's routine within the tie of the fastest: it, as a
+     * tuned library must never be slower than the library it replaces */
+    for (int i = 0; i < n; i++)
+        if (is_mpi(x->t->cands[idx[i]]) && idx[i] != p->win && isfinite(us[i]) &&
+            !x->dead[idx[i]] && us[i] <= p->us * (1 + TUNE_TIE) + TUNE_TIE_US) {
+            *p = (tune_point){bytes, idx[i], p->win, us[i], p->us};
+            return;
+        }
+    if (prev >= 0 && prev != p->win && prev_us <= p->us * (1 + TUNE_TIE) + TUNE_TIE_US)
         *p = (tune_point){bytes, prev, p->win, prev_us, p->us};
-    }
 }
 
 /* A candidate found wrong at any size is chosen at none: the runner-up
