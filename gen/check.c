@@ -579,19 +579,29 @@ static int cover_skips(checker *c)
     return TRD_OK;
 }
 
-int trd_check_schedules(trd_topo_t t, const trd_machine_plan *p, const trd_check_opts *o,
-                        trd_diag *d, trd_check_stats *stats)
+/* A checker for o's input; TRD_ERR_INPUT (in d) for a bad --break-schedule. */
+static int checker_init(checker *c, trd_topo_t t, const trd_check_opts *o, trd_diag *d,
+                        trd_check_stats *stats)
 {
-    clock_t t0 = clock();
-    checker c = {
+    *c = (checker){
         .t = t, .o = o, .d = d, .stats = stats, .brk = {"", -1, -1}, .loc = {o->input, 0, 0}};
-    int rc = TRD_OK;
     memset(stats, 0, sizeof *stats);
-    if (o->break_spec && parse_break(o->break_spec, &c.brk)) {
+    if (o->break_spec && parse_break(o->break_spec, &c->brk)) {
         trd_diag_error(d, (trd_loc){o->input, 0, 0},
                        "--break-schedule: expected ALG:RANK:OP, not '%s'", o->break_spec);
         return TRD_ERR_INPUT;
     }
+    return TRD_OK;
+}
+
+int trd_check_schedules(trd_topo_t t, const trd_machine_plan *p, const trd_check_opts *o,
+                        trd_diag *d, trd_check_stats *stats)
+{
+    clock_t t0 = clock();
+    checker c;
+    int rc = TRD_OK;
+    if (checker_init(&c, t, o, d, stats) != TRD_OK)
+        return TRD_ERR_INPUT;
     for (int s = 0; s < p->nshapes && !rc; s++) {
         trd_shape_store st;
         int *aux;
@@ -717,15 +727,10 @@ int trd_check_wisdom(trd_topo_t t, const trd_wisdom *w, const trd_check_opts *o,
                      trd_check_stats *stats)
 {
     clock_t t0 = clock();
-    checker c = {
-        .t = t, .o = o, .d = d, .stats = stats, .brk = {"", -1, -1}, .loc = {o->input, 0, 0}};
+    checker c;
     int rc = TRD_OK;
-    memset(stats, 0, sizeof *stats);
-    if (o->break_spec && parse_break(o->break_spec, &c.brk)) {
-        trd_diag_error(d, (trd_loc){o->input, 0, 0},
-                       "--break-schedule: expected ALG:RANK:OP, not '%s'", o->break_spec);
+    if (checker_init(&c, t, o, d, stats) != TRD_OK)
         return TRD_ERR_INPUT;
-    }
     for (int i = 0; i < w->nranges && !rc; i++) {
         const trd_wisdom_range *r = &w->range[i];
         const char *params = "";

@@ -189,6 +189,18 @@ static void us_text(sbuf *b, double us)
     sb_printf(b, "%.4g us", us);
 }
 
+/* How many ranges from w->range[i] on belong to range i's collective and
+ * shape (the reader keeps a shape's ranges together). */
+static int shape_ranges(const trd_wisdom *w, int i)
+{
+    const trd_wisdom_range *r = &w->range[i];
+    int n = 1;
+    while (i + n < w->nranges && w->range[i + n].coll == r->coll &&
+           w->range[i + n].nnodes == r->nnodes && w->range[i + n].ppn == r->ppn)
+        n++;
+    return n;
+}
+
 /* The ranges of w, one table per collective and shape in the file's order,
  * each with what was measured in its comment, then the tuned shapes. */
 static void tuned_tables(sbuf *b, const trd_wisdom *w, const char *file)
@@ -204,10 +216,7 @@ static void tuned_tables(sbuf *b, const trd_wisdom *w, const char *file)
                  " * not measured. */\n");
     for (int i = 0; i < w->nranges; nt++) {
         const trd_wisdom_range *r = &w->range[i];
-        int n = 1;
-        while (i + n < w->nranges && w->range[i + n].coll == r->coll &&
-               w->range[i + n].nnodes == r->nnodes && w->range[i + n].ppn == r->ppn)
-            n++;
+        int n = shape_ranges(w, i);
         sb_printf(b, "/* %s, %d node%s x %d (line %d):\n", trd_coll_name(r->coll), r->nnodes,
                   r->nnodes == 1 ? "" : "s", r->ppn, r->line);
         for (int k = i; k < i + n; k++) {
@@ -245,10 +254,7 @@ static void tuned_tables(sbuf *b, const trd_wisdom *w, const char *file)
     nt = 0;
     for (int i = 0; i < w->nranges; nt++) {
         const trd_wisdom_range *r = &w->range[i];
-        int n = 1;
-        while (i + n < w->nranges && w->range[i + n].coll == r->coll &&
-               w->range[i + n].nnodes == r->nnodes && w->range[i + n].ppn == r->ppn)
-            n++;
+        int n = shape_ranges(w, i);
         char coll[40];
         size_t k = 0;
         for (const char *q = trd_coll_name(r->coll); *q && k + 1 < sizeof coll; q++)
