@@ -86,9 +86,12 @@ typedef struct ctx {
     int *slow;                 /* [ncands] consecutive sizes much slower than the best */
 } ctx;
 
-static int is_mpi(const char *spec)
+/* Whether spec, a candidate of collective coll, is the MPI library's routine. */
+static int is_mpi(int coll, const char *spec)
 {
-    return strcmp(spec, "mpi") == 0;
+    const char *params;
+    const trd_algo *a = trd_algo_parse(coll, spec, &params);
+    return a && (a->flags & TRD_ALGO_LIBRARY);
 }
 
 /* The elements of one rank's input and output for count elements per call. */
@@ -207,8 +210,8 @@ static int measure_size(ctx *x, const int *idx, int n, size_t bytes, double *us,
         const char *spec = t->cands[idx[i]];
         fill(x, count, x->recv);
         int e = run(x, spec, count, x->recv);
-        flags[i] =
-            (!is_mpi(spec) && trd_fell_back()) | (e != MPI_SUCCESS || !same(x, (size_t)count)) << 1;
+        flags[i] = (!is_mpi(t->coll, spec) && trd_fell_back()) |
+                   (e != MPI_SUCCESS || !same(x, (size_t)count)) << 1;
     }
     if ((rc = MPI_Allreduce(MPI_IN_PLACE, flags, n, MPI_INT, MPI_MAX, x->comm)) != MPI_SUCCESS)
         return rc;
@@ -315,7 +318,8 @@ static void pick(const ctx *x, const int *idx, int n, const double *us, size_t b
             continue;
         if (idx[i] == prev)
             prev_us = us[i];
-        if (p->win < 0 || us[i] < p->us || (us[i] == p->us && is_mpi(x->t->cands[idx[i]]))) {
+        if (p->win < 0 || us[i] < p->us ||
+            (us[i] == p->us && is_mpi(x->t->coll, x->t->cands[idx[i]]))) {
             p->runner = p->win;
             p->runner_us = p->us;
             p->win = idx[i];
@@ -330,7 +334,7 @@ static void pick(const ctx *x, const int *idx, int n, const double *us, size_t b
     /* the MPI library's routine within the tie of the fastest: it, as a
      * tuned library must never be slower than the library it replaces */
     for (int i = 0; i < n; i++)
-        if (is_mpi(x->t->cands[idx[i]]) && idx[i] != p->win && isfinite(us[i]) &&
+        if (is_mpi(x->t->coll, x->t->cands[idx[i]]) && idx[i] != p->win && isfinite(us[i]) &&
             !x->dead[idx[i]] && us[i] <= p->us * (1 + TUNE_TIE) + TUNE_TIE_US) {
             *p = (tune_point){bytes, idx[i], p->win, us[i], p->us};
             return;

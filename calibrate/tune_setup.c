@@ -209,7 +209,7 @@ int tune_parse_args(int argc, char **argv, args *a, int me, char *err, size_t er
                 return snprintf(err, errlen, "--candidates '%s': expected [COLL=]NAME[:PARAMS]",
                                 optarg),
                        -1;
-            int found = strcmp(spec, "mpi") == 0;
+            int found = 0; /* "mpi" is one of every collective's */
             for (int cc = 0; cc < TRD_NCOLLS && !found; cc++)
                 found = (k < 0 || k == cc) && trd_algo_parse(cc, spec, &(const char *){NULL});
             if (!found)

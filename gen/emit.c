@@ -237,8 +237,7 @@ static void tuned_tables(sbuf *b, const trd_wisdom *w, const char *file)
         for (int k = i; k < i + n; k++) {
             const trd_wisdom_range *q = &w->range[k];
             const char *params = "";
-            const trd_algo *a =
-                trd_wisdom_is_mpi(q->alg) ? NULL : trd_algo_parse(q->coll, q->alg, &params);
+            const trd_algo *a = trd_algo_parse(q->coll, q->alg, &params);
             sb_printf(b, "    {.below = ");
             size_value(b, q->below);
             sb_printf(b, ", .alg = ");

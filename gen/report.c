@@ -398,8 +398,9 @@ static int explain_wisdom_shape(FILE *f, trd_topo_t t, const trd_machine_plan *p
         fprintf(f, "\n      model: ");
         /* the winner as the model times it */
         const char *params = "";
-        const trd_algo *w =
-            trd_wisdom_is_mpi(q->alg) ? NULL : trd_algo_parse(q->coll, q->alg, &params);
+        const trd_algo *w = trd_algo_parse(q->coll, q->alg, &params);
+        if (w && (w->flags & TRD_ALGO_LIBRARY))
+            w = NULL; /* no schedule to time */
         double wus = w ? model_us(tm, &cm, &st.s, w, params, at) : NAN;
         if (!w)
             fprintf(f, "none for the MPI library");

@@ -89,11 +89,6 @@ void trd_topo_digest(trd_topo_t t, char hex[65])
 
 /* ---- Reader ------------------------------------------------------------------ */
 
-int trd_wisdom_is_mpi(const char *alg)
-{
-    return strcmp(alg, "mpi") == 0;
-}
-
 typedef struct wctx {
     trd_diag *d;
     const char *file;
@@ -315,8 +310,7 @@ static int read_alg(wctx *c, int coll, int none_ok, char *out, size_t cap)
             out[0] = '\0';
             return 0;
         }
-        ok = trd_wisdom_is_mpi(spec) ||
-             (trd_algo_parse(coll, spec, &params) && strlen(params) < TRD_PARAMS_MAX);
+        ok = trd_algo_parse(coll, spec, &params) && strlen(params) < TRD_PARAMS_MAX;
     }
     if (!ok) {
         char names[512], w[600];

@@ -87,7 +87,8 @@ void trd_topo_digest(trd_topo_t t, char hex[65]);
  * range that leaves a gap, a missing "end", a version other than
  * TRD_WISDOM_VERSION), or TRD_ERR_IO / TRD_ERR_NOMEM; on any error w is left
  * empty (nothing half-read).  An algorithm is checked against the registry
- * (trd_algo_parse for its collective, or "mpi"). */
+ * (trd_algo_parse for its collective: "mpi", the MPI library's routine, is
+ * one of every collective's, flagged TRD_ALGO_LIBRARY). */
 int trd_wisdom_read(const char *path, trd_wisdom *w, trd_diag *d);
 
 /* The same from text (len bytes) named file in messages. */
@@ -99,10 +100,6 @@ int trd_wisdom_read_string(const char *file, const char *text, size_t len, trd_w
  * differs ("wisdom measured on machine 'a' (digest 1234abcd...), this
  * description is 'b' (digest 5678...)"). */
 int trd_wisdom_check(const trd_wisdom *w, trd_topo_t t, trd_diag *d);
-
-/* Whether alg (a range's ALG or RUNNER) names the MPI library's own
- * routine rather than one of the registry's algorithms. */
-int trd_wisdom_is_mpi(const char *alg);
 
 /* Write w in the format above.  Returns TRD_OK or TRD_ERR_IO. */
 int trd_wisdom_write(FILE *f, const trd_wisdom *w);
