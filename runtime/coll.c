@@ -256,6 +256,17 @@ static int check_args(const call_args *a, int *aliased, const char **why)
     return MPI_SUCCESS;
 }
 
+/* check_args, then a forced "mpi" (a): the MPI library's routine, taken
+ * like a fallback before anything else is looked at (*why
+ * trd_why_library_forced). */
+static int check_call(const call_args *args, int *aliased, const trd_algo *a, const char **why)
+{
+    int rc = check_args(args, aliased, why);
+    if (rc == MPI_SUCCESS && !*why && a && (a->flags & TRD_ALGO_LIBRARY))
+        *why = trd_why_library_forced;
+    return rc;
+}
+
 /* The communicator's description, or why the call goes to the MPI library
  * (*why set, MPI_SUCCESS returned). */
 static int setup(const trd_machine *m, MPI_Comm comm, trd_comm **c, const char **why)
@@ -423,10 +434,8 @@ static int allreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, M
         a = reproducible(m, a, &params);
     if (trd_env_disabled())
         why = "TREEDUCE_DISABLE is set";
-    else if ((rc = check_args(&args, h->mode == TRD_BLOCKING ? &aliased : NULL, &why)))
+    else if ((rc = check_call(&args, h->mode == TRD_BLOCKING ? &aliased : NULL, a, &why)))
         return rc;
-    else if (!why && a && (a->flags & TRD_ALGO_LIBRARY))
-        why = trd_why_library_forced;
     else if (!why)
         why = reduction_checks(count, datatype, op, &red, &dc);
     if (why)
@@ -536,11 +545,9 @@ static int reduce_scatter_block(const trd_machine *m, const void *sendbuf, void 
     const char *why;
     trd_comm *c = NULL;
     fell_back = 0;
-    int aliased = 0, rc = check_args(&args, h->mode == TRD_BLOCKING ? &aliased : NULL, &why);
+    int aliased = 0, rc = check_call(&args, h->mode == TRD_BLOCKING ? &aliased : NULL, a, &why);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (!why && a && (a->flags & TRD_ALGO_LIBRARY))
-        why = trd_why_library_forced;
     if (!why)
         why = reduction_checks(recvcount, datatype, op, &red, &dc);
     if (!why && recvcount == 0) {
@@ -870,11 +877,9 @@ static int reduce(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_
     const char *why;
     trd_comm *c = NULL;
     fell_back = 0;
-    int aliased = 0, rc = check_args(&args, h->mode == TRD_BLOCKING ? &aliased : NULL, &why);
+    int aliased = 0, rc = check_call(&args, h->mode == TRD_BLOCKING ? &aliased : NULL, a, &why);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (!why && a && (a->flags & TRD_ALGO_LIBRARY))
-        why = trd_why_library_forced;
     if (!why)
         why = reduction_checks(count, datatype, op, &red, &dc);
     if (!why && (rc = setup(m, comm, &c, &why)) != MPI_SUCCESS)
@@ -961,11 +966,9 @@ static int bcast(const trd_machine *m, void *buffer, MPI_Count count, MPI_Dataty
     trd_comm *c = NULL;
     size_t ext;
     fell_back = 0;
-    int rc = check_args(&args, NULL, &why);
+    int rc = check_call(&args, NULL, a, &why);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (!why && a && (a->flags & TRD_ALGO_LIBRARY))
-        why = trd_why_library_forced;
     if (!why && (rc = setup(m, comm, &c, &why)) != MPI_SUCCESS)
         return rc;
     if (!why && (root < 0 || root >= c->size))
@@ -1067,11 +1070,9 @@ static int allgather(const trd_machine *m, const void *sendbuf, MPI_Count sendco
     trd_comm *c = NULL;
     size_t ext;
     fell_back = 0;
-    int rc = check_args(&args, NULL, &why);
+    int rc = check_call(&args, NULL, a, &why);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (!why && a && (a->flags & TRD_ALGO_LIBRARY))
-        why = trd_why_library_forced;
     if (!why && (rc = setup(m, comm, &c, &why)) != MPI_SUCCESS)
         return rc;
     int in_place = sendbuf == MPI_IN_PLACE;
