@@ -13,8 +13,11 @@
  * the size); a candidate's time is its median.  A candidate more than twice
  * as slow as the fastest at two consecutive sizes is dropped for the larger
  * ones.
- * Each change of winner between two grid sizes is then bisected between the two winners, at the
- * geometric middle in whole doubles, until the sizes are within 2^(1/4).
+ * Before each timed call (and each warm-up call) every rank writes the
+ * call's input, as an application does (write_input).
+ * Each change of winner between two grid sizes is then bisected between the
+ * two winners and the MPI library's routine, at the geometric middle in whole
+ * doubles, until the sizes are within 2^(1/4).
  */
 #include "tune_run.h"
 
@@ -33,6 +36,13 @@
 #define MAX_ITERS 999
 #define TUNE_TIE 0.03    /* relative: a winner this close to the smaller size's keeps it (pick) */
 #define TUNE_TIE_US 0.02 /* and absolute, microseconds: the clock's and the barrier's jitter */
+/* The MPI library's routine wins where it is this close to the fastest:
+ * relative, and absolute in microseconds.  Differences this small between
+ * two candidates changed sign between two tuner runs on the same node
+ * (README, Tuning), and where the library's routine is picked the tuned
+ * library costs no more than its call. */
+#define TUNE_MPI_TIE 0.05
+#define TUNE_MPI_TIE_US 0.05
 /* candidates interleaved at once: fewer than the plans the runtime keeps per
  * communicator (TRD_PLAN_CACHE), the MPI library's routine needing none */
 #define TUNE_GROUP (TRD_PLAN_CACHE - 1)
@@ -193,6 +203,23 @@ static void fmt_secs(char *buf, size_t len, double s)
         snprintf(buf, len, "%.0fs", s);
 }
 
+/* What an application does between two calls: this rank writes the call's
+ * input (bcast's at the root only) - here it negates it, which keeps its
+ * values, so the next size's check still sees different data on every rank.
+ * Its cache lines are then dirty in this rank's cache, as the call finds
+ * them in an application; a loop over the same untouched buffers would time
+ * the caches' best case. */
+static void write_input(const ctx *x, int count)
+{
+    int coll = x->t->coll;
+    double *in = coll == TRD_BCAST ? x->recv : x->send;
+    size_t n = send_elems(coll, (size_t)count, x->size);
+    if (coll == TRD_BCAST && x->rank != 0)
+        return;
+    for (size_t k = 0; k < n; k++)
+        in[k] = -in[k];
+}
+
 /* Measure candidates idx[0..n) at bytes; us[i] their medians (INFINITY: not
  * run at this size).  *stop 1 where the budget left no time for it (nothing
  * measured).  Returns MPI_SUCCESS or an error code. */
@@ -237,6 +264,7 @@ static int measure_size(ctx *x, const int *idx, int n, size_t bytes, double *us,
     /* warm-up round: the iterations that fit the size's time (barriers included) */
     double est[2] = {MPI_Wtime(), 0};
     for (int j = 0; j < nlive; j++) {
+        write_input(x, count);
         MPI_Barrier(x->comm);
         run(x, t->cands[idx[live[j]]], count, x->recv);
     }
@@ -279,6 +307,7 @@ static int measure_size(ctx *x, const int *idx, int n, size_t bytes, double *us,
             run(x, t->cands[idx[live[j]]], count, x->recv);
         for (int it = 0; it < iters; it++)
             for (int j = g; j < end; j++) {
+                write_input(x, count);
                 MPI_Barrier(x->comm);
                 double t0 = MPI_Wtime();
                 run(x, t->cands[idx[live[j]]], count, x->recv);
@@ -302,10 +331,10 @@ static int measure_size(ctx *x, const int *idx, int n, size_t bytes, double *us,
 
 /* The fastest and second fastest of us[0..n) that are not dead into p, an
  * exact tie to the candidate listed first; then the MPI library's routine
- * wins where it is within TUNE_TIE (and TUNE_TIE_US) of the fastest, as a
+ * wins where it is within TUNE_MPI_TIE (and TUNE_MPI_TIE_US) of the fastest, as a
  * tuned library must never be slower than the library it replaces; else
  * prev (the winner at the next smaller size, -1 none) stays the winner
- * where it is that close: differences that small are the noise of a busy
+ * where it is within TUNE_TIE (and TUNE_TIE_US): differences that small are the noise of a busy
  * node, and following them would cut the sizes into ranges that only the
  * noise tells apart. */
 static void pick(const ctx *x, const int *idx, int n, const double *us, size_t bytes, int prev,
@@ -335,7 +364,7 @@ static void pick(const ctx *x, const int *idx, int n, const double *us, size_t b
      * tuned library must never be slower than the library it replaces */
     for (int i = 0; i < n; i++)
         if (is_mpi(x->t->coll, x->t->cands[idx[i]]) && idx[i] != p->win && isfinite(us[i]) &&
-            !x->dead[idx[i]] && us[i] <= p->us * (1 + TUNE_TIE) + TUNE_TIE_US) {
+            !x->dead[idx[i]] && us[i] <= p->us * (1 + TUNE_MPI_TIE) + TUNE_MPI_TIE_US) {
             *p = (tune_point){bytes, idx[i], p->win, us[i], p->us};
             return;
         }
@@ -431,28 +460,34 @@ int tune_measure(const trd_machine *m, const tune_opts *o, MPI_Comm comm, tune_t
                 isfinite(us[i]) && us[i] > SLOW_FACTOR * p->us ? x.slow[idx[i]] + 1 : 0;
     }
     drop_dead(&x);
-    /* bisect each change of winner between neighbouring sizes */
-    int ngridpts = t->npoints;
-    for (int g = 0; g + 1 < ngridpts && !stop && rc == MPI_SUCCESS; g++) {
-        tune_point lo = t->point[g], hi = t->point[g + 1];
-        while (lo.win != hi.win && (double)hi.bytes > BISECT_RATIO * (double)lo.bytes &&
-               t->npoints < TUNE_MAX_POINTS) {
+    /* bisect each change of winner between neighbouring sizes, in passes
+     * over the sorted points until none is left: a middle that the MPI
+     * library's routine wins makes two changes of winner of one */
+    for (int more = 1; more && !stop && rc == MPI_SUCCESS;) {
+        more = 0;
+        qsort(t->point, (size_t)t->npoints, sizeof t->point[0], cmp_point);
+        for (int g = 0, n0 = t->npoints; g + 1 < n0 && t->npoints < TUNE_MAX_POINTS; g++) {
+            tune_point lo = t->point[g], hi = t->point[g + 1];
+            if (lo.win == hi.win || (double)hi.bytes <= BISECT_RATIO * (double)lo.bytes)
+                continue;
             size_t mid = (size_t)llround(sqrt((double)(lo.bytes / 8) * (double)(hi.bytes / 8))) * 8;
             if (mid <= lo.bytes || mid >= hi.bytes)
-                break;
-            int pair[2] = {lo.win, hi.win};
-            if ((rc = measure_size(&x, pair, 2, mid, us, &stop, " (bisecting)")) != MPI_SUCCESS ||
+                continue;
+            /* the two winners, and the MPI library's routine, which must
+             * win wherever it is as fast (pick) */
+            int three[3] = {lo.win, hi.win, -1}, n = 2;
+            for (int i = 0; i < t->ncands; i++)
+                if (i != lo.win && i != hi.win && !x.dead[i] && is_mpi(t->coll, t->cands[i]))
+                    three[n++] = i;
+            if ((rc = measure_size(&x, three, n, mid, us, &stop, " (bisecting)")) != MPI_SUCCESS ||
                 stop)
                 break;
             tune_point p;
-            pick(&x, pair, 2, us, mid, lo.win, &p);
+            pick(&x, three, n, us, mid, lo.win, &p);
             if (p.win < 0)
-                break;
+                continue;
             t->point[t->npoints++] = p;
-            if (p.win == lo.win)
-                lo = p;
-            else
-                hi = p;
+            more = 1;
         }
     }
     if (rc == MPI_SUCCESS && !stop) {

@@ -99,10 +99,13 @@ static int forced_spec(const trd_machine *m, int coll, const char *name, const c
 static void library_note(const trd_machine *m, const char *name, const trd_algo *a,
                          const char *params, const char *why)
 {
-    trd_fallback_note(m, name, why);
-    if (why == trd_why_library_chosen || why == trd_why_library_forced)
-        trd_choice_note(m, name, "mpi", "");
-    else if (a && !trd_env_disabled())
+    int verbose = trd_env_verbose(); /* looked at once: this runs on every such call */
+    if (verbose)
+        trd_fallback_note(m, name, why);
+    if (why == trd_why_library_chosen || why == trd_why_library_forced) {
+        if (verbose >= 2)
+            trd_choice_note(m, name, "mpi", "");
+    } else if (a && !trd_env_disabled())
         trd_forced_note(m, name, a->name, params, why);
 }
 

@@ -244,13 +244,22 @@ int trd_op_is_predefined(MPI_Op op)
 
 int trd_type_extent(MPI_Datatype type, size_t *extent)
 {
+    /* the last type this thread asked for: most programs repeat one, and a
+     * predefined type's extent never changes */
+    static _Thread_local MPI_Datatype last = MPI_DATATYPE_NULL;
+    static _Thread_local size_t last_ext;
     int ni, na, nt, combiner;
     MPI_Aint lb, ext;
+    if (type != MPI_DATATYPE_NULL && type == last) {
+        *extent = last_ext;
+        return MPI_SUCCESS;
+    }
     if (type == MPI_DATATYPE_NULL ||
         PMPI_Type_get_envelope(type, &ni, &na, &nt, &combiner) != MPI_SUCCESS ||
         combiner != MPI_COMBINER_NAMED || PMPI_Type_get_extent(type, &lb, &ext) != MPI_SUCCESS ||
         ext <= 0)
         return MPI_ERR_TYPE;
-    *extent = (size_t)ext;
+    *extent = last_ext = (size_t)ext;
+    last = type;
     return MPI_SUCCESS;
 }
