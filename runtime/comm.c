@@ -130,6 +130,11 @@ void trd_comm_unref(trd_comm *c)
         comm_free(c);
 }
 
+/* Bumped whenever a description leaves its communicator (delete_fn): the
+ * last lookup each thread keeps (trd_comm_get) is good while it is unchanged.
+ * A handle freed and reused for a new communicator finds it bumped. */
+static atomic_uint comm_generation;
+
 /* The user's communicator is freed: its description lives on while a
  * persistent or nonblocking request still holds it. */
 static int delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
@@ -137,6 +142,7 @@ static int delete_fn(MPI_Comm comm, int keyval, void *attr, void *extra)
     (void)comm;
     (void)keyval;
     (void)extra;
+    atomic_fetch_add_explicit(&comm_generation, 1, memory_order_acq_rel);
     ((trd_comm *)attr)->user = MPI_COMM_NULL; /* its requests may outlive it */
     trd_comm_unref(attr);
     return MPI_SUCCESS;
@@ -542,10 +548,24 @@ static int keyval_get(int *kv)
 
 int trd_comm_get(MPI_Comm comm, const trd_machine *m, trd_comm **out)
 {
+    /* this thread's last lookup: a program calls on few communicators, and
+     * the attribute lookup costs more than the rest of a small call's
+     * dispatch */
+    static _Thread_local struct {
+        MPI_Comm comm;
+        const trd_machine *m;
+        trd_comm *c;
+        unsigned gen;
+    } last;
     int rc, flag = 0, kv;
     trd_comm *c = NULL;
     if (atomic_load(&finalizing)) {
         *out = &after_finalize;
+        return MPI_SUCCESS;
+    }
+    unsigned gen = atomic_load_explicit(&comm_generation, memory_order_acquire);
+    if (last.c && last.comm == comm && last.m == m && last.gen == gen) {
+        *out = last.c;
         return MPI_SUCCESS;
     }
     if ((rc = keyval_get(&kv)) != MPI_SUCCESS)
@@ -554,6 +574,10 @@ int trd_comm_get(MPI_Comm comm, const trd_machine *m, trd_comm **out)
     if (rc != MPI_SUCCESS)
         return rc;
     if (flag && c->machine == m) {
+        last.comm = comm;
+        last.m = m;
+        last.c = c;
+        last.gen = gen;
         *out = c;
         return MPI_SUCCESS;
     }
