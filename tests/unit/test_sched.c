@@ -1067,6 +1067,42 @@ static void test_closed_ranges(void)
     trd_diag_destroy(d);
 }
 
+/* The pieces on one node at mid sizes, as the runtime plans them (its
+ * single-copy thresholds, reads and writes allowed), 2..4 ranks, roots 0 and
+ * p-1, counts on and off the chunks: bcast below 16 KiB goes through the
+ * segment in pipelined chunks (the root copies chunk e+1 in while the others
+ * copy chunk e out), not by single copy, whose system call costs more there;
+ * each schedule proved, the call twice. */
+static void test_one_node_mid_sizes(void)
+{
+    const trd_algo *bc = trd_algo_find(TRD_COLL_BCAST, "shm", 3);
+    static const size_t counts[] = {1024, 1031, 1999, 255};
+    CU_ASSERT_FATAL(bc != NULL);
+    for (int p = 2; p <= 4; p++)
+        for (size_t k = 0; k < sizeof counts / sizeof *counts; k++)
+            for (int root = 0; root < p; root += p - 1) {
+                trd_shape_store st;
+                trd_sched s;
+                char why[512];
+                int ppn[1] = {p};
+                trd_call call = {TRD_COLL_BCAST, counts[k], 8, root, 0, 1, 0};
+                CU_ASSERT_FATAL(trd_shape_init(&st, 1, ppn, 0) == 0);
+                st.s.cma = TRD_CMA_READ | TRD_CMA_WRITE;
+                CU_ASSERT_FATAL(trd_plan(&s, bc, "", &st.s, &call, -1, why, sizeof why) == 0);
+                trd_verify_opts o = {NULL, 0, 2};
+                int rc = trd_sched_verify(&s, &st.s, &o, why, sizeof why);
+                if (rc)
+                    fprintf(stderr, "\n  bcast shm, %d ranks, count %zu, root %d: %s\n", p,
+                            counts[k], root, why);
+                CU_ASSERT_EQUAL(rc, TRD_OK);
+                CU_ASSERT_EQUAL(s.direct, 0);
+                /* 2 KiB chunks: 8 KiB in 4 epochs or more */
+                CU_ASSERT(s.nepochs[0] >= (int)(counts[k] * 8 / 2048));
+                trd_sched_free(&s);
+                trd_shape_free(&st);
+            }
+}
+
 int main(void)
 {
     static const trd_test_case tests[] = {
@@ -1084,6 +1120,7 @@ int main(void)
         {"the ring's bound stays below its timed cost", test_ring_bound},
         {"size ranges drawn on the schedules are the fastest inside", test_select},
         {"size ranges on the closed forms change where the fastest does", test_closed_ranges},
+        {"the pieces on one node at mid sizes, as the runtime plans them", test_one_node_mid_sizes},
     };
     return trd_test_main("sched", tests, TRD_NTESTS(tests));
 }
