@@ -14,16 +14,18 @@
  * reads the root's buffer directly (process_vm_readv), bytes [0, cut); from
  * TRD_SHM_BCAST_SPLIT_BYTES, where writing works too, the root meanwhile
  * writes the last 1/p of it, [cut, m), into every other rank's buffer, so the
- * root's core copies too instead of idling: 1.6-2x on a 2-rank node from
- * 4 MiB up.  Below, the buffers live in the cores' caches and the root's
- * writes into lines cached by the reader cost more than they save (measured
- * slower up to 1 MiB, even at 2 MiB).
+ * root's core copies too instead of idling: on a 2-rank node 1.5x at 1 MiB
+ * and 1.1-1.8x at 2 MiB (each buffer on its own, or the root writing its
+ * buffer and the others reading theirs before each call), 1.6-2x from 4 MiB
+ * up.  Below, the buffers live in the cores' caches and the root's writes
+ * into lines cached by the reader cost more than they save where the reader
+ * has just read them (0.8x at 256-512 KiB).
  * Cost = 2 alpha_shm + alpha_cma + m beta_cma, or with the split
  *        2 alpha_shm + (p-1) alpha_cma + (p-1)/p m beta_cma
  */
 #include "phases.h"
 
-#define TRD_SHM_BCAST_SPLIT_BYTES (4u << 20)
+#define TRD_SHM_BCAST_SPLIT_BYTES (1u << 20)
 #define TRD_SHM_BCAST_PIPE_BYTES 2048
 #define TRD_SHM_BCAST_PIPE_MAX (64u * 1024)
 

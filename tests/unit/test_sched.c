@@ -1117,6 +1117,42 @@ static void test_one_node_single_copy_steps(void)
             }
 }
 
+/* Bcast on one node by single copy with writes allowed: from 1 MiB the root
+ * writes the last 1/p of the message into the others' buffers while they
+ * read the rest from its buffer (the root's core copies too); below, only
+ * the others copy.  2..4 ranks, roots 0 and p-1, each schedule proved. */
+static void test_one_node_bcast_split(void)
+{
+    const trd_algo *bc = trd_algo_find(TRD_COLL_BCAST, "shm", 3);
+    static const size_t counts[] = {(512u << 10) / 8, (1u << 20) / 8, (1u << 20) / 8 + 3};
+    CU_ASSERT_FATAL(bc != NULL);
+    for (int p = 2; p <= 4; p++)
+        for (size_t k = 0; k < sizeof counts / sizeof *counts; k++)
+            for (int root = 0; root < p; root += p - 1) {
+                trd_shape_store st;
+                trd_sched s;
+                char why[512];
+                int ppn[1] = {p}, writes = 0;
+                trd_call call = {TRD_COLL_BCAST, counts[k], 8, root, 0, 1, 0};
+                CU_ASSERT_FATAL(trd_shape_init(&st, 1, ppn, 0) == 0);
+                st.s.cma = TRD_CMA_READ | TRD_CMA_WRITE;
+                CU_ASSERT_FATAL(trd_plan(&s, bc, "", &st.s, &call, -1, why, sizeof why) == 0);
+                trd_verify_opts o = {NULL, 0, 2};
+                int rc = trd_sched_verify(&s, &st.s, &o, why, sizeof why);
+                if (rc)
+                    fprintf(stderr, "\n  bcast shm, %d ranks, count %zu, root %d: %s\n", p,
+                            counts[k], root, why);
+                CU_ASSERT_EQUAL(rc, TRD_OK);
+                size_t n;
+                const trd_sstep *ops = trd_sched_ops(&s, root, &n);
+                for (size_t i = 0; i < n; i++)
+                    writes += ops[i].op == TRD_S_COPY && ops[i].peer2 >= 0;
+                CU_ASSERT_EQUAL(writes, counts[k] * 8 >= (1u << 20) ? p - 1 : 0);
+                trd_sched_free(&s);
+                trd_shape_free(&st);
+            }
+}
+
 /* The pieces on one node at mid sizes, as the runtime plans them (its
  * single-copy thresholds, reads and writes allowed), 2..4 ranks, roots 0 and
  * p-1, counts on and off the chunks: bcast below 16 KiB goes through the
@@ -1173,6 +1209,7 @@ int main(void)
         {"the pieces on one node at mid sizes, as the runtime plans them", test_one_node_mid_sizes},
         {"allreduce on one node by single copy in one step or two",
          test_one_node_single_copy_steps},
+        {"bcast on one node: the root writes a part from 1 MiB", test_one_node_bcast_split},
     };
     return trd_test_main("sched", tests, TRD_NTESTS(tests));
 }
