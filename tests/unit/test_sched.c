@@ -734,10 +734,12 @@ static void test_cost_posted(void)
 }
 
 /* A one-node shape is timed as the runtime runs it: shm reads the other
- * rank's buffer directly from TRD_CMA_MIN_DEFAULTS (32 KiB) up, and beats
- * the variants through the segment from 64 KiB, as measured on a 2-core
- * node; below 32 KiB it runs through the segment.  Multi-node shapes keep
- * no single copy. */
+ * rank's buffer directly from TRD_CMA_MIN_DEFAULTS (32 KiB) up (two ranks
+ * from 16 KiB, in one step up to 128 KiB, which the model times above the
+ * segment: it does not count the output's lines that two steps move between
+ * the cores at every call), and beats the variants through the segment from
+ * 256 KiB, as measured on a 2-core node; below it runs through the segment.
+ * Multi-node shapes keep no single copy. */
 static void test_cost_one_node_single_copy(void)
 {
     trd_diag *d;
@@ -757,22 +759,23 @@ static void test_cost_one_node_single_copy(void)
     CU_ASSERT_EQUAL(st.s.cma, 0);
     CU_ASSERT_FATAL(trd_timer_create(&tm, t, &p, &st.s) == TRD_OK);
     double a, b;
-    for (size_t bytes = 64 << 10; bytes <= (4u << 20); bytes *= 4) {
+    for (size_t bytes = 256 << 10; bytes <= (4u << 20); bytes *= 4) {
         CU_ASSERT_EQUAL(trd_timer_us(tm, shm, "", bytes / 8, &a), TRD_OK);
         CU_ASSERT_EQUAL(trd_timer_us(tm, cyc, "", bytes / 8, &b), TRD_OK);
         CU_ASSERT(a < b * 0.97);
     }
-    /* below the threshold through the segment, which costs less there than
-     * single copy from 0 B (a shape that already has it is kept) */
+    /* below the threshold (16 KiB for two ranks' one step) through the
+     * segment, which costs less there than single copy from 0 B (a shape
+     * that already has it is kept) */
     trd_timer_destroy(tm);
     st.s.cma = TRD_CMA_READ;
     memset(st.s.cma_min, 0, sizeof st.s.cma_min);
     CU_ASSERT_FATAL(trd_timer_create(&tm, t, &p, &st.s) == TRD_OK);
-    CU_ASSERT_EQUAL(trd_timer_us(tm, shm, "", 2048, &b), TRD_OK);
+    CU_ASSERT_EQUAL(trd_timer_us(tm, shm, "", 1024, &b), TRD_OK);
     trd_timer_destroy(tm);
     st.s.cma = 0;
     CU_ASSERT_FATAL(trd_timer_create(&tm, t, &p, &st.s) == TRD_OK);
-    CU_ASSERT_EQUAL(trd_timer_us(tm, shm, "", 2048, &a), TRD_OK);
+    CU_ASSERT_EQUAL(trd_timer_us(tm, shm, "", 1024, &a), TRD_OK);
     CU_ASSERT(a < b);
     trd_timer_destroy(tm);
     trd_shape_free(&st);
@@ -1067,6 +1070,129 @@ static void test_closed_ranges(void)
     trd_diag_destroy(d);
 }
 
+/* Signals of counter ctr in rank r's ops of s. */
+static int count_signals(const trd_sched *s, int r, int ctr)
+{
+    size_t n;
+    const trd_sstep *ops = trd_sched_ops(s, r, &n);
+    int k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += ops[i].op == TRD_S_SIGNAL && ops[i].ctr == ctr;
+    return k;
+}
+
+/* Allreduce on one node by single copy, as the runtime plans it: on two
+ * ranks out of place in one step (each rank reads the other's input and
+ * folds the whole vector: no RED signal, no rank reads another's output)
+ * from 16 KiB (half the threshold: one system call instead of two) up to
+ * 128 KiB, in two steps from 32 KiB above that, in place and on three ranks;
+ * any op, each schedule proved, the call twice. */
+static void test_one_node_single_copy_steps(void)
+{
+    const trd_algo *shm = trd_algo_find(TRD_COLL_ALLREDUCE, "shm", 3);
+    static const size_t counts[] = {2047, 2048, 4095, 4096, 16384, 16385};
+    CU_ASSERT_FATAL(shm != NULL);
+    for (int p = 2; p <= 3; p++)
+        for (size_t k = 0; k < sizeof counts / sizeof *counts; k++)
+            for (int v = 0; v < 4; v++) {
+                trd_shape_store st;
+                trd_sched s;
+                char why[512];
+                int ppn[1] = {p}, in_place = v & 1, comm = v >> 1;
+                trd_call call = {TRD_COLL_ALLREDUCE, counts[k], 8, 0, in_place, comm, 0};
+                CU_ASSERT_FATAL(trd_shape_init(&st, 1, ppn, 0) == 0);
+                st.s.cma = TRD_CMA_READ | TRD_CMA_WRITE;
+                CU_ASSERT_FATAL(trd_plan(&s, shm, "", &st.s, &call, -1, why, sizeof why) == 0);
+                trd_verify_opts o = {NULL, 0, 2};
+                int rc = trd_sched_verify(&s, &st.s, &o, why, sizeof why);
+                if (rc)
+                    fprintf(stderr, "\n  allreduce shm, %d ranks, count %zu, %s, %s: %s\n", p,
+                            counts[k], in_place ? "in place" : "out of place",
+                            comm ? "commutative" : "rank order", why);
+                CU_ASSERT_EQUAL(rc, TRD_OK);
+                size_t m = counts[k] * 8;
+                int one_step = p == 2 && !in_place && m <= 128 * 1024;
+                int direct = m >= (one_step ? 16 : 32) * 1024;
+                CU_ASSERT_EQUAL(s.direct, direct);
+                for (int r = 0; direct && r < p; r++)
+                    CU_ASSERT_EQUAL(count_signals(&s, r, TRD_CTR_RED), one_step ? 0 : 1);
+                trd_sched_free(&s);
+                trd_shape_free(&st);
+            }
+}
+
+/* Bcast on one node by single copy with writes allowed: from 1 MiB the root
+ * writes the last 1/p of the message into the others' buffers while they
+ * read the rest from its buffer (the root's core copies too); below, only
+ * the others copy.  2..4 ranks, roots 0 and p-1, each schedule proved. */
+static void test_one_node_bcast_split(void)
+{
+    const trd_algo *bc = trd_algo_find(TRD_COLL_BCAST, "shm", 3);
+    static const size_t counts[] = {(512u << 10) / 8, (1u << 20) / 8, (1u << 20) / 8 + 3};
+    CU_ASSERT_FATAL(bc != NULL);
+    for (int p = 2; p <= 4; p++)
+        for (size_t k = 0; k < sizeof counts / sizeof *counts; k++)
+            for (int root = 0; root < p; root += p - 1) {
+                trd_shape_store st;
+                trd_sched s;
+                char why[512];
+                int ppn[1] = {p}, writes = 0;
+                trd_call call = {TRD_COLL_BCAST, counts[k], 8, root, 0, 1, 0};
+                CU_ASSERT_FATAL(trd_shape_init(&st, 1, ppn, 0) == 0);
+                st.s.cma = TRD_CMA_READ | TRD_CMA_WRITE;
+                CU_ASSERT_FATAL(trd_plan(&s, bc, "", &st.s, &call, -1, why, sizeof why) == 0);
+                trd_verify_opts o = {NULL, 0, 2};
+                int rc = trd_sched_verify(&s, &st.s, &o, why, sizeof why);
+                if (rc)
+                    fprintf(stderr, "\n  bcast shm, %d ranks, count %zu, root %d: %s\n", p,
+                            counts[k], root, why);
+                CU_ASSERT_EQUAL(rc, TRD_OK);
+                size_t n;
+                const trd_sstep *ops = trd_sched_ops(&s, root, &n);
+                for (size_t i = 0; i < n; i++)
+                    writes += ops[i].op == TRD_S_COPY && ops[i].peer2 >= 0;
+                CU_ASSERT_EQUAL(writes, counts[k] * 8 >= (1u << 20) ? p - 1 : 0);
+                trd_sched_free(&s);
+                trd_shape_free(&st);
+            }
+}
+
+/* The pieces on one node at mid sizes, as the runtime plans them (its
+ * single-copy thresholds, reads and writes allowed), 2..4 ranks, roots 0 and
+ * p-1, counts on and off the chunks: bcast below 16 KiB goes through the
+ * segment in pipelined chunks (the root copies chunk e+1 in while the others
+ * copy chunk e out), not by single copy, whose system call costs more there;
+ * each schedule proved, the call twice. */
+static void test_one_node_mid_sizes(void)
+{
+    const trd_algo *bc = trd_algo_find(TRD_COLL_BCAST, "shm", 3);
+    static const size_t counts[] = {1024, 1031, 1999, 255};
+    CU_ASSERT_FATAL(bc != NULL);
+    for (int p = 2; p <= 4; p++)
+        for (size_t k = 0; k < sizeof counts / sizeof *counts; k++)
+            for (int root = 0; root < p; root += p - 1) {
+                trd_shape_store st;
+                trd_sched s;
+                char why[512];
+                int ppn[1] = {p};
+                trd_call call = {TRD_COLL_BCAST, counts[k], 8, root, 0, 1, 0};
+                CU_ASSERT_FATAL(trd_shape_init(&st, 1, ppn, 0) == 0);
+                st.s.cma = TRD_CMA_READ | TRD_CMA_WRITE;
+                CU_ASSERT_FATAL(trd_plan(&s, bc, "", &st.s, &call, -1, why, sizeof why) == 0);
+                trd_verify_opts o = {NULL, 0, 2};
+                int rc = trd_sched_verify(&s, &st.s, &o, why, sizeof why);
+                if (rc)
+                    fprintf(stderr, "\n  bcast shm, %d ranks, count %zu, root %d: %s\n", p,
+                            counts[k], root, why);
+                CU_ASSERT_EQUAL(rc, TRD_OK);
+                CU_ASSERT_EQUAL(s.direct, 0);
+                /* 2 KiB chunks: 8 KiB in 4 epochs or more */
+                CU_ASSERT(s.nepochs[0] >= (int)(counts[k] * 8 / 2048));
+                trd_sched_free(&s);
+                trd_shape_free(&st);
+            }
+}
+
 int main(void)
 {
     static const trd_test_case tests[] = {
@@ -1084,6 +1210,10 @@ int main(void)
         {"the ring's bound stays below its timed cost", test_ring_bound},
         {"size ranges drawn on the schedules are the fastest inside", test_select},
         {"size ranges on the closed forms change where the fastest does", test_closed_ranges},
+        {"the pieces on one node at mid sizes, as the runtime plans them", test_one_node_mid_sizes},
+        {"allreduce on one node by single copy in one step or two",
+         test_one_node_single_copy_steps},
+        {"bcast on one node: the root writes a part from 1 MiB", test_one_node_bcast_split},
     };
     return trd_test_main("sched", tests, TRD_NTESTS(tests));
 }
