@@ -98,18 +98,9 @@
 
 #include <stdint.h>
 
-#define COPY_REPS 5
-#define BOUND_MIN_BYTES (1u << 20) /* below, the caches hold the data */
 #define XFER_ONE_STEP_MAX (64u << 10)
 
-static size_t copy_bytes = 256u << 20; /* --copy-bytes */
-static const char *also;               /* --also */
-
-/* Copy bandwidth, read + write bytes per second: each rank's and the sum. */
-static struct {
-    double *rank_Bps; /* [nprocs], rank 0 only */
-    double sum_Bps;   /* 0: not measured */
-} bw;
+static const char *also; /* --also */
 
 /* The options of bench_parse_args that only this benchmark takes. */
 static int parse_arg(const char *a, const char *v)
@@ -213,41 +204,6 @@ static void check(size_t count, int inplace)
     free(a);
     free(ab);
     free(s);
-}
-
-/* ---- Memory bandwidth ---------------------------------------------------------- */
-
-/* Called through a volatile pointer: the copies are never read, and must not
- * be optimized away. */
-static void *(*volatile copy_fn)(void *, const void *, size_t) = memcpy;
-
-/* Measures bw (see the header) with buffers of bytes on every rank. */
-static void measure_copy_bw(size_t bytes)
-{
-    char *src = xmalloc(bytes), *dst = xmalloc(bytes);
-    double best = 0, sum;
-    int i;
-
-    memset(src, 1, bytes); /* first touch outside the timing */
-    memset(dst, 0, bytes);
-    for (i = 0; i < COPY_REPS; i++) {
-        double t;
-        PMPI_Barrier(MPI_COMM_WORLD);
-        t = MPI_Wtime();
-        copy_fn(dst, src, bytes);
-        t = MPI_Wtime() - t;
-        t = t > 0 ? 2.0 * (double)bytes / t : 0;
-        if (t > best)
-            best = t;
-        PMPI_Allreduce(&t, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-        if (sum > bw.sum_Bps)
-            bw.sum_Bps = sum;
-    }
-    free(src);
-    free(dst);
-    if (rank == 0)
-        bw.rank_Bps = xmalloc((size_t)nprocs * sizeof *bw.rank_Bps);
-    PMPI_Gather(&best, 1, MPI_DOUBLE, bw.rank_Bps, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 }
 
 /* Seconds the bytes any allreduce of m bytes per rank must move take at the
@@ -390,15 +346,7 @@ static void print_header(void)
     printf("# algbw = bytes / %s time; busbw = algbw * 2(p-1)/p; GB/s = 1e9 B/s\n", tr);
     if (bw.sum_Bps > 0) {
         char size[32];
-        int r;
-        human(size, sizeof size, copy_bytes);
-        printf(
-            "# copy bandwidth (memcpy of %s, best of %d, all ranks at once; read + write bytes):\n",
-            size, COPY_REPS);
-        printf("#   per rank GB/s:");
-        for (r = 0; r < nprocs; r++)
-            printf(" %.2f", bw.rank_Bps[r] / 1e9);
-        printf("\n#   sum GB/s: %.2f\n", bw.sum_Bps / 1e9);
+        bench_print_copy_bw();
         human(size, sizeof size, BOUND_MIN_BYTES);
         printf("# bound_us (size >= %s) = 2 p m / (sum GB/s): each of the p ranks' m-byte input "
                "read once and\n"

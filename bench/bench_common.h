@@ -726,6 +726,60 @@ static inline int bench_measure(const struct bench_timing *b, double *t_out, dou
     return iters;
 }
 
+/* ---- Memory bandwidth ---------------------------------------------------------- */
+
+/* Before the sweep, bench_allreduce and bench_pieces measure the copy
+ * bandwidth: every rank at once copies a --copy-bytes buffer with memcpy,
+ * COPY_REPS times after a barrier each, buffers touched beforehand.  A copy
+ * of b bytes moves 2b bytes (b read, b written; as STREAM counts); a rank's
+ * bandwidth is 2b over its time, best of the repetitions, and the sum the
+ * largest over the repetitions of the ranks' bandwidths summed.  From
+ * BOUND_MIN_BYTES up, the benchmarks' bound_us is the time the bytes that
+ * the collective must read and write take at the summed bandwidth. */
+#define COPY_REPS 5
+#define BOUND_MIN_BYTES (1u << 20) /* below, the caches hold the data */
+
+static size_t copy_bytes = 256u << 20; /* --copy-bytes; 0: no measurement, no bound */
+
+/* Copy bandwidth, read + write bytes per second: each rank's and the sum. */
+static struct {
+    double *rank_Bps; /* [nprocs], rank 0 only */
+    double sum_Bps;   /* 0: not measured */
+} bw;
+
+/* Called through a volatile pointer: the copies are never read, and must not
+ * be optimized away. */
+static void *(*volatile copy_fn)(void *, const void *, size_t) = memcpy;
+
+/* Measures bw (see above) with buffers of bytes on every rank. */
+static inline void measure_copy_bw(size_t bytes)
+{
+    char *src = xmalloc(bytes), *dst = xmalloc(bytes);
+    double best = 0, sum;
+    int i;
+
+    memset(src, 1, bytes); /* first touch outside the timing */
+    memset(dst, 0, bytes);
+    for (i = 0; i < COPY_REPS; i++) {
+        double t;
+        PMPI_Barrier(MPI_COMM_WORLD);
+        t = MPI_Wtime();
+        copy_fn(dst, src, bytes);
+        t = MPI_Wtime() - t;
+        t = t > 0 ? 2.0 * (double)bytes / t : 0;
+        if (t > best)
+            best = t;
+        PMPI_Allreduce(&t, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        if (sum > bw.sum_Bps)
+            bw.sum_Bps = sum;
+    }
+    free(src);
+    free(dst);
+    if (rank == 0)
+        bw.rank_Bps = xmalloc((size_t)nprocs * sizeof *bw.rank_Bps);
+    PMPI_Gather(&best, 1, MPI_DOUBLE, bw.rank_Bps, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+}
+
 /* ---- The floors: copies between the ranks' caches ------------------------------ */
 
 /* When every rank shares one node, a window shared by them: per rank a flag
@@ -1128,6 +1182,20 @@ static inline void bench_human(char *buf, size_t n, size_t bytes)
         u++;
     }
     snprintf(buf, n, v == floor(v) ? "%.0f %s" : "%.1f %s", v, unit[u]);
+}
+
+/* The header lines on the copy bandwidth measured (rank 0). */
+static inline void bench_print_copy_bw(void)
+{
+    char size[32];
+
+    bench_human(size, sizeof size, copy_bytes);
+    printf("# copy bandwidth (memcpy of %s, best of %d, all ranks at once; read + write bytes):\n",
+           size, COPY_REPS);
+    printf("#   per rank GB/s:");
+    for (int r = 0; r < nprocs; r++)
+        printf(" %.2f", bw.rank_Bps[r] / 1e9);
+    printf("\n#   sum GB/s: %.2f\n", bw.sum_Bps / 1e9);
 }
 
 /* The next size of the sweep, twice *bytes; 0 when it would pass --max-bytes. */

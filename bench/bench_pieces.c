@@ -17,6 +17,17 @@
  * timed call's result, and each loop's last, with that of the values written
  * (exact; reduce at the root).
  *
+ * Memory bandwidth and bound.  Before the sweep every rank at once copies a
+ * --copy-bytes buffer (256 MiB) with memcpy, as bench_allreduce does (read +
+ * write bytes, summed over the ranks: B_sum).  For sizes m >= BOUND_MIN_BYTES
+ * bound_us is the time the bytes the piece must read and write at least once
+ * take at that bandwidth: (p + 1) m / B_sum for rsb (the p inputs of m read,
+ * the p results of m/p written), allgather (the p blocks of m/p read, the p
+ * outputs of m written) and reduce (the p inputs read, the root's output
+ * written), p m / B_sum for bcast (the root's buffer read, p - 1 written).
+ * Memory traffic only, for data not already in cache; tr/bound and mpi/bound
+ * are the measured times over it.
+ *
  * Copy floor.  When all ranks share one node, xfer_us is the time the copies
  * between the ranks' caches that the piece must make take here, timed like
  * the calls (the input written, a barrier, then the copies; slowest rank,
@@ -60,8 +71,10 @@
  *
  * Usage: bench_pieces [--piece rsb|allgather|reduce|bcast|all] [--min-bytes N]
  *                     [--max-bytes N] [--iters N] [--warmup N] [--csv FILE]
- *                     [--lib LIB [--lib LIB]] [--also all] [--check-only] [--verify]
- * Sizes take a K, M or G suffix (powers of 1024).  --iters is the most
+ *                     [--copy-bytes N] [--lib LIB [--lib LIB]] [--also all]
+ *                     [--check-only] [--verify]
+ * Sizes take a K, M or G suffix (powers of 1024); --copy-bytes 0 skips the
+ * bandwidth measurement and the bound.  --iters is the most
  * iterations per size; a size runs fewer when the warm-up shows they would
  * take over SECONDS_PER_SIZE, but at least MIN_ITERS.
  */
@@ -102,6 +115,8 @@ static int parse_arg(const char *a, const char *v)
 {
     if (!strcmp(a, "--piece"))
         return parse_piece(v) ? -1 : 1;
+    if (!strcmp(a, "--copy-bytes"))
+        return parse_size(v, &copy_bytes) ? -1 : 1;
     if (!strcmp(a, "--also")) {
         also_all = 1;
         return strcmp(v, "all") ? -1 : 1;
@@ -343,7 +358,16 @@ static int measure(enum piece pc, double *x, double *y, size_t count, double *t,
     return bench_measure(&b, t, t_loop);
 }
 
-/* ---- The data-movement floor ---------------------------------------------------- */
+/* ---- The bound and the data-movement floor ----------------------------------------- */
+
+/* Seconds the bytes piece pc of size m must read and write take at the
+ * summed copy bandwidth (see the header); 0 when there is no bound. */
+static double bound_s(enum piece pc, size_t m)
+{
+    if (bw.sum_Bps <= 0 || m < BOUND_MIN_BYTES)
+        return 0;
+    return (pc == P_BCAST ? nprocs : nprocs + 1) * (double)m / bw.sum_Bps;
+}
 
 /* One floor "call" of piece variant (bench_call_fn; who is ignored) for a
  * block of a->in / p (rsb) or a->in (allgather) bytes, or a buffer of a->m
@@ -394,7 +418,7 @@ static double xfer_s(enum piece pc, size_t count, int iters)
 
 static void print_header(void)
 {
-    char xfer_head[32];
+    char bound_head[32], xfer_head[32];
 
     printf("# MPI_Reduce_scatter_block (rsb), MPI_Allgather, MPI_Reduce, MPI_Bcast benchmark:\n");
     printf("# treeduce (%s) vs MPI library (PMPI_X), interleaved\n", bench_under_test("MPI_X"));
@@ -407,6 +431,15 @@ static void print_header(void)
     printf("# algbw = size / %s time; busbw = algbw * (p-1)/p (rsb, allgather) or algbw "
            "(reduce, bcast); GB/s = 1e9 B/s\n",
            libs[0].name);
+    if (bw.sum_Bps > 0) {
+        char size[32];
+        bench_print_copy_bw();
+        bench_human(size, sizeof size, BOUND_MIN_BYTES);
+        printf("# bound_us (size >= %s) = (p+1) m / (sum GB/s), bcast p m / (sum GB/s): the inputs "
+               "read once and\n#   the outputs written once; %s/bound, mpi/bound = time / "
+               "bound_us\n",
+               size, libs[0].abbr);
+    }
     if (xf.node != MPI_COMM_NULL)
         printf("# xfer_us: the copies between the ranks' caches the piece must make, through a "
                "shared segment after\n#   one flag exchange, timed like the calls, no "
@@ -414,11 +447,12 @@ static void print_header(void)
                "every other's block, reduce the root every other's buffer, bcast\n#   every "
                "other rank the root's; %s/xfer, mpi/xfer = time / xfer_us\n",
                libs[0].abbr);
+    snprintf(bound_head, sizeof bound_head, "%s/bound", libs[0].abbr);
     snprintf(xfer_head, sizeof xfer_head, "%s/xfer", libs[0].abbr);
     printf("%-9s %10s %6s", "piece", "size", "iters");
     bench_print_time_heads();
-    printf(" %10s %10s %9s %8s %8s\n", "algbw_GB/s", "busbw_GB/s", "xfer_us", xfer_head,
-           "mpi/xfer");
+    printf(" %10s %10s %10s %9s %9s %9s %8s %8s\n", "algbw_GB/s", "busbw_GB/s", "bound_us",
+           bound_head, "mpi/bound", "xfer_us", xfer_head, "mpi/xfer");
     fflush(stdout);
 }
 
@@ -434,8 +468,10 @@ int main(int argc, char **argv)
         return bench_usage(
             "usage: bench_pieces [--piece rsb|allgather|reduce|bcast|all] [--min-bytes N]\n"
             "                    [--max-bytes N] [--iters N] [--warmup N] [--csv FILE]\n"
-            "                    [--lib LIB [--lib LIB]] [--also all] [--check-only] [--verify]\n"
+            "                    [--copy-bytes N] [--lib LIB [--lib LIB]] [--also all]\n"
+            "                    [--check-only] [--verify]\n"
             "  sizes in bytes, with an optional K, M or G suffix (1024-based);\n"
+            "  --copy-bytes 0 skips the memory bandwidth measurement and the bound;\n"
             "  --lib: a libtreeduce_MACHINE.so to time instead of MPI_X; twice: NEW's and OLD's\n"
             "  side by side;\n"
             "  --also all: every algorithm that can be forced, and the fastest of them;\n"
@@ -460,14 +496,18 @@ int main(int argc, char **argv)
     /* a block of one double per rank may exceed --max-bytes */
     cap = opt.max_bytes > (size_t)nprocs * sizeof(double) ? opt.max_bytes
                                                           : (size_t)nprocs * sizeof(double);
+    if (copy_bytes > 0)
+        measure_copy_bw(copy_bytes);
     xfer_init(cap);
     sweep_buffers(cap, &x, &y);
 
     if (rank == 0) {
         print_header();
         csv = bench_csv_open("ranks,algorithm,piece,bytes,count,iters,%s,%s_algbw_GBps,"
-                             "mpi_algbw_GBps,%s_busbw_GBps,xfer_us,%s_over_xfer,mpi_over_xfer",
-                             bench_csv_time_heads(), libs[0].name, libs[0].name, libs[0].name);
+                             "mpi_algbw_GBps,%s_busbw_GBps,copy_sum_GBps,bound_us,%s_over_bound,"
+                             "mpi_over_bound,xfer_us,%s_over_xfer,mpi_over_xfer",
+                             bench_csv_time_heads(), libs[0].name, libs[0].name, libs[0].name,
+                             libs[0].name);
     }
 
     t0 = MPI_Wtime();
@@ -487,11 +527,18 @@ int main(int argc, char **argv)
                 iters = measure(pc, x, y, count, t, t_loop);
                 xt = xfer_s(pc, count, iters);
                 if (rank == 0) {
-                    char size[32], xfer[3][32] = {"-", "-", "-"};
+                    char size[32], xfer[3][32] = {"-", "-", "-"}, bound[3][32] = {"-", "-", "-"},
+                                   copy[32] = "";
+                    double bt = bound_s(pc, used);
                     double algbw = (double)used / t[0] / 1e9;
                     double busbw =
                         pc == P_RSB || pc == P_ALLGATHER ? algbw * (nprocs - 1) / nprocs : algbw;
                     bench_human(size, sizeof size, used);
+                    if (bt > 0) {
+                        snprintf(bound[0], sizeof bound[0], "%.2f", bt * 1e6);
+                        snprintf(bound[1], sizeof bound[1], "%.3f", t[0] / bt);
+                        snprintf(bound[2], sizeof bound[2], "%.3f", t[nlibs] / bt);
+                    }
                     if (xt > 0) {
                         snprintf(xfer[0], sizeof xfer[0], "%.2f", xt * 1e6);
                         snprintf(xfer[1], sizeof xfer[1], "%.3f", t[0] / xt);
@@ -499,16 +546,22 @@ int main(int argc, char **argv)
                     }
                     printf("%-9s %10s %6d", piece_name[pc], size, iters);
                     bench_print_times(t, t_loop);
-                    printf(" %10.3f %10.3f %9s %8s %8s\n", algbw, busbw, xfer[0], xfer[1], xfer[2]);
+                    printf(" %10.3f %10.3f %10s %9s %9s %9s %8s %8s\n", algbw, busbw, bound[0],
+                           bound[1], bound[2], xfer[0], xfer[1], xfer[2]);
                     fflush(stdout);
-                    if (xt <= 0) /* empty fields in the CSV */
+                    if (bt <= 0) /* empty fields in the CSV */
+                        bound[0][0] = bound[1][0] = bound[2][0] = '\0';
+                    if (xt <= 0)
                         xfer[0][0] = xfer[1][0] = xfer[2][0] = '\0';
+                    if (bw.sum_Bps > 0)
+                        snprintf(copy, sizeof copy, "%.4f", bw.sum_Bps / 1e9);
                     if (csv) {
                         fprintf(csv, "%d,%s,%s,%zu,%zu,%d,", nprocs, bench_algorithm(),
                                 piece_name[pc], used, used / sizeof(double), iters);
                         bench_csv_times(csv, t, t_loop);
-                        fprintf(csv, ",%.4f,%.4f,%.4f,%s,%s,%s\n", algbw,
-                                (double)used / t[nlibs] / 1e9, busbw, xfer[0], xfer[1], xfer[2]);
+                        fprintf(csv, ",%.4f,%.4f,%.4f,%s,%s,%s,%s,%s,%s,%s\n", algbw,
+                                (double)used / t[nlibs] / 1e9, busbw, copy, bound[0], bound[1],
+                                bound[2], xfer[0], xfer[1], xfer[2]);
                     }
                 }
             }
@@ -517,6 +570,7 @@ int main(int argc, char **argv)
     bench_sweep_end(t0, csv);
     free(x);
     free(y);
+    free(bw.rank_Bps);
     xfer_free();
     MPI_Finalize();
     return 0;

@@ -51,7 +51,7 @@ positive allreduce 12 treeduce_us mpi_us treeduce_loop_us mpi_loop_us loop_speed
 heads allreduce treeduce_loop_us mpi_loop_us loop_spd xfer_us
 
 # shellcheck disable=SC2086
-run pieces "$pieces" $small
+run pieces "$pieces" $small --copy-bytes 0
 # rsb and allgather from 16 B (a double per rank), reduce and bcast from 8 B
 positive pieces 46 treeduce_us mpi_us treeduce_loop_us mpi_loop_us loop_speedup xfer_us \
     treeduce_over_xfer mpi_over_xfer
