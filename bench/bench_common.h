@@ -1,4 +1,5 @@
-/* bench_common.h - what bench_allreduce.c and bench_pieces.c have in common.
+/* bench_common.h - what bench_allreduce.c, bench_pieces.c and bench_persistent.c
+ * have in common.
  *
  * Each times routines of treeduce against the MPI library's own (PMPI_X) in
  * one job, interleaved call by call, after comparing their results.
@@ -24,6 +25,8 @@
  *     medians of the slowest rank's times for interleaved calls, one per
  *     library and the MPI library's (bench_measure); then each routine in a
  *     tight loop on the same buffers, not written (bench_loop);
+ *   - the copy bandwidth of the ranks at once (measure_copy_bw), for the
+ *     memory bounds of bench_allreduce and bench_pieces;
  *   - the floors: a window shared by the ranks of one node, in which a
  *     benchmark times the copies between the ranks' caches that a
  *     collective must make, with no library and no arithmetic (xfer_init,
