@@ -3,9 +3,25 @@
  * Linked with treeduce, MPI_Allreduce is treeduce's and PMPI_Allreduce the MPI
  * library's.  Both run in the same job, interleaved call by call (treeduce,
  * MPI, treeduce, MPI, ...), on MPI_DOUBLE with MPI_SUM, out of place, for
- * message sizes from --min-bytes to --max-bytes in powers of two.  Each call
- * follows a PMPI_Barrier and is timed with MPI_Wtime; an iteration's time is
- * the slowest rank's, and the table reports medians over iterations.
+ * message sizes from --min-bytes to --max-bytes in powers of two.  Before
+ * each call every rank writes its send buffer with values new to that call
+ * (small integers, a pattern plus the call's number: bench_value), then a
+ * PMPI_Barrier, then the call, timed with MPI_Wtime: the write is not timed,
+ * but the call finds the buffer as an application leaves it, written just
+ * before, its lines dirty in the writer's cache.  An iteration's time is the
+ * slowest rank's, and the table reports medians over iterations.
+ *
+ * Tight loop.  Then, per routine, the loop OSU times: --warmup calls, one
+ * barrier, then as many calls as the iterations back to back on the same
+ * buffers, not written (hot in the caches as the routine itself leaves
+ * them); the slowest rank's time over the calls: NAME_loop_us, mpi_loop_us
+ * and loop_spd (mpi_loop_us over the first library's).  Where the two
+ * regimes disagree, it is the write (or its absence) that the routines meet
+ * differently.
+ *
+ * --verify compares every timed call's result, and each tight loop's last,
+ * with the sum of the values written (exact): a buffer not written before a
+ * call, or a result from stale data, aborts the run.
  *
  * Built without treeduce, --lib NEW.so [--lib OLD.so] loads one or two
  * builds' libtreeduce_MACHINE.so instead and times their trd_MACHINE_allreduce
@@ -53,7 +69,8 @@
  * Data-movement floor.  When all ranks share one node, xfer_us is the time
  * the copies between the ranks' caches of an allreduce through a shared
  * segment take here, timed like the calls (after a barrier, slowest rank,
- * median), with no arithmetic and no library: through an MPI shared window,
+ * median, its input area written before each call as the calls' send
+ * buffers), with no arithmetic and no library: through an MPI shared window,
  * every rank announces its input on a flag, waits for the others' flags,
  * copies its block of every other rank's input, writes its block of the
  * output, announces it, waits, and copies the other blocks of the output
@@ -70,6 +87,7 @@
  * Usage: bench_allreduce [--min-bytes N] [--max-bytes N] [--iters N]
  *                        [--warmup N] [--csv FILE] [--copy-bytes N]
  *                        [--lib LIB [--lib LIB]] [--also NAME|all] [--check-only]
+ *                        [--verify]
  * Sizes take a K, M or G suffix (powers of 1024); --copy-bytes 0 skips the
  * bandwidth measurement and the bound.  --iters is the most iterations per
  * size; a size runs fewer when the warm-up shows they would take over
@@ -78,22 +96,11 @@
 #define BENCH_PROG "bench_allreduce"
 #include "bench_common.h"
 
-#include <stdatomic.h>
 #include <stdint.h>
 
-#define COPY_REPS 5
-#define BOUND_MIN_BYTES (1u << 20) /* below, the caches hold the data */
 #define XFER_ONE_STEP_MAX (64u << 10)
-#define XFER_FLAG_BYTES 4096 /* a rank's flag, then its input and output areas */
 
-static size_t copy_bytes = 256u << 20; /* --copy-bytes */
-static const char *also;               /* --also */
-
-/* Copy bandwidth, read + write bytes per second: each rank's and the sum. */
-static struct {
-    double *rank_Bps; /* [nprocs], rank 0 only */
-    double sum_Bps;   /* 0: not measured */
-} bw;
+static const char *also; /* --also */
 
 /* The options of bench_parse_args that only this benchmark takes. */
 static int parse_arg(const char *a, const char *v)
@@ -199,41 +206,6 @@ static void check(size_t count, int inplace)
     free(s);
 }
 
-/* ---- Memory bandwidth ---------------------------------------------------------- */
-
-/* Called through a volatile pointer: the copies are never read, and must not
- * be optimized away. */
-static void *(*volatile copy_fn)(void *, const void *, size_t) = memcpy;
-
-/* Measures bw (see the header) with buffers of bytes on every rank. */
-static void measure_copy_bw(size_t bytes)
-{
-    char *src = xmalloc(bytes), *dst = xmalloc(bytes);
-    double best = 0, sum;
-    int i;
-
-    memset(src, 1, bytes); /* first touch outside the timing */
-    memset(dst, 0, bytes);
-    for (i = 0; i < COPY_REPS; i++) {
-        double t;
-        PMPI_Barrier(MPI_COMM_WORLD);
-        t = MPI_Wtime();
-        copy_fn(dst, src, bytes);
-        t = MPI_Wtime() - t;
-        t = t > 0 ? 2.0 * (double)bytes / t : 0;
-        if (t > best)
-            best = t;
-        PMPI_Allreduce(&t, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-        if (sum > bw.sum_Bps)
-            bw.sum_Bps = sum;
-    }
-    free(src);
-    free(dst);
-    if (rank == 0)
-        bw.rank_Bps = xmalloc((size_t)nprocs * sizeof *bw.rank_Bps);
-    PMPI_Gather(&best, 1, MPI_DOUBLE, bw.rank_Bps, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-}
-
 /* Seconds the bytes any allreduce of m bytes per rank must move take at the
  * summed bandwidth (see the header); 0 when there is no bound. */
 static double bound_s(size_t m)
@@ -245,133 +217,45 @@ static double bound_s(size_t m)
 
 /* ---- The data-movement floor (see the header) --------------------------------- */
 
-static struct {
-    MPI_Comm node; /* MPI_COMM_NULL: the ranks do not share one node */
-    MPI_Win win;
-    char **area; /* [nprocs] each rank's flag line, input, output */
-    char *copy;  /* [max bytes] where this rank's copies land */
-    size_t max;  /* bytes of each input and output area */
-    uint64_t epoch;
-} xf = {.node = MPI_COMM_NULL};
-
-static _Atomic uint64_t *xfer_flag(int r)
-{
-    return (_Atomic uint64_t *)xf.area[r];
-}
-
-/* Announce the next epoch and wait for every rank's. */
-static void xfer_sync(void)
-{
-    uint64_t e = ++xf.epoch;
-    atomic_store_explicit(xfer_flag(rank), e, memory_order_release);
-    for (int r = 0; r < nprocs; r++)
-        while (atomic_load_explicit(xfer_flag(r), memory_order_acquire) < e)
-            ;
-}
-
-/* The shared window with max-byte input and output areas per rank; leaves
- * xf.node null when the ranks span several nodes or the window fails. */
-static void xfer_init(size_t max)
-{
-    MPI_Comm node;
-    MPI_Aint size;
-    int nsize, unit, ok;
-    char *mine;
-
-    PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    PMPI_Comm_size(node, &nsize);
-    ok = nsize == nprocs;
-    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-    if (!ok || PMPI_Win_allocate_shared((MPI_Aint)(XFER_FLAG_BYTES + 2 * max), XFER_FLAG_BYTES,
-                                        MPI_INFO_NULL, node, &mine, &xf.win) != MPI_SUCCESS) {
-        PMPI_Comm_free(&node);
-        return;
-    }
-    xf.area = xmalloc((size_t)nprocs * sizeof *xf.area);
-    for (int r = 0; r < nprocs; r++)
-        PMPI_Win_shared_query(xf.win, r, &size, &unit, &xf.area[r]);
-    atomic_init(xfer_flag(rank), 0);
-    fill((double *)(mine + XFER_FLAG_BYTES), max / sizeof(double), 0x5eed0000u + (uint64_t)rank);
-    memset(mine + XFER_FLAG_BYTES + max, 0, max);
-    xf.copy = xmalloc(max);
-    memset(xf.copy, 0, max);
-    xf.max = max;
-    xf.node = node;
-    PMPI_Barrier(MPI_COMM_WORLD);
-}
-
-static void xfer_free(void)
-{
-    if (xf.node == MPI_COMM_NULL)
-        return;
-    PMPI_Win_free(&xf.win);
-    PMPI_Comm_free(&xf.node);
-    free(xf.area);
-    free(xf.copy);
-}
-
-/* Block r of m bytes split p ways on double boundaries: [*lo, *lo + *len). */
-static void xfer_block(size_t m, int r, size_t *lo, size_t *len)
-{
-    size_t n = m / sizeof(double), q = n / (size_t)nprocs, x = n % (size_t)nprocs;
-    size_t a = (size_t)r * q + ((size_t)r < x ? (size_t)r : x);
-    *lo = a * sizeof(double);
-    *len = (q + ((size_t)r < x)) * sizeof(double);
-}
-
-struct xfer_args {
-    size_t m;
-    int one_step;
-};
-
-/* One floor "call" of m bytes (bench_call_fn; who is ignored). */
+/* One floor "call" of m bytes (bench_call_fn; who is ignored): variant 1 the
+ * one-step, 0 the two-step. */
 static int xfer_call(int who, void *ctx)
 {
     const struct xfer_args *a = ctx;
     size_t lo, len;
     (void)who;
     xfer_sync();
-    if (a->one_step) {
+    if (a->variant) {
         for (int k = 1; k < nprocs; k++)
-            memcpy(xf.copy, xf.area[(rank + k) % nprocs] + XFER_FLAG_BYTES, a->m);
+            memcpy(xf.copy, xfer_in((rank + k) % nprocs), a->m);
         return MPI_SUCCESS;
     }
     xfer_block(a->m, rank, &lo, &len);
     for (int k = 1; k < nprocs; k++)
-        memcpy(xf.copy + lo, xf.area[(rank + k) % nprocs] + XFER_FLAG_BYTES + lo, len);
-    memcpy(xf.area[rank] + XFER_FLAG_BYTES + xf.max + lo, xf.copy + lo, len);
+        memcpy(xf.copy + lo, xfer_in((rank + k) % nprocs) + lo, len);
+    memcpy(xfer_out(rank) + lo, xf.copy + lo, len);
     xfer_sync();
     for (int k = 1; k < nprocs; k++) {
         int r = (rank + k) % nprocs;
         xfer_block(a->m, r, &lo, &len);
-        memcpy(xf.copy + lo, xf.area[r] + XFER_FLAG_BYTES + xf.max + lo, len);
+        memcpy(xf.copy + lo, xfer_out(r) + lo, len);
     }
     return MPI_SUCCESS;
 }
 
-/* Median (seconds) of the slowest rank's floor time over iters calls of
- * variant one_step; every rank must call it. */
-static double xfer_time(size_t m, int one_step, int iters)
-{
-    struct xfer_args a = {m, one_step};
-    double *t = xmalloc((size_t)iters * sizeof *t), med;
-    for (int i = 0; i < iters; i++)
-        t[i] = bench_timed(xfer_call, &a, 0, "the data-movement floor");
-    PMPI_Allreduce(MPI_IN_PLACE, t, iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    med = median(t, iters);
-    free(t);
-    return med;
-}
-
-/* The floor for m bytes (see the header), or 0 when not measured. */
+/* The floor for m bytes (see the header), or 0 when not measured: every
+ * rank's input (m bytes) written before each call, as the calls'. */
 static double xfer_s(size_t m, int iters)
 {
+    struct xfer_args a = {.m = m, .in = m, .writer = -1, .variant = 0};
     double t;
-    if (xf.node == MPI_COMM_NULL || m > xf.max || nprocs < 2)
+    if (!xfer_on(m))
         return 0;
-    t = xfer_time(m, 0, iters);
+    t = xfer_time(xfer_call, &a, iters);
     if (m <= XFER_ONE_STEP_MAX) {
-        double t1 = xfer_time(m, 1, iters);
+        double t1;
+        a.variant = 1;
+        t1 = xfer_time(xfer_call, &a, iters);
         if (t1 < t)
             t = t1;
     }
@@ -381,7 +265,7 @@ static double xfer_s(size_t m, int iters)
 /* ---- Timing ------------------------------------------------------------------ */
 
 struct args {
-    const double *x;
+    double *x;
     double *y;
     int count;
 };
@@ -395,12 +279,35 @@ static int call(int who, void *ctx)
     return PMPI_Allreduce(c->x, c->y, c->count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 }
 
+/* The send buffer written before each timed call. */
+static void write_args(void *ctx, unsigned stamp)
+{
+    const struct args *c = ctx;
+    bench_write_values(c->x, (size_t)c->count, stamp);
+}
+
+static double sum_of(size_t i, unsigned stamp, size_t unused)
+{
+    (void)unused;
+    return bench_sum_values(i, stamp);
+}
+
+/* --verify: the call's result is the sum of the values written. */
+static void verify_args(void *ctx, int who, unsigned stamp)
+{
+    const struct args *c = ctx;
+    bench_verify_values(c->y, (size_t)c->count, sum_of, 0, stamp,
+                        who < nlibs ? libs[who].name : "PMPI_Allreduce");
+}
+
 /* Medians (seconds) of the slowest rank's time, t[0 .. nlibs] (the libraries,
- * MPI); returns the number of iterations. */
-static int measure(const double *x, double *y, size_t bytes, double *t)
+ * MPI), and the tight loops' times t_loop (bench_measure); returns the number
+ * of iterations. */
+static int measure(double *x, double *y, size_t bytes, double *t, double *t_loop)
 {
     struct args c = {x, y, (int)(bytes / sizeof(double))};
-    return bench_measure(call, &c, "MPI_Allreduce", t);
+    struct bench_timing b = {call, "MPI_Allreduce", &c, write_args, verify_args};
+    return bench_measure(&b, t, t_loop);
 }
 
 /* "64 MiB", or one decimal of the next unit up ("1.5 KiB") for a size that is
@@ -439,15 +346,7 @@ static void print_header(void)
     printf("# algbw = bytes / %s time; busbw = algbw * 2(p-1)/p; GB/s = 1e9 B/s\n", tr);
     if (bw.sum_Bps > 0) {
         char size[32];
-        int r;
-        human(size, sizeof size, copy_bytes);
-        printf(
-            "# copy bandwidth (memcpy of %s, best of %d, all ranks at once; read + write bytes):\n",
-            size, COPY_REPS);
-        printf("#   per rank GB/s:");
-        for (r = 0; r < nprocs; r++)
-            printf(" %.2f", bw.rank_Bps[r] / 1e9);
-        printf("\n#   sum GB/s: %.2f\n", bw.sum_Bps / 1e9);
+        bench_print_copy_bw();
         human(size, sizeof size, BOUND_MIN_BYTES);
         printf("# bound_us (size >= %s) = 2 p m / (sum GB/s): each of the p ranks' m-byte input "
                "read once and\n"
@@ -482,7 +381,8 @@ int main(int argc, char **argv)
         return bench_usage(
             "usage: bench_allreduce [--min-bytes N] [--max-bytes N] [--iters N] [--warmup N] "
             "[--csv FILE] [--copy-bytes N]\n"
-            "                       [--lib LIB [--lib LIB]] [--also NAME|all] [--check-only]\n"
+            "                       [--lib LIB [--lib LIB]] [--also NAME|all] [--check-only] "
+            "[--verify]\n"
             "  sizes in bytes, with an optional K, M or G suffix (1024-based);\n"
             "  --copy-bytes 0 skips the memory bandwidth measurement and the "
             "bound;\n"
@@ -490,7 +390,8 @@ int main(int argc, char **argv)
             "twice:\n  NEW's and OLD's side by side;\n"
             "  --also NAME: also the (first) library's allreduce with algorithm NAME, e.g. "
             "repro;\n"
-            "  --also all: every algorithm that can be forced, and the fastest of them\n");
+            "  --also all: every algorithm that can be forced, and the fastest of them;\n"
+            "  --verify: every timed call's result checked against the values written\n");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     bench_load_libs();
     add_also();
@@ -521,8 +422,8 @@ int main(int argc, char **argv)
     t0 = MPI_Wtime();
     bytes = opt.min_bytes;
     do {
-        double t[BENCH_MAX_ROUTINES + 1], t_lib, t_mpi;
-        int iters = measure(x, y, bytes, t);
+        double t[BENCH_MAX_ROUTINES + 1], t_loop[BENCH_MAX_ROUTINES + 1], t_lib, t_mpi;
+        int iters = measure(x, y, bytes, t, t_loop);
         double xt = xfer_s(bytes, iters);
         t_lib = t[0]; /* the first library's (new) in the ratios to the bound and floor */
         t_mpi = t[nlibs];
@@ -543,7 +444,7 @@ int main(int argc, char **argv)
                 snprintf(xfer[2], sizeof xfer[2], "%.3f", t_mpi / xt);
             }
             printf("%10s %6d", size, iters);
-            bench_print_times(t);
+            bench_print_times(t, t_loop);
             printf(" %10.3f %10.3f %10s %9s %9s %9s %8s %8s\n", algbw, busbw, bound[0], bound[1],
                    bound[2], xfer[0], xfer[1], xfer[2]);
             fflush(stdout);
@@ -556,7 +457,7 @@ int main(int argc, char **argv)
             if (csv) {
                 fprintf(csv, "%d,%s,%zu,%zu,%d,", nprocs, bench_algorithm(), bytes,
                         bytes / sizeof(double), iters);
-                bench_csv_times(csv, t);
+                bench_csv_times(csv, t, t_loop);
                 fprintf(csv, ",%.4f,%.4f,%.4f,%s,%s,%s,%s,%s,%s,%s\n", algbw,
                         (double)bytes / t_mpi / 1e9, busbw, copy, bound[0], bound[1], bound[2],
                         xfer[0], xfer[1], xfer[2]);

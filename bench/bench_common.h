@@ -1,14 +1,15 @@
-/* bench_common.h - what bench_allreduce.c and bench_pieces.c have in common.
+/* bench_common.h - what bench_allreduce.c, bench_pieces.c and bench_persistent.c
+ * have in common.
  *
- * Both time a routine of treeduce against the MPI library's own (PMPI_X) in
+ * Each times routines of treeduce against the MPI library's own (PMPI_X) in
  * one job, interleaved call by call, after comparing their results.
  * treeduce's routine is the program's MPI_X (treeduce linked in or
  * preloaded), or that of one or two libraries given with --lib: with two
  * (NEW, then OLD) both builds run in the same process and the tables add
  * new/old.  This header holds:
- *   - the options both take (--min-bytes, --max-bytes, --iters, --warmup,
- *     --csv, --lib, --check-only) and their parsing, sizes with K, M or G
- *     suffixes;
+ *   - the options all take (--min-bytes, --max-bytes, --iters, --warmup,
+ *     --csv, --lib, --check-only, --verify) and their parsing, sizes with K,
+ *     M or G suffixes;
  *   - the treeduce libraries under test (libs[], bench_load_libs), and
  *     routines timed beside them: the first library's allreduce with an
  *     algorithm named (bench_allreduce --also NAME), or every algorithm
@@ -17,11 +18,19 @@
  *     bench_set_candidates), shown as the fastest of them per size;
  *   - die() and xmalloc();
  *   - the data: random doubles (fill), hashes of results compared across
- *     ranks (same_on_all_ranks);
- *   - the timing: a call after a barrier (bench_timed), warm-up, iterations
- *     fitted to SECONDS_PER_SIZE and medians of the slowest rank's times
- *     for interleaved calls, one per library and the MPI library's
- *     (bench_measure);
+ *     ranks (same_on_all_ranks), and the values a rank writes to its send
+ *     buffer before each timed call (bench_value, bench_write_values);
+ *   - the timing: the send buffer written, a barrier, then the call, timed
+ *     (bench_timed); warm-up, iterations fitted to SECONDS_PER_SIZE and
+ *     medians of the slowest rank's times for interleaved calls, one per
+ *     library and the MPI library's (bench_measure); then each routine in a
+ *     tight loop on the same buffers, not written (bench_loop);
+ *   - the copy bandwidth of the ranks at once (measure_copy_bw), for the
+ *     memory bounds of bench_allreduce and bench_pieces;
+ *   - the floors: a window shared by the ranks of one node, in which a
+ *     benchmark times the copies between the ranks' caches that a
+ *     collective must make, with no library and no arithmetic (xfer_init,
+ *     xfer_time);
  *   - the table's common header lines and time columns, sizes in B .. GiB,
  *     the CSV file and the sweep over sizes.
  *
@@ -41,6 +50,7 @@
 #include <math.h>
 #include <mpi.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,7 +73,8 @@ static struct {
     int check_only;
     const char *lib[BENCH_MAX_LIBS]; /* --lib, in order */
     int nlib;
-} opt = {8, 64u << 20, 1000, 5, NULL, 0, {NULL, NULL}, 0};
+    int verify; /* --verify: each timed call's result checked (bench_timed, bench_loop) */
+} opt = {8, 64u << 20, 1000, 5, NULL, 0, {NULL, NULL}, 0, 0};
 
 static int rank, nprocs;
 
@@ -126,7 +137,7 @@ static inline int parse_size(const char *s, size_t *out)
     return 0;
 }
 
-/* Parses the command line into opt: --check-only and the options with a
+/* Parses the command line into opt: --check-only, --verify and the options with a
  * value shared by every benchmark here, any other option with a value
  * through extra (NULL: none), which gets the option and its value and
  * returns 1 if it took them, 0 if it does not know the option, -1 if the
@@ -140,6 +151,11 @@ static inline int bench_parse_args(int argc, char **argv,
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--check-only")) {
             opt.check_only = 1;
+            i--;
+            continue;
+        }
+        if (!strcmp(a, "--verify")) {
+            opt.verify = 1;
             i--;
             continue;
         }
@@ -487,11 +503,72 @@ static inline void sweep_buffers(size_t bytes, double **x, double **y)
     memset(*y, 0, bytes);
 }
 
+/* Element i of rank r's send buffer as written before the timed call
+ * numbered stamp: a small integer (sums of a few thousand ranks' are exact in
+ * any order), a pattern over i and r plus the stamp's, so that a buffer not
+ * written shows in the results (--verify). */
+static inline double bench_value(size_t i, int r, unsigned stamp)
+{
+    return (double)(int)(((unsigned)i * 7u + (unsigned)r * 13u) & 63u) + (double)(stamp & 63u);
+}
+
+/* Writes this rank's n values of stamp to x (bench_value), as an application
+ * writes its send buffer before a call: the lines end dirty in this core's
+ * cache. */
+static inline void bench_write_values(double *x, size_t n, unsigned stamp)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = bench_value(i, rank, stamp);
+}
+
+/* The sum over the ranks of element i of stamp: what a reduction returns. */
+static inline double bench_sum_values(size_t i, unsigned stamp)
+{
+    double s = 0;
+
+    for (int r = 0; r < nprocs; r++)
+        s += bench_value(i, r, stamp);
+    return s;
+}
+
+/* Compares the n doubles of y with expected(i, stamp, arg) for --verify;
+ * aborts the job, naming routine, at the first that differs. */
+static inline void bench_verify_values(const double *y, size_t n,
+                                       double (*expected)(size_t i, unsigned stamp, size_t arg),
+                                       size_t arg, unsigned stamp, const char *routine)
+{
+    for (size_t i = 0; i < n; i++) {
+        double e = expected(i, stamp, arg);
+        if (y[i] != e)
+            die("--verify: %s: wrong result after the send buffers were written for call %u: "
+                "index %zu expected %.17g actual %.17g",
+                routine, stamp, i, e, y[i]);
+    }
+}
+
 /* ---- Timing ------------------------------------------------------------------ */
 
 /* One call of a routine under test with the arguments in ctx: treeduce's of
  * libs[who], or the MPI library's for who == nlibs; returns its error code. */
 typedef int (*bench_call_fn)(int who, void *ctx);
+
+/* What bench_timed, bench_measure and bench_loop time: a routine's call, and
+ * the write of the send buffers before it. */
+struct bench_timing {
+    bench_call_fn call;
+    const char *name; /* for the messages: "MPI_Allreduce" */
+    void *ctx;        /* call's, write's and verify's argument */
+    /* Writes this rank's send buffer in ctx with the values of stamp
+     * (bench_write_values), before each call of bench_timed; NULL: none. */
+    void (*write)(void *ctx, unsigned stamp);
+    /* With --verify, after each call of bench_timed and each tight loop:
+     * aborts the job if the call's results are not those of the values of
+     * stamp; NULL: none. */
+    void (*verify)(void *ctx, int who, unsigned stamp);
+};
+
+/* The stamp of the last write (bench_timed): every rank makes the same calls. */
+static unsigned bench_stamp;
 
 static inline int cmp_double(const void *a, const void *b)
 {
@@ -516,22 +593,52 @@ static inline int iters_for(double round_s)
     return n;
 }
 
-/* Seconds one call takes on this rank, after a barrier; an error aborts the
- * job with name, the routine's. */
-static inline double bench_timed(bench_call_fn call, void *ctx, int who, const char *name)
+/* Seconds one call of routine who takes on this rank: its send buffer written
+ * first (b->write, values that change from call to call), then a barrier,
+ * then the call, timed: the write is not timed, but the call finds the
+ * buffer as an application leaves it, its lines dirty in the writer's cache.
+ * An error aborts the job. */
+static inline double bench_timed(const struct bench_timing *b, int who)
 {
     double t0;
     int rc;
 
+    if (b->write)
+        b->write(b->ctx, ++bench_stamp);
     PMPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
-    rc = call(who, ctx);
+    rc = b->call(who, b->ctx);
     t0 = MPI_Wtime() - t0;
     if (rc != MPI_SUCCESS)
-        die("%s returned an error", name);
+        die("%s returned an error", b->name);
     if (who < nlibs && libs[who].forced && brt.fell_back())
         libs[who].fell = 1;
+    if (opt.verify && b->verify)
+        b->verify(b->ctx, who, bench_stamp);
     return t0;
+}
+
+/* The tight loop, as OSU times: --warmup calls of routine who, a barrier, then
+ * n calls back to back on the buffers as they are (hot, not written); the
+ * slowest rank's time over n (seconds).  Every rank must call it. */
+static inline double bench_loop(const struct bench_timing *b, int who, int n)
+{
+    double t;
+    int rc = MPI_SUCCESS, i;
+
+    for (i = 0; i < opt.warmup && rc == MPI_SUCCESS; i++)
+        rc = b->call(who, b->ctx);
+    PMPI_Barrier(MPI_COMM_WORLD);
+    t = MPI_Wtime();
+    for (i = 0; i < n && rc == MPI_SUCCESS; i++)
+        rc = b->call(who, b->ctx);
+    t = MPI_Wtime() - t;
+    if (rc != MPI_SUCCESS)
+        die("%s returned an error in the tight loop", b->name);
+    if (opt.verify && b->verify)
+        b->verify(b->ctx, who, bench_stamp);
+    PMPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return t / n;
 }
 
 /* The routine that makes call k of round i: the libraries first, starting one
@@ -565,10 +672,10 @@ static inline int bench_turn_shuffled(int i, int k)
 }
 
 /* Times n routines (who = 0 .. n-1) interleaved, call k of round i being
- * routine turn(i, k) (each routine once per round), after --warmup rounds;
- * t_out[who]: median (seconds) of the slowest rank's time; returns the
- * number of iterations. */
-static inline int bench_measure_turns(bench_call_fn call, void *ctx, const char *name, int n,
+ * routine turn(i, k) (each routine once per round; bench_timed: each after
+ * the write of its send buffer), after --warmup rounds; t_out[who]: median
+ * (seconds) of the slowest rank's time; returns the number of iterations. */
+static inline int bench_measure_turns(const struct bench_timing *b, int n,
                                       int (*turn)(int i, int k), double *t_out)
 {
     int i, k, iters, warm = opt.warmup > 0 ? opt.warmup : 1, fell[BENCH_MAX_ROUTINES];
@@ -578,7 +685,7 @@ static inline int bench_measure_turns(bench_call_fn call, void *ctx, const char 
         libs[k].fell = 0;
     for (i = 0; i < warm; i++)
         for (t[i] = 0, k = 0; k < n; k++)
-            t[i] += bench_timed(call, ctx, turn(i, k), name);
+            t[i] += bench_timed(b, turn(i, k));
     /* The median round, as the first may pay for first touch; every rank must
      * run the same number of iterations. */
     round_s = median(t, warm);
@@ -589,7 +696,7 @@ static inline int bench_measure_turns(bench_call_fn call, void *ctx, const char 
     for (i = 0; i < iters; i++)
         for (k = 0; k < n; k++) {
             int who = turn(i, k);
-            t[(size_t)who * (size_t)iters + (size_t)i] = bench_timed(call, ctx, who, name);
+            t[(size_t)who * (size_t)iters + (size_t)i] = bench_timed(b, who);
         }
     PMPI_Allreduce(MPI_IN_PLACE, t, n * iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     for (k = 0; k < n; k++)
@@ -604,14 +711,212 @@ static inline int bench_measure_turns(bench_call_fn call, void *ctx, const char 
     return iters;
 }
 
-/* Times call interleaved, a call of each library's routine then the MPI
+/* Times b interleaved, a call of each library's routine then the MPI
  * library's per round (bench_turn; with --also all in a shuffled order),
  * after --warmup rounds; t[who] (0 .. nlibs): median (seconds) of the
- * slowest rank's time; returns the number of iterations. */
-static inline int bench_measure(bench_call_fn call, void *ctx, const char *name, double *t_out)
+ * slowest rank's time.  Then, as many calls each, the tight loop of each
+ * library's routine, --also NAME's and the MPI library's (bench_loop):
+ * t_loop[who] for who < nbase and who == nlibs.  Returns the number of
+ * iterations. */
+static inline int bench_measure(const struct bench_timing *b, double *t_out, double *t_loop)
 {
-    return bench_measure_turns(call, ctx, name, nlibs + 1,
-                               bench_all() ? bench_turn_shuffled : bench_turn, t_out);
+    int iters =
+        bench_measure_turns(b, nlibs + 1, bench_all() ? bench_turn_shuffled : bench_turn, t_out);
+
+    for (int l = 0; l < nbase; l++)
+        t_loop[l] = bench_loop(b, l, iters);
+    t_loop[nlibs] = bench_loop(b, nlibs, iters);
+    return iters;
+}
+
+/* ---- Memory bandwidth ---------------------------------------------------------- */
+
+/* Before the sweep, bench_allreduce and bench_pieces measure the copy
+ * bandwidth: every rank at once copies a --copy-bytes buffer with memcpy,
+ * COPY_REPS times after a barrier each, buffers touched beforehand.  A copy
+ * of b bytes moves 2b bytes (b read, b written; as STREAM counts); a rank's
+ * bandwidth is 2b over its time, best of the repetitions, and the sum the
+ * largest over the repetitions of the ranks' bandwidths summed.  From
+ * BOUND_MIN_BYTES up, the benchmarks' bound_us is the time the bytes that
+ * the collective must read and write take at the summed bandwidth. */
+#define COPY_REPS 5
+#define BOUND_MIN_BYTES (1u << 20) /* below, the caches hold the data */
+
+static size_t copy_bytes = 256u << 20; /* --copy-bytes; 0: no measurement, no bound */
+
+/* Copy bandwidth, read + write bytes per second: each rank's and the sum. */
+static struct {
+    double *rank_Bps; /* [nprocs], rank 0 only */
+    double sum_Bps;   /* 0: not measured */
+} bw;
+
+/* Called through a volatile pointer: the copies are never read, and must not
+ * be optimized away. */
+static void *(*volatile copy_fn)(void *, const void *, size_t) = memcpy;
+
+/* Measures bw (see above) with buffers of bytes on every rank. */
+static inline void measure_copy_bw(size_t bytes)
+{
+    char *src = xmalloc(bytes), *dst = xmalloc(bytes);
+    double best = 0, sum;
+    int i;
+
+    memset(src, 1, bytes); /* first touch outside the timing */
+    memset(dst, 0, bytes);
+    for (i = 0; i < COPY_REPS; i++) {
+        double t;
+        PMPI_Barrier(MPI_COMM_WORLD);
+        t = MPI_Wtime();
+        copy_fn(dst, src, bytes);
+        t = MPI_Wtime() - t;
+        t = t > 0 ? 2.0 * (double)bytes / t : 0;
+        if (t > best)
+            best = t;
+        PMPI_Allreduce(&t, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        if (sum > bw.sum_Bps)
+            bw.sum_Bps = sum;
+    }
+    free(src);
+    free(dst);
+    if (rank == 0)
+        bw.rank_Bps = xmalloc((size_t)nprocs * sizeof *bw.rank_Bps);
+    PMPI_Gather(&best, 1, MPI_DOUBLE, bw.rank_Bps, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+}
+
+/* ---- The floors: copies between the ranks' caches ------------------------------ */
+
+/* When every rank shares one node, a window shared by them: per rank a flag
+ * line, then an input and an output area of max bytes each.  A benchmark's
+ * floor "call" (a bench_call_fn) makes, in it, the copies between the
+ * ranks' caches that its collective must make, with flag exchanges
+ * (xfer_sync) where it has to wait for the others, and no library and no
+ * arithmetic; xfer_time times it like the calls. */
+#define XFER_FLAG_BYTES 4096 /* a rank's flag, then its input and output areas */
+
+static struct {
+    MPI_Comm node; /* MPI_COMM_NULL: the ranks do not share one node */
+    MPI_Win win;
+    char **area; /* [nprocs] each rank's flag line, input, output */
+    char *copy;  /* [max bytes] where this rank's copies land */
+    size_t max;  /* bytes of each input and output area */
+    uint64_t epoch;
+} xf = {.node = MPI_COMM_NULL};
+
+static inline _Atomic uint64_t *xfer_flag(int r)
+{
+    return (_Atomic uint64_t *)xf.area[r];
+}
+
+/* Rank r's input area. */
+static inline char *xfer_in(int r)
+{
+    return xf.area[r] + XFER_FLAG_BYTES;
+}
+
+/* Rank r's output area. */
+static inline char *xfer_out(int r)
+{
+    return xf.area[r] + XFER_FLAG_BYTES + xf.max;
+}
+
+/* Announce the next epoch and wait for every rank's. */
+static inline void xfer_sync(void)
+{
+    uint64_t e = ++xf.epoch;
+    atomic_store_explicit(xfer_flag(rank), e, memory_order_release);
+    for (int r = 0; r < nprocs; r++)
+        while (atomic_load_explicit(xfer_flag(r), memory_order_acquire) < e)
+            ;
+}
+
+/* The shared window with max-byte input and output areas per rank; leaves
+ * xf.node null when the ranks span several nodes or the window fails. */
+static inline void xfer_init(size_t max)
+{
+    MPI_Comm node;
+    MPI_Aint size;
+    int nsize, unit, ok;
+    char *mine;
+
+    PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    PMPI_Comm_size(node, &nsize);
+    ok = nsize == nprocs;
+    PMPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    if (!ok || PMPI_Win_allocate_shared((MPI_Aint)(XFER_FLAG_BYTES + 2 * max), XFER_FLAG_BYTES,
+                                        MPI_INFO_NULL, node, &mine, &xf.win) != MPI_SUCCESS) {
+        PMPI_Comm_free(&node);
+        return;
+    }
+    xf.area = xmalloc((size_t)nprocs * sizeof *xf.area);
+    for (int r = 0; r < nprocs; r++)
+        PMPI_Win_shared_query(xf.win, r, &size, &unit, &xf.area[r]);
+    atomic_init(xfer_flag(rank), 0);
+    fill((double *)(mine + XFER_FLAG_BYTES), max / sizeof(double), 0x5eed0000u + (uint64_t)rank);
+    memset(mine + XFER_FLAG_BYTES + max, 0, max);
+    xf.copy = xmalloc(max);
+    memset(xf.copy, 0, max);
+    xf.max = max;
+    xf.node = node;
+    PMPI_Barrier(MPI_COMM_WORLD);
+}
+
+static inline void xfer_free(void)
+{
+    if (xf.node == MPI_COMM_NULL)
+        return;
+    PMPI_Win_free(&xf.win);
+    PMPI_Comm_free(&xf.node);
+    free(xf.area);
+    free(xf.copy);
+}
+
+/* Whether a floor of m bytes per area can be timed. */
+static inline int xfer_on(size_t m)
+{
+    return xf.node != MPI_COMM_NULL && m <= xf.max && nprocs >= 2;
+}
+
+/* Block r of m bytes split p ways on double boundaries: [*lo, *lo + *len). */
+static inline void xfer_block(size_t m, int r, size_t *lo, size_t *len)
+{
+    size_t n = m / sizeof(double), q = n / (size_t)nprocs, x = n % (size_t)nprocs;
+    size_t a = (size_t)r * q + ((size_t)r < x ? (size_t)r : x);
+    *lo = a * sizeof(double);
+    *len = (q + ((size_t)r < x)) * sizeof(double);
+}
+
+/* A floor call's arguments. */
+struct xfer_args {
+    size_t m;    /* the message's bytes, as the benchmark counts them */
+    size_t in;   /* bytes of its input area a rank writes before each call */
+    int writer;  /* the one rank that writes (bcast's root), or -1: every rank */
+    int variant; /* which copies: the benchmark's */
+};
+
+/* The write before a floor call (struct bench_timing's write): the input
+ * area, as the calls' send buffers. */
+static inline void xfer_write(void *ctx, unsigned stamp)
+{
+    const struct xfer_args *a = ctx;
+
+    if (a->writer < 0 || a->writer == rank)
+        bench_write_values((double *)xfer_in(rank), a->in / sizeof(double), stamp);
+}
+
+/* Median (seconds) of the slowest rank's time of iters floor calls a, each
+ * timed like the calls (bench_timed: the write, a barrier, the call); every
+ * rank must call it. */
+static inline double xfer_time(bench_call_fn call, struct xfer_args *a, int iters)
+{
+    struct bench_timing b = {call, "the data-movement floor", a, xfer_write, NULL};
+    double *t = xmalloc((size_t)iters * sizeof *t), med;
+
+    for (int i = 0; i < iters; i++)
+        t[i] = bench_timed(&b, 0);
+    PMPI_Allreduce(MPI_IN_PLACE, t, iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    med = median(t, iters);
+    free(t);
+    return med;
 }
 
 /* ---- Start, output and end ----------------------------------------------------- */
@@ -685,9 +990,16 @@ static inline const char *bench_under_test(const char *linked)
     return opt.nlib == 1 ? "--lib" : "new and old, --lib --lib";
 }
 
-/* The header line on the time columns' ratios. */
+/* The header lines on the time columns and their ratios. */
 static inline void bench_print_ratios(void)
 {
+    printf("# each timed call: the calling rank writes its send buffer (bcast: the root), new "
+           "values each call,\n#   then a barrier, then the call: it finds the buffer as an "
+           "application leaves it\n");
+    printf("# NAME_loop_us: a tight loop as OSU times, iters calls back to back on the same "
+           "buffers, not\n#   written (a barrier, then the loop; slowest rank's time / iters); "
+           "loop_spd = mpi_loop_us / %s_loop_us\n",
+           libs[0].name);
     if (opt.nlib < 2)
         printf("# speed-up = MPI time / treeduce time (> 1: treeduce faster)\n");
     else
@@ -728,7 +1040,8 @@ static inline int bench_is_old(int l)
 
 /* The table's time columns, each after a blank: one per library and routine
  * beside them, the MPI library's, new/old (two libraries), each routine's
- * time over the first library's, speed-up (MPI time / the first's). */
+ * time over the first library's, speed-up (MPI time / the first's); then the
+ * tight loops' times, the same routines', and their speed-up. */
 static inline void bench_print_time_heads(void)
 {
     char head[32];
@@ -750,10 +1063,16 @@ static inline void bench_print_time_heads(void)
         printf(" %-18s %13s %8s", "best", "best_us", head);
     }
     printf(" %9s", "speed-up");
+    for (int l = 0; l < nbase; l++) {
+        snprintf(head, sizeof head, "%s_loop_us", libs[l].name);
+        printf(" %13s", head);
+    }
+    printf(" %13s %8s", "mpi_loop_us", "loop_spd");
 }
 
-/* The time columns of a row with the medians t[0 .. nlibs] (seconds). */
-static inline void bench_print_times(const double *t)
+/* The time columns of a row with the medians t[0 .. nlibs] and the tight
+ * loops' times t_loop (bench_measure; seconds). */
+static inline void bench_print_times(const double *t, const double *t_loop)
 {
     int b = bench_best(t);
 
@@ -767,6 +1086,9 @@ static inline void bench_print_times(const double *t)
     else if (bench_all())
         printf(" %-18s %13.2f %8.3f", libs[b].name, t[b] * 1e6, t[0] / t[b]);
     printf(" %9.3f", t[nlibs] / t[0]);
+    for (int l = 0; l < nbase; l++)
+        printf(" %13.2f", t_loop[l] * 1e6);
+    printf(" %13.2f %8.3f", t_loop[nlibs] * 1e6, t_loop[nlibs] / t_loop[0]);
 }
 
 /* The CSV's names of the time columns, as bench_csv_times writes them. */
@@ -786,6 +1108,10 @@ static inline const char *bench_csv_time_heads(void)
                                   libs[0].name);
     if (n < sizeof heads)
         n += (size_t)snprintf(heads + n, sizeof heads - n, "speedup");
+    for (int l = 0; l < nbase && n < sizeof heads; l++)
+        n += (size_t)snprintf(heads + n, sizeof heads - n, ",%s_loop_us", libs[l].name);
+    if (n < sizeof heads)
+        n += (size_t)snprintf(heads + n, sizeof heads - n, ",mpi_loop_us,loop_speedup");
     if (bench_all() && n < sizeof heads)
         n += (size_t)snprintf(heads + n, sizeof heads - n, ",best,best_us,%s_over_best",
                               libs[0].name);
@@ -794,8 +1120,9 @@ static inline const char *bench_csv_time_heads(void)
     return heads;
 }
 
-/* The time columns of a CSV line (no comma before or after). */
-static inline void bench_csv_times(FILE *csv, const double *t)
+/* The time columns of a CSV line (no comma before or after): t and t_loop as
+ * for bench_print_times. */
+static inline void bench_csv_times(FILE *csv, const double *t, const double *t_loop)
 {
     int b = bench_best(t);
 
@@ -805,6 +1132,9 @@ static inline void bench_csv_times(FILE *csv, const double *t)
     for (int l = 1; l < nbase; l++)
         fprintf(csv, "%.4f,", bench_is_old(l) ? t[0] / t[1] : t[l] / t[0]);
     fprintf(csv, "%.4f", t[nlibs] / t[0]);
+    for (int l = 0; l < nbase; l++)
+        fprintf(csv, ",%.3f", t_loop[l] * 1e6);
+    fprintf(csv, ",%.3f,%.4f", t_loop[nlibs] * 1e6, t_loop[nlibs] / t_loop[0]);
     if (!bench_all())
         return;
     if (b < 0)
@@ -855,6 +1185,20 @@ static inline void bench_human(char *buf, size_t n, size_t bytes)
         u++;
     }
     snprintf(buf, n, v == floor(v) ? "%.0f %s" : "%.1f %s", v, unit[u]);
+}
+
+/* The header lines on the copy bandwidth measured (rank 0). */
+static inline void bench_print_copy_bw(void)
+{
+    char size[32];
+
+    bench_human(size, sizeof size, copy_bytes);
+    printf("# copy bandwidth (memcpy of %s, best of %d, all ranks at once; read + write bytes):\n",
+           size, COPY_REPS);
+    printf("#   per rank GB/s:");
+    for (int r = 0; r < nprocs; r++)
+        printf(" %.2f", bw.rank_Bps[r] / 1e9);
+    printf("\n#   sum GB/s: %.2f\n", bw.sum_Bps / 1e9);
 }
 
 /* The next size of the sweep, twice *bytes; 0 when it would pass --max-bytes. */

@@ -5,9 +5,40 @@
  * Both run in the same job, interleaved call by call (treeduce, MPI,
  * treeduce, MPI, ...), on MPI_DOUBLE (MPI_SUM for the reductions), out of
  * place, root 0 for reduce and bcast, for message sizes from --min-bytes to
- * --max-bytes in powers of two.  Each call follows a PMPI_Barrier and is timed
- * with MPI_Wtime; an iteration's time is the slowest rank's, and the table
- * reports medians over iterations.
+ * --max-bytes in powers of two.  Before each call the calling rank writes its
+ * send buffer (bcast: the root its buffer) with values new to that call
+ * (bench_value), then a PMPI_Barrier, then the call, timed with MPI_Wtime:
+ * the call finds the buffer as an application leaves it, written just
+ * before.  An iteration's time is the slowest rank's, and the table reports
+ * medians over iterations.  Then, per routine, the tight loop OSU times
+ * (iterations calls back to back on the same buffers, not written, after one
+ * barrier; the slowest rank's time over the calls): NAME_loop_us,
+ * mpi_loop_us, loop_spd; see bench_allreduce.c.  --verify compares every
+ * timed call's result, and each loop's last, with that of the values written
+ * (exact; reduce at the root).
+ *
+ * Memory bandwidth and bound.  Before the sweep every rank at once copies a
+ * --copy-bytes buffer (256 MiB) with memcpy, as bench_allreduce does (read +
+ * write bytes, summed over the ranks: B_sum).  For sizes m >= BOUND_MIN_BYTES
+ * bound_us is the time the bytes the piece must read and write at least once
+ * take at that bandwidth: (p + 1) m / B_sum for rsb (the p inputs of m read,
+ * the p results of m/p written), allgather (the p blocks of m/p read, the p
+ * outputs of m written) and reduce (the p inputs read, the root's output
+ * written), p m / B_sum for bcast (the root's buffer read, p - 1 written).
+ * Memory traffic only, for data not already in cache; tr/bound and mpi/bound
+ * are the measured times over it.
+ *
+ * Copy floor.  When all ranks share one node, xfer_us is the time the copies
+ * between the ranks' caches that the piece must make take here, timed like
+ * the calls (the input written, a barrier, then the copies; slowest rank,
+ * median), with no arithmetic and no library: through an MPI shared window,
+ * after one flag exchange, for rsb each rank copies its block of every other
+ * rank's input ((p-1)/p of the size), for allgather every other rank's block
+ * ((p-1)/p of the size), for reduce the root every other rank's buffer ((p-1)
+ * times the size) and for bcast every other rank the root's buffer (the
+ * size).  tr/xfer and mpi/xfer are the measured times over it.  (For reduce
+ * on more than 2 ranks a reduce_scatter then a gather at the root moves fewer
+ * bytes into the root's cache: the floor is then the one-step algorithm's.)
  *
  * Built without treeduce, --lib NEW.so [--lib OLD.so] loads one or two
  * builds' libtreeduce_MACHINE.so instead and times their trd_MACHINE_X (with
@@ -40,8 +71,10 @@
  *
  * Usage: bench_pieces [--piece rsb|allgather|reduce|bcast|all] [--min-bytes N]
  *                     [--max-bytes N] [--iters N] [--warmup N] [--csv FILE]
- *                     [--lib LIB [--lib LIB]] [--also all] [--check-only]
- * Sizes take a K, M or G suffix (powers of 1024).  --iters is the most
+ *                     [--copy-bytes N] [--lib LIB [--lib LIB]] [--also all]
+ *                     [--check-only] [--verify]
+ * Sizes take a K, M or G suffix (powers of 1024); --copy-bytes 0 skips the
+ * bandwidth measurement and the bound.  --iters is the most
  * iterations per size; a size runs fewer when the warm-up shows they would
  * take over SECONDS_PER_SIZE, but at least MIN_ITERS.
  */
@@ -82,6 +115,8 @@ static int parse_arg(const char *a, const char *v)
 {
     if (!strcmp(a, "--piece"))
         return parse_piece(v) ? -1 : 1;
+    if (!strcmp(a, "--copy-bytes"))
+        return parse_size(v, &copy_bytes) ? -1 : 1;
     if (!strcmp(a, "--also")) {
         also_all = 1;
         return strcmp(v, "all") ? -1 : 1;
@@ -246,7 +281,7 @@ static int check_piece(enum piece pc)
 
 struct args {
     enum piece pc;
-    const double *x;
+    double *x;
     double *y;
     int count;
 };
@@ -257,18 +292,134 @@ static int call_args(int who, void *ctx)
     return call(c->pc, who, c->x, c->y, c->count, 0);
 }
 
+/* The send buffer written before each timed call: for bcast the root's
+ * buffer, by the root. */
+static void write_args(void *ctx, unsigned stamp)
+{
+    const struct args *c = ctx;
+    size_t n = n_in(c->pc, (size_t)c->count);
+
+    if (c->pc == P_BCAST) {
+        if (rank == 0)
+            bench_write_values(c->y, n, stamp);
+    } else {
+        bench_write_values(c->x, n, stamp);
+    }
+}
+
+/* The results of the values of stamp (bench_value): element i of this rank's
+ * output for a block of count doubles. */
+static double rsb_result(size_t i, unsigned stamp, size_t count)
+{
+    return bench_sum_values((size_t)rank * count + i, stamp);
+}
+
+static double allgather_result(size_t i, unsigned stamp, size_t count)
+{
+    return bench_value(i % count, (int)(i / count), stamp);
+}
+
+static double reduce_result(size_t i, unsigned stamp, size_t count)
+{
+    (void)count;
+    return bench_sum_values(i, stamp);
+}
+
+static double bcast_result(size_t i, unsigned stamp, size_t count)
+{
+    (void)count;
+    return bench_value(i, 0, stamp);
+}
+
+/* --verify: the call's result is that of the values written (reduce: at the
+ * root). */
+static void verify_args(void *ctx, int who, unsigned stamp)
+{
+    static double (*const result[P_MAX])(size_t, unsigned, size_t) = {rsb_result, allgather_result,
+                                                                      reduce_result, bcast_result};
+    const struct args *c = ctx;
+    size_t count = (size_t)c->count;
+    char routine[96];
+
+    if (c->pc == P_REDUCE && rank != 0)
+        return;
+    snprintf(routine, sizeof routine, "%s (%s)", piece_mpi[c->pc],
+             who < nlibs ? libs[who].name : "MPI library");
+    bench_verify_values(c->y, n_out(c->pc, count), result[c->pc], count, stamp, routine);
+}
+
 /* Medians (seconds) of the slowest rank's time, t[0 .. nlibs] (the libraries,
- * MPI); returns the number of iterations. */
-static int measure(enum piece pc, const double *x, double *y, size_t count, double *t)
+ * MPI), and the tight loops' times t_loop (bench_measure); returns the number
+ * of iterations. */
+static int measure(enum piece pc, double *x, double *y, size_t count, double *t, double *t_loop)
 {
     struct args c = {pc, x, y, (int)count};
-    return bench_measure(call_args, &c, piece_mpi[pc], t);
+    struct bench_timing b = {call_args, piece_mpi[pc], &c, write_args, verify_args};
+    return bench_measure(&b, t, t_loop);
+}
+
+/* ---- The bound and the data-movement floor ----------------------------------------- */
+
+/* Seconds the bytes piece pc of size m must read and write take at the
+ * summed copy bandwidth (see the header); 0 when there is no bound. */
+static double bound_s(enum piece pc, size_t m)
+{
+    if (bw.sum_Bps <= 0 || m < BOUND_MIN_BYTES)
+        return 0;
+    return (pc == P_BCAST ? nprocs : nprocs + 1) * (double)m / bw.sum_Bps;
+}
+
+/* One floor "call" of piece variant (bench_call_fn; who is ignored) for a
+ * block of a->in / p (rsb) or a->in (allgather) bytes, or a buffer of a->m
+ * (reduce, bcast): after a flag exchange, the copies between the ranks'
+ * caches that the piece must make, into this rank's copy area. */
+static int xfer_call(int who, void *ctx)
+{
+    const struct xfer_args *a = ctx;
+    size_t blk = a->variant == P_RSB ? a->in / (size_t)nprocs : a->in;
+    (void)who;
+
+    xfer_sync();
+    if (a->variant == P_BCAST) { /* every other rank: the root's buffer */
+        if (rank != 0)
+            memcpy(xf.copy, xfer_in(0), a->m);
+        return MPI_SUCCESS;
+    }
+    if (a->variant == P_REDUCE && rank != 0)
+        return MPI_SUCCESS;
+    for (int k = 1; k < nprocs; k++) {
+        int r = (rank + k) % nprocs;
+        if (a->variant == P_RSB) /* this rank's block of every other rank's input */
+            memcpy(xf.copy + (size_t)r * blk, xfer_in(r) + (size_t)rank * blk, blk);
+        else if (a->variant == P_ALLGATHER) /* every other rank's block */
+            memcpy(xf.copy + (size_t)r * blk, xfer_in(r), blk);
+        else /* the root: every other rank's buffer */
+            memcpy(xf.copy, xfer_in(r), a->m);
+    }
+    return MPI_SUCCESS;
+}
+
+/* The floor of piece pc for count (see the header), or 0 when not measured:
+ * each rank's input (bcast: the root's buffer) written before each call, as
+ * the calls' send buffers. */
+static double xfer_s(enum piece pc, size_t count, int iters)
+{
+    struct xfer_args a = {.m = bytes_of(pc, count),
+                          .in = n_in(pc, count) * sizeof(double),
+                          .writer = pc == P_BCAST ? 0 : -1,
+                          .variant = (int)pc};
+
+    if (!xfer_on(a.m))
+        return 0;
+    return xfer_time(xfer_call, &a, iters);
 }
 
 /* ---- Main -------------------------------------------------------------------- */
 
 static void print_header(void)
 {
+    char bound_head[32], xfer_head[32];
+
     printf("# MPI_Reduce_scatter_block (rsb), MPI_Allgather, MPI_Reduce, MPI_Bcast benchmark:\n");
     printf("# treeduce (%s) vs MPI library (PMPI_X), interleaved\n", bench_under_test("MPI_X"));
     bench_print_env();
@@ -280,9 +431,28 @@ static void print_header(void)
     printf("# algbw = size / %s time; busbw = algbw * (p-1)/p (rsb, allgather) or algbw "
            "(reduce, bcast); GB/s = 1e9 B/s\n",
            libs[0].name);
+    if (bw.sum_Bps > 0) {
+        char size[32];
+        bench_print_copy_bw();
+        bench_human(size, sizeof size, BOUND_MIN_BYTES);
+        printf("# bound_us (size >= %s) = (p+1) m / (sum GB/s), bcast p m / (sum GB/s): the inputs "
+               "read once and\n#   the outputs written once; %s/bound, mpi/bound = time / "
+               "bound_us\n",
+               size, libs[0].abbr);
+    }
+    if (xf.node != MPI_COMM_NULL)
+        printf("# xfer_us: the copies between the ranks' caches the piece must make, through a "
+               "shared segment after\n#   one flag exchange, timed like the calls, no "
+               "arithmetic: rsb each rank its block of every\n#   other's input, allgather "
+               "every other's block, reduce the root every other's buffer, bcast\n#   every "
+               "other rank the root's; %s/xfer, mpi/xfer = time / xfer_us\n",
+               libs[0].abbr);
+    snprintf(bound_head, sizeof bound_head, "%s/bound", libs[0].abbr);
+    snprintf(xfer_head, sizeof xfer_head, "%s/xfer", libs[0].abbr);
     printf("%-9s %10s %6s", "piece", "size", "iters");
     bench_print_time_heads();
-    printf(" %10s %10s\n", "algbw_GB/s", "busbw_GB/s");
+    printf(" %10s %10s %10s %9s %9s %9s %8s %8s\n", "algbw_GB/s", "busbw_GB/s", "bound_us",
+           bound_head, "mpi/bound", "xfer_us", xfer_head, "mpi/xfer");
     fflush(stdout);
 }
 
@@ -298,11 +468,14 @@ int main(int argc, char **argv)
         return bench_usage(
             "usage: bench_pieces [--piece rsb|allgather|reduce|bcast|all] [--min-bytes N]\n"
             "                    [--max-bytes N] [--iters N] [--warmup N] [--csv FILE]\n"
-            "                    [--lib LIB [--lib LIB]] [--also all] [--check-only]\n"
+            "                    [--copy-bytes N] [--lib LIB [--lib LIB]] [--also all]\n"
+            "                    [--check-only] [--verify]\n"
             "  sizes in bytes, with an optional K, M or G suffix (1024-based);\n"
+            "  --copy-bytes 0 skips the memory bandwidth measurement and the bound;\n"
             "  --lib: a libtreeduce_MACHINE.so to time instead of MPI_X; twice: NEW's and OLD's\n"
             "  side by side;\n"
-            "  --also all: every algorithm that can be forced, and the fastest of them\n");
+            "  --also all: every algorithm that can be forced, and the fastest of them;\n"
+            "  --verify: every timed call's result checked against the values written\n");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     bench_load_libs();
     if (also_all) {
@@ -320,18 +493,22 @@ int main(int argc, char **argv)
         }
     if (opt.check_only)
         return bench_check_only(nchecks);
+    /* a block of one double per rank may exceed --max-bytes */
+    cap = opt.max_bytes > (size_t)nprocs * sizeof(double) ? opt.max_bytes
+                                                          : (size_t)nprocs * sizeof(double);
+    if (copy_bytes > 0)
+        measure_copy_bw(copy_bytes);
+    xfer_init(cap);
+    sweep_buffers(cap, &x, &y);
 
     if (rank == 0) {
         print_header();
         csv = bench_csv_open("ranks,algorithm,piece,bytes,count,iters,%s,%s_algbw_GBps,"
-                             "mpi_algbw_GBps,%s_busbw_GBps",
-                             bench_csv_time_heads(), libs[0].name, libs[0].name);
+                             "mpi_algbw_GBps,%s_busbw_GBps,copy_sum_GBps,bound_us,%s_over_bound,"
+                             "mpi_over_bound,xfer_us,%s_over_xfer,mpi_over_xfer",
+                             bench_csv_time_heads(), libs[0].name, libs[0].name, libs[0].name,
+                             libs[0].name);
     }
-
-    /* a block of one double per rank may exceed --max-bytes */
-    cap = opt.max_bytes > (size_t)nprocs * sizeof(double) ? opt.max_bytes
-                                                          : (size_t)nprocs * sizeof(double);
-    sweep_buffers(cap, &x, &y);
 
     t0 = MPI_Wtime();
     for (pc = 0; pc < P_MAX; pc++) {
@@ -343,27 +520,48 @@ int main(int argc, char **argv)
         bytes = opt.min_bytes;
         do {
             size_t count = count_for(pc, bytes), used = bytes_of(pc, count);
-            double t[BENCH_MAX_ROUTINES + 1];
+            double t[BENCH_MAX_ROUTINES + 1], t_loop[BENCH_MAX_ROUTINES + 1], xt;
             int iters;
             if (used != last) {
                 last = used;
-                iters = measure(pc, x, y, count, t);
+                iters = measure(pc, x, y, count, t, t_loop);
+                xt = xfer_s(pc, count, iters);
                 if (rank == 0) {
-                    char size[32];
+                    char size[32], xfer[3][32] = {"-", "-", "-"}, bound[3][32] = {"-", "-", "-"},
+                                   copy[32] = "";
+                    double bt = bound_s(pc, used);
                     double algbw = (double)used / t[0] / 1e9;
                     double busbw =
                         pc == P_RSB || pc == P_ALLGATHER ? algbw * (nprocs - 1) / nprocs : algbw;
                     bench_human(size, sizeof size, used);
+                    if (bt > 0) {
+                        snprintf(bound[0], sizeof bound[0], "%.2f", bt * 1e6);
+                        snprintf(bound[1], sizeof bound[1], "%.3f", t[0] / bt);
+                        snprintf(bound[2], sizeof bound[2], "%.3f", t[nlibs] / bt);
+                    }
+                    if (xt > 0) {
+                        snprintf(xfer[0], sizeof xfer[0], "%.2f", xt * 1e6);
+                        snprintf(xfer[1], sizeof xfer[1], "%.3f", t[0] / xt);
+                        snprintf(xfer[2], sizeof xfer[2], "%.3f", t[nlibs] / xt);
+                    }
                     printf("%-9s %10s %6d", piece_name[pc], size, iters);
-                    bench_print_times(t);
-                    printf(" %10.3f %10.3f\n", algbw, busbw);
+                    bench_print_times(t, t_loop);
+                    printf(" %10.3f %10.3f %10s %9s %9s %9s %8s %8s\n", algbw, busbw, bound[0],
+                           bound[1], bound[2], xfer[0], xfer[1], xfer[2]);
                     fflush(stdout);
+                    if (bt <= 0) /* empty fields in the CSV */
+                        bound[0][0] = bound[1][0] = bound[2][0] = '\0';
+                    if (xt <= 0)
+                        xfer[0][0] = xfer[1][0] = xfer[2][0] = '\0';
+                    if (bw.sum_Bps > 0)
+                        snprintf(copy, sizeof copy, "%.4f", bw.sum_Bps / 1e9);
                     if (csv) {
                         fprintf(csv, "%d,%s,%s,%zu,%zu,%d,", nprocs, bench_algorithm(),
                                 piece_name[pc], used, used / sizeof(double), iters);
-                        bench_csv_times(csv, t);
-                        fprintf(csv, ",%.4f,%.4f,%.4f\n", algbw, (double)used / t[nlibs] / 1e9,
-                                busbw);
+                        bench_csv_times(csv, t, t_loop);
+                        fprintf(csv, ",%.4f,%.4f,%.4f,%s,%s,%s,%s,%s,%s,%s\n", algbw,
+                                (double)used / t[nlibs] / 1e9, busbw, copy, bound[0], bound[1],
+                                bound[2], xfer[0], xfer[1], xfer[2]);
                     }
                 }
             }
@@ -372,6 +570,8 @@ int main(int argc, char **argv)
     bench_sweep_end(t0, csv);
     free(x);
     free(y);
+    free(bw.rank_Bps);
+    xfer_free();
     MPI_Finalize();
     return 0;
 }

@@ -10,9 +10,11 @@
 # speed-up treeduce would have at that time, and as that time's bandwidth):
 #   memory bound: bench_allreduce's bound_us, 2 p m / B_sum, the time that
 #     the memory traffic any allreduce makes takes at the summed copy
-#     bandwidth (>= 1 MiB; a lower bound on the time);
+#     bandwidth (>= 1 MiB; a lower bound on the time); bench_pieces' per
+#     piece, in the piece's colour;
 #   copy floor: bench_allreduce's xfer_us, the copies of an allreduce through
-#     a shared segment, timed (not a strict bound);
+#     a shared segment, timed (not a strict bound); bench_pieces' xfer_us,
+#     the same for each piece (one line each, dotted, in the piece's colour);
 #   model: treeduce-gen --predict's predicted time (--predict FILE; the CSV's
 #     algorithm when it names one, else the best predicted algorithm; for
 #     scale.sh's scale.csv, DIR/bin/MACHINE/predict.csv beside it).
@@ -146,12 +148,16 @@ kind == "allreduce" {
     point("bw" g SUBSEP "mpi", 2, (g != "" ? g ": " : "") "MPI library",
           sprintf("lc %s dt 2 pt 4", g != "" ? gi[g] + 1 : "rgb \"#d62728\""), b, gbps(b, mpi))
     if ("bound_us" in col && (t = opt(col["bound_us"])) > 0) {
-        point("spbound", 1, "at the memory bound", "lc black dt 2 pt 1", b, mpi / t)
-        point("bwbound", 2, "memory bound (bound_us)", "lc black dt 2 pt 1", b, gbps(b, t))
+        st = sprintf("lc %s dt 2 pt 1", g != "" ? gi[g] + 1 : "black")
+        nm = g != "" ? g ": " : ""
+        point("spbound" g, 1, nm "at the memory bound", st, b, mpi / t)
+        point("bwbound" g, 2, nm "memory bound (bound_us)", st, b, gbps(b, t))
     }
     if ("xfer_us" in col && (t = opt(col["xfer_us"])) > 0) {
-        point("spxfer", 1, "at the copy floor", "lc rgb \"#7f7f7f\" dt 3 pt 2", b, mpi / t)
-        point("bwxfer", 2, "copy floor (xfer_us)", "lc rgb \"#7f7f7f\" dt 3 pt 2", b, gbps(b, t))
+        st = sprintf("lc %s dt 3 pt 2", g != "" ? gi[g] + 1 : "rgb \"#7f7f7f\"")
+        nm = g != "" ? g ": " : ""
+        point("spxfer" g, 1, nm "at the copy floor", st, b, mpi / t)
+        point("bwxfer" g, 2, nm "copy floor (xfer_us)", st, b, gbps(b, t))
     }
     if (predict != "" && g == "") {
         a = ("algorithm" in col) ? $(col["algorithm"]) : ""

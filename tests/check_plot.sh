@@ -1,7 +1,8 @@
 #!/bin/sh
-# bench/plot.sh on the CSVs under tests/data/plot: a PNG from the good one
-# (with the model's predictions), and for each malformed one its exact
-# message, exit status 1 and no PNG.
+# bench/plot.sh on the CSVs under tests/data/plot: a PNG from each good one
+# (bench_allreduce's with the model's predictions; bench_pieces' with its
+# copy floors), and for each malformed one its exact message, exit status 1
+# and no PNG.
 #   tests/check_plot.sh PLOT_SH DATA_DIR WORK_DIR
 set -u
 plot=$1 data=$2 work=$3
@@ -15,6 +16,14 @@ if [ "$sig" != 89504e470d0a1a0a ]; then
     fail=1
 elif [ "$(wc -c <"$work/allreduce.png")" -lt 10000 ]; then
     echo "FAIL: $work/allreduce.png is only $(wc -c <"$work/allreduce.png") bytes"
+    fail=1
+fi
+
+# bench_pieces' CSV, with the tight loops' columns and each piece's copy floor
+sh "$plot" "$data/pieces.csv" "$work/pieces.png" || fail=1
+sig=$(od -An -tx1 -N8 "$work/pieces.png" 2>/dev/null | tr -d ' \n')
+if [ "$sig" != 89504e470d0a1a0a ]; then
+    echo "FAIL: $work/pieces.png has no PNG signature (got '$sig')"
     fail=1
 fi
 
@@ -39,5 +48,5 @@ bad() { # name expected-message
 }
 bad malformed "malformed.csv:4: error: expected 18 fields as in the header, got 17"
 bad bad_number 'bad_number.csv:4:24: error: expected a positive number in column treeduce_us, got "12x.767"'
-[ $fail -eq 0 ] && echo "plot: PNG written, 2 malformed CSVs refused"
+[ $fail -eq 0 ] && echo "plot: PNGs written, 2 malformed CSVs refused"
 exit $fail

@@ -1,0 +1,68 @@
+#!/bin/sh
+# bench_allreduce, bench_pieces and bench_persistent on 2 ranks of this node
+# with --verify: every timed call's result is compared with the values its
+# send buffers were written with just before it (new each call), and the
+# tight loops' results too; then the columns of the tight loop (NAME_loop_us)
+# and the pieces' copy floor (xfer_us and the ratios to it) are in the tables
+# and hold a positive number on every line of the CSVs.
+#   check_bench_columns.sh MPIEXEC NPFLAG BENCH_ALLREDUCE BENCH_PIECES BENCH_PERSISTENT
+set -u
+mpiexec=$1 np=$2 ar=$3 pieces=$4 pers=$5
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+small="--verify --max-bytes 16K --iters 20 --warmup 1"
+
+run() { # name program options...
+    name=$1
+    shift
+    "$mpiexec" "$np" 2 "$@" --csv "$work/$name.csv" >"$work/$name.txt" 2>&1 ||
+        { cat "$work/$name.txt"; fail "$name"; }
+}
+# the CSV's columns named (each a positive number on every line), and rows lines
+positive() { # name rows column...
+    name=$1 rows=$2
+    shift 2
+    awk -F, -v want="$*" -v rows="$rows" '
+    NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i
+              n = split(want, w, " ")
+              for (k = 1; k <= n; k++) if (!(w[k] in col)) { print "no column " w[k]; bad = 1 }
+              if (bad) exit 1
+              next }
+    { for (k = 1; k <= n; k++) {
+          v = $(col[w[k]])
+          if (v !~ /^([0-9]+\.?[0-9]*|\.[0-9]+)$/ || v + 0 <= 0) { print "line " NR ": " w[k] " = \"" v "\""; bad = 1 }
+      } }
+    END { if (!bad && NR - 1 != rows) { print NR - 1 " rows, expected " rows; bad = 1 } exit bad }' \
+        "$work/$name.csv" || fail "$name.csv"
+}
+heads() { # name word...
+    name=$1
+    shift
+    for w in "$@"; do
+        grep -q "^ *[a-z].* $w" "$work/$name.txt" || fail "$name: no column $w in the table"
+    done
+}
+
+# shellcheck disable=SC2086
+run allreduce "$ar" $small --copy-bytes 0
+positive allreduce 12 treeduce_us mpi_us treeduce_loop_us mpi_loop_us loop_speedup xfer_us \
+    treeduce_over_xfer mpi_over_xfer
+heads allreduce treeduce_loop_us mpi_loop_us loop_spd xfer_us
+
+# shellcheck disable=SC2086
+run pieces "$pieces" $small --copy-bytes 0
+# rsb and allgather from 16 B (a double per rank), reduce and bcast from 8 B
+positive pieces 46 treeduce_us mpi_us treeduce_loop_us mpi_loop_us loop_speedup xfer_us \
+    treeduce_over_xfer mpi_over_xfer
+heads pieces treeduce_loop_us mpi_loop_us loop_spd xfer_us tr/xfer mpi/xfer
+for p in rsb allgather reduce bcast; do
+    grep -q "^2,[^,]*,$p," "$work/pieces.csv" || fail "pieces.csv: no line of $p"
+done
+
+# shellcheck disable=SC2086
+run persistent "$pers" $small
+positive persistent 12 tr_loop_us tr_pers_loop_us tr_nb_loop_us mpi_loop_us mpi_pers_loop_us \
+    mpi_nb_loop_us
+heads persistent tr_loop_us mpi_nb_loop_us
+echo "bench columns: ok"
