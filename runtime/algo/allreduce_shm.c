@@ -24,14 +24,13 @@
  * chunks.  In place is safe: during the reduce_scatter a rank writes only its
  * own block, and it overwrites block r only after rank r has read its inputs.
  * Cost = 3 alpha_shm + 2 (p-1) alpha_cma + 2 (p-1)/p m beta_cma + (p-1)/p m gamma
- * Two ranks out of place, from cma_min / 2 up to TRD_SHM_CMA_ONE_STEP_MAX:
- * one step, each rank reads the other's input and folds the whole vector in
- * rank order (the same bits on both).  Measured on a 2-rank node, inputs
- * written before each call: 1.2-1.7x faster at 32 KiB, 1.1-1.5x at 64 KiB,
- * 0.9-1.5x at 128 KiB (by the node's state: the hypervisor places its
- * cores), from 256 KiB two steps are faster in the node's fast state; at 16 KiB 1.4-1.9x, 0.7-0.9x
- * in the fast state (where the segment's copies cost less than a system call). Cost = 2 alpha_shm +
- * alpha_cma + m beta_cma + m gamma
+ * Two ranks out of place, up to TRD_SHM_CMA_ONE_STEP_MAX: one step, each rank
+ * reads the other's input and folds the whole vector in rank order (the same
+ * bits on both).  Measured on a 2-rank node, inputs written before each
+ * call: 1.2-1.7x faster at 32 KiB, 1.1-1.5x at 64 KiB, 0.9-1.5x at 128 KiB
+ * (by the node's state), from 256 KiB two steps are faster where the cores
+ * share a cache.
+ * Cost = 2 alpha_shm + alpha_cma + m beta_cma + m gamma
  *
  * The same fold serves the reduce on one node (to a root) and the node
  * phases of NAP and SMP (phases.h).  On one node local order is rank order,
@@ -106,15 +105,14 @@ void trd_plan_cma_fold(trd_sb *b, int round, int in_buf, size_t out_off, size_t 
     cma_fold(b, round, in_buf, out_off, a, len, tmp, 0);
 }
 
-/* The single-copy allreduce over all ranks of the node, in one step (two
- * ranks) or two. */
-static void cma_allreduce(trd_sb *b, int round, int in_buf, size_t count, int one_step)
+/* The single-copy allreduce over all ranks of the node. */
+static void cma_allreduce(trd_sb *b, int round, int in_buf, size_t count)
 {
     size_t ext = b->call->extent, per = TRD_CMA_PIECE_BYTES / ext, lo, hi;
     int n = b->ppn, me = b->local, e = trd_seg_direct_begin(b, round);
     size_t mark = b->tmp_top, tmp = trd_sb_tmp(b, 2 * per);
     trd_s_wait(b, round, TRD_PEER_LOCALS, n, TRD_CTR_IN, e);
-    if (one_step) {
+    if (n == 2 && in_buf != TRD_B_RECV && count * ext <= TRD_SHM_CMA_ONE_STEP_MAX) {
         /* one step: the whole vector, each rank reading the other's input */
         for (size_t a = 0; a < count; a += per)
             cma_fold(b, round, in_buf, a, a, count - a < per ? count - a : per, tmp, 1);
@@ -152,13 +150,9 @@ int trd_plan_shm_fold(trd_sb *b, int round, int k, int root, int in_buf, size_t 
         b->fail = "an element larger than a segment slot";
         return -1;
     }
-    /* one step makes one system call where two steps make 2 (p-1): it pays
-     * from half the threshold */
-    int one_step = n == 2 && in_buf != TRD_B_RECV && count * ext <= TRD_SHM_CMA_ONE_STEP_MAX;
-    size_t cma_min = sh->cma_min[TRD_CMA_ALLREDUCE] / (one_step ? 2 : 1);
     if (root < 0 && k == n && n > 1 && (sh->cma & TRD_CMA_READ) && !b->call->whole &&
-        count * ext >= cma_min) {
-        cma_allreduce(b, round, in_buf, count, one_step);
+        count * ext >= sh->cma_min[TRD_CMA_ALLREDUCE]) {
+        cma_allreduce(b, round, in_buf, count);
         return 0;
     }
     for (size_t first = 0; first < count; first += per) {
