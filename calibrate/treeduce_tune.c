@@ -405,7 +405,8 @@ int main(int argc, char **argv)
     for (int s = 0; s < nsh; s++)
         for (int i = 0; i < a.o.ncolls; i++) {
             size_t g[TUNE_MAX_POINTS];
-            clk.steps += tune_grid(&a.o, a.o.coll[i], sh[s].nnodes * sh[s].ppn, g, TUNE_MAX_POINTS);
+            clk.steps += (long)a.o.passes *
+                         tune_grid(&a.o, a.o.coll[i], sh[s].nnodes * sh[s].ppn, g, TUNE_MAX_POINTS);
             ntab++;
         }
     tune_table *tab = calloc((size_t)ntab, sizeof *tab);

@@ -90,10 +90,13 @@ typedef struct ctx {
     int rank, size;
     tune_table *t;
     tune_clock *clk;
-    double *send, *recv, *ref; /* send: the input; recv: the output; ref: the library's */
-    double *times;             /* [ncands * MAX_ITERS] */
-    int *dead;                 /* [ncands] wrong: never chosen */
-    int *slow;                 /* [ncands] consecutive sizes much slower than the best */
+    double *send, *recv, *ref;   /* send: the input; recv: the output; ref: the library's */
+    double *times;               /* [ncands * MAX_ITERS] */
+    int *dead;                   /* [ncands] wrong: never chosen */
+    int *slow;                   /* [ncands] consecutive sizes much slower than the best */
+    int *gn;                     /* [ngrid] candidates timed at each size of the grid */
+    int (*gidx)[TUNE_MAX_CANDS]; /* [ngrid] and which */
+    double (*pus)[TUNE_MAX_PASSES][TUNE_MAX_CANDS]; /* [ngrid] each pass's times, by candidate */
 } ctx;
 
 /* Whether spec, a candidate of collective coll, is the MPI library's routine. */
@@ -394,6 +397,48 @@ static void drop_dead(ctx *x)
     t->npoints = kept;
 }
 
+/* The passes' times of candidates idx[0..n), pus[k][idx[i]] in pass k of
+ * np, into one time each, us[i]: its worst ratio to the fastest candidate of
+ * a pass, times the passes' median fastest time.  The node's speed changes
+ * within seconds (README, Tuning), and not alike for every algorithm: the
+ * candidate chosen is the one least behind in any pass, not the one that was
+ * fastest once. */
+static void combine(double (*pus)[TUNE_MAX_CANDS], int np, const int *idx, int n, double *us)
+{
+    double best[TUNE_MAX_PASSES];
+    for (int k = 0; k < np; k++) {
+        best[k] = INFINITY;
+        for (int i = 0; i < n; i++)
+            best[k] = fmin(best[k], pus[k][idx[i]]);
+    }
+    for (int i = 0; i < n; i++) {
+        double worst = 0;
+        for (int k = 0; k < np; k++)
+            worst = isfinite(best[k]) ? fmax(worst, pus[k][idx[i]] / best[k]) : INFINITY;
+        us[i] = worst;
+    }
+    double mid = median(best, np); /* sorts best */
+    for (int i = 0; i < n; i++)
+        us[i] *= mid;
+}
+
+/* Measures idx[0..n) at bytes o->passes times in a row and combines them
+ * (combine): the bisection's sizes. */
+static int measure_passes(ctx *x, const int *idx, int n, size_t bytes, double *us, int *stop)
+{
+    double pus[TUNE_MAX_PASSES][TUNE_MAX_CANDS], one[TUNE_MAX_CANDS];
+    int np = x->o->passes, rc;
+    for (int k = 0; k < np; k++) {
+        if ((rc = measure_size(x, idx, n, bytes, one, stop, " (bisecting)")) != MPI_SUCCESS ||
+            *stop)
+            return rc;
+        for (int i = 0; i < n; i++)
+            pus[k][idx[i]] = one[i];
+    }
+    combine(pus, np, idx, n, us);
+    return MPI_SUCCESS;
+}
+
 static int cmp_point(const void *a, const void *b)
 {
     size_t x = ((const tune_point *)a)->bytes, y = ((const tune_point *)b)->bytes;
@@ -403,7 +448,7 @@ static int cmp_point(const void *a, const void *b)
 int tune_measure(const trd_machine *m, const tune_opts *o, MPI_Comm comm, tune_table *t,
                  tune_clock *clk)
 {
-    ctx x = {m, o, comm, 0, 0, t, clk, NULL, NULL, NULL, NULL, NULL, NULL};
+    ctx x = {m, o, comm, 0, 0, t, clk, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     MPI_Comm_rank(comm, &x.rank);
     MPI_Comm_size(comm, &x.size);
     double t_start = MPI_Wtime();
@@ -430,8 +475,12 @@ int tune_measure(const trd_machine *m, const tune_opts *o, MPI_Comm comm, tune_t
     x.times = malloc((size_t)t->ncands * MAX_ITERS * sizeof(double));
     x.dead = calloc((size_t)t->ncands, sizeof(int));
     x.slow = calloc((size_t)t->ncands, sizeof(int));
+    x.gn = calloc((size_t)ngrid, sizeof *x.gn);
+    x.gidx = malloc((size_t)ngrid * sizeof *x.gidx);
+    x.pus = malloc((size_t)ngrid * sizeof *x.pus);
     int rc = MPI_ERR_NO_MEM, stop = 0;
-    if (!x.send || !x.recv || !x.ref || !x.times || !x.dead || !x.slow)
+    if (!x.send || !x.recv || !x.ref || !x.times || !x.dead || !x.slow || !x.gn || !x.gidx ||
+        !x.pus)
         goto out;
     /* values in [0, 1), different on every rank, the same in every run */
     uint64_t s = 0x9e3779b97f4a7c15ull * (uint64_t)(x.rank + 1);
@@ -442,22 +491,47 @@ int tune_measure(const trd_machine *m, const tune_opts *o, MPI_Comm comm, tune_t
     int idx[TUNE_MAX_CANDS];
     double us[TUNE_MAX_CANDS];
     rc = MPI_SUCCESS;
-    for (int g = 0; g < ngrid && !stop; g++) {
+    /* the grid, o->passes times over: a candidate dropped as slow in the
+     * first is not timed again at that size */
+    for (int k = 0; k < o->passes && !stop && rc == MPI_SUCCESS; k++)
+        for (int g = 0; g < ngrid; g++) {
+            int n = 0;
+            if (k == 0) {
+                for (int i = 0; i < t->ncands; i++)
+                    if (!x.dead[i] && x.slow[i] < SLOW_SIZES)
+                        x.gidx[g][x.gn[g]++] = i;
+            }
+            /* the first pass's candidates, less those found wrong since */
+            for (int i = 0; i < x.gn[g]; i++)
+                if (!x.dead[x.gidx[g][i]])
+                    idx[n++] = x.gidx[g][i];
+            if ((rc = measure_size(&x, idx, n, grid[g], us, &stop, "")) != MPI_SUCCESS || stop)
+                break;
+            clk->done++;
+            for (int i = 0; i < TUNE_MAX_CANDS; i++)
+                x.pus[g][k][i] = INFINITY;
+            for (int i = 0; i < n; i++)
+                x.pus[g][k][idx[i]] = us[i];
+            if (k > 0)
+                continue;
+            tune_point p;
+            pick(&x, idx, n, us, grid[g], -1, &p);
+            for (int i = 0; i < n; i++)
+                x.slow[idx[i]] = p.win >= 0 && isfinite(us[i]) && us[i] > SLOW_FACTOR * p.us
+                                     ? x.slow[idx[i]] + 1
+                                     : 0;
+        }
+    /* each size's winner from every pass */
+    for (int g = 0; g < ngrid && !stop && rc == MPI_SUCCESS; g++) {
         int n = 0;
-        for (int i = 0; i < t->ncands; i++)
-            if (!x.dead[i] && x.slow[i] < SLOW_SIZES)
-                idx[n++] = i;
-        if ((rc = measure_size(&x, idx, n, grid[g], us, &stop, "")) != MPI_SUCCESS || stop)
-            break;
-        clk->done++;
+        for (int i = 0; i < x.gn[g]; i++)
+            if (!x.dead[x.gidx[g][i]])
+                idx[n++] = x.gidx[g][i];
+        combine(x.pus[g], o->passes, idx, n, us);
         tune_point *p = &t->point[t->npoints];
         pick(&x, idx, n, us, grid[g], t->npoints ? t->point[t->npoints - 1].win : -1, p);
-        if (p->win < 0)
-            continue; /* nothing ran this size: its neighbours' ranges cover it */
-        t->npoints++;
-        for (int i = 0; i < n; i++)
-            x.slow[idx[i]] =
-                isfinite(us[i]) && us[i] > SLOW_FACTOR * p->us ? x.slow[idx[i]] + 1 : 0;
+        if (p->win >= 0) /* else nothing ran this size: its neighbours' ranges cover it */
+            t->npoints++;
     }
     drop_dead(&x);
     /* bisect each change of winner between neighbouring sizes, in passes
@@ -479,8 +553,7 @@ int tune_measure(const trd_machine *m, const tune_opts *o, MPI_Comm comm, tune_t
             for (int i = 0; i < t->ncands; i++)
                 if (i != lo.win && i != hi.win && !x.dead[i] && is_mpi(t->coll, t->cands[i]))
                     three[n++] = i;
-            if ((rc = measure_size(&x, three, n, mid, us, &stop, " (bisecting)")) != MPI_SUCCESS ||
-                stop)
+            if ((rc = measure_passes(&x, three, n, mid, us, &stop)) != MPI_SUCCESS || stop)
                 break;
             tune_point p;
             pick(&x, three, n, us, mid, lo.win, &p);
@@ -505,5 +578,8 @@ out:
     free(x.times);
     free(x.dead);
     free(x.slow);
+    free(x.gn);
+    free(x.gidx);
+    free(x.pus);
     return rc;
 }

@@ -13,6 +13,7 @@
 #define TUNE_MAX_SHAPES 64  /* shapes formed from one job */
 #define TUNE_MAX_CANDS 128  /* candidates of one table */
 #define TUNE_MAX_POINTS 512 /* sizes measured in one table, the bisection's included */
+#define TUNE_MAX_PASSES 9   /* --passes */
 /* Most bytes of one rank's buffers for the pieces whose vector is a block per
  * rank (reduce_scatter_block's input, allgather's output): larger sizes of
  * the grid are not measured on those shapes. */
@@ -24,6 +25,7 @@ typedef struct tune_opts {
     double budget_s; /* 0: none */
     double size_s;   /* time to spend on one size of one table, all candidates together */
     int verbose;     /* --verbose: every candidate's median per size on stderr */
+    int passes;      /* --passes: times over the grid, the winner from all (tune_measure) */
     int ncolls;      /* the collectives measured, in this order on each shape */
     int coll[TRD_NCOLLS];
     int nshapes; /* --shapes: 0 every shape the job can form */

@@ -32,6 +32,8 @@ const char tune_usage[] =
     "                          library's routine; repeatable\n"
     "      --size-time SECONDS time spent per size of a table, candidates together (default\n"
     "                          0.2; less where a budget asks)\n"
+    "      --passes N          times over each table's sizes, a few seconds apart; the winner\n"
+    "                          is the candidate least behind the fastest in any pass (default 3)\n"
     "      --verbose           every candidate's median time at every size, on stderr\n"
     "      --format FMT, --nodetype DESC, --latency TIME, --bandwidth BW, --alpha-r-ratio R\n"
     "                          read TOPOLOGY as treeduce-gen does (same defaults)\n"
@@ -94,6 +96,7 @@ int tune_parse_args(int argc, char **argv, args *a, int me, char *err, size_t er
         O_SHAPES,
         O_CANDS,
         O_SIZE_TIME,
+        O_PASSES,
         O_FORMAT,
         O_NODETYPE,
         O_LATENCY,
@@ -110,6 +113,7 @@ int tune_parse_args(int argc, char **argv, args *a, int me, char *err, size_t er
                                           {"shapes", required_argument, NULL, O_SHAPES},
                                           {"candidates", required_argument, NULL, O_CANDS},
                                           {"size-time", required_argument, NULL, O_SIZE_TIME},
+                                          {"passes", required_argument, NULL, O_PASSES},
                                           {"format", required_argument, NULL, O_FORMAT},
                                           {"nodetype", required_argument, NULL, O_NODETYPE},
                                           {"latency", required_argument, NULL, O_LATENCY},
@@ -125,6 +129,7 @@ int tune_parse_args(int argc, char **argv, args *a, int me, char *err, size_t er
     a->o.max_bytes = (size_t)64 << 20;
     a->o.factor = 2;
     a->o.size_s = 0.2;
+    a->o.passes = 3;
     for (int k = 0; k < TRD_NCOLLS; k++)
         a->o.coll[a->o.ncolls++] = k;
     snprintf(a->colls, sizeof a->colls, "all");
@@ -165,6 +170,16 @@ int tune_parse_args(int argc, char **argv, args *a, int me, char *err, size_t er
             if (parse_duration(optarg, &a->o.size_s) != 0)
                 return snprintf(err, errlen, "--size-time '%s': expected seconds", optarg), -1;
             break;
+        case O_PASSES: {
+            char *stop;
+            long v = strtol(optarg, &stop, 10);
+            if (stop == optarg || *stop || v < 1 || v > TUNE_MAX_PASSES)
+                return snprintf(err, errlen, "--passes '%s': expected a whole number from 1 to %d",
+                                optarg, TUNE_MAX_PASSES),
+                       -1;
+            a->o.passes = (int)v;
+            break;
+        }
         case O_COLLS:
             snprintf(a->colls, sizeof a->colls, "%s", optarg);
             a->o.ncolls = 0;
@@ -263,9 +278,9 @@ void tune_canon(const args *a, char *buf, size_t len)
 {
     int n = snprintf(buf, len,
                      "--min-bytes %zu\n--max-bytes %zu\n--factor %.17g\n--budget %.17g\n"
-                     "--size-time %.17g\n--colls %s\n--shapes %s\n",
+                     "--size-time %.17g\n--passes %d\n--colls %s\n--shapes %s\n",
                      a->o.min_bytes, a->o.max_bytes, a->o.factor, a->o.budget_s, a->o.size_s,
-                     a->colls, a->shapes);
+                     a->o.passes, a->colls, a->shapes);
     for (int i = 0; i < a->o.nspecs && n > 0 && (size_t)n < len; i++)
         n += snprintf(buf + n, len - (size_t)n, "--candidates %s%s%s\n",
                       a->o.spec[i].coll >= 0 ? trd_coll_name(a->o.spec[i].coll) : "",

@@ -39,6 +39,11 @@ expect 2 "treeduce-tune: the ranks do not agree; nothing measured" -- \
   env TREEDUCE_HOSTS=n0,elsewhere "$mpiexec" -n 2 "$tune" "$topo"
 expect 1 "treeduce-tune: --budget '10x': expected a duration such as 90s, 10m, 1h or plain seconds" -- \
   env TREEDUCE_HOSTS=n0,n1 "$mpiexec" -n 2 "$tune" "$topo" --budget 10x
+expect 1 "treeduce-tune: --passes '0': expected a whole number from 1 to 9" -- \
+  env TREEDUCE_HOSTS=n0,n1 "$mpiexec" -n 2 "$tune" "$topo" --passes 0
+expect 2 "treeduce-tune: rank 1 has other options than rank 0: '--passes 2', rank 0 '--passes 3'" -- \
+  env TREEDUCE_HOSTS=n0,n1 "$mpiexec" -n 1 "$tune" "$topo" -o w.wisdom : \
+  -n 1 "$tune" "$topo" --passes 2 -o w.wisdom
 expect 1 "treeduce-tune: unknown option '--frobnicate'" -- \
   env TREEDUCE_HOSTS=n0,n1 "$mpiexec" -n 2 "$tune" "$topo" --frobnicate
 expect 1 "treeduce-tune: --shapes: this job cannot form 4x1 (2 nodes, 1 rank on rank 0's node, 1 on the smallest)" -- \
