@@ -13,9 +13,20 @@
  * shape, so every rank gets the same bits.  Every step reduces the whole
  * vector, so a user-defined op runs where the node phases' vector fits a
  * segment slot.
- * Cost = ceil(log_k n) (alpha_inter + m beta_inter + m gamma)
- *        + (ceil(log_k n) + 1) ceil(log2 ppn) (alpha_intra + m beta_intra + m gamma)
- * [NAP Eq. 6].
+ *
+ * Radix per step (parameters "K1,K2,...", e.g. nap:16,2,2): step i combines
+ * k_i subgroups of S_i = k_0 ... k_{i-1} nodes, the multi-radix of FLEX's
+ * recursive exchange [FLEX §2.1.3] and of recursive multiplying's bases
+ * [RM §4] applied to NAP's groups [NAP §III]; the groups of a step are the
+ * subgroups of the next, so the rules above hold unchanged.  Consecutive
+ * nodes in ring order share a leaf switch, so the first steps stay under it
+ * and the later ones cross its uplink: there a smaller radix sends k_i - 1
+ * vectors per node over the uplink instead of lanes - 1.  The generator
+ * weighs the lists (trd_nap_radix_lists) with the link sharing of the switch
+ * tree [TREE §2].
+ * Cost = sum over steps i of (alpha_inter + (k_i - 1) m beta_i + m gamma)
+ *        + (steps + 1) ceil(log2 ppn) (alpha_intra + m beta_intra + m gamma)
+ * [NAP Eq. 6], beta_i the inverse bandwidth of the most loaded link of step i.
  *
  * The step plan (trd_nap.h) is pure C: the planner below, the generator's
  * --explain and the unit test of every (nodes, lanes) shape use it.
@@ -23,7 +34,9 @@
 #include "trd_nap.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "phases.h"
 
@@ -47,18 +60,223 @@ static int imin(int a, int b)
     return a < b ? a : b;
 }
 
+int trd_nap_radix_at(const trd_nap_radices *r, int lanes, int step)
+{
+    if (!r || r->n <= 0)
+        return trd_nap_radix(lanes);
+    return r->k[step < r->n ? step : r->n - 1];
+}
+
+int trd_nap_nsteps_list(int n, int lanes, const trd_nap_radices *r)
+{
+    int steps = 0;
+    for (long long span = 1; span < n; span *= trd_nap_radix_at(r, lanes, steps++))
+        ;
+    return steps;
+}
+
+int trd_nap_radices_parse(const char *text, trd_nap_radices *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t p = 0; text[p];) {
+        size_t col = p + 1;
+        long long v = 0;
+        if (out->n && text[p++] != ',') {
+            if (err)
+                snprintf(err, errlen, "column %zu: expected ',' between radices", col);
+            goto fail;
+        }
+        col = p + 1;
+        if (text[p] < '0' || text[p] > '9') {
+            if (err)
+                snprintf(err, errlen, "column %zu: expected a radix >= 2", col);
+            goto fail;
+        }
+        for (; text[p] >= '0' && text[p] <= '9'; p++)
+            v = v < TRD_NAP_MAX_RADIX + 1 ? v * 10 + (text[p] - '0') : v;
+        if (v < 2 || v > TRD_NAP_MAX_RADIX) {
+            if (err)
+                snprintf(err, errlen, "column %zu: radix %lld is not in 2..%d", col, v,
+                         TRD_NAP_MAX_RADIX);
+            goto fail;
+        }
+        if (out->n == TRD_NAP_MAX_RADICES) {
+            if (err)
+                snprintf(err, errlen, "column %zu: more than %d radices", col, TRD_NAP_MAX_RADICES);
+            goto fail;
+        }
+        out->k[out->n++] = (int)v;
+    }
+    return 0;
+fail:
+    memset(out, 0, sizeof *out);
+    return -1;
+}
+
+int trd_nap_radices_format(const trd_nap_radices *r, char *buf, size_t len)
+{
+    int o = 0;
+    if (len)
+        buf[0] = '\0';
+    for (int i = 0; r && i < r->n; i++) {
+        int w = snprintf(buf + ((size_t)o < len ? (size_t)o : len),
+                         (size_t)o < len ? len - (size_t)o : 0, "%s%d", i ? "," : "", r->k[i]);
+        o += w > 0 ? w : 0;
+    }
+    return o;
+}
+
+/* r's radices as the steps over n nodes use them: cut to the steps, the
+ * last no larger than the subgroups left (a larger one plans the same). */
+static void effective(int n, int lanes, const trd_nap_radices *r, trd_nap_radices *out)
+{
+    long long S = 1;
+    memset(out, 0, sizeof *out);
+    for (int s = 0; S < n && out->n < TRD_NAP_MAX_RADICES; s++) {
+        long long k = trd_nap_radix_at(r, lanes, s), left = (n + S - 1) / S;
+        out->k[out->n++] = (int)(k < left ? k : left);
+        S *= k;
+    }
+}
+
+typedef struct lists {
+    int n, lanes, cap, count, nr;
+    int radix[32];
+    trd_nap_radices cur, dflt;
+    trd_nap_radices *out;
+} lists;
+
+static void add_list(lists *L)
+{
+    for (int i = 0; i < L->count; i++)
+        if (!memcmp(&L->out[i], &L->cur, sizeof L->cur))
+            return;
+    if (!memcmp(&L->cur, &L->dflt, sizeof L->cur) || L->count == L->cap)
+        return;
+    L->out[L->count++] = L->cur;
+}
+
+/* Non-increasing lists from step cur.n on, S nodes per subgroup. */
+static void more_lists(lists *L, long long S, int prev)
+{
+    long long left = (L->n + S - 1) / S;
+    int last = 0;
+    for (int i = 0; i < L->nr && L->count < L->cap; i++) {
+        int k = L->radix[i];
+        if (k > prev)
+            continue;
+        if (k >= left) {
+            if (last)
+                continue; /* the same cut list as a larger radix */
+            last = 1;
+            L->cur.k[L->cur.n++] = (int)left;
+            add_list(L);
+            L->cur.k[--L->cur.n] = 0;
+        } else if (L->cur.n + 1 < TRD_NAP_MAX_RADICES) {
+            L->cur.k[L->cur.n++] = k;
+            more_lists(L, S * k, k);
+            L->cur.k[--L->cur.n] = 0;
+        }
+    }
+}
+
+int trd_nap_radix_lists(int n, int lanes, trd_nap_radices *out, int cap)
+{
+    lists L;
+    if (cap < 1)
+        return 0;
+    memset(&L, 0, sizeof L);
+    L.n = n;
+    L.lanes = lanes;
+    L.cap = cap;
+    L.out = out;
+    memset(&out[0], 0, sizeof out[0]);
+    L.count = 1; /* the default */
+    if (n <= 1)
+        return 1;
+    effective(n, lanes, NULL, &L.dflt);
+    /* lanes, then the powers of two below it, largest first */
+    int top = trd_nap_radix(lanes);
+    L.radix[L.nr++] = top;
+    for (int k = 1 << 30; k >= 2; k /= 2)
+        if (k < top && L.nr < 32)
+            L.radix[L.nr++] = k;
+    more_lists(&L, 1, top);
+    return L.count;
+}
+
+double trd_nap_model_list(const struct trd_levels *l, int nodes, int ppn, double bytes,
+                          const trd_nap_radices *r)
+{
+    int lanes = ppn < 1 ? 1 : ppn;
+    double msg = trd_msg_s(l->intra, bytes) + bytes * l->gamma_s_per_byte;
+    double t = trd_lg(ppn) * msg; /* the node allreduce before the steps */
+    long long S = 1;
+    for (int s = 0; S < nodes; s++) {
+        int k = trd_nap_radix_at(r, lanes, s);
+        long long left = (nodes + S - 1) / S;
+        int g = (int)(k < left ? k : left), per_lane = (g - 1 + lanes - 1) / lanes;
+        /* the partners at node distances d S share the tree's links [TREE §2] */
+        double load = 0;
+        for (int d = 1; d < g; d++) {
+            int lg = 0;
+            while (lg + 1 < TRD_LEVELS_MAX_LG && (2LL << lg) <= d * S)
+                lg++;
+            load += l->far_load[lg] > 1 ? l->far_load[lg] : 1;
+        }
+        double beta = load / l->far_inter.bandwidth_Bps;
+        double inj = l->far_inter.injection_Bps > 0 ? (g - 1) / l->far_inter.injection_Bps : 0;
+        t += per_lane * (l->far_inter.latency_s + bytes * l->gamma_s_per_byte) +
+             bytes * (beta > inj ? beta : inj);
+        /* the lanes with a part allreduce, then hand the result on */
+        int with_part = g < lanes ? g : lanes;
+        t += trd_lg(with_part) * msg + (with_part < ppn ? trd_msg_s(l->intra, bytes) : 0);
+        S *= k;
+    }
+    return t;
+}
+
+double trd_nap_model_best(const struct trd_levels *l, int nodes, int ppn, double bytes,
+                          trd_nap_radices *best)
+{
+    trd_nap_radices cand[256];
+    int n = trd_nap_radix_lists(nodes, ppn, cand, 256), b = 0;
+    double tb = INFINITY;
+    for (int i = 0; i < n; i++) {
+        double t = trd_nap_model_list(l, nodes, ppn, bytes, &cand[i]);
+        if (t < tb * (1 - 1e-9))
+            tb = t, b = i;
+    }
+    if (best)
+        *best = cand[b];
+    return tb;
+}
+
 int trd_nap_step(int n, int lanes, int radix, int step, int node, int lane, trd_nap_stepinfo *info,
                  trd_nap_xfer *recv, int *nrecv, trd_nap_xfer *send, int *nsend)
 {
-    if (n < 1 || lanes < 1 || radix < 2 || step < 0 || node < 0 || node >= n || lane < 0 ||
-        lane >= lanes)
+    trd_nap_radices r = {1, {radix}};
+    if (radix < 2)
         return -1;
+    return trd_nap_step_list(n, lanes, &r, step, node, lane, info, recv, nrecv, send, nsend);
+}
+
+int trd_nap_step_list(int n, int lanes, const trd_nap_radices *rad, int step, int node, int lane,
+                      trd_nap_stepinfo *info, trd_nap_xfer *recv, int *nrecv, trd_nap_xfer *send,
+                      int *nsend)
+{
+    if (n < 1 || lanes < 1 || step < 0 || node < 0 || node >= n || lane < 0 || lane >= lanes)
+        return -1;
+    for (int i = 0; rad && i < rad->n; i++)
+        if (rad->k[i] < 2)
+            return -1;
     long long S = 1;
     for (int s = 0; s < step; s++) {
-        S *= radix;
+        S *= trd_nap_radix_at(rad, lanes, s);
         if (S >= n) /* a step past the last one: a single subgroup */
             break;
     }
+    int radix = trd_nap_radix_at(rad, lanes, step);
     long long span = S * radix;
     int base = (int)((node / span) * span);
     int end = (int)(base + span < n ? base + span : n);
@@ -140,15 +358,29 @@ static const char *refuse(const trd_shape *sh, const trd_call *call, const void 
     return no ? no : trd_refuse_noncommutative(sh, call, params);
 }
 
+/* The radices per step: "K1,K2,..." (trd_nap.h), "" the paper's max(2, lanes). */
+static int parse(const char *text, const trd_shape *sh, void *out, char *why, size_t whylen)
+{
+    char err[96];
+    (void)sh;
+    if (trd_nap_radices_parse(text, out, err, sizeof err) == 0)
+        return 0;
+    snprintf(why, whylen, "nap radices '%s': %s", text, err);
+    return -1;
+}
+
 static int plan(trd_sb *b, const void *params)
 {
     const trd_shape *sh = b->sh;
+    const trd_nap_radices *rad = params;
     size_t cnt = b->call->count;
     int ppn_min, ppn_max, rc = 0;
-    (void)params;
     trd_shape_ppn(sh, &ppn_min, &ppn_max);
-    int lanes = ppn_min, radix = trd_nap_radix(lanes), steps = trd_nap_nsteps(sh->nnodes, radix);
-    int maxrecv = (radix + lanes - 1) / lanes;
+    int lanes = ppn_min, steps = trd_nap_nsteps_list(sh->nnodes, lanes, rad), maxrecv = 1;
+    for (int st = 0; st < steps; st++) {
+        int k = trd_nap_radix_at(rad, lanes, st);
+        maxrecv = (k + lanes - 1) / lanes > maxrecv ? (k + lanes - 1) / lanes : maxrecv;
+    }
     trd_nap_xfer *recv = malloc((size_t)maxrecv * sizeof *recv);
     trd_nap_xfer *send = malloc((size_t)sh->nnodes * sizeof *send);
     size_t acc = trd_sb_tmp(b, cnt), slots = trd_sb_tmp(b, cnt * (size_t)maxrecv);
@@ -163,8 +395,8 @@ static int plan(trd_sb *b, const void *params)
     for (int st = 0; st < steps && !rc; st++) {
         int round = (st + 1) * PHASE, nr = 0, ns = 0, lane = b->local < lanes ? b->local : 0;
         trd_nap_stepinfo info;
-        if (trd_nap_step(sh->nnodes, lanes, radix, st, b->node, lane, &info, recv, &nr, send,
-                         &ns)) {
+        if (trd_nap_step_list(sh->nnodes, lanes, rad, st, b->node, lane, &info, recv, &nr, send,
+                              &ns)) {
             b->fail = "the NAP step plan failed";
             rc = -1;
             break;
@@ -214,27 +446,36 @@ static int plan(trd_sb *b, const void *params)
     return rc;
 }
 
+/* The best radix list's closed form (trd_nap_model_best). */
 static double model(const trd_levels *l, int nodes, int ppn, double bytes)
 {
-    int lanes = ppn, k = trd_nap_radix(lanes);
-    int steps = trd_nap_nsteps(nodes, k);
-    double intra = trd_lg(ppn) * (trd_msg_s(l->intra, bytes) + bytes * l->gamma_s_per_byte);
-    int per_lane = (k + lanes - 1) / lanes; /* messages a lane receives per step */
-    double inj = l->far_inter.injection_Bps > 0 ? ppn * bytes / l->far_inter.injection_Bps : 0;
-    double one = fmax(trd_msg_s(l->far_inter, bytes), l->far_inter.latency_s + inj);
-    double inter = steps * per_lane * (one + bytes * l->gamma_s_per_byte);
-    return (steps + 1) * intra + inter;
+    return trd_nap_model_best(l, nodes, ppn, bytes, NULL);
+}
+
+static int candidates(const trd_shape *sh, char (*cand)[TRD_PARAMS_MAX], int cap)
+{
+    trd_nap_radices r[65];
+    int ppn_min, ppn_max, k = 0;
+    trd_shape_ppn(sh, &ppn_min, &ppn_max);
+    int n = trd_nap_radix_lists(sh->nnodes, ppn_min, r, cap + 1 < 65 ? cap + 1 : 65);
+    for (int i = 1; i < n; i++) /* not the default: the search weighs "" itself */
+        if (trd_nap_radices_format(&r[i], cand[k], TRD_PARAMS_MAX) < TRD_PARAMS_MAX)
+            k++;
+    return k;
 }
 
 const trd_algo trd_allreduce_nap = {
     .name = "nap",
     .coll = TRD_COLL_ALLREDUCE,
     .flags = TRD_ALGO_CANDIDATE | TRD_ALGO_NODE_PHASES | TRD_ALGO_WHOLE,
-    .source = "[NAP Alg. 1, §III-A]",
-    .levels = "node allreduce in shared memory; log_k(nodes) exchanges, every lane active",
+    .source = "[NAP Alg. 1, §III-A; radix per step: FLEX §2.1, RM §4]",
+    .levels = "node allreduce in shared memory; log_k(nodes) exchanges, a radix k per step",
+    .params_size = sizeof(trd_nap_radices),
+    .parse = parse,
     .refuse = refuse,
     .plan = plan,
     .model = model,
+    .candidates = candidates,
     .mpich = "smp",
     .ompi = 3,
 };
