@@ -204,7 +204,7 @@ static void test_every_algorithm(void)
             for (unsigned seed = 0; seed < 2; seed++, turn++)
                 check_shape_variants(a, nuneven[u], uneven[u], seed, turn);
     }
-    /* parameters: leader and lane algorithms, RM schedules, radices */
+    /* parameters: leader and lane algorithms, RM schedules, radices (NAP's per step) */
     int ppn4[8] = {4, 4, 4, 4, 4, 4, 4, 4}, ones[12] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
     const trd_algo *smp = trd_algo_find(TRD_COLL_ALLREDUCE, "smp", 3);
     const trd_algo *flex = trd_algo_find(TRD_COLL_ALLREDUCE, "flex", 4);
@@ -212,6 +212,7 @@ static void test_every_algorithm(void)
     const trd_algo *rx = trd_algo_find(TRD_COLL_ALLREDUCE, "shm:rx", 6);
     const trd_algo *tree = trd_algo_find(TRD_COLL_ALLREDUCE, "shm:tree", 8);
     const trd_algo *sa = trd_algo_find(TRD_COLL_BCAST, "scatter_allgather", 17);
+    const trd_algo *nap = trd_algo_find(TRD_COLL_ALLREDUCE, "nap", 3);
     struct {
         const trd_algo *a;
         const char *params;
@@ -231,6 +232,12 @@ static void test_every_algorithm(void)
         {rm, "m1g0a3,n1g0a2", 7, ones, 5, 40, 0, 1},
         {rm, "c2m2,a2,a3,e2m2", 7, ones, 0, 40, 0, 0},
         {rm, "a4,a3", 12, ones, 0, 40, 1, 0},
+        {nap, "4,2", 8, ppn4, 0, 333, 0, 1},
+        {nap, "2,4", 8, ppn4, 3, 333, 1, 1},
+        {nap, "3", 7, ppn4, 0, 77, 0, 1},
+        {nap, "5,2", 12, ones, 0, 40, 0, 1},
+        {nap, "2", 3, uneven[1], 1, 40, 1, 1},
+        {nap, "3,2", 6, uneven[3], 0, 333, 0, 1},
         {rx, "4", 1, ppn4, 0, 3333, 0, 0},
         {rx, "1,2,1,2", 1, ppn4, 0, 333, 1, 0},
         {tree, "3", 1, ppn4, 0, 3333, 1, 0},
