@@ -272,7 +272,7 @@ static const trd_size_choice choices_24[5] = { /* 32 nodes x 16 */
     {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_25[3] = { /* 64 nodes x 1 */
-    {7174, "nap", ""},
+    {7174, "rd", ""},
     {3891200, "rabenseifner", ""},
     {SIZE_MAX, "ring", ""},
 };

@@ -215,7 +215,7 @@ double trd_nap_model_list(const struct trd_levels *l, int nodes, int ppn, double
     for (int s = 0; S < nodes; s++) {
         int k = trd_nap_radix_at(r, lanes, s);
         long long left = (nodes + S - 1) / S;
-        int g = (int)(k < left ? k : left), per_lane = (g - 1 + lanes - 1) / lanes;
+        int g = (int)(k < left ? k : left), per_lane = (g + lanes - 1) / lanes;
         /* the partners at node distances d S share the tree's links [TREE §2] */
         double load = 0;
         for (int d = 1; d < g; d++) {
