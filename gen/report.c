@@ -72,11 +72,15 @@ static void print_nap_radices(FILE *f, trd_topo_t t, int n, int lanes, const trd
     for (int s = 0; S < n; s++) {
         int k = trd_nap_radix_at(r, lanes, s), sw = nap_step_switch(t, n, S, k);
         long long left = (n + S - 1) / S;
-        fprintf(
-            f,
-            "    step %d: radix %lld over subgroups of %lld node%s, up to switch %s (depth %d)\n",
-            s + 1, k < left ? (long long)k : left, S, S == 1 ? "" : "s",
-            trd_topo_switch_name(t, sw), trd_topo_switch_depth(t, sw));
+        int w = trd_nap_width_at(r, s);
+        fprintf(f,
+                "    step %d: radix %lld over subgroups of %lld node%s, up to switch %s (depth %d)",
+                s + 1, k < left ? (long long)k : left, S, S == 1 ? "" : "s",
+                trd_topo_switch_name(t, sw), trd_topo_switch_depth(t, sw));
+        if (w > 0 && w < S)
+            fprintf(f, "; %d node%s of each subgroup, which pass%s the result on", w,
+                    w == 1 ? "" : "s", w == 1 ? "es" : "");
+        fprintf(f, "\n");
         S *= k;
     }
 }

@@ -262,7 +262,7 @@ static trd_link_cost worse(trd_link_cost a, trd_link_cost b)
     return w;
 }
 
-/* l->far_load[k] for every k with 2^k < the node count: every node v (ring
+/* l->far_load[k] and far_latency_s[k] for every k with 2^k < the node count: every node v (ring
  * order) sends to v xor 2^k; count the messages on each directed link of
  * the tree (a switch's uplink and downlink have its parent's link class, a
  * node's its switch's), weigh each link by far_inter's bandwidth over its
@@ -287,11 +287,12 @@ static int far_loads(trd_topo_t t, trd_levels *l)
     for (int k = 0; k < TRD_LEVELS_MAX_LG && (1LL << k) < n; k++) {
         memset(up, 0, (size_t)nsw * sizeof *up);
         memset(down, 0, (size_t)nsw * sizeof *down);
-        double most = 1;
+        double most = 1, lat = 0;
         for (int v = 0; v < n; v++) {
             long long u = (long long)v ^ (1LL << k);
             if (u >= n)
                 continue;
+            lat = fmax(lat, trd_topo_path_cost(t, v, (int)u).latency_s);
             int a = trd_topo_node_switch(t, v), b = trd_topo_node_switch(t, (int)u);
             double node = l->far_inter.bandwidth_Bps / trd_topo_switch_link(t, a).bandwidth_Bps;
             most = node > most ? node : most;
@@ -309,6 +310,7 @@ static int far_loads(trd_topo_t t, trd_levels *l)
             }
         }
         l->far_load[k] = (float)most;
+        l->far_latency_s[k] = (float)lat;
     }
     free(up);
     free(down);

@@ -257,8 +257,9 @@ static const trd_size_choice choices_22[5] = { /* 32 nodes x 4 */
     {12227453, "hring", ""},
     {SIZE_MAX, "ring", ""},
 };
-static const trd_size_choice choices_23[5] = { /* 32 nodes x 8 */
-    {3232, "nap", ""},
+static const trd_size_choice choices_23[6] = { /* 32 nodes x 8 */
+    {1813, "nap", ""},
+    {4783, "nap", "8,4/2"},
     {13964, "flex", ""},
     {1804801, "rabenseifner", ""},
     {38537681, "hring", ""},
@@ -283,23 +284,22 @@ static const trd_size_choice choices_26[4] = { /* 64 nodes x 2 */
     {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_27[5] = { /* 64 nodes x 4 */
-    {3564, "nap", ""},
-    {8391, "flex", ""},
+    {1975, "nap", ""},
+    {9365, "nap", "4,4/2,4/2"},
     {3598223, "rabenseifner", ""},
     {24114258, "hring", ""},
     {SIZE_MAX, "ring", ""},
 };
-static const trd_size_choice choices_28[7] = { /* 64 nodes x 8 */
-    {1219, "nap", ""},
-    {2572, "nap", "8,4,2"},
-    {2743, "nap", "4,4,4"},
-    {8920, "flex", ""},
+static const trd_size_choice choices_28[5] = { /* 64 nodes x 8 */
+    {463, "nap", ""},
+    {9702, "nap", "8,8/1"},
     {2940122, "rabenseifner", ""},
     {75090074, "hring", ""},
     {SIZE_MAX, "ring", ""},
 };
-static const trd_size_choice choices_29[5] = { /* 64 nodes x 16 */
-    {3302, "nap", ""},
+static const trd_size_choice choices_29[6] = { /* 64 nodes x 16 */
+    {1178, "nap", ""},
+    {7702, "nap", "16,4/2"},
     {9308, "flex", ""},
     {2691556, "rabenseifner", ""},
     {193211439, "hring", ""},
@@ -329,13 +329,13 @@ static const trd_shape_choice shapes[30] = {
     {32, 1, choices_20, 4},
     {32, 2, choices_21, 4},
     {32, 4, choices_22, 5},
-    {32, 8, choices_23, 5},
+    {32, 8, choices_23, 6},
     {32, 16, choices_24, 5},
     {64, 1, choices_25, 3},
     {64, 2, choices_26, 4},
     {64, 4, choices_27, 5},
-    {64, 8, choices_28, 7},
-    {64, 16, choices_29, 5},
+    {64, 8, choices_28, 5},
+    {64, 16, choices_29, 6},
 };
 
 static const trd_machine machine = {

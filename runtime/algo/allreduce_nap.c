@@ -67,6 +67,13 @@ int trd_nap_radix_at(const trd_nap_radices *r, int lanes, int step)
     return r->k[step < r->n ? step : r->n - 1];
 }
 
+int trd_nap_width_at(const trd_nap_radices *r, int step)
+{
+    if (!r || r->n <= 0)
+        return 0;
+    return r->w[step < r->n ? step : r->n - 1];
+}
+
 int trd_nap_nsteps_list(int n, int lanes, const trd_nap_radices *r)
 {
     int steps = 0;
@@ -100,11 +107,29 @@ int trd_nap_radices_parse(const char *text, trd_nap_radices *out, char *err, siz
                          TRD_NAP_MAX_RADIX);
             goto fail;
         }
+        long long w = 0;
+        if (text[p] == '/') {
+            size_t wcol = ++p + 1;
+            if (text[p] < '0' || text[p] > '9') {
+                if (err)
+                    snprintf(err, errlen, "column %zu: expected a width >= 1 after '/'", wcol);
+                goto fail;
+            }
+            for (; text[p] >= '0' && text[p] <= '9'; p++)
+                w = w < TRD_NAP_MAX_RADIX + 1 ? w * 10 + (text[p] - '0') : w;
+            if (w < 1 || w > TRD_NAP_MAX_RADIX) {
+                if (err)
+                    snprintf(err, errlen, "column %zu: width %lld is not in 1..%d", wcol, w,
+                             TRD_NAP_MAX_RADIX);
+                goto fail;
+            }
+        }
         if (out->n == TRD_NAP_MAX_RADICES) {
             if (err)
                 snprintf(err, errlen, "column %zu: more than %d radices", col, TRD_NAP_MAX_RADICES);
             goto fail;
         }
+        out->w[out->n] = (int)w;
         out->k[out->n++] = (int)v;
     }
     return 0;
@@ -121,6 +146,11 @@ int trd_nap_radices_format(const trd_nap_radices *r, char *buf, size_t len)
     for (int i = 0; r && i < r->n; i++) {
         int w = snprintf(buf + ((size_t)o < len ? (size_t)o : len),
                          (size_t)o < len ? len - (size_t)o : 0, "%s%d", i ? "," : "", r->k[i]);
+        if (w > 0 && r->w[i]) {
+            o += w;
+            w = snprintf(buf + ((size_t)o < len ? (size_t)o : len),
+                         (size_t)o < len ? len - (size_t)o : 0, "/%d", r->w[i]);
+        }
         o += w > 0 ? w : 0;
     }
     return o;
@@ -146,14 +176,31 @@ typedef struct lists {
     trd_nap_radices *out;
 } lists;
 
-static void add_list(lists *L)
+static void add_one(lists *L, const trd_nap_radices *r)
 {
     for (int i = 0; i < L->count; i++)
-        if (!memcmp(&L->out[i], &L->cur, sizeof L->cur))
+        if (!memcmp(&L->out[i], r, sizeof *r))
             return;
-    if (!memcmp(&L->cur, &L->dflt, sizeof L->cur) || L->count == L->cap)
+    if (!memcmp(r, &L->dflt, sizeof *r) || L->count == L->cap)
         return;
-    L->out[L->count++] = L->cur;
+    L->out[L->count++] = *r;
+}
+
+/* The list cur, and with widths 2 and 1 on its steps after the first (over
+ * subgroups of more nodes than the width): the steps across the uplinks. */
+static void add_list(lists *L)
+{
+    add_one(L, &L->cur);
+    for (int w = 2; w >= 1; w--) {
+        trd_nap_radices r = L->cur;
+        long long S = r.k[0];
+        int any = 0;
+        for (int i = 1; i < r.n; S *= r.k[i++])
+            if (S > w)
+                r.w[i] = w, any = 1;
+        if (any)
+            add_one(L, &r);
+    }
 }
 
 /* Non-increasing lists from step cur.n on, S nodes per subgroup. */
@@ -195,6 +242,9 @@ int trd_nap_radix_lists(int n, int lanes, trd_nap_radices *out, int cap)
     if (n <= 1)
         return 1;
     effective(n, lanes, NULL, &L.dflt);
+    L.cur = L.dflt; /* the default's steps, narrowed */
+    add_list(&L);
+    memset(&L.cur, 0, sizeof L.cur);
     /* lanes, then the powers of two below it, largest first */
     int top = trd_nap_radix(lanes);
     L.radix[L.nr++] = top;
@@ -205,6 +255,24 @@ int trd_nap_radix_lists(int n, int lanes, trd_nap_radices *out, int cap)
     return L.count;
 }
 
+/* far_load and far_latency_s at node distance dist >= 1 (its power of two
+ * below): the sharing and latency of the level the distance climbs to. */
+static double load_at(const struct trd_levels *l, long long dist)
+{
+    int lg = 0;
+    while (lg + 1 < TRD_LEVELS_MAX_LG && (2LL << lg) <= dist)
+        lg++;
+    return l->far_load[lg] > 1 ? l->far_load[lg] : 1;
+}
+
+static double latency_at(const struct trd_levels *l, long long dist)
+{
+    int lg = 0;
+    while (lg + 1 < TRD_LEVELS_MAX_LG && (2LL << lg) <= dist)
+        lg++;
+    return l->far_latency_s[lg] > 0 ? l->far_latency_s[lg] : l->far_inter.latency_s;
+}
+
 double trd_nap_model_list(const struct trd_levels *l, int nodes, int ppn, double bytes,
                           const trd_nap_radices *r)
 {
@@ -213,17 +281,14 @@ double trd_nap_model_list(const struct trd_levels *l, int nodes, int ppn, double
     double t = trd_lg(ppn) * msg; /* the node allreduce before the steps */
     long long S = 1;
     for (int s = 0; S < nodes; s++) {
-        int k = trd_nap_radix_at(r, lanes, s);
-        long long left = (nodes + S - 1) / S;
+        int k = trd_nap_radix_at(r, lanes, s), w = trd_nap_width_at(r, s);
+        long long left = (nodes + S - 1) / S, wide = w > 0 && w < S ? w : S;
         int g = (int)(k < left ? k : left), per_lane = (g + lanes - 1) / lanes;
-        /* the partners at node distances d S share the tree's links [TREE §2] */
+        /* the partners at node distances d S share the tree's links [TREE §2],
+         * wide of every S nodes taking part */
         double load = 0;
-        for (int d = 1; d < g; d++) {
-            int lg = 0;
-            while (lg + 1 < TRD_LEVELS_MAX_LG && (2LL << lg) <= d * S)
-                lg++;
-            load += l->far_load[lg] > 1 ? l->far_load[lg] : 1;
-        }
+        for (int d = 1; d < g; d++)
+            load += fmax(1, load_at(l, d * S) * (double)wide / (double)S);
         double beta = load / l->far_inter.bandwidth_Bps;
         double inj = l->far_inter.injection_Bps > 0 ? (g - 1) / l->far_inter.injection_Bps : 0;
         t += per_lane * (l->far_inter.latency_s + bytes * l->gamma_s_per_byte) +
@@ -231,6 +296,11 @@ double trd_nap_model_list(const struct trd_levels *l, int nodes, int ppn, double
         /* the lanes with a part allreduce, then hand the result on */
         int with_part = g < lanes ? g : lanes;
         t += trd_lg(with_part) * msg + (with_part < ppn ? trd_msg_s(l->intra, bytes) : 0);
+        if (wide < S) /* the result on to the others of the subgroup (under its own
+                       * switch: that level's latency), then the node */
+            t += latency_at(l, S - 1) +
+                 bytes * (double)((S - wide + wide - 1) / wide) / l->far_inter.bandwidth_Bps +
+                 trd_lg(ppn) * trd_msg_s(l->intra, bytes);
         S *= k;
     }
     return t;
@@ -255,7 +325,7 @@ double trd_nap_model_best(const struct trd_levels *l, int nodes, int ppn, double
 int trd_nap_step(int n, int lanes, int radix, int step, int node, int lane, trd_nap_stepinfo *info,
                  trd_nap_xfer *recv, int *nrecv, trd_nap_xfer *send, int *nsend)
 {
-    trd_nap_radices r = {1, {radix}};
+    trd_nap_radices r = {1, {radix}, {0}};
     if (radix < 2)
         return -1;
     return trd_nap_step_list(n, lanes, &r, step, node, lane, info, recv, nrecv, send, nsend);
@@ -285,14 +355,17 @@ int trd_nap_step_list(int n, int lanes, const trd_nap_radices *rad, int step, in
     int g = (int)((end - base + S - 1) / S);
     if (S >= n)
         g = 1, j = 0, p = node;
-    if (info)
-        *info = (trd_nap_stepinfo){(int)S, g, j, p};
-    *nrecv = 0;
-    *nsend = 0;
-    if (g <= 1)
-        return 0;
         /* size of subgroup r of this group */
 #define SUBSIZE(r) imin((int)S, end - (base + (r) * (int)S))
+    /* nodes at positions >= the width sit the exchange out */
+    int width = trd_nap_width_at(rad, step), wide = width > 0 && width < S ? width : (int)S;
+    int spread = g > 1 && p >= imin(wide, SUBSIZE(j));
+    if (info)
+        *info = (trd_nap_stepinfo){(int)S, g, j, p, spread};
+    *nrecv = 0;
+    *nsend = 0;
+    if (g <= 1 || spread || !recv || !send) /* no arrays: the step's shape only */
+        return 0;
     for (int r = lane; r < g; r += lanes) {
         if (r == j)
             continue;
@@ -305,7 +378,7 @@ int trd_nap_step_list(int n, int lanes, const trd_nap_radices *rad, int step, in
     for (int j2 = 0; j2 < g; j2++) {
         if (j2 == j)
             continue;
-        int sz2 = SUBSIZE(j2);
+        int sz2 = imin(SUBSIZE(j2), wide);
         for (int p2 = p; p2 < sz2; p2 += szj) {
             if ((j2 + p2 / szj) % lanes != lane)
                 continue;
@@ -313,6 +386,30 @@ int trd_nap_step_list(int n, int lanes, const trd_nap_radices *rad, int step, in
         }
     }
 #undef SUBSIZE
+    return 0;
+}
+
+int trd_nap_spread(int n, int lanes, const trd_nap_radices *rad, int step, int node,
+                   trd_nap_xfer *from, trd_nap_xfer *to, int *nto)
+{
+    trd_nap_stepinfo info;
+    int nr, ns;
+    *from = (trd_nap_xfer){-1, 0, 0};
+    *nto = 0;
+    if (lanes < 1 || trd_nap_step_list(n, lanes, rad, step, node, 0, &info, NULL, &nr, NULL, &ns))
+        return -1;
+    int width = trd_nap_width_at(rad, step);
+    if (info.nsub <= 1 || width <= 0 || width >= info.subsize)
+        return 0;
+    int first = node - info.pos;              /* the subgroup's first node */
+    int size = imin(info.subsize, n - first); /* the group's last may be short */
+    int w = imin(width, size);
+    if (info.pos >= w) {
+        *from = (trd_nap_xfer){first + info.pos % w, (info.pos / w - 1) % lanes, info.sub};
+        return 0;
+    }
+    for (int p2 = info.pos + w; p2 < size; p2 += w)
+        to[(*nto)++] = (trd_nap_xfer){first + p2, (p2 / w - 1) % lanes, info.sub};
     return 0;
 }
 
@@ -369,6 +466,43 @@ static int parse(const char *text, const trd_shape *sh, void *out, char *why, si
     return -1;
 }
 
+/* A step narrower than its subgroups (trd_nap_spread): the nodes of the
+ * width send the result on, each other node takes it on lane 0 and hands it
+ * to its ranks; to[] has room for n nodes. */
+static int spread(trd_sb *b, int round, const trd_nap_radices *rad, int lanes, int step,
+                  trd_nap_xfer *to)
+{
+    const trd_shape *sh = b->sh;
+    size_t cnt = b->call->count;
+    trd_nap_xfer from;
+    int nto, nreq = 0;
+    if (trd_nap_spread(sh->nnodes, lanes, rad, step, b->node, &from, to, &nto)) {
+        b->fail = "the NAP spread plan failed";
+        return -1;
+    }
+#define NODE_RANK(v, l) sh->ring[sh->node_first[(v)] + (l)]
+    if (from.node >= 0) {
+        if (b->local == 0)
+            trd_s_recv(b, round, NODE_RANK(from.node, from.lane), TRD_B_RECV, 0, cnt);
+        return node_allreduce(b, round + 1, 1); /* lane 0's vector to every rank */
+    }
+    for (int i = 0; i < nto; i++) {
+        if (to[i].lane != b->local)
+            continue;
+        if (nreq == NAP_MAX_REQUESTS) {
+            trd_sb_nb(b, 0);
+            nreq = 0;
+        }
+        trd_s_send(b, round, NODE_RANK(to[i].node, 0), TRD_B_RECV, 0, cnt);
+        trd_sb_nb(b, 1);
+        nreq++;
+    }
+    if (nreq)
+        trd_sb_nb(b, 0);
+#undef NODE_RANK
+    return 0;
+}
+
 static int plan(trd_sb *b, const void *params)
 {
     const trd_shape *sh = b->sh;
@@ -404,6 +538,10 @@ static int plan(trd_sb *b, const void *params)
         int g = info.nsub, j = info.sub;
         if (g <= 1)
             continue;
+        if (info.spread) { /* past the step's width: the result comes from the subgroup */
+            rc = spread(b, round + 2, rad, lanes, st, send);
+            continue;
+        }
         int with_part = g < lanes ? g : lanes; /* lanes holding a part after the exchange */
         if (b->local < lanes) {
             int nreq = 0;
@@ -439,6 +577,8 @@ static int plan(trd_sb *b, const void *params)
         }
         /* allreduce over the lanes with a part, then hand the result on */
         rc = node_allreduce(b, round + 1, with_part);
+        if (!rc)
+            rc = spread(b, round + 2, rad, lanes, st, send);
     }
 #undef NODE_RANK
     free(recv);

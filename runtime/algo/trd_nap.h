@@ -26,6 +26,8 @@ typedef struct trd_nap_stepinfo {
     int nsub;    /* g: subgroups in this node's group (1 = nothing to do) */
     int sub;     /* j: this node's subgroup */
     int pos;     /* p: this node's position in its subgroup */
+    int spread;  /* 1: a node past the step's width: no exchange, it takes the result
+                  * from a node of its subgroup (trd_nap_spread) */
 } trd_nap_stepinfo;
 
 /* Per-step radices of NAP [NAP §III, FLEX §2.1.3, RM §4]: step i combines
@@ -40,17 +42,24 @@ typedef struct trd_nap_stepinfo {
 typedef struct trd_nap_radices {
     int n;                      /* entries of k; 0: the default */
     int k[TRD_NAP_MAX_RADICES]; /* 2..TRD_NAP_MAX_RADIX each */
+    int w[TRD_NAP_MAX_RADICES]; /* width: 0 every node of a subgroup takes part in the
+                                 * exchange; W >= 1 only its first W nodes ("K/W"), which
+                                 * then pass the result on to the others of the subgroup */
 } trd_nap_radices;
 
 /* The radix of step `step` (0-based) of list r with `lanes` lanes. */
 int trd_nap_radix_at(const trd_nap_radices *r, int lanes, int step);
+
+/* The width of step `step` of list r (0: every node; the last repeats). */
+int trd_nap_width_at(const trd_nap_radices *r, int step);
 
 /* Number of inter-node steps over n nodes with list r: the steps until the
  * radices' product reaches n (0 for n <= 1). */
 int trd_nap_nsteps_list(int n, int lanes, const trd_nap_radices *r);
 
 /* Parse "K1,K2,..." (decimal radices 2..TRD_NAP_MAX_RADIX, at most
- * TRD_NAP_MAX_RADICES of them, separated by ','); "" is the default.
+ * TRD_NAP_MAX_RADICES of them, separated by ','; a radix may carry a width,
+ * "K/W", W >= 1); "" is the default.
  * Returns 0, or -1 with a message in err (errlen bytes, may be NULL) that
  * names the 1-based column, e.g. "column 3: expected a radix >= 2". */
 int trd_nap_radices_parse(const char *text, trd_nap_radices *out, char *err, size_t errlen);
@@ -73,7 +82,9 @@ struct trd_levels;
  * messages at the rate of the most loaded link (the sum over partners d of
  * the tree's sharing at node distance d S, l->far_load) or of the node's
  * injection, whichever is slower, the reductions, and the node allreduce
- * over the lanes with a part. */
+ * over the lanes with a part; a step narrower than its subgroups (width W)
+ * loads the links with W of every S nodes and adds passing the result on
+ * under the subgroup's switch (l->far_latency_s) and within the node. */
 double trd_nap_model_list(const struct trd_levels *l, int nodes, int ppn, double bytes,
                           const trd_nap_radices *r);
 
@@ -97,6 +108,19 @@ int trd_nap_step_list(int n, int lanes, const trd_nap_radices *rad, int step, in
                       trd_nap_stepinfo *info, trd_nap_xfer *recv, int *nrecv, trd_nap_xfer *send,
                       int *nsend);
 
+/* A step of width W (list r) leaves nodes at positions p >= W of their
+ * subgroup out of the exchange, so that across an oversubscribed uplink W
+ * nodes per subgroup receive, not all S; after the exchange and its node
+ * allreduce, node p >= W' (W' = min(W, its subgroup's size)) receives the
+ * result on lane 0 from node p mod W' of its subgroup, sent by that node's
+ * lane (p / W' - 1) mod lanes, and hands it on within the node.  For node
+ * `node`: *from the node and lane it receives from (node -1: none), to[]
+ * (capacity n) the nodes it sends to, each with the lane that sends it in
+ * .lane; count in *nto.  A full step (width 0 or >= S) has none.  Returns 0,
+ * or -1 for arguments out of range. */
+int trd_nap_spread(int n, int lanes, const trd_nap_radices *rad, int step, int node,
+                   trd_nap_xfer *from, trd_nap_xfer *to, int *nto);
+
 /* Plan of step `step` (0-based) for lane `lane` of node `node` among n nodes
  * with `lanes` active ranks per node and radix k [NAP Alg. 1, §III-A].
  *
@@ -112,7 +136,8 @@ int trd_nap_step_list(int n, int lanes, const trd_nap_radices *rad, int step, in
  * partials: every node of the group ends with each subgroup's data exactly once.
  *
  * recv[] (capacity ceil(k/lanes)) gets the receives in increasing sub, send[]
- * (capacity n) the sends; counts in *nrecv, *nsend.  info may be NULL.
+ * (capacity n) the sends; counts in *nrecv, *nsend.  info may be NULL; with
+ * recv or send NULL only info is written (counts 0).
  * Returns 0, or -1 for arguments out of range. */
 int trd_nap_step(int n, int lanes, int radix, int step, int node, int lane, trd_nap_stepinfo *info,
                  trd_nap_xfer *recv, int *nrecv, trd_nap_xfer *send, int *nsend);

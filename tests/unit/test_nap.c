@@ -84,6 +84,14 @@ static const char *check_shape_list(int n, int lanes, const trd_nap_radices *rad
                         return "too many sends";
                     sends[ns++] = (msg){v, l, send[i].node, send[i].lane};
                 }
+                if (info.spread) { /* past the width: no exchange, the result below */
+                    if (nrecv || nsend) {
+                        snprintf(why, whylen, "n=%d lanes=%d step %d node %d: in the exchange", n,
+                                 lanes, s, v);
+                        return why;
+                    }
+                    continue;
+                }
                 /* lane l folds subgroups l, l+lanes, ...: own data for its own subgroup */
                 bits acc = {{0}};
                 int ri = 0;
@@ -126,9 +134,38 @@ static const char *check_shape_list(int n, int lanes, const trd_nap_radices *rad
                 }
             }
         }
-        if (ns != nr) {
-            snprintf(why, whylen, "n=%d lanes=%d step %d: %d sends, %d receives", n, lanes, s, ns,
-                     nr);
+        /* a step narrower than its subgroups: the others take the result from
+         * a node of the width, which sends it to each of them once */
+        int nspread = 0;
+        for (int v = 0; v < n; v++) {
+            trd_nap_xfer from;
+            int nto;
+            if (trd_nap_spread(n, lanes, rad, s, v, &from, send, &nto))
+                return "trd_nap_spread failed";
+            for (int i = 0; i < nto; i++) {
+                trd_nap_xfer f2;
+                int n2;
+                static trd_nap_xfer to2[MAXN];
+                trd_nap_spread(n, lanes, rad, s, send[i].node, &f2, to2, &n2);
+                if (f2.node != v || f2.lane != send[i].lane || send[i].lane >= lanes) {
+                    snprintf(why, whylen, "n=%d lanes=%d step %d: %d sends to %d unmatched", n,
+                             lanes, s, v, send[i].node);
+                    return why;
+                }
+                nspread++;
+            }
+            if (from.node >= 0) {
+                nspread--;
+                if (add_disjoint(&next[v], &next[from.node])) {
+                    snprintf(why, whylen, "n=%d lanes=%d step %d node %d: spread onto data", n,
+                             lanes, s, v);
+                    return why;
+                }
+            }
+        }
+        if (ns != nr || nspread != 0) {
+            snprintf(why, whylen, "n=%d lanes=%d step %d: %d sends, %d receives, %d spread", n,
+                     lanes, s, ns, nr, nspread);
             return why;
         }
         qsort(sends, (size_t)ns, sizeof(msg), cmp_msg);
@@ -159,7 +196,7 @@ static const char *check_shape_list(int n, int lanes, const trd_nap_radices *rad
 
 static const char *check_shape(int n, int lanes, char *why, size_t whylen)
 {
-    trd_nap_radices dflt = {1, {trd_nap_radix(lanes)}};
+    trd_nap_radices dflt = {1, {trd_nap_radix(lanes)}, {0}};
     const char *err = check_shape_list(n, lanes, NULL, why, whylen);
     /* the default list is the paper's constant radix */
     if (!err && trd_nap_nsteps_list(n, lanes, NULL) != trd_nap_nsteps(n, dflt.k[0]))
@@ -219,7 +256,9 @@ static void test_paper_examples(void)
  * repeating, over nodes 1..300 and lanes 1, 4, 16. */
 static void test_radix_lists(void)
 {
-    static const char *fixed[] = {"2", "3", "4,2", "16,2,2", "2,16", "5,3,2", "7", "3,3,3,3,2"};
+    static const char *fixed[] = {"2",     "3",       "4,2",       "16,2,2",   "2,16",
+                                  "5,3,2", "7",       "3,3,3,3,2", "3,4/1",    "2/1",
+                                  "4,4/2", "5,3/2,2", "16,16/1",   "2,3/4,2/1"};
     char why[256];
     int failures = 0, shapes = 0;
     for (int n = 1; n <= MAXN; n += n < 70 ? 1 : 7) {
@@ -264,6 +303,15 @@ static void test_radix_text(void)
     CU_ASSERT_STRING_EQUAL(err, "column 2: expected ',' between radices");
     CU_ASSERT_EQUAL(trd_nap_radices_parse("4,", &r, err, sizeof err), -1);
     CU_ASSERT_STRING_EQUAL(err, "column 3: expected a radix >= 2");
+    CU_ASSERT_EQUAL(trd_nap_radices_parse("16,4/0", &r, err, sizeof err), -1);
+    CU_ASSERT_STRING_EQUAL(err, "column 6: width 0 is not in 1..4096");
+    CU_ASSERT_EQUAL(trd_nap_radices_parse("16,4/", &r, err, sizeof err), -1);
+    CU_ASSERT_STRING_EQUAL(err, "column 6: expected a width >= 1 after '/'");
+    CU_ASSERT_EQUAL(trd_nap_radices_parse("16,4/2", &r, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(trd_nap_width_at(&r, 0), 0);
+    CU_ASSERT_EQUAL(trd_nap_width_at(&r, 1), 2);
+    trd_nap_radices_format(&r, buf, sizeof buf);
+    CU_ASSERT_STRING_EQUAL(buf, "16,4/2");
     /* the step of a list: 64 nodes as 16,2,2, the second step pairs leaf
      * switches of 16 nodes: node 3 takes node 19's data on lane 1 */
     trd_nap_xfer recv[16], send[64];
@@ -290,6 +338,28 @@ static void test_radix_text(void)
             CU_ASSERT(l[i].k[k] <= l[i].k[k - 1]);
     }
     CU_ASSERT_EQUAL(seen, 1);
+    /* a width on the steps across the leaf switches: on 64 nodes x 16 as
+     * 16,4/2 the second step leaves nodes 2..15 of each leaf out, node 5
+     * takes the result from node 1 (lane 1 sends), node 1 sends to 3, 5, ...
+     * 15 on lanes 0, 1, ... 6 */
+    CU_ASSERT_EQUAL(trd_nap_radices_parse("16,4/2", &r, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(trd_nap_step_list(64, 16, &r, 1, 5, 0, &info, recv, &nrecv, send, &nsend), 0);
+    CU_ASSERT_EQUAL(info.spread, 1);
+    CU_ASSERT_EQUAL(nrecv + nsend, 0);
+    trd_nap_xfer from;
+    CU_ASSERT_EQUAL(trd_nap_spread(64, 16, &r, 1, 5, &from, send, &nsend), 0);
+    CU_ASSERT_EQUAL(from.node, 1);
+    CU_ASSERT_EQUAL(from.lane, 1);
+    CU_ASSERT_EQUAL(trd_nap_spread(64, 16, &r, 1, 17, &from, send, &nsend), 0);
+    CU_ASSERT_EQUAL(from.node, -1);
+    CU_ASSERT_EQUAL(nsend, 7);
+    CU_ASSERT_EQUAL(send[0].node, 19);
+    CU_ASSERT_EQUAL(send[6].node, 31);
+    CU_ASSERT_EQUAL(send[6].lane, 6);
+    int narrow = 0;
+    for (int i = 1; i < n; i++)
+        narrow += l[i].n == 2 && l[i].k[0] == 16 && l[i].k[1] == 4 && l[i].w[1] == 2;
+    CU_ASSERT_EQUAL(narrow, 1); /* 16,4/2 is weighed */
 }
 
 int main(void)
