@@ -21,12 +21,19 @@
  * subgroups of the next, so the rules above hold unchanged.  Consecutive
  * nodes in ring order share a leaf switch, so the first steps stay under it
  * and the later ones cross its uplink: there a smaller radix sends k_i - 1
- * vectors per node over the uplink instead of lanes - 1.  The generator
+ * vectors per node over the uplink instead of lanes - 1.  A width ("K/W")
+ * goes further: only the first W nodes of each subgroup exchange, so W, not
+ * S, of a leaf's nodes send across its uplink, and one more step under the
+ * leaf switch passes their result on (trd_nap_spread).  The generator
  * weighs the lists (trd_nap_radix_lists) with the link sharing of the switch
  * tree [TREE §2].
  * Cost = sum over steps i of (alpha_inter + (k_i - 1) m beta_i + m gamma)
  *        + (steps + 1) ceil(log2 ppn) (alpha_intra + m beta_intra + m gamma)
- * [NAP Eq. 6], beta_i the inverse bandwidth of the most loaded link of step i.
+ *        + for a step of width W: alpha_sub + ceil((S_i - W)/W) m beta_inter
+ *          + ceil(log2 ppn) (alpha_intra + m beta_intra)
+ * [NAP Eq. 6], beta_i the inverse bandwidth of the most loaded link of step i
+ * (W of every S_i nodes sending), alpha_sub the latency under the subgroup's
+ * switch.
  *
  * The step plan (trd_nap.h) is pure C: the planner below, the generator's
  * --explain and the unit test of every (nodes, lanes) shape use it.
