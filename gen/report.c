@@ -42,6 +42,49 @@ static void print_span(FILE *f, trd_topo_t t, int first, int last)
         fprintf(f, "%s..%s", trd_topo_node_name(t, first), trd_topo_node_name(t, last));
 }
 
+/* The switch of the widest group of a NAP step over nodes 0..n-1 (ring
+ * order) with subgroups of S nodes and radix k: the shallowest of the
+ * groups' lowest common switches, the level the step's messages climb to. */
+static int nap_step_switch(trd_topo_t t, int n, long long S, int k)
+{
+    long long span = S * k;
+    int top = -1;
+    for (long long base = 0; base < n; base += span) {
+        int x = trd_topo_node_switch(t, (int)base);
+        int y = trd_topo_node_switch(t, (int)(base + span < n ? base + span - 1 : n - 1));
+        while (x != y) {
+            if (trd_topo_switch_depth(t, x) >= trd_topo_switch_depth(t, y))
+                x = trd_topo_switch_parent(t, x);
+            else
+                y = trd_topo_switch_parent(t, y);
+        }
+        if (top < 0 || trd_topo_switch_depth(t, x) < trd_topo_switch_depth(t, top))
+            top = x;
+    }
+    return top;
+}
+
+/* NAP's radix per step with list r over n nodes, and the switch level each
+ * step's groups climb to [NAP §III, FLEX §2.1.3]. */
+static void print_nap_radices(FILE *f, trd_topo_t t, int n, int lanes, const trd_nap_radices *r)
+{
+    long long S = 1;
+    for (int s = 0; S < n; s++) {
+        int k = trd_nap_radix_at(r, lanes, s), sw = nap_step_switch(t, n, S, k);
+        long long left = (n + S - 1) / S;
+        int w = trd_nap_width_at(r, s);
+        fprintf(f,
+                "    step %d: radix %lld over subgroups of %lld node%s, up to switch %s (depth %d)",
+                s + 1, k < left ? (long long)k : left, S, S == 1 ? "" : "s",
+                trd_topo_switch_name(t, sw), trd_topo_switch_depth(t, sw));
+        if (w > 0 && w < S)
+            fprintf(f, "; %d node%s of each subgroup, which pass%s the result on", w,
+                    w == 1 ? "" : "s", w == 1 ? "es" : "");
+        fprintf(f, "\n");
+        S *= k;
+    }
+}
+
 static void print_tree(FILE *f, trd_topo_t t, int sw, int depth)
 {
     int n = trd_topo_nnodes(t), S = trd_topo_nswitches(t);
@@ -166,6 +209,17 @@ int trd_explain(FILE *f, trd_topo_t t, const trd_machine_plan *p, const char *in
             fprintf(f, " %s lane %d", trd_topo_node_name(t, rbuf[i].node), rbuf[i].lane);
         fprintf(f, "\n");
         free(sbuf);
+    }
+
+    /* the radix per step of the whole machine's NAP ranges */
+    for (int i = 0, from = 0; i < p->nchoices && n > 1; from = (int)(p->choice[i++].below)) {
+        trd_nap_radices r;
+        const trd_choice *ch = &p->choice[i];
+        if (strcmp(ch->alg->name, "nap") != 0 || trd_nap_radices_parse(ch->params, &r, NULL, 0))
+            continue;
+        fprintf(f, "  radix per step from %d B to %zu B (nap%s%s):\n", from, ch->below - 1,
+                ch->params[0] ? ":" : "", ch->params);
+        print_nap_radices(f, t, n, p->nap_lanes, &r);
     }
 
     fprintf(f,

@@ -141,6 +141,67 @@ static size_t closed_next(size_t lo, size_t b)
     return b ? 2 * b : lo * 2 > lo + 1 ? lo * 2 : lo + 1;
 }
 
+/* The radix list of NAP's lowest closed form at bytes (trd_nap_model_best). */
+static trd_nap_radices nap_best(const trd_machine_plan *p, int nodes, int ppn, double bytes)
+{
+    trd_nap_radices r;
+    trd_nap_model_best(&p->levels, nodes, ppn, bytes, &r);
+    return r;
+}
+
+/* NAP's ranges cut where the radix list of its lowest closed form changes,
+ * each with that list as its parameters: the steps across an oversubscribed
+ * uplink take a smaller radix as the vectors grow [NAP §III, TREE §2].
+ * choice[0..*n) in place, at most TRD_MAX_CHOICES. */
+static void split_nap_ranges(const trd_machine_plan *p, int nodes, int ppn, trd_choice *choice,
+                             int *n)
+{
+    trd_choice out[TRD_MAX_CHOICES];
+    int k = 0;
+    size_t from = 0;
+    for (int i = 0; i < *n; i++) {
+        trd_choice ch = choice[i];
+        size_t lo = from ? from : 1;
+        from = ch.below;
+        if (strcmp(ch.alg->name, "nap") != 0 || k + 1 >= TRD_MAX_CHOICES) {
+            if (k < TRD_MAX_CHOICES)
+                out[k++] = ch;
+            continue;
+        }
+        trd_nap_radices cur = nap_best(p, nodes, ppn, (double)lo);
+        for (size_t b = lo;;) {
+            size_t nb = b * 2 > b ? b * 2 : SIZE_MAX;
+            int last = nb >= ch.below || nb > ((size_t)1 << 40);
+            size_t probe = last ? ch.below - 1 : nb;
+            trd_nap_radices r = nap_best(p, nodes, ppn, (double)probe);
+            if (memcmp(&r, &cur, sizeof r) != 0 && k + 2 < TRD_MAX_CHOICES) {
+                size_t l = b, h = probe; /* cur at l, another list at h */
+                while (h - l > 1) {
+                    size_t mid = l + (h - l) / 2;
+                    trd_nap_radices m = nap_best(p, nodes, ppn, (double)mid);
+                    if (memcmp(&m, &cur, sizeof m) == 0)
+                        l = mid;
+                    else
+                        h = mid;
+                }
+                out[k] = ch;
+                out[k].below = h;
+                trd_nap_radices_format(&cur, out[k++].params, TRD_PARAMS_MAX);
+                cur = nap_best(p, nodes, ppn, (double)h);
+                b = h;
+                continue;
+            }
+            if (last)
+                break;
+            b = nb;
+        }
+        out[k] = ch;
+        trd_nap_radices_format(&cur, out[k++].params, TRD_PARAMS_MAX);
+    }
+    memcpy(choice, out, (size_t)k * sizeof *out);
+    *n = k;
+}
+
 /* Size ranges of the best candidate over nodes x ppn ranks on the closed
  * forms: probes doubling up to 1 TiB, changes bisected to the byte. */
 static void select_ranges(const trd_machine_plan *p, int nodes, int ppn, trd_choice *choice,
@@ -153,6 +214,7 @@ static void select_ranges(const trd_machine_plan *p, int nodes, int ppn, trd_cho
         *nchoices = 0;
         return;
     }
+    split_nap_ranges(p, nodes, ppn, choice, nchoices);
     size_t from = 0;
     for (int i = 0; i < *nchoices; i++) {
         trd_choice *ch = &choice[i];
@@ -200,7 +262,7 @@ static trd_link_cost worse(trd_link_cost a, trd_link_cost b)
     return w;
 }
 
-/* l->far_load[k] for every k with 2^k < the node count: every node v (ring
+/* l->far_load[k] and far_latency_s[k] for every k with 2^k < the node count: every node v (ring
  * order) sends to v xor 2^k; count the messages on each directed link of
  * the tree (a switch's uplink and downlink have its parent's link class, a
  * node's its switch's), weigh each link by far_inter's bandwidth over its
@@ -225,11 +287,12 @@ static int far_loads(trd_topo_t t, trd_levels *l)
     for (int k = 0; k < TRD_LEVELS_MAX_LG && (1LL << k) < n; k++) {
         memset(up, 0, (size_t)nsw * sizeof *up);
         memset(down, 0, (size_t)nsw * sizeof *down);
-        double most = 1;
+        double most = 1, lat = 0;
         for (int v = 0; v < n; v++) {
             long long u = (long long)v ^ (1LL << k);
             if (u >= n)
                 continue;
+            lat = fmax(lat, trd_topo_path_cost(t, v, (int)u).latency_s);
             int a = trd_topo_node_switch(t, v), b = trd_topo_node_switch(t, (int)u);
             double node = l->far_inter.bandwidth_Bps / trd_topo_switch_link(t, a).bandwidth_Bps;
             most = node > most ? node : most;
@@ -247,6 +310,7 @@ static int far_loads(trd_topo_t t, trd_levels *l)
             }
         }
         l->far_load[k] = (float)most;
+        l->far_latency_s[k] = (float)lat;
     }
     free(up);
     free(down);

@@ -169,7 +169,7 @@ static const trd_size_choice choices_8[6] = { /* 4 nodes x 8 */
     {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_9[5] = { /* 4 nodes x 16 */
-    {1148, "nap", ""},
+    {2342, "nap", ""},
     {131072, "flex", ""},
     {172522, "rabenseifner", ""},
     {25568000, "hring", ""},
@@ -193,14 +193,14 @@ static const trd_size_choice choices_12[4] = { /* 8 nodes x 4 */
     {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_13[5] = { /* 8 nodes x 8 */
-    {6457, "nap", ""},
+    {5500, "nap", ""},
     {65536, "flex", ""},
     {1019587, "rabenseifner", ""},
     {11453440, "hring", ""},
     {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_14[5] = { /* 8 nodes x 16 */
-    {3395, "nap", ""},
+    {4176, "nap", ""},
     {102351, "flex", ""},
     {682165, "rabenseifner", ""},
     {32035618, "hring", ""},
@@ -218,20 +218,21 @@ static const trd_size_choice choices_16[4] = { /* 16 nodes x 2 */
     {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_17[4] = { /* 16 nodes x 4 */
-    {6689, "nap", ""},
+    {6090, "nap", ""},
     {32768, "flex", ""},
     {7007256, "rabenseifner", ""},
     {SIZE_MAX, "ring", ""},
 };
-static const trd_size_choice choices_18[5] = { /* 16 nodes x 8 */
-    {2944, "nap", ""},
+static const trd_size_choice choices_18[6] = { /* 16 nodes x 8 */
+    {2572, "nap", ""},
+    {4058, "nap", "4,4"},
     {65536, "flex", ""},
     {2525091, "rabenseifner", ""},
     {20345184, "hring", ""},
     {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_19[5] = { /* 16 nodes x 16 */
-    {5878, "nap", ""},
+    {4668, "nap", ""},
     {82764, "flex", ""},
     {1779613, "rabenseifner", ""},
     {53996308, "hring", ""},
@@ -249,20 +250,23 @@ static const trd_size_choice choices_21[4] = { /* 32 nodes x 2 */
     {3691818, "rabenseifner", ""},
     {SIZE_MAX, "ring", ""},
 };
-static const trd_size_choice choices_22[4] = { /* 32 nodes x 4 */
-    {13841, "nap", ""},
+static const trd_size_choice choices_22[5] = { /* 32 nodes x 4 */
+    {4320, "nap", ""},
+    {12801, "flex", ""},
     {2398844, "rabenseifner", ""},
     {12227453, "hring", ""},
     {SIZE_MAX, "ring", ""},
 };
-static const trd_size_choice choices_23[4] = { /* 32 nodes x 8 */
-    {14310, "nap", ""},
+static const trd_size_choice choices_23[6] = { /* 32 nodes x 8 */
+    {1813, "nap", ""},
+    {4783, "nap", "8,4/2"},
+    {13964, "flex", ""},
     {1804801, "rabenseifner", ""},
     {38537681, "hring", ""},
     {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_24[5] = { /* 32 nodes x 16 */
-    {4458, "nap", ""},
+    {3799, "nap", ""},
     {14804, "flex", ""},
     {1602851, "rabenseifner", ""},
     {100124251, "hring", ""},
@@ -273,27 +277,30 @@ static const trd_size_choice choices_25[3] = { /* 64 nodes x 1 */
     {3891200, "rabenseifner", ""},
     {SIZE_MAX, "ring", ""},
 };
-static const trd_size_choice choices_26[5] = { /* 64 nodes x 2 */
+static const trd_size_choice choices_26[4] = { /* 64 nodes x 2 */
     {91, "rd", ""},
-    {1464, "flex", ""},
-    {10615, "nap", ""},
+    {7632, "flex", ""},
     {5831737, "rabenseifner", ""},
     {SIZE_MAX, "ring", ""},
 };
-static const trd_size_choice choices_27[4] = { /* 64 nodes x 4 */
-    {18372, "nap", ""},
+static const trd_size_choice choices_27[5] = { /* 64 nodes x 4 */
+    {1975, "nap", ""},
+    {9365, "nap", "4,4/2,4/2"},
     {3598223, "rabenseifner", ""},
     {24114258, "hring", ""},
     {SIZE_MAX, "ring", ""},
 };
-static const trd_size_choice choices_28[4] = { /* 64 nodes x 8 */
-    {18344, "nap", ""},
+static const trd_size_choice choices_28[5] = { /* 64 nodes x 8 */
+    {463, "nap", ""},
+    {9702, "nap", "8,8/1"},
     {2940122, "rabenseifner", ""},
     {75090074, "hring", ""},
     {SIZE_MAX, "ring", ""},
 };
-static const trd_size_choice choices_29[4] = { /* 64 nodes x 16 */
-    {11246, "nap", ""},
+static const trd_size_choice choices_29[6] = { /* 64 nodes x 16 */
+    {1178, "nap", ""},
+    {7702, "nap", "16,4/2"},
+    {9308, "flex", ""},
     {2691556, "rabenseifner", ""},
     {193211439, "hring", ""},
     {SIZE_MAX, "ring", ""},
@@ -317,18 +324,18 @@ static const trd_shape_choice shapes[30] = {
     {16, 1, choices_15, 3},
     {16, 2, choices_16, 4},
     {16, 4, choices_17, 4},
-    {16, 8, choices_18, 5},
+    {16, 8, choices_18, 6},
     {16, 16, choices_19, 5},
     {32, 1, choices_20, 4},
     {32, 2, choices_21, 4},
-    {32, 4, choices_22, 4},
-    {32, 8, choices_23, 4},
+    {32, 4, choices_22, 5},
+    {32, 8, choices_23, 6},
     {32, 16, choices_24, 5},
     {64, 1, choices_25, 3},
-    {64, 2, choices_26, 5},
-    {64, 4, choices_27, 4},
-    {64, 8, choices_28, 4},
-    {64, 16, choices_29, 4},
+    {64, 2, choices_26, 4},
+    {64, 4, choices_27, 5},
+    {64, 8, choices_28, 5},
+    {64, 16, choices_29, 6},
 };
 
 static const trd_machine machine = {

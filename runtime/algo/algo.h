@@ -48,6 +48,9 @@ typedef struct trd_levels {
      * as 1).  An oversubscribed tree (16 nodes under a leaf switch, one
      * uplink) has 16 for the steps that leave the leaf switches. */
     float far_load[TRD_LEVELS_MAX_LG];
+    /* The latency of the dearest path between nodes v and v xor 2^k, the
+     * level a step at that distance climbs to (0: not known, far_inter's). */
+    float far_latency_s[TRD_LEVELS_MAX_LG];
 } trd_levels;
 
 /* ---- Helpers of the closed forms [MPICH §3] ---- */

@@ -13,9 +13,27 @@
  * shape, so every rank gets the same bits.  Every step reduces the whole
  * vector, so a user-defined op runs where the node phases' vector fits a
  * segment slot.
- * Cost = ceil(log_k n) (alpha_inter + m beta_inter + m gamma)
- *        + (ceil(log_k n) + 1) ceil(log2 ppn) (alpha_intra + m beta_intra + m gamma)
- * [NAP Eq. 6].
+ *
+ * Radix per step (parameters "K1,K2,...", e.g. nap:16,2,2): step i combines
+ * k_i subgroups of S_i = k_0 ... k_{i-1} nodes, the multi-radix of FLEX's
+ * recursive exchange [FLEX §2.1.3] and of recursive multiplying's bases
+ * [RM §4] applied to NAP's groups [NAP §III]; the groups of a step are the
+ * subgroups of the next, so the rules above hold unchanged.  Consecutive
+ * nodes in ring order share a leaf switch, so the first steps stay under it
+ * and the later ones cross its uplink: there a smaller radix sends k_i - 1
+ * vectors per node over the uplink instead of lanes - 1.  A width ("K/W")
+ * goes further: only the first W nodes of each subgroup exchange, so W, not
+ * S, of a leaf's nodes send across its uplink, and one more step under the
+ * leaf switch passes their result on (trd_nap_spread).  The generator
+ * weighs the lists (trd_nap_radix_lists) with the link sharing of the switch
+ * tree [TREE §2].
+ * Cost = sum over steps i of (alpha_inter + (k_i - 1) m beta_i + m gamma)
+ *        + (steps + 1) ceil(log2 ppn) (alpha_intra + m beta_intra + m gamma)
+ *        + for a step of width W: alpha_sub + ceil((S_i - W)/W) m beta_inter
+ *          + ceil(log2 ppn) (alpha_intra + m beta_intra)
+ * [NAP Eq. 6], beta_i the inverse bandwidth of the most loaded link of step i
+ * (W of every S_i nodes sending), alpha_sub the latency under the subgroup's
+ * switch.
  *
  * The step plan (trd_nap.h) is pure C: the planner below, the generator's
  * --explain and the unit test of every (nodes, lanes) shape use it.
@@ -23,7 +41,9 @@
 #include "trd_nap.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "phases.h"
 
@@ -47,18 +67,293 @@ static int imin(int a, int b)
     return a < b ? a : b;
 }
 
+int trd_nap_radix_at(const trd_nap_radices *r, int lanes, int step)
+{
+    if (!r || r->n <= 0)
+        return trd_nap_radix(lanes);
+    return r->k[step < r->n ? step : r->n - 1];
+}
+
+int trd_nap_width_at(const trd_nap_radices *r, int step)
+{
+    if (!r || r->n <= 0)
+        return 0;
+    return r->w[step < r->n ? step : r->n - 1];
+}
+
+int trd_nap_nsteps_list(int n, int lanes, const trd_nap_radices *r)
+{
+    int steps = 0;
+    for (long long span = 1; span < n; span *= trd_nap_radix_at(r, lanes, steps++))
+        ;
+    return steps;
+}
+
+int trd_nap_radices_parse(const char *text, trd_nap_radices *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    for (size_t p = 0; text[p];) {
+        size_t col = p + 1;
+        long long v = 0;
+        if (out->n && text[p++] != ',') {
+            if (err)
+                snprintf(err, errlen, "column %zu: expected ',' between radices", col);
+            goto fail;
+        }
+        col = p + 1;
+        if (text[p] < '0' || text[p] > '9') {
+            if (err)
+                snprintf(err, errlen, "column %zu: expected a radix >= 2", col);
+            goto fail;
+        }
+        for (; text[p] >= '0' && text[p] <= '9'; p++)
+            v = v < TRD_NAP_MAX_RADIX + 1 ? v * 10 + (text[p] - '0') : v;
+        if (v < 2 || v > TRD_NAP_MAX_RADIX) {
+            if (err)
+                snprintf(err, errlen, "column %zu: radix %lld is not in 2..%d", col, v,
+                         TRD_NAP_MAX_RADIX);
+            goto fail;
+        }
+        long long w = 0;
+        if (text[p] == '/') {
+            size_t wcol = ++p + 1;
+            if (text[p] < '0' || text[p] > '9') {
+                if (err)
+                    snprintf(err, errlen, "column %zu: expected a width >= 1 after '/'", wcol);
+                goto fail;
+            }
+            for (; text[p] >= '0' && text[p] <= '9'; p++)
+                w = w < TRD_NAP_MAX_RADIX + 1 ? w * 10 + (text[p] - '0') : w;
+            if (w < 1 || w > TRD_NAP_MAX_RADIX) {
+                if (err)
+                    snprintf(err, errlen, "column %zu: width %lld is not in 1..%d", wcol, w,
+                             TRD_NAP_MAX_RADIX);
+                goto fail;
+            }
+        }
+        if (out->n == TRD_NAP_MAX_RADICES) {
+            if (err)
+                snprintf(err, errlen, "column %zu: more than %d radices", col, TRD_NAP_MAX_RADICES);
+            goto fail;
+        }
+        out->w[out->n] = (int)w;
+        out->k[out->n++] = (int)v;
+    }
+    return 0;
+fail:
+    memset(out, 0, sizeof *out);
+    return -1;
+}
+
+int trd_nap_radices_format(const trd_nap_radices *r, char *buf, size_t len)
+{
+    int o = 0;
+    if (len)
+        buf[0] = '\0';
+    for (int i = 0; r && i < r->n; i++) {
+        int w = snprintf(buf + ((size_t)o < len ? (size_t)o : len),
+                         (size_t)o < len ? len - (size_t)o : 0, "%s%d", i ? "," : "", r->k[i]);
+        if (w > 0 && r->w[i]) {
+            o += w;
+            w = snprintf(buf + ((size_t)o < len ? (size_t)o : len),
+                         (size_t)o < len ? len - (size_t)o : 0, "/%d", r->w[i]);
+        }
+        o += w > 0 ? w : 0;
+    }
+    return o;
+}
+
+/* r's radices as the steps over n nodes use them: cut to the steps, the
+ * last no larger than the subgroups left (a larger one plans the same). */
+static void effective(int n, int lanes, const trd_nap_radices *r, trd_nap_radices *out)
+{
+    long long S = 1;
+    memset(out, 0, sizeof *out);
+    for (int s = 0; S < n && out->n < TRD_NAP_MAX_RADICES; s++) {
+        long long k = trd_nap_radix_at(r, lanes, s), left = (n + S - 1) / S;
+        out->k[out->n++] = (int)(k < left ? k : left);
+        S *= k;
+    }
+}
+
+typedef struct lists {
+    int n, lanes, cap, count, nr;
+    int radix[32];
+    trd_nap_radices cur, dflt;
+    trd_nap_radices *out;
+} lists;
+
+static void add_one(lists *L, const trd_nap_radices *r)
+{
+    for (int i = 0; i < L->count; i++)
+        if (!memcmp(&L->out[i], r, sizeof *r))
+            return;
+    if (!memcmp(r, &L->dflt, sizeof *r) || L->count == L->cap)
+        return;
+    L->out[L->count++] = *r;
+}
+
+/* The list cur, and with widths 2 and 1 on its steps after the first (over
+ * subgroups of more nodes than the width): the steps across the uplinks. */
+static void add_list(lists *L)
+{
+    add_one(L, &L->cur);
+    for (int w = 2; w >= 1; w--) {
+        trd_nap_radices r = L->cur;
+        long long S = r.k[0];
+        int any = 0;
+        for (int i = 1; i < r.n; S *= r.k[i++])
+            if (S > w)
+                r.w[i] = w, any = 1;
+        if (any)
+            add_one(L, &r);
+    }
+}
+
+/* Non-increasing lists from step cur.n on, S nodes per subgroup. */
+static void more_lists(lists *L, long long S, int prev)
+{
+    long long left = (L->n + S - 1) / S;
+    int last = 0;
+    for (int i = 0; i < L->nr && L->count < L->cap; i++) {
+        int k = L->radix[i];
+        if (k > prev)
+            continue;
+        if (k >= left) {
+            if (last)
+                continue; /* the same cut list as a larger radix */
+            last = 1;
+            L->cur.k[L->cur.n++] = (int)left;
+            add_list(L);
+            L->cur.k[--L->cur.n] = 0;
+        } else if (L->cur.n + 1 < TRD_NAP_MAX_RADICES) {
+            L->cur.k[L->cur.n++] = k;
+            more_lists(L, S * k, k);
+            L->cur.k[--L->cur.n] = 0;
+        }
+    }
+}
+
+int trd_nap_radix_lists(int n, int lanes, trd_nap_radices *out, int cap)
+{
+    lists L;
+    if (cap < 1)
+        return 0;
+    memset(&L, 0, sizeof L);
+    L.n = n;
+    L.lanes = lanes;
+    L.cap = cap;
+    L.out = out;
+    memset(&out[0], 0, sizeof out[0]);
+    L.count = 1; /* the default */
+    if (n <= 1)
+        return 1;
+    effective(n, lanes, NULL, &L.dflt);
+    L.cur = L.dflt; /* the default's steps, narrowed */
+    add_list(&L);
+    memset(&L.cur, 0, sizeof L.cur);
+    /* lanes, then the powers of two below it, largest first */
+    int top = trd_nap_radix(lanes);
+    L.radix[L.nr++] = top;
+    for (int k = 1 << 30; k >= 2; k /= 2)
+        if (k < top && L.nr < 32)
+            L.radix[L.nr++] = k;
+    more_lists(&L, 1, top);
+    return L.count;
+}
+
+/* far_load and far_latency_s at node distance dist >= 1 (its power of two
+ * below): the sharing and latency of the level the distance climbs to. */
+static double load_at(const struct trd_levels *l, long long dist)
+{
+    int lg = 0;
+    while (lg + 1 < TRD_LEVELS_MAX_LG && (2LL << lg) <= dist)
+        lg++;
+    return l->far_load[lg] > 1 ? l->far_load[lg] : 1;
+}
+
+static double latency_at(const struct trd_levels *l, long long dist)
+{
+    int lg = 0;
+    while (lg + 1 < TRD_LEVELS_MAX_LG && (2LL << lg) <= dist)
+        lg++;
+    return l->far_latency_s[lg] > 0 ? l->far_latency_s[lg] : l->far_inter.latency_s;
+}
+
+double trd_nap_model_list(const struct trd_levels *l, int nodes, int ppn, double bytes,
+                          const trd_nap_radices *r)
+{
+    int lanes = ppn < 1 ? 1 : ppn;
+    double msg = trd_msg_s(l->intra, bytes) + bytes * l->gamma_s_per_byte;
+    double t = trd_lg(ppn) * msg; /* the node allreduce before the steps */
+    long long S = 1;
+    for (int s = 0; S < nodes; s++) {
+        int k = trd_nap_radix_at(r, lanes, s), w = trd_nap_width_at(r, s);
+        long long left = (nodes + S - 1) / S, wide = w > 0 && w < S ? w : S;
+        int g = (int)(k < left ? k : left), per_lane = (g + lanes - 1) / lanes;
+        /* the partners at node distances d S share the tree's links [TREE §2],
+         * wide of every S nodes taking part */
+        double load = 0;
+        for (int d = 1; d < g; d++)
+            load += fmax(1, load_at(l, d * S) * (double)wide / (double)S);
+        double beta = load / l->far_inter.bandwidth_Bps;
+        double inj = l->far_inter.injection_Bps > 0 ? (g - 1) / l->far_inter.injection_Bps : 0;
+        t += per_lane * (l->far_inter.latency_s + bytes * l->gamma_s_per_byte) +
+             bytes * (beta > inj ? beta : inj);
+        /* the lanes with a part allreduce, then hand the result on */
+        int with_part = g < lanes ? g : lanes;
+        t += trd_lg(with_part) * msg + (with_part < ppn ? trd_msg_s(l->intra, bytes) : 0);
+        if (wide < S) /* the result on to the others of the subgroup (under its own
+                       * switch: that level's latency), then the node */
+            t += latency_at(l, S - 1) +
+                 bytes * (double)((S - wide + wide - 1) / wide) / l->far_inter.bandwidth_Bps +
+                 trd_lg(ppn) * trd_msg_s(l->intra, bytes);
+        S *= k;
+    }
+    return t;
+}
+
+double trd_nap_model_best(const struct trd_levels *l, int nodes, int ppn, double bytes,
+                          trd_nap_radices *best)
+{
+    trd_nap_radices cand[256];
+    int n = trd_nap_radix_lists(nodes, ppn, cand, 256), b = 0;
+    double tb = INFINITY;
+    for (int i = 0; i < n; i++) {
+        double t = trd_nap_model_list(l, nodes, ppn, bytes, &cand[i]);
+        if (t < tb * (1 - 1e-9))
+            tb = t, b = i;
+    }
+    if (best)
+        *best = cand[b];
+    return tb;
+}
+
 int trd_nap_step(int n, int lanes, int radix, int step, int node, int lane, trd_nap_stepinfo *info,
                  trd_nap_xfer *recv, int *nrecv, trd_nap_xfer *send, int *nsend)
 {
-    if (n < 1 || lanes < 1 || radix < 2 || step < 0 || node < 0 || node >= n || lane < 0 ||
-        lane >= lanes)
+    trd_nap_radices r = {1, {radix}, {0}};
+    if (radix < 2)
         return -1;
+    return trd_nap_step_list(n, lanes, &r, step, node, lane, info, recv, nrecv, send, nsend);
+}
+
+int trd_nap_step_list(int n, int lanes, const trd_nap_radices *rad, int step, int node, int lane,
+                      trd_nap_stepinfo *info, trd_nap_xfer *recv, int *nrecv, trd_nap_xfer *send,
+                      int *nsend)
+{
+    if (n < 1 || lanes < 1 || step < 0 || node < 0 || node >= n || lane < 0 || lane >= lanes)
+        return -1;
+    for (int i = 0; rad && i < rad->n; i++)
+        if (rad->k[i] < 2)
+            return -1;
     long long S = 1;
     for (int s = 0; s < step; s++) {
-        S *= radix;
+        S *= trd_nap_radix_at(rad, lanes, s);
         if (S >= n) /* a step past the last one: a single subgroup */
             break;
     }
+    int radix = trd_nap_radix_at(rad, lanes, step);
     long long span = S * radix;
     int base = (int)((node / span) * span);
     int end = (int)(base + span < n ? base + span : n);
@@ -67,14 +362,17 @@ int trd_nap_step(int n, int lanes, int radix, int step, int node, int lane, trd_
     int g = (int)((end - base + S - 1) / S);
     if (S >= n)
         g = 1, j = 0, p = node;
-    if (info)
-        *info = (trd_nap_stepinfo){(int)S, g, j, p};
-    *nrecv = 0;
-    *nsend = 0;
-    if (g <= 1)
-        return 0;
         /* size of subgroup r of this group */
 #define SUBSIZE(r) imin((int)S, end - (base + (r) * (int)S))
+    /* nodes at positions >= the width sit the exchange out */
+    int width = trd_nap_width_at(rad, step), wide = width > 0 && width < S ? width : (int)S;
+    int spread = g > 1 && p >= imin(wide, SUBSIZE(j));
+    if (info)
+        *info = (trd_nap_stepinfo){(int)S, g, j, p, spread};
+    *nrecv = 0;
+    *nsend = 0;
+    if (g <= 1 || spread || !recv || !send) /* no arrays: the step's shape only */
+        return 0;
     for (int r = lane; r < g; r += lanes) {
         if (r == j)
             continue;
@@ -87,7 +385,7 @@ int trd_nap_step(int n, int lanes, int radix, int step, int node, int lane, trd_
     for (int j2 = 0; j2 < g; j2++) {
         if (j2 == j)
             continue;
-        int sz2 = SUBSIZE(j2);
+        int sz2 = imin(SUBSIZE(j2), wide);
         for (int p2 = p; p2 < sz2; p2 += szj) {
             if ((j2 + p2 / szj) % lanes != lane)
                 continue;
@@ -95,6 +393,30 @@ int trd_nap_step(int n, int lanes, int radix, int step, int node, int lane, trd_
         }
     }
 #undef SUBSIZE
+    return 0;
+}
+
+int trd_nap_spread(int n, int lanes, const trd_nap_radices *rad, int step, int node,
+                   trd_nap_xfer *from, trd_nap_xfer *to, int *nto)
+{
+    trd_nap_stepinfo info;
+    int nr, ns;
+    *from = (trd_nap_xfer){-1, 0, 0};
+    *nto = 0;
+    if (lanes < 1 || trd_nap_step_list(n, lanes, rad, step, node, 0, &info, NULL, &nr, NULL, &ns))
+        return -1;
+    int width = trd_nap_width_at(rad, step);
+    if (info.nsub <= 1 || width <= 0 || width >= info.subsize)
+        return 0;
+    int first = node - info.pos;              /* the subgroup's first node */
+    int size = imin(info.subsize, n - first); /* the group's last may be short */
+    int w = imin(width, size);
+    if (info.pos >= w) {
+        *from = (trd_nap_xfer){first + info.pos % w, (info.pos / w - 1) % lanes, info.sub};
+        return 0;
+    }
+    for (int p2 = info.pos + w; p2 < size; p2 += w)
+        to[(*nto)++] = (trd_nap_xfer){first + p2, (p2 / w - 1) % lanes, info.sub};
     return 0;
 }
 
@@ -140,15 +462,66 @@ static const char *refuse(const trd_shape *sh, const trd_call *call, const void 
     return no ? no : trd_refuse_noncommutative(sh, call, params);
 }
 
-static int plan(trd_sb *b, const void *params)
+/* The radices per step: "K1,K2,..." (trd_nap.h), "" the paper's max(2, lanes). */
+static int parse(const char *text, const trd_shape *sh, void *out, char *why, size_t whylen)
+{
+    char err[96];
+    (void)sh;
+    if (trd_nap_radices_parse(text, out, err, sizeof err) == 0)
+        return 0;
+    snprintf(why, whylen, "nap radices '%s': %s", text, err);
+    return -1;
+}
+
+/* A step narrower than its subgroups (trd_nap_spread): the nodes of the
+ * width send the result on, each other node takes it on lane 0 and hands it
+ * to its ranks; to[] has room for n nodes. */
+static int spread(trd_sb *b, int round, const trd_nap_radices *rad, int lanes, int step,
+                  trd_nap_xfer *to)
 {
     const trd_shape *sh = b->sh;
     size_t cnt = b->call->count;
+    trd_nap_xfer from;
+    int nto, nreq = 0;
+    if (trd_nap_spread(sh->nnodes, lanes, rad, step, b->node, &from, to, &nto)) {
+        b->fail = "the NAP spread plan failed";
+        return -1;
+    }
+#define NODE_RANK(v, l) sh->ring[sh->node_first[(v)] + (l)]
+    if (from.node >= 0) {
+        if (b->local == 0)
+            trd_s_recv(b, round, NODE_RANK(from.node, from.lane), TRD_B_RECV, 0, cnt);
+        return node_allreduce(b, round + 1, 1); /* lane 0's vector to every rank */
+    }
+    for (int i = 0; i < nto; i++) {
+        if (to[i].lane != b->local)
+            continue;
+        if (nreq == NAP_MAX_REQUESTS) {
+            trd_sb_nb(b, 0);
+            nreq = 0;
+        }
+        trd_s_send(b, round, NODE_RANK(to[i].node, 0), TRD_B_RECV, 0, cnt);
+        trd_sb_nb(b, 1);
+        nreq++;
+    }
+    if (nreq)
+        trd_sb_nb(b, 0);
+#undef NODE_RANK
+    return 0;
+}
+
+static int plan(trd_sb *b, const void *params)
+{
+    const trd_shape *sh = b->sh;
+    const trd_nap_radices *rad = params;
+    size_t cnt = b->call->count;
     int ppn_min, ppn_max, rc = 0;
-    (void)params;
     trd_shape_ppn(sh, &ppn_min, &ppn_max);
-    int lanes = ppn_min, radix = trd_nap_radix(lanes), steps = trd_nap_nsteps(sh->nnodes, radix);
-    int maxrecv = (radix + lanes - 1) / lanes;
+    int lanes = ppn_min, steps = trd_nap_nsteps_list(sh->nnodes, lanes, rad), maxrecv = 1;
+    for (int st = 0; st < steps; st++) {
+        int k = trd_nap_radix_at(rad, lanes, st);
+        maxrecv = (k + lanes - 1) / lanes > maxrecv ? (k + lanes - 1) / lanes : maxrecv;
+    }
     trd_nap_xfer *recv = malloc((size_t)maxrecv * sizeof *recv);
     trd_nap_xfer *send = malloc((size_t)sh->nnodes * sizeof *send);
     size_t acc = trd_sb_tmp(b, cnt), slots = trd_sb_tmp(b, cnt * (size_t)maxrecv);
@@ -163,8 +536,8 @@ static int plan(trd_sb *b, const void *params)
     for (int st = 0; st < steps && !rc; st++) {
         int round = (st + 1) * PHASE, nr = 0, ns = 0, lane = b->local < lanes ? b->local : 0;
         trd_nap_stepinfo info;
-        if (trd_nap_step(sh->nnodes, lanes, radix, st, b->node, lane, &info, recv, &nr, send,
-                         &ns)) {
+        if (trd_nap_step_list(sh->nnodes, lanes, rad, st, b->node, lane, &info, recv, &nr, send,
+                              &ns)) {
             b->fail = "the NAP step plan failed";
             rc = -1;
             break;
@@ -172,6 +545,10 @@ static int plan(trd_sb *b, const void *params)
         int g = info.nsub, j = info.sub;
         if (g <= 1)
             continue;
+        if (info.spread) { /* past the step's width: the result comes from the subgroup */
+            rc = spread(b, round + 2, rad, lanes, st, send);
+            continue;
+        }
         int with_part = g < lanes ? g : lanes; /* lanes holding a part after the exchange */
         if (b->local < lanes) {
             int nreq = 0;
@@ -207,6 +584,8 @@ static int plan(trd_sb *b, const void *params)
         }
         /* allreduce over the lanes with a part, then hand the result on */
         rc = node_allreduce(b, round + 1, with_part);
+        if (!rc)
+            rc = spread(b, round + 2, rad, lanes, st, send);
     }
 #undef NODE_RANK
     free(recv);
@@ -214,27 +593,36 @@ static int plan(trd_sb *b, const void *params)
     return rc;
 }
 
+/* The best radix list's closed form (trd_nap_model_best). */
 static double model(const trd_levels *l, int nodes, int ppn, double bytes)
 {
-    int lanes = ppn, k = trd_nap_radix(lanes);
-    int steps = trd_nap_nsteps(nodes, k);
-    double intra = trd_lg(ppn) * (trd_msg_s(l->intra, bytes) + bytes * l->gamma_s_per_byte);
-    int per_lane = (k + lanes - 1) / lanes; /* messages a lane receives per step */
-    double inj = l->far_inter.injection_Bps > 0 ? ppn * bytes / l->far_inter.injection_Bps : 0;
-    double one = fmax(trd_msg_s(l->far_inter, bytes), l->far_inter.latency_s + inj);
-    double inter = steps * per_lane * (one + bytes * l->gamma_s_per_byte);
-    return (steps + 1) * intra + inter;
+    return trd_nap_model_best(l, nodes, ppn, bytes, NULL);
+}
+
+static int candidates(const trd_shape *sh, char (*cand)[TRD_PARAMS_MAX], int cap)
+{
+    trd_nap_radices r[65];
+    int ppn_min, ppn_max, k = 0;
+    trd_shape_ppn(sh, &ppn_min, &ppn_max);
+    int n = trd_nap_radix_lists(sh->nnodes, ppn_min, r, cap + 1 < 65 ? cap + 1 : 65);
+    for (int i = 1; i < n; i++) /* not the default: the search weighs "" itself */
+        if (trd_nap_radices_format(&r[i], cand[k], TRD_PARAMS_MAX) < TRD_PARAMS_MAX)
+            k++;
+    return k;
 }
 
 const trd_algo trd_allreduce_nap = {
     .name = "nap",
     .coll = TRD_COLL_ALLREDUCE,
     .flags = TRD_ALGO_CANDIDATE | TRD_ALGO_NODE_PHASES | TRD_ALGO_WHOLE,
-    .source = "[NAP Alg. 1, §III-A]",
-    .levels = "node allreduce in shared memory; log_k(nodes) exchanges, every lane active",
+    .source = "[NAP Alg. 1, §III-A; radix per step: FLEX §2.1, RM §4]",
+    .levels = "node allreduce in shared memory; log_k(nodes) exchanges, a radix k per step",
+    .params_size = sizeof(trd_nap_radices),
+    .parse = parse,
     .refuse = refuse,
     .plan = plan,
     .model = model,
+    .candidates = candidates,
     .mpich = "smp",
     .ompi = 3,
 };

@@ -476,12 +476,11 @@ static void test_testbed_bytes(void)
 {
     trd_machine_plan *p = plan_of("tests/data/testbed.topo");
     const trd_algo *rd = model("rd"), *ring = model("ring"), *flex = model("flex"),
-                   *rab = model("rabenseifner"), *smp = model("smp"), *nap = model("nap"),
-                   *hring = model("hring");
+                   *rab = model("rabenseifner"), *smp = model("smp"), *hring = model("hring");
     /* the plan this text is written for (the closed forms; the ranks of a node
      * share its link to the switch, and the two leaf switches one uplink
-     * each): 2x1 rd ring; 2x2 rd flex smp hring; 4x1 rd rab ring; 4x2 rd flex
-     * nap rab hring */
+     * each; NAP's steps across them charged for that uplink): 2x1 rd ring;
+     * 2x2 rd flex smp hring; 4x1 rd rab ring; 4x2 rd flex smp rab hring */
     CU_ASSERT_EQUAL_FATAL(p->nshapes, 4);
     const trd_shape_plan *s21 = &p->shape[0], *s22 = &p->shape[1], *s41 = &p->shape[2],
                          *s42 = &p->shape[3];
@@ -495,7 +494,7 @@ static void test_testbed_bytes(void)
                     s41->choice[2].alg == ring);
     CU_ASSERT_FATAL(s42->nnodes == 4 && s42->ppn == 2 && s42->nchoices == 5 &&
                     s42->choice[0].alg == rd && s42->choice[1].alg == flex &&
-                    s42->choice[2].alg == nap && s42->choice[3].alg == rab &&
+                    s42->choice[2].alg == smp && s42->choice[3].alg == rab &&
                     s42->choice[4].alg == hring);
     CU_ASSERT_FATAL(p->nap_max_bytes_1node > 0 && p->nap_max_bytes_1node < SIZE_MAX);
 
@@ -525,7 +524,7 @@ static void test_testbed_bytes(void)
         "5 # message sizes\n"
         "0 3 0 0 # from 0 bytes: recursive_doubling (treeduce rd)\n"
         "%zu 6 0 0 # from %zu bytes: rabenseifner (treeduce flex)\n"
-        "%zu 3 0 0 # from %zu bytes: recursive_doubling (treeduce nap)\n"
+        "%zu 3 0 0 # from %zu bytes: recursive_doubling (treeduce smp)\n"
         "%zu 6 0 0 # from %zu bytes: rabenseifner (treeduce rabenseifner)\n"
         "%zu 4 0 0 # from %zu bytes: ring (treeduce hring)\n",
         s21->choice[0].below, s21->choice[0].below, s22->choice[0].below, s22->choice[0].below,

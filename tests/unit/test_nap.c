@@ -48,18 +48,19 @@ static int cmp_msg(const void *a, const void *b)
     return memcmp(a, b, sizeof(msg));
 }
 
-/* Runs the plan for (n, lanes); returns NULL on success or a static message. */
-static const char *check_shape(int n, int lanes, char *why, size_t whylen)
+/* Runs the plan for (n, lanes) with radix list rad (NULL: the default);
+ * returns NULL on success or a static message. */
+static const char *check_shape_list(int n, int lanes, const trd_nap_radices *rad, char *why,
+                                    size_t whylen)
 {
     static bits cur[MAXN], next[MAXN];
     static trd_nap_xfer recv[MAXN], send[MAXN];
     static msg sends[MAXN * 64], recvs[MAXN * 64];
-    int k = trd_nap_radix(lanes);
-    int steps = trd_nap_nsteps(n, k);
+    int steps = trd_nap_nsteps_list(n, lanes, rad);
     long long span = 1;
     int expect = 0;
     while (span < n)
-        span *= k, expect++;
+        span *= trd_nap_radix_at(rad, lanes, expect++);
     if (steps != expect) {
         snprintf(why, whylen, "n=%d lanes=%d: %d steps, expected %d", n, lanes, steps, expect);
         return why;
@@ -74,7 +75,7 @@ static const char *check_shape(int n, int lanes, char *why, size_t whylen)
             trd_nap_stepinfo info;
             for (int l = 0; l < lanes; l++) {
                 int nrecv, nsend;
-                if (trd_nap_step(n, lanes, k, s, v, l, &info, recv, &nrecv, send, &nsend)) {
+                if (trd_nap_step_list(n, lanes, rad, s, v, l, &info, recv, &nrecv, send, &nsend)) {
                     snprintf(why, whylen, "n=%d lanes=%d: trd_nap_step failed", n, lanes);
                     return why;
                 }
@@ -82,6 +83,14 @@ static const char *check_shape(int n, int lanes, char *why, size_t whylen)
                     if (ns >= MAXN * 64)
                         return "too many sends";
                     sends[ns++] = (msg){v, l, send[i].node, send[i].lane};
+                }
+                if (info.spread) { /* past the width: no exchange, the result below */
+                    if (nrecv || nsend) {
+                        snprintf(why, whylen, "n=%d lanes=%d step %d node %d: in the exchange", n,
+                                 lanes, s, v);
+                        return why;
+                    }
+                    continue;
                 }
                 /* lane l folds subgroups l, l+lanes, ...: own data for its own subgroup */
                 bits acc = {{0}};
@@ -125,9 +134,38 @@ static const char *check_shape(int n, int lanes, char *why, size_t whylen)
                 }
             }
         }
-        if (ns != nr) {
-            snprintf(why, whylen, "n=%d lanes=%d step %d: %d sends, %d receives", n, lanes, s, ns,
-                     nr);
+        /* a step narrower than its subgroups: the others take the result from
+         * a node of the width, which sends it to each of them once */
+        int nspread = 0;
+        for (int v = 0; v < n; v++) {
+            trd_nap_xfer from;
+            int nto;
+            if (trd_nap_spread(n, lanes, rad, s, v, &from, send, &nto))
+                return "trd_nap_spread failed";
+            for (int i = 0; i < nto; i++) {
+                trd_nap_xfer f2;
+                int n2;
+                static trd_nap_xfer to2[MAXN];
+                trd_nap_spread(n, lanes, rad, s, send[i].node, &f2, to2, &n2);
+                if (f2.node != v || f2.lane != send[i].lane || send[i].lane >= lanes) {
+                    snprintf(why, whylen, "n=%d lanes=%d step %d: %d sends to %d unmatched", n,
+                             lanes, s, v, send[i].node);
+                    return why;
+                }
+                nspread++;
+            }
+            if (from.node >= 0) {
+                nspread--;
+                if (add_disjoint(&next[v], &next[from.node])) {
+                    snprintf(why, whylen, "n=%d lanes=%d step %d node %d: spread onto data", n,
+                             lanes, s, v);
+                    return why;
+                }
+            }
+        }
+        if (ns != nr || nspread != 0) {
+            snprintf(why, whylen, "n=%d lanes=%d step %d: %d sends, %d receives, %d spread", n,
+                     lanes, s, ns, nr, nspread);
             return why;
         }
         qsort(sends, (size_t)ns, sizeof(msg), cmp_msg);
@@ -154,6 +192,16 @@ static const char *check_shape(int n, int lanes, char *why, size_t whylen)
         }
     }
     return NULL;
+}
+
+static const char *check_shape(int n, int lanes, char *why, size_t whylen)
+{
+    trd_nap_radices dflt = {1, {trd_nap_radix(lanes)}, {0}};
+    const char *err = check_shape_list(n, lanes, NULL, why, whylen);
+    /* the default list is the paper's constant radix */
+    if (!err && trd_nap_nsteps_list(n, lanes, NULL) != trd_nap_nsteps(n, dflt.k[0]))
+        err = "the default list's steps differ from the constant radix's";
+    return err;
 }
 
 static void test_every_shape(void)
@@ -203,11 +251,124 @@ static void test_paper_examples(void)
     CU_ASSERT_EQUAL(trd_nap_step(4, 4, 1, 0, 0, 0, &info, recv, &nr, send, &ns), -1);
 }
 
+/* A radix per step [FLEX §2.1.3, RM §4 on NAP §III]: every list the
+ * generator weighs, and lists with radices above the lanes, below them and
+ * repeating, over nodes 1..300 and lanes 1, 4, 16. */
+static void test_radix_lists(void)
+{
+    static const char *fixed[] = {"2",     "3",       "4,2",       "16,2,2",   "2,16",
+                                  "5,3,2", "7",       "3,3,3,3,2", "3,4/1",    "2/1",
+                                  "4,4/2", "5,3/2,2", "16,16/1",   "2,3/4,2/1"};
+    char why[256];
+    int failures = 0, shapes = 0;
+    for (int n = 1; n <= MAXN; n += n < 70 ? 1 : 7) {
+        for (int lanes = 1; lanes <= 16; lanes *= 4) {
+            trd_nap_radices r[64];
+            int nr = trd_nap_radix_lists(n, lanes, r, 64);
+            CU_ASSERT(nr >= 1);
+            for (int i = 0; i < nr + (int)(sizeof fixed / sizeof *fixed); i++) {
+                trd_nap_radices f;
+                if (i >= nr)
+                    CU_ASSERT_FATAL(trd_nap_radices_parse(fixed[i - nr], &f, NULL, 0) == 0);
+                const char *err = check_shape_list(n, lanes, i < nr ? &r[i] : &f, why, sizeof why);
+                shapes++;
+                if (err && failures++ < 5)
+                    fprintf(stderr, "%s (list %d)\n", err, i);
+            }
+        }
+    }
+    CU_ASSERT(shapes > 2000);
+    CU_ASSERT_EQUAL(failures, 0);
+}
+
+/* The lists' text, the steps they give, and the lists the generator weighs. */
+static void test_radix_text(void)
+{
+    trd_nap_radices r;
+    char buf[64], err[96];
+    CU_ASSERT_EQUAL(trd_nap_radices_parse("16,2,2", &r, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(r.n, 3);
+    CU_ASSERT_EQUAL(trd_nap_radix_at(&r, 16, 0), 16);
+    CU_ASSERT_EQUAL(trd_nap_radix_at(&r, 16, 5), 2); /* the last repeats */
+    CU_ASSERT_EQUAL(trd_nap_nsteps_list(64, 16, &r), 3);
+    CU_ASSERT_EQUAL(trd_nap_nsteps_list(256, 16, &r), 5);
+    trd_nap_radices_format(&r, buf, sizeof buf);
+    CU_ASSERT_STRING_EQUAL(buf, "16,2,2");
+    CU_ASSERT_EQUAL(trd_nap_radices_parse("", &r, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(r.n, 0);
+    CU_ASSERT_EQUAL(trd_nap_radix_at(&r, 16, 3), 16);
+    CU_ASSERT_EQUAL(trd_nap_radices_parse("16,1", &r, err, sizeof err), -1);
+    CU_ASSERT_STRING_EQUAL(err, "column 4: radix 1 is not in 2..4096");
+    CU_ASSERT_EQUAL(trd_nap_radices_parse("4;2", &r, err, sizeof err), -1);
+    CU_ASSERT_STRING_EQUAL(err, "column 2: expected ',' between radices");
+    CU_ASSERT_EQUAL(trd_nap_radices_parse("4,", &r, err, sizeof err), -1);
+    CU_ASSERT_STRING_EQUAL(err, "column 3: expected a radix >= 2");
+    CU_ASSERT_EQUAL(trd_nap_radices_parse("16,4/0", &r, err, sizeof err), -1);
+    CU_ASSERT_STRING_EQUAL(err, "column 6: width 0 is not in 1..4096");
+    CU_ASSERT_EQUAL(trd_nap_radices_parse("16,4/", &r, err, sizeof err), -1);
+    CU_ASSERT_STRING_EQUAL(err, "column 6: expected a width >= 1 after '/'");
+    CU_ASSERT_EQUAL(trd_nap_radices_parse("16,4/2", &r, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(trd_nap_width_at(&r, 0), 0);
+    CU_ASSERT_EQUAL(trd_nap_width_at(&r, 1), 2);
+    trd_nap_radices_format(&r, buf, sizeof buf);
+    CU_ASSERT_STRING_EQUAL(buf, "16,4/2");
+    /* the step of a list: 64 nodes as 16,2,2, the second step pairs leaf
+     * switches of 16 nodes: node 3 takes node 19's data on lane 1 */
+    trd_nap_xfer recv[16], send[64];
+    trd_nap_stepinfo info;
+    int nrecv, nsend;
+    CU_ASSERT_EQUAL(trd_nap_radices_parse("16,2,2", &r, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(trd_nap_step_list(64, 16, &r, 1, 3, 1, &info, recv, &nrecv, send, &nsend), 0);
+    CU_ASSERT_EQUAL(info.subsize, 16);
+    CU_ASSERT_EQUAL(info.nsub, 2);
+    CU_ASSERT_EQUAL(nrecv, 1);
+    CU_ASSERT_EQUAL(recv[0].node, 19);
+    /* the lists weighed for 64 nodes x 16: the default first, then
+     * non-increasing lists, none the same steps as the default (16,4) */
+    trd_nap_radices l[64];
+    int n = trd_nap_radix_lists(64, 16, l, 64);
+    CU_ASSERT_EQUAL(l[0].n, 0);
+    CU_ASSERT(n > 4);
+    int seen = 0;
+    for (int i = 1; i < n; i++) {
+        trd_nap_radices_format(&l[i], buf, sizeof buf);
+        CU_ASSERT(strcmp(buf, "16,4") != 0);
+        seen += !strcmp(buf, "16,2,2");
+        for (int k = 1; k < l[i].n; k++)
+            CU_ASSERT(l[i].k[k] <= l[i].k[k - 1]);
+    }
+    CU_ASSERT_EQUAL(seen, 1);
+    /* a width on the steps across the leaf switches: on 64 nodes x 16 as
+     * 16,4/2 the second step leaves nodes 2..15 of each leaf out, node 5
+     * takes the result from node 1 (lane 1 sends), node 1 sends to 3, 5, ...
+     * 15 on lanes 0, 1, ... 6 */
+    CU_ASSERT_EQUAL(trd_nap_radices_parse("16,4/2", &r, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(trd_nap_step_list(64, 16, &r, 1, 5, 0, &info, recv, &nrecv, send, &nsend), 0);
+    CU_ASSERT_EQUAL(info.spread, 1);
+    CU_ASSERT_EQUAL(nrecv + nsend, 0);
+    trd_nap_xfer from;
+    CU_ASSERT_EQUAL(trd_nap_spread(64, 16, &r, 1, 5, &from, send, &nsend), 0);
+    CU_ASSERT_EQUAL(from.node, 1);
+    CU_ASSERT_EQUAL(from.lane, 1);
+    CU_ASSERT_EQUAL(trd_nap_spread(64, 16, &r, 1, 17, &from, send, &nsend), 0);
+    CU_ASSERT_EQUAL(from.node, -1);
+    CU_ASSERT_EQUAL(nsend, 7);
+    CU_ASSERT_EQUAL(send[0].node, 19);
+    CU_ASSERT_EQUAL(send[6].node, 31);
+    CU_ASSERT_EQUAL(send[6].lane, 6);
+    int narrow = 0;
+    for (int i = 1; i < n; i++)
+        narrow += l[i].n == 2 && l[i].k[0] == 16 && l[i].k[1] == 4 && l[i].w[1] == 2;
+    CU_ASSERT_EQUAL(narrow, 1); /* 16,4/2 is weighed */
+}
+
 int main(void)
 {
     static const trd_test_case tests[] = {
         {"paper examples (Figs. 6-7)", test_paper_examples},
         {"every (nodes 1..300, ppn 1..20) shape", test_every_shape},
+        {"radix lists over nodes 1..300", test_radix_lists},
+        {"radix list text and steps", test_radix_text},
     };
     return trd_test_main("nap", tests, TRD_NTESTS(tests));
 }

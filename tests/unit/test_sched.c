@@ -204,7 +204,7 @@ static void test_every_algorithm(void)
             for (unsigned seed = 0; seed < 2; seed++, turn++)
                 check_shape_variants(a, nuneven[u], uneven[u], seed, turn);
     }
-    /* parameters: leader and lane algorithms, RM schedules, radices */
+    /* parameters: leader and lane algorithms, RM schedules, radices (NAP's per step) */
     int ppn4[8] = {4, 4, 4, 4, 4, 4, 4, 4}, ones[12] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
     const trd_algo *smp = trd_algo_find(TRD_COLL_ALLREDUCE, "smp", 3);
     const trd_algo *flex = trd_algo_find(TRD_COLL_ALLREDUCE, "flex", 4);
@@ -212,6 +212,7 @@ static void test_every_algorithm(void)
     const trd_algo *rx = trd_algo_find(TRD_COLL_ALLREDUCE, "shm:rx", 6);
     const trd_algo *tree = trd_algo_find(TRD_COLL_ALLREDUCE, "shm:tree", 8);
     const trd_algo *sa = trd_algo_find(TRD_COLL_BCAST, "scatter_allgather", 17);
+    const trd_algo *nap = trd_algo_find(TRD_COLL_ALLREDUCE, "nap", 3);
     struct {
         const trd_algo *a;
         const char *params;
@@ -231,6 +232,16 @@ static void test_every_algorithm(void)
         {rm, "m1g0a3,n1g0a2", 7, ones, 5, 40, 0, 1},
         {rm, "c2m2,a2,a3,e2m2", 7, ones, 0, 40, 0, 0},
         {rm, "a4,a3", 12, ones, 0, 40, 1, 0},
+        {nap, "4,2", 8, ppn4, 0, 333, 0, 1},
+        {nap, "2,4", 8, ppn4, 3, 333, 1, 1},
+        {nap, "3", 7, ppn4, 0, 77, 0, 1},
+        {nap, "5,2", 12, ones, 0, 40, 0, 1},
+        {nap, "2", 3, uneven[1], 1, 40, 1, 1},
+        {nap, "3,2", 6, uneven[3], 0, 333, 0, 1},
+        {nap, "2,4/1", 8, ppn4, 0, 333, 0, 1},
+        {nap, "3/1", 7, ppn4, 3, 77, 1, 1},
+        {nap, "2,3/2,2/1", 12, ones, 0, 40, 0, 1},
+        {nap, "2,2/1", 6, uneven[3], 1, 333, 1, 1},
         {rx, "4", 1, ppn4, 0, 3333, 0, 0},
         {rx, "1,2,1,2", 1, ppn4, 0, 333, 1, 0},
         {tree, "3", 1, ppn4, 0, 3333, 1, 0},
@@ -272,25 +283,28 @@ static void test_large(void)
 {
     static int uniform[4096];
     static const struct {
-        const char *alg;
+        const char *alg, *params;
         int nnodes, ppn;
         size_t count;
         int commutative;
     } big[] = {
-        {"rd", 4096, 1, 7, 1},
-        {"rd", 4093, 1, 5, 0},
-        {"rabenseifner", 4096, 1, 4099, 1},
-        {"rabenseifner", 4093, 1, 9, 1},
-        {"rm", 4096, 1, 5, 0},
-        {"rm", 4093, 1, 5, 1},
-        {"nap", 4096, 1, 3, 1},
-        {"nap", 256, 16, 33, 1},
-        {"nap", 1021, 4, 5, 1},
-        {"smp", 512, 8, 9, 1},
-        {"flex", 512, 8, 1000, 1},
-        {"hring", 256, 16, 2000, 1},
-        {"ring", 1024, 1, 2051, 1},
-        {"ring", 64, 16, 2051, 1},
+        {"rd", "", 4096, 1, 7, 1},
+        {"rd", "", 4093, 1, 5, 0},
+        {"rabenseifner", "", 4096, 1, 4099, 1},
+        {"rabenseifner", "", 4093, 1, 9, 1},
+        {"rm", "", 4096, 1, 5, 0},
+        {"rm", "", 4093, 1, 5, 1},
+        {"nap", "", 4096, 1, 3, 1},
+        {"nap", "", 256, 16, 33, 1},
+        {"nap", "", 1021, 4, 5, 1},
+        /* the radix lists auto picks on bluewaters64 and bluewaters256 */
+        {"nap", "16,4/2", 64, 16, 33, 1},
+        {"nap", "16,16/1", 256, 16, 33, 1},
+        {"smp", "", 512, 8, 9, 1},
+        {"flex", "", 512, 8, 1000, 1},
+        {"hring", "", 256, 16, 2000, 1},
+        {"ring", "", 1024, 1, 2051, 1},
+        {"ring", "", 64, 16, 2051, 1},
     };
     for (size_t i = 0; i < sizeof big / sizeof *big; i++) {
         const trd_algo *a = trd_algo_find(TRD_COLL_ALLREDUCE, big[i].alg, strlen(big[i].alg));
@@ -298,10 +312,11 @@ static void test_large(void)
             uniform[v] = big[i].ppn;
         trd_call call = {TRD_COLL_ALLREDUCE, big[i].count, 8, 0, 0, big[i].commutative, 0};
         clock_t t0 = clock();
-        CU_ASSERT(check_one(a, "", big[i].nnodes, uniform, 0, call, &mems[0], 2) == 1);
-        fprintf(stderr, "\n    %s on %d x %d ranks, %zu elements, called twice: verified in %.2f s",
-                big[i].alg, big[i].nnodes, big[i].ppn, big[i].count,
-                (double)(clock() - t0) / CLOCKS_PER_SEC);
+        CU_ASSERT(check_one(a, big[i].params, big[i].nnodes, uniform, 0, call, &mems[0], 2) == 1);
+        fprintf(stderr,
+                "\n    %s%s%s on %d x %d ranks, %zu elements, called twice: verified in %.2f s",
+                big[i].alg, *big[i].params ? ":" : "", big[i].params, big[i].nnodes, big[i].ppn,
+                big[i].count, (double)(clock() - t0) / CLOCKS_PER_SEC);
     }
 }
 
