@@ -286,17 +286,11 @@ static void write_args(void *ctx, unsigned stamp)
     bench_write_values(c->x, (size_t)c->count, stamp);
 }
 
-static double sum_of(size_t i, unsigned stamp, size_t unused)
-{
-    (void)unused;
-    return bench_sum_values(i, stamp);
-}
-
 /* --verify: the call's result is the sum of the values written. */
 static void verify_args(void *ctx, int who, unsigned stamp)
 {
     const struct args *c = ctx;
-    bench_verify_values(c->y, (size_t)c->count, sum_of, 0, stamp,
+    bench_verify_values(c->y, (size_t)c->count, bench_sum_of, 0, stamp,
                         who < nlibs ? libs[who].name : "PMPI_Allreduce");
 }
 

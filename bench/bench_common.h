@@ -531,6 +531,14 @@ static inline double bench_sum_values(size_t i, unsigned stamp)
     return s;
 }
 
+/* bench_sum_values as an expected value of bench_verify_values (arg unused):
+ * an allreduce's result. */
+static inline double bench_sum_of(size_t i, unsigned stamp, size_t unused)
+{
+    (void)unused;
+    return bench_sum_values(i, stamp);
+}
+
 /* Compares the n doubles of y with expected(i, stamp, arg) for --verify;
  * aborts the job, naming routine, at the first that differs. */
 static inline void bench_verify_values(const double *y, size_t n,

@@ -95,17 +95,11 @@ static void write_args(void *ctx, unsigned stamp)
     bench_write_values(c->x, (size_t)c->count, stamp);
 }
 
-static double sum_of(size_t i, unsigned stamp, size_t unused)
-{
-    (void)unused;
-    return bench_sum_values(i, stamp);
-}
-
 /* --verify: the call's result is the sum of the values written. */
 static void verify_args(void *ctx, int who, unsigned stamp)
 {
     const struct args *c = ctx;
-    bench_verify_values(c->y, (size_t)c->count, sum_of, 0, stamp, way_name[who]);
+    bench_verify_values(c->y, (size_t)c->count, bench_sum_of, 0, stamp, way_name[who]);
 }
 
 /* Call k of round i: each way once per round, starting one further each
