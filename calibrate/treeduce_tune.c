@@ -426,31 +426,49 @@ int main(int argc, char **argv)
                 TRD_VERSION, b.m.name, np, jobn, b.m.nnodes, nsh, nsh == 1 ? "" : "s",
                 nsh ? ntab / nsh : 0, nsh && ntab / nsh == 1 ? "" : "s", clk.steps,
                 a.o.budget_s > 0 ? ", within the budget" : "");
-    int t = 0, state[2] = {0, 0}; /* stopped, code */
-    for (int s = 0; s < nsh && !state[0] && !state[1]; s++) {
-        MPI_Comm sub;
-        int in = in_shape(node, np, b.m.nnodes, sh[s], me);
-        MPI_Comm_split(MPI_COMM_WORLD, in ? 0 : MPI_UNDEFINED, me, &sub);
-        for (int i = 0; i < a.o.ncolls && in && !clk.stopped; i++) {
-            int c = a.o.coll[i];
-            tab[t].coll = c;
-            tab[t].nnodes = sh[s].nnodes;
-            tab[t].ppn = sh[s].ppn;
-            if (tune_measure(&b.m, &a.o, sub, &tab[t], &clk) != MPI_SUCCESS) {
-                if (me == 0)
-                    fprintf(stderr,
-                            "treeduce-tune: %s %dx%d: the runtime cannot set up the "
-                            "communicator\n",
-                            trd_coll_name(c), sh[s].nnodes, sh[s].ppn);
-                state[1] = EXIT_MPI;
-                break;
+    /* the passes over every table in turn, so that a table's passes lie
+     * the whole run apart (treeduce-tune(1), --passes), then each table's
+     * winners and their bisection */
+    int state[2] = {0, 0}, nt = 0; /* stopped, code; tables rank 0 began */
+    for (int k = 0; k <= a.o.passes && !state[1]; k++) {
+        int finish = k == a.o.passes, t = 0;
+        if (!finish && state[0])
+            continue;
+        for (int s = 0; s < nsh && !state[1]; s++) {
+            MPI_Comm sub;
+            int in = in_shape(node, np, b.m.nnodes, sh[s], me);
+            MPI_Comm_split(MPI_COMM_WORLD, in ? 0 : MPI_UNDEFINED, me, &sub);
+            for (int i = 0; i < a.o.ncolls && in; i++, t++) {
+                int c = a.o.coll[i], rc;
+                if (k == 0) {
+                    tab[t].coll = c;
+                    tab[t].nnodes = sh[s].nnodes;
+                    tab[t].ppn = sh[s].ppn;
+                } else if (!finish && tab[t].passes_done < k) {
+                    continue; /* the budget cut an earlier pass of it */
+                }
+                if (finish)
+                    rc = tune_finish(&b.m, &a.o, sub, &tab[t], &clk, !state[0]);
+                else if (clk.stopped)
+                    continue;
+                else if ((rc = tune_measure(&b.m, &a.o, sub, &tab[t], &clk, k)) == MPI_SUCCESS &&
+                         k == 0)
+                    nt = t + 1;
+                if (rc != MPI_SUCCESS) {
+                    if (me == 0)
+                        fprintf(stderr,
+                                "treeduce-tune: %s %dx%d: the runtime cannot set up the "
+                                "communicator\n",
+                                trd_coll_name(c), sh[s].nnodes, sh[s].ppn);
+                    state[1] = EXIT_MPI;
+                    break;
+                }
             }
-            t++;
+            if (sub != MPI_COMM_NULL)
+                MPI_Comm_free(&sub);
+            state[0] = state[0] || clk.stopped;
+            MPI_Bcast(state, 2, MPI_INT, 0, MPI_COMM_WORLD);
         }
-        if (sub != MPI_COMM_NULL)
-            MPI_Comm_free(&sub);
-        state[0] = clk.stopped;
-        MPI_Bcast(state, 2, MPI_INT, 0, MPI_COMM_WORLD);
     }
     code = state[1];
 
@@ -476,7 +494,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "treeduce-tune: measured in %.1f s%s:\n", MPI_Wtime() - clk.start,
                 clk.stopped ? " (the budget ran out)" : "");
         int kept = 0, wrong = 0;
-        for (int i = 0; i < t; i++) {
+        for (int i = 0; i < nt; i++) {
             int first = w.nranges;
             if (tab[i].complete && add_ranges(&tab[i], &w, TRD_WISDOM_MAX_RANGES) != 0) {
                 fprintf(stderr, "treeduce-tune: more than %d ranges\n", TRD_WISDOM_MAX_RANGES);
@@ -493,7 +511,7 @@ int main(int argc, char **argv)
             fprintf(stderr,
                     "treeduce-tune: wrote %s: %d range%s of %d table%s (%d of %d planned)%s\n",
                     a.output ? a.output : defname, w.nranges, w.nranges == 1 ? "" : "s", kept,
-                    kept == 1 ? "" : "s", t, ntab,
+                    kept == 1 ? "" : "s", nt, ntab,
                     wrong ? "; some candidates gave wrong results (above)" : "");
         free(w.hosts);
         free(w.range);

@@ -11,11 +11,12 @@
  * as an application repeating a call does; each call follows a barrier, and
  * every call's time is the slowest rank's (one MAX reduction at the end of
  * the size); a candidate's time is its median.  A candidate more than twice
- * as slow as the fastest at two consecutive sizes is dropped for the larger
- * ones.
+ * as slow as the fastest at two consecutive sizes in the first pass is
+ * dropped for the larger ones.
  * Before each timed call (and each warm-up call) every rank writes the
  * call's input, as an application does (write_input).
- * Each change of winner between two grid sizes is then bisected between the
+ * After the passes (treeduce_tune.c runs each over every table in turn),
+ * each change of winner between two grid sizes is bisected between the
  * two winners and the MPI library's routine, at the geometric middle in whole
  * doubles, until the sizes are within 2^(1/4).
  */
@@ -90,13 +91,10 @@ typedef struct ctx {
     int rank, size;
     tune_table *t;
     tune_clock *clk;
-    double *send, *recv, *ref;   /* send: the input; recv: the output; ref: the library's */
-    double *times;               /* [ncands * MAX_ITERS] */
-    int *dead;                   /* [ncands] wrong: never chosen */
-    int *slow;                   /* [ncands] consecutive sizes much slower than the best */
-    int *gn;                     /* [ngrid] candidates timed at each size of the grid */
-    int (*gidx)[TUNE_MAX_CANDS]; /* [ngrid] and which */
-    double (*pus)[TUNE_MAX_PASSES][TUNE_MAX_CANDS]; /* [ngrid] each pass's times, by candidate */
+    double *send, *recv, *ref; /* send: the input; recv: the output; ref: the library's */
+    double *times;             /* [ncands * MAX_ITERS] */
+    int *dead;                 /* [ncands] wrong: never chosen */
+    int *slow;                 /* [ncands] consecutive sizes much slower than the best */
 } ctx;
 
 /* Whether spec, a candidate of collective coll, is the MPI library's routine. */
@@ -445,16 +443,38 @@ static int cmp_point(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int tune_measure(const trd_machine *m, const tune_opts *o, MPI_Comm comm, tune_table *t,
-                 tune_clock *clk)
-{
-    ctx x = {m, o, comm, 0, 0, t, clk, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
-    MPI_Comm_rank(comm, &x.rank);
-    MPI_Comm_size(comm, &x.size);
-    double t_start = MPI_Wtime();
-    t->npoints = t->complete = t->wrong = 0;
+/* What one table keeps between its passes. */
+struct tune_state {
+    int ngrid;
     size_t grid[TUNE_MAX_POINTS];
-    int ngrid = tune_grid(o, t->coll, x.size, grid, TUNE_MAX_POINTS);
+    int *dead, *slow, *gn;                          /* gn: candidates timed at each size */
+    int (*gidx)[TUNE_MAX_CANDS];                    /* and which */
+    double (*pus)[TUNE_MAX_PASSES][TUNE_MAX_CANDS]; /* each pass's times, by candidate */
+};
+
+static void state_free(tune_table *t)
+{
+    tune_state *st = t->st;
+    if (!st)
+        return;
+    free(st->dead);
+    free(st->slow);
+    free(st->gn);
+    free(st->gidx);
+    free(st->pus);
+    free(st);
+    t->st = NULL;
+}
+
+/* The table's candidates and grid, and its state, for the first pass;
+ * t->st stays NULL where there is nothing to measure (t->complete). */
+static int state_open(const trd_machine *m, const tune_opts *o, MPI_Comm comm, int size,
+                      tune_table *t)
+{
+    t->npoints = t->complete = t->wrong = t->passes_done = 0;
+    t->seconds = 0;
+    size_t grid[TUNE_MAX_POINTS];
+    int ngrid = tune_grid(o, t->coll, size, grid, TUNE_MAX_POINTS);
     char all[TUNE_MAX_CANDS][TRD_CANDIDATE_MAX];
     int nall = trd_candidates(m, comm, t->coll, all, TUNE_MAX_CANDS);
     if (nall < 0)
@@ -467,77 +487,149 @@ int tune_measure(const trd_machine *m, const tune_opts *o, MPI_Comm comm, tune_t
         t->complete = 1;
         return MPI_SUCCESS;
     }
-    size_t maxcount = grid[ngrid - 1] / 8;
-    size_t ns = send_elems(t->coll, maxcount, x.size), nr = recv_elems(t->coll, maxcount, x.size);
-    x.send = malloc(ns * sizeof(double));
-    x.recv = malloc(nr * sizeof(double));
-    x.ref = malloc(nr * sizeof(double));
-    x.times = malloc((size_t)t->ncands * MAX_ITERS * sizeof(double));
-    x.dead = calloc((size_t)t->ncands, sizeof(int));
-    x.slow = calloc((size_t)t->ncands, sizeof(int));
-    x.gn = calloc((size_t)ngrid, sizeof *x.gn);
-    x.gidx = malloc((size_t)ngrid * sizeof *x.gidx);
-    x.pus = malloc((size_t)ngrid * sizeof *x.pus);
-    int rc = MPI_ERR_NO_MEM, stop = 0;
-    if (!x.send || !x.recv || !x.ref || !x.times || !x.dead || !x.slow || !x.gn || !x.gidx ||
-        !x.pus)
-        goto out;
+    tune_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return MPI_ERR_NO_MEM;
+    t->st = st;
+    st->ngrid = ngrid;
+    memcpy(st->grid, grid, (size_t)ngrid * sizeof grid[0]);
+    st->dead = calloc((size_t)t->ncands, sizeof(int));
+    st->slow = calloc((size_t)t->ncands, sizeof(int));
+    st->gn = calloc((size_t)ngrid, sizeof *st->gn);
+    st->gidx = malloc((size_t)ngrid * sizeof *st->gidx);
+    st->pus = malloc((size_t)ngrid * sizeof *st->pus);
+    if (!st->dead || !st->slow || !st->gn || !st->gidx || !st->pus) {
+        state_free(t);
+        return MPI_ERR_NO_MEM;
+    }
+    return MPI_SUCCESS;
+}
+
+/* The buffers of one sitting of a table, for the largest size of its grid. */
+static int ctx_open(ctx *x, const trd_machine *m, const tune_opts *o, MPI_Comm comm, tune_table *t,
+                    tune_clock *clk)
+{
+    tune_state *st = t->st;
+    *x = (ctx){m, o, comm, 0, 0, t, clk, NULL, NULL, NULL, NULL, st->dead, st->slow};
+    MPI_Comm_rank(comm, &x->rank);
+    MPI_Comm_size(comm, &x->size);
+    size_t maxcount = st->grid[st->ngrid - 1] / 8;
+    size_t ns = send_elems(t->coll, maxcount, x->size), nr = recv_elems(t->coll, maxcount, x->size);
+    x->send = malloc(ns * sizeof(double));
+    x->recv = malloc(nr * sizeof(double));
+    x->ref = malloc(nr * sizeof(double));
+    x->times = malloc((size_t)t->ncands * MAX_ITERS * sizeof(double));
+    if (!x->send || !x->recv || !x->ref || !x->times)
+        return MPI_ERR_NO_MEM;
     /* values in [0, 1), different on every rank, the same in every run */
-    uint64_t s = 0x9e3779b97f4a7c15ull * (uint64_t)(x.rank + 1);
+    uint64_t s = 0x9e3779b97f4a7c15ull * (uint64_t)(x->rank + 1);
     for (size_t i = 0; i < ns; i++) {
         s = s * 6364136223846793005ull + 1442695040888963407ull;
-        x.send[i] = (double)(s >> 11) / 9007199254740992.0;
+        x->send[i] = (double)(s >> 11) / 9007199254740992.0;
     }
+    return MPI_SUCCESS;
+}
+
+static void ctx_close(ctx *x)
+{
+    free(x->send);
+    free(x->recv);
+    free(x->ref);
+    free(x->times);
+}
+
+int tune_measure(const trd_machine *m, const tune_opts *o, MPI_Comm comm, tune_table *t,
+                 tune_clock *clk, int pass)
+{
+    double t_start = MPI_Wtime();
+    int rc, stop = 0;
+    if (pass == 0) {
+        int size;
+        MPI_Comm_size(comm, &size);
+        if ((rc = state_open(m, o, comm, size, t)) != MPI_SUCCESS)
+            return rc;
+    }
+    tune_state *st = t->st;
+    if (!st)
+        return MPI_SUCCESS;
+    ctx x;
+    if ((rc = ctx_open(&x, m, o, comm, t, clk)) != MPI_SUCCESS)
+        goto out;
     int idx[TUNE_MAX_CANDS];
     double us[TUNE_MAX_CANDS];
-    rc = MPI_SUCCESS;
-    /* the grid, o->passes times over: a candidate dropped as slow in the
-     * first is not timed again at that size */
-    for (int k = 0; k < o->passes && !stop && rc == MPI_SUCCESS; k++)
-        for (int g = 0; g < ngrid; g++) {
-            int n = 0;
-            if (k == 0) {
-                for (int i = 0; i < t->ncands; i++)
-                    if (!x.dead[i] && x.slow[i] < SLOW_SIZES)
-                        x.gidx[g][x.gn[g]++] = i;
-            }
-            /* the first pass's candidates, less those found wrong since */
-            for (int i = 0; i < x.gn[g]; i++)
-                if (!x.dead[x.gidx[g][i]])
-                    idx[n++] = x.gidx[g][i];
-            if ((rc = measure_size(&x, idx, n, grid[g], us, &stop, "")) != MPI_SUCCESS || stop)
-                break;
-            clk->done++;
-            for (int i = 0; i < TUNE_MAX_CANDS; i++)
-                x.pus[g][k][i] = INFINITY;
-            for (int i = 0; i < n; i++)
-                x.pus[g][k][idx[i]] = us[i];
-            if (k > 0)
-                continue;
-            tune_point p;
-            pick(&x, idx, n, us, grid[g], -1, &p);
-            for (int i = 0; i < n; i++)
-                x.slow[idx[i]] = p.win >= 0 && isfinite(us[i]) && us[i] > SLOW_FACTOR * p.us
-                                     ? x.slow[idx[i]] + 1
-                                     : 0;
-        }
-    /* each size's winner from every pass */
-    for (int g = 0; g < ngrid && !stop && rc == MPI_SUCCESS; g++) {
+    /* a candidate dropped as slow in the first pass is not timed again at
+     * that size */
+    for (int g = 0; g < st->ngrid; g++) {
         int n = 0;
-        for (int i = 0; i < x.gn[g]; i++)
-            if (!x.dead[x.gidx[g][i]])
-                idx[n++] = x.gidx[g][i];
-        combine(x.pus[g], o->passes, idx, n, us);
+        if (pass == 0)
+            for (int i = 0; i < t->ncands; i++)
+                if (!x.dead[i] && x.slow[i] < SLOW_SIZES)
+                    st->gidx[g][st->gn[g]++] = i;
+        /* the first pass's candidates, less those found wrong since */
+        for (int i = 0; i < st->gn[g]; i++)
+            if (!x.dead[st->gidx[g][i]])
+                idx[n++] = st->gidx[g][i];
+        if ((rc = measure_size(&x, idx, n, st->grid[g], us, &stop, "")) != MPI_SUCCESS || stop)
+            break;
+        clk->done++;
+        for (int i = 0; i < TUNE_MAX_CANDS; i++)
+            st->pus[g][pass][i] = INFINITY;
+        for (int i = 0; i < n; i++)
+            st->pus[g][pass][idx[i]] = us[i];
+        if (pass > 0)
+            continue;
+        tune_point p;
+        pick(&x, idx, n, us, st->grid[g], -1, &p);
+        for (int i = 0; i < n; i++)
+            x.slow[idx[i]] = p.win >= 0 && isfinite(us[i]) && us[i] > SLOW_FACTOR * p.us
+                                 ? x.slow[idx[i]] + 1
+                                 : 0;
+    }
+    if (rc == MPI_SUCCESS && !stop)
+        t->passes_done++;
+out:
+    if (stop) /* every rank of comm saw it */
+        clk->stopped = 1;
+    ctx_close(&x);
+    t->seconds += MPI_Wtime() - t_start;
+    return rc;
+}
+
+int tune_finish(const trd_machine *m, const tune_opts *o, MPI_Comm comm, tune_table *t,
+                tune_clock *clk, int bisect)
+{
+    double t_start = MPI_Wtime();
+    tune_state *st = t->st;
+    int rc, stop = 0;
+    if (!st)
+        return MPI_SUCCESS;
+    if (t->passes_done == 0) { /* no pass covered the grid: left out */
+        state_free(t);
+        return MPI_SUCCESS;
+    }
+    ctx x;
+    if ((rc = ctx_open(&x, m, o, comm, t, clk)) != MPI_SUCCESS)
+        goto out;
+    int idx[TUNE_MAX_CANDS];
+    double us[TUNE_MAX_CANDS];
+    /* each size's winner from the passes measured */
+    for (int g = 0; g < st->ngrid; g++) {
+        int n = 0;
+        for (int i = 0; i < st->gn[g]; i++)
+            if (!x.dead[st->gidx[g][i]])
+                idx[n++] = st->gidx[g][i];
+        combine(st->pus[g], t->passes_done, idx, n, us);
         tune_point *p = &t->point[t->npoints];
-        pick(&x, idx, n, us, grid[g], t->npoints ? t->point[t->npoints - 1].win : -1, p);
+        pick(&x, idx, n, us, st->grid[g], t->npoints ? t->point[t->npoints - 1].win : -1, p);
         if (p->win >= 0) /* else nothing ran this size: its neighbours' ranges cover it */
             t->npoints++;
     }
     drop_dead(&x);
     /* bisect each change of winner between neighbouring sizes, in passes
      * over the sorted points until none is left: a middle that the MPI
-     * library's routine wins makes two changes of winner of one */
-    for (int more = 1; more && !stop && rc == MPI_SUCCESS;) {
+     * library's routine wins makes two changes of winner of one; a budget
+     * that runs out keeps the points measured */
+    for (int more = bisect; more && !stop && rc == MPI_SUCCESS;) {
         more = 0;
         qsort(t->point, (size_t)t->npoints, sizeof t->point[0], cmp_point);
         for (int g = 0, n0 = t->npoints; g + 1 < n0 && t->npoints < TUNE_MAX_POINTS; g++) {
@@ -563,23 +655,16 @@ int tune_measure(const trd_machine *m, const tune_opts *o, MPI_Comm comm, tune_t
             more = 1;
         }
     }
-    if (rc == MPI_SUCCESS && !stop) {
+    if (rc == MPI_SUCCESS) {
         drop_dead(&x);
         qsort(t->point, (size_t)t->npoints, sizeof t->point[0], cmp_point);
         t->complete = 1;
     }
 out:
-    if (stop) /* every rank of comm saw it */
+    if (stop)
         clk->stopped = 1;
-    t->seconds = MPI_Wtime() - t_start;
-    free(x.send);
-    free(x.recv);
-    free(x.ref);
-    free(x.times);
-    free(x.dead);
-    free(x.slow);
-    free(x.gn);
-    free(x.gidx);
-    free(x.pus);
+    ctx_close(&x);
+    state_free(t);
+    t->seconds += MPI_Wtime() - t_start;
     return rc;
 }

@@ -45,6 +45,8 @@ typedef struct tune_point {
     double us, runner_us;
 } tune_point;
 
+typedef struct tune_state tune_state; /* a table's, between its passes (tune_measure.c) */
+
 typedef struct tune_table {
     int coll, nnodes, ppn;
     int ncands;
@@ -54,6 +56,8 @@ typedef struct tune_table {
     int complete; /* every size measured */
     int wrong;    /* candidates that gave a wrong result */
     double seconds;
+    int passes_done; /* passes over the whole grid */
+    tune_state *st;  /* NULL once finished */
 } tune_table;
 
 /* The budget and the progress, kept by rank 0 of the job (rank 0 of every
@@ -68,12 +72,20 @@ typedef struct tune_clock {
  * on nranks ranks into bytes[0..cap); returns how many. */
 int tune_grid(const tune_opts *o, int coll, int nranks, size_t *bytes, int cap);
 
-/* Measure t->coll on comm (every rank of comm calls it; t->nnodes, t->ppn
- * its shape) with machine m: candidates, grid, bisection of each change of
- * winner.  t->complete 0 where the budget cut it short (c->stopped is then
- * set on rank 0 of comm).  Returns MPI_SUCCESS or an MPI error code. */
+/* One pass over t's grid (pass 0 .. o->passes - 1, in order; pass 0 sets
+ * up the table's candidates and grid), for t->coll on comm (every rank of
+ * comm calls it; t->nnodes, t->ppn its shape) with machine m.  Where the
+ * budget runs out, c->stopped is set (on every rank of comm) and the pass
+ * does not count.  Returns MPI_SUCCESS or an MPI error code. */
 int tune_measure(const trd_machine *m, const tune_opts *o, MPI_Comm comm, tune_table *t,
-                 tune_clock *c);
+                 tune_clock *c, int pass);
+
+/* After the passes: each size's winner from every pass done, then (where
+ * bisect) each change of winner bisected.  t->complete where at least one
+ * pass covered the grid.  Frees what the passes kept.  Returns MPI_SUCCESS
+ * or an MPI error code. */
+int tune_finish(const trd_machine *m, const tune_opts *o, MPI_Comm comm, tune_table *t,
+                tune_clock *c, int bisect);
 
 /* Whether spec (a candidate) is kept by the --candidates of o for coll. */
 int tune_spec_kept(const tune_opts *o, int coll, const char *spec);
