@@ -1132,6 +1132,25 @@ static void test_one_node_single_copy_steps(void)
             }
 }
 
+/* bcast shm from root on one node of p ranks, count doubles, reads and
+ * writes of other ranks' buffers allowed, planned into *s on *st and proved;
+ * the caller frees both. */
+static void plan_bcast_one_node(const trd_algo *bc, int p, size_t count, int root,
+                                trd_shape_store *st, trd_sched *s)
+{
+    char why[512];
+    int ppn[1] = {p};
+    trd_call call = {TRD_COLL_BCAST, count, 8, root, 0, 1, 0};
+    CU_ASSERT_FATAL(trd_shape_init(st, 1, ppn, 0) == 0);
+    st->s.cma = TRD_CMA_READ | TRD_CMA_WRITE;
+    CU_ASSERT_FATAL(trd_plan(s, bc, "", &st->s, &call, -1, why, sizeof why) == 0);
+    trd_verify_opts o = {NULL, 0, 2};
+    int rc = trd_sched_verify(s, &st->s, &o, why, sizeof why);
+    if (rc)
+        fprintf(stderr, "\n  bcast shm, %d ranks, count %zu, root %d: %s\n", p, count, root, why);
+    CU_ASSERT_EQUAL(rc, TRD_OK);
+}
+
 /* Bcast on one node by single copy with writes allowed: from 1 MiB the root
  * writes the last 1/p of the message into the others' buffers while they
  * read the rest from its buffer (the root's core copies too); below, only
@@ -1146,18 +1165,8 @@ static void test_one_node_bcast_split(void)
             for (int root = 0; root < p; root += p - 1) {
                 trd_shape_store st;
                 trd_sched s;
-                char why[512];
-                int ppn[1] = {p}, writes = 0;
-                trd_call call = {TRD_COLL_BCAST, counts[k], 8, root, 0, 1, 0};
-                CU_ASSERT_FATAL(trd_shape_init(&st, 1, ppn, 0) == 0);
-                st.s.cma = TRD_CMA_READ | TRD_CMA_WRITE;
-                CU_ASSERT_FATAL(trd_plan(&s, bc, "", &st.s, &call, -1, why, sizeof why) == 0);
-                trd_verify_opts o = {NULL, 0, 2};
-                int rc = trd_sched_verify(&s, &st.s, &o, why, sizeof why);
-                if (rc)
-                    fprintf(stderr, "\n  bcast shm, %d ranks, count %zu, root %d: %s\n", p,
-                            counts[k], root, why);
-                CU_ASSERT_EQUAL(rc, TRD_OK);
+                int writes = 0;
+                plan_bcast_one_node(bc, p, counts[k], root, &st, &s);
                 size_t n;
                 const trd_sstep *ops = trd_sched_ops(&s, root, &n);
                 for (size_t i = 0; i < n; i++)
@@ -1184,18 +1193,7 @@ static void test_one_node_mid_sizes(void)
             for (int root = 0; root < p; root += p - 1) {
                 trd_shape_store st;
                 trd_sched s;
-                char why[512];
-                int ppn[1] = {p};
-                trd_call call = {TRD_COLL_BCAST, counts[k], 8, root, 0, 1, 0};
-                CU_ASSERT_FATAL(trd_shape_init(&st, 1, ppn, 0) == 0);
-                st.s.cma = TRD_CMA_READ | TRD_CMA_WRITE;
-                CU_ASSERT_FATAL(trd_plan(&s, bc, "", &st.s, &call, -1, why, sizeof why) == 0);
-                trd_verify_opts o = {NULL, 0, 2};
-                int rc = trd_sched_verify(&s, &st.s, &o, why, sizeof why);
-                if (rc)
-                    fprintf(stderr, "\n  bcast shm, %d ranks, count %zu, root %d: %s\n", p,
-                            counts[k], root, why);
-                CU_ASSERT_EQUAL(rc, TRD_OK);
+                plan_bcast_one_node(bc, p, counts[k], root, &st, &s);
                 CU_ASSERT_EQUAL(s.direct, 0);
                 /* 2 KiB chunks: 8 KiB in 4 epochs or more */
                 CU_ASSERT(s.nepochs[0] >= (int)(counts[k] * 8 / 2048));
