@@ -505,6 +505,17 @@ static int state_open(const trd_machine *m, const tune_opts *o, MPI_Comm comm, i
     return MPI_SUCCESS;
 }
 
+/* The candidates timed at grid size g in the first pass, less those found
+ * wrong since, into idx; returns how many. */
+static int live_at(const tune_state *st, int g, int *idx)
+{
+    int n = 0;
+    for (int i = 0; i < st->gn[g]; i++)
+        if (!st->dead[st->gidx[g][i]])
+            idx[n++] = st->gidx[g][i];
+    return n;
+}
+
 /* The buffers of one sitting of a table, for the largest size of its grid. */
 static int ctx_open(ctx *x, const trd_machine *m, const tune_opts *o, MPI_Comm comm, tune_table *t,
                     tune_clock *clk)
@@ -560,15 +571,11 @@ int tune_measure(const trd_machine *m, const tune_opts *o, MPI_Comm comm, tune_t
     /* a candidate dropped as slow in the first pass is not timed again at
      * that size */
     for (int g = 0; g < st->ngrid; g++) {
-        int n = 0;
         if (pass == 0)
             for (int i = 0; i < t->ncands; i++)
                 if (!x.dead[i] && x.slow[i] < SLOW_SIZES)
                     st->gidx[g][st->gn[g]++] = i;
-        /* the first pass's candidates, less those found wrong since */
-        for (int i = 0; i < st->gn[g]; i++)
-            if (!x.dead[st->gidx[g][i]])
-                idx[n++] = st->gidx[g][i];
+        int n = live_at(st, g, idx);
         if ((rc = measure_size(&x, idx, n, st->grid[g], us, &stop, "")) != MPI_SUCCESS || stop)
             break;
         clk->done++;
@@ -614,10 +621,7 @@ int tune_finish(const trd_machine *m, const tune_opts *o, MPI_Comm comm, tune_ta
     double us[TUNE_MAX_CANDS];
     /* each size's winner from the passes measured */
     for (int g = 0; g < st->ngrid; g++) {
-        int n = 0;
-        for (int i = 0; i < st->gn[g]; i++)
-            if (!x.dead[st->gidx[g][i]])
-                idx[n++] = st->gidx[g][i];
+        int n = live_at(st, g, idx);
         combine(st->pus[g], t->passes_done, idx, n, us);
         tune_point *p = &t->point[t->npoints];
         pick(&x, idx, n, us, st->grid[g], t->npoints ? t->point[t->npoints - 1].win : -1, p);
