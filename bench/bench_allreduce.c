@@ -27,6 +27,10 @@
  * builds' libtreeduce_MACHINE.so instead and times their trd_MACHINE_allreduce
  * (with two: new, old, MPI, then old, new, MPI, ...); the table adds old_us
  * and new/old, NEW's time over OLD's.
+ * --lib mpi as OLD times the MPI library's own routines a second time, as a
+ * routine of their own in turn with the others: old_us against mpi_us is
+ * what the run's noise alone makes of one routine timed twice, the yardstick
+ * for a new/old or speed-up near 1.
  *
  * --also NAME times a third routine in turn with the others: the (first)
  * library's allreduce with algorithm NAME (trd_MACHINE_allreduce_with, as
@@ -381,7 +385,8 @@ int main(int argc, char **argv)
             "  --copy-bytes 0 skips the memory bandwidth measurement and the "
             "bound;\n"
             "  --lib: a libtreeduce_MACHINE.so to time instead of MPI_Allreduce; "
-            "twice:\n  NEW's and OLD's side by side;\n"
+            "twice:\n  NEW's and OLD's side by side; --lib mpi as the second: the MPI library's "
+            "routine\n  timed twice;\n"
             "  --also NAME: also the (first) library's allreduce with algorithm NAME, e.g. "
             "repro;\n"
             "  --also all: every algorithm that can be forced, and the fastest of them;\n"

@@ -299,8 +299,23 @@ static inline void bench_lib_open(int l, const char *path)
                 libs[k].path);
 }
 
+/* libs[l] as the MPI library's own routines (--lib mpi), called through
+ * PMPI_ as a routine of their own: timed in turn with the others like a
+ * library, so that old_us beside mpi_us shows what the run's noise alone
+ * makes of one routine timed twice. */
+static inline void bench_lib_mpi(int l)
+{
+    libs[l] = (struct bench_lib){.path = "mpi",
+                                 .allreduce = PMPI_Allreduce,
+                                 .reduce_scatter_block = PMPI_Reduce_scatter_block,
+                                 .allgather = PMPI_Allgather,
+                                 .reduce = PMPI_Reduce,
+                                 .bcast = PMPI_Bcast,
+                                 .machine = "mpi"};
+}
+
 /* Replaces libs[] by the --lib libraries, if any: "treeduce" for one, "new"
- * and "old" for two. */
+ * and "old" for two; "mpi" names the MPI library's routines (bench_lib_mpi). */
 static inline void bench_load_libs(void)
 {
     static const char *const names[BENCH_MAX_LIBS] = {"new", "old"};
@@ -313,7 +328,12 @@ static inline void bench_load_libs(void)
         die("--lib needs a program whose MPI_Allreduce is the MPI library's (bench_allreduce, "
             "bench_pieces; no LD_PRELOAD)");
     for (int l = 0; l < opt.nlib; l++) {
-        bench_lib_open(l, opt.lib[l]);
+        if (!strcmp(opt.lib[l], "mpi")) {
+            if (l == 0)
+                die("--lib mpi: give the library under test first (--lib NEW.so --lib mpi)");
+            bench_lib_mpi(l);
+        } else
+            bench_lib_open(l, opt.lib[l]);
         if (opt.nlib > 1)
             libs[l].name = libs[l].abbr = names[l];
     }
@@ -980,7 +1000,12 @@ static inline void bench_print_env(void)
     lib[k] = '\0';
 
     for (k = 0; k < nlibs; k++)
-        if (libs[k].path)
+        if (libs[k].path && !libs[k].handle)
+            printf("# %s: the MPI library's routines (--lib mpi), timed as a routine of their "
+                   "own: %s_us\n#   against mpi_us is what the run's noise makes of one routine "
+                   "timed twice\n",
+                   libs[k].name, libs[k].name);
+        else if (libs[k].path)
             printf("# %s: %s\n", libs[k].name, libs[k].path);
     printf("# MPI library: %s\n", lib);
     printf("# ranks: %d\n", nprocs);

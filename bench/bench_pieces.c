@@ -44,6 +44,10 @@
  * builds' libtreeduce_MACHINE.so instead and times their trd_MACHINE_X (with
  * two: new, old, MPI, then old, new, MPI, ...); the table adds old_us and
  * new/old, NEW's time over OLD's.
+ * --lib mpi as OLD times the MPI library's own routines a second time, as a
+ * routine of their own in turn with the others: old_us against mpi_us is
+ * what the run's noise alone makes of one routine timed twice, the yardstick
+ * for a new/old or speed-up near 1.
  *
  * The size is the whole message of one rank: for rsb the input vector (p
  * blocks, the result is one), for allgather the output vector (p blocks, the
@@ -473,7 +477,7 @@ int main(int argc, char **argv)
             "  sizes in bytes, with an optional K, M or G suffix (1024-based);\n"
             "  --copy-bytes 0 skips the memory bandwidth measurement and the bound;\n"
             "  --lib: a libtreeduce_MACHINE.so to time instead of MPI_X; twice: NEW's and OLD's\n"
-            "  side by side;\n"
+            "  side by side; --lib mpi as the second: the MPI library's routine timed twice\n"
             "  --also all: every algorithm that can be forced, and the fastest of them;\n"
             "  --verify: every timed call's result checked against the values written\n");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

@@ -4,10 +4,14 @@
 # send buffers were written with just before it (new each call), and the
 # tight loops' results too; then the columns of the tight loop (NAME_loop_us)
 # and the pieces' copy floor (xfer_us and the ratios to it) are in the tables
-# and hold a positive number on every line of the CSVs.
+# and hold a positive number on every line of the CSVs.  Then the plain
+# bench_pieces with --lib LIB --lib mpi: the MPI library's routines timed a
+# second time as "old", a column of positive times, and --lib mpi first
+# refused.
 #   check_bench_columns.sh MPIEXEC NPFLAG BENCH_ALLREDUCE BENCH_PIECES BENCH_PERSISTENT|-
+#                          BENCH_PIECES_PLAIN LIBTREEDUCE
 set -u
-mpiexec=$1 np=$2 ar=$3 pieces=$4 pers=$5
+mpiexec=$1 np=$2 ar=$3 pieces=$4 pers=$5 plain=$6 lib=$7
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
@@ -68,4 +72,14 @@ if [ "$pers" != - ]; then
         mpi_nb_loop_us
     heads persistent tr_loop_us mpi_nb_loop_us
 fi
+# the MPI library's routine timed twice
+run twice "$plain" --lib "$lib" --lib mpi --verify --max-bytes 1K --iters 20 --warmup 1 \
+    --copy-bytes 0 --piece allgather
+positive twice 7 new_us old_us mpi_us new_over_old
+grep -q "^# old: the MPI library's routines (--lib mpi)" "$work/twice.txt" ||
+    fail "twice: no header line on old"
+"$mpiexec" "$np" 2 "$plain" --lib mpi --lib "$lib" --max-bytes 8 >"$work/first.txt" 2>&1 &&
+    fail "--lib mpi first: accepted"
+grep -q -- "--lib mpi: give the library under test first" "$work/first.txt" ||
+    { cat "$work/first.txt"; fail "--lib mpi first: not the expected message"; }
 echo "bench columns: ok"
