@@ -8,6 +8,7 @@
  * count does not fit an int.
  */
 #include "rt.h"
+#include "treeduce_colls.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -51,6 +52,13 @@ static const char *routine(const char *const names[3], const how *h)
 {
     return names[h->mode];
 }
+
+/* name_names: each collective's blocking, nonblocking and persistent names
+ * (TRD_BLOCKING, TRD_NONBLOCKING, TRD_PERSISTENT), as MPI spells them. */
+#define NAMES(name, Name, K)                                                                       \
+    static const char *const name##_names[3] = {"MPI_" #Name, "MPI_I" #name, "MPI_" #Name "_init"};
+TRD_COLLS(NAMES)
+#undef NAMES
 
 _Static_assert((int)TRD_ALLREDUCE == (int)TRD_COLL_ALLREDUCE &&
                    (int)TRD_REDUCE_SCATTER_BLOCK == (int)TRD_COLL_REDUCE_SCATTER_BLOCK &&
@@ -401,6 +409,58 @@ static int copy_input(const trd_dtype_call *dc, const trd_reducer *red, void *ds
     return MPI_SUCCESS;
 }
 
+/* ---- The MPI library's routines ------------------------------------------------------ */
+
+/* pmpi_reduce: PMPI_Reduce with MPI_IN_PLACE turned into a copy at the root: MPICH 4.0's
+ * in-place reduce crashes at roots other than 0 above a few KiB. */
+static int pmpi_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                       MPI_Op op, int root, MPI_Comm comm)
+{
+    int rank, rc, size;
+    if (sendbuf != MPI_IN_PLACE || count <= 0 || comm == MPI_COMM_NULL ||
+        PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS || rank != root ||
+        PMPI_Pack_size(count, datatype, comm, &size) != MPI_SUCCESS)
+        return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+    MPI_Aint lb, ext, tlb, text;
+    PMPI_Type_get_extent(datatype, &lb, &ext);
+    PMPI_Type_get_true_extent(datatype, &tlb, &text);
+    size_t span = (size_t)(count - 1) * (size_t)ext + (size_t)text;
+    char *copy = malloc(span);
+    if (!copy)
+        return MPI_ERR_NO_MEM;
+    char *in = copy - tlb; /* the copy as a buffer of count elements of datatype */
+    rc = PMPI_Sendrecv((char *)recvbuf, count, datatype, 0, 0, in, count, datatype, 0, 0,
+                       MPI_COMM_SELF, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Reduce(in, recvbuf, count, datatype, op, root, comm);
+    free(copy);
+    return rc;
+}
+
+/* pmpi_name: the MPI library's blocking routine with int counts. */
+#define pmpi_allreduce PMPI_Allreduce
+#define pmpi_reduce_scatter_block PMPI_Reduce_scatter_block
+#define pmpi_allgather PMPI_Allgather
+#define pmpi_bcast PMPI_Bcast
+
+/* library_name: the MPI library's routine for a call of a collective with
+ * scalar counts as it was made (h), in its large-count form where a count
+ * does not fit an int.  reduce_scatter's arrays: in its own routine. */
+#define LIBRARY(name, Name, K) LIBRARY_SCALAR##K(name, Name)
+#define LIBRARY_SCALAR_c(name, Name)
+#define LIBRARY_SCALAR(name, Name)                                                                 \
+    static int library_##name(TRD_P_##name(MPI_Count), const how *h)                               \
+    {                                                                                              \
+        return TRD_PMPI(h->mode, TRD_BIG_##name, pmpi_##name(TRD_A_##name(TRD_AS_INT)),            \
+                        PMPI_##Name##_c(TRD_A_##name(TRD_AS_IS)),                                  \
+                        PMPI_I##name(TRD_A_##name(TRD_AS_INT), h->req),                            \
+                        PMPI_I##name##_c(TRD_A_##name(TRD_AS_IS), h->req),                         \
+                        PMPI_##Name##_init(TRD_A_##name(TRD_AS_INT), h->info, h->req),             \
+                        PMPI_##Name##_init_c(TRD_A_##name(TRD_AS_IS), h->info, h->req));           \
+    }
+TRD_COLLS(LIBRARY)
+#undef LIBRARY
+
 /* ---- Allreduce ---------------------------------------------------------------------- */
 
 /* TREEDUCE_REPRODUCIBLE: the algorithm whose order of reduction depends only
@@ -418,9 +478,6 @@ static const trd_algo *reproducible(const trd_machine *m, const trd_algo *a, con
     return repro;
 }
 
-static const char *const allreduce_names[3] = {"MPI_Allreduce", "MPI_Iallreduce",
-                                               "MPI_Allreduce_init"};
-
 static int allreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_Count count,
                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const trd_algo *a,
                      const char *params, const how *h)
@@ -433,6 +490,8 @@ static int allreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, M
     const call_args args = {
         comm, {sendbuf, count, datatype, 0}, {recvbuf, count, datatype, 0}, op, 0, ARG_OP};
     fell_back = 0;
+    if (!a)
+        a = trd_env_algorithm(&params);
     if (trd_env_reproducible())
         a = reproducible(m, a, &params);
     if (trd_env_disabled())
@@ -480,62 +539,10 @@ fallback:
     library_note(m, routine(allreduce_names, h), a, params, why);
 library:
     fell_back = 1;
-    return TRD_PMPI(
-        h->mode, count > INT_MAX, PMPI_Allreduce(sendbuf, recvbuf, (int)count, datatype, op, comm),
-        PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm),
-        PMPI_Iallreduce(sendbuf, recvbuf, (int)count, datatype, op, comm, h->req),
-        PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, h->req),
-        PMPI_Allreduce_init(sendbuf, recvbuf, (int)count, datatype, op, comm, h->info, h->req),
-        PMPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, h->info, h->req));
-}
-
-int trd_allreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, int count,
-                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    return trd_allreduce_c(m, sendbuf, recvbuf, count, datatype, op, comm);
-}
-
-int trd_allreduce_c(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_Count count,
-                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    const char *params;
-    const trd_algo *a = trd_env_algorithm(&params);
-    return allreduce(m, sendbuf, recvbuf, count, datatype, op, comm, a, params, &blocking);
-}
-
-int trd_iallreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_Count count,
-                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    const char *params;
-    const trd_algo *a = trd_env_algorithm(&params);
-    how h = {TRD_NONBLOCKING, MPI_INFO_NULL, request};
-    return allreduce(m, sendbuf, recvbuf, count, datatype, op, comm, a, params, &h);
-}
-
-int trd_allreduce_init(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_Count count,
-                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
-                       MPI_Request *request)
-{
-    const char *params;
-    const trd_algo *a = trd_env_algorithm(&params);
-    how h = {TRD_PERSISTENT, info, request};
-    return allreduce(m, sendbuf, recvbuf, count, datatype, op, comm, a, params, &h);
-}
-
-int trd_allreduce_with(const trd_machine *m, const void *sendbuf, void *recvbuf, int count,
-                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const char *algorithm)
-{
-    const char *params;
-    const trd_algo *a;
-    if (forced_spec(m, TRD_COLL_ALLREDUCE, "MPI_Allreduce", algorithm, &a, &params))
-        return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-    return allreduce(m, sendbuf, recvbuf, count, datatype, op, comm, a, params, &blocking);
+    return library_allreduce(TRD_A_allreduce(TRD_AS_IS), h);
 }
 
 /* ---- Reduce_scatter_block ----------------------------------------------------------- */
-
-static const char *const rsb_names[3] = {"MPI_Reduce_scatter_block", "MPI_Ireduce_scatter_block",
-                                         "MPI_Reduce_scatter_block_init"};
 
 static int reduce_scatter_block(const trd_machine *m, const void *sendbuf, void *recvbuf,
                                 MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op,
@@ -554,7 +561,7 @@ static int reduce_scatter_block(const trd_machine *m, const void *sendbuf, void 
     if (!why)
         why = reduction_checks(recvcount, datatype, op, &red, &dc);
     if (!why && recvcount == 0) {
-        if (trivial(m, rsb_names, h, count0, NULL, recvbuf, 0))
+        if (trivial(m, reduce_scatter_block_names, h, count0, NULL, recvbuf, 0))
             return MPI_SUCCESS;
         goto library;
     }
@@ -563,14 +570,14 @@ static int reduce_scatter_block(const trd_machine *m, const void *sendbuf, void 
     if (!why) {
         int in_place = aliased || sendbuf == MPI_IN_PLACE;
         if (c->size == 1) {
-            if (!trivial(m, rsb_names, h, one_rank, NULL, NULL, 0))
+            if (!trivial(m, reduce_scatter_block_names, h, one_rank, NULL, NULL, 0))
                 goto library;
             return raise_error(
                 comm, in_place ? aliased ? MPI_ERR_BUFFER : MPI_SUCCESS
                                : copy_input(&dc, &red, recvbuf, sendbuf, (size_t)recvcount));
         }
         trd_job j = {c,
-                     routine(rsb_names, h),
+                     routine(reduce_scatter_block_names, h),
                      a,
                      params,
                      {TRD_COLL_REDUCE_SCATTER_BLOCK, (size_t)recvcount * dc.per, red.extent, 0,
@@ -585,49 +592,10 @@ static int reduce_scatter_block(const trd_machine *m, const void *sendbuf, void 
         if (!why)
             return raise_error(comm, rc || !aliased ? rc : MPI_ERR_BUFFER);
     }
-    library_note(m, routine(rsb_names, h), a, params, why);
+    library_note(m, routine(reduce_scatter_block_names, h), a, params, why);
 library:
     fell_back = 1;
-    return TRD_PMPI(
-        h->mode, recvcount > INT_MAX,
-        PMPI_Reduce_scatter_block(sendbuf, recvbuf, (int)recvcount, datatype, op, comm),
-        PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm),
-        PMPI_Ireduce_scatter_block(sendbuf, recvbuf, (int)recvcount, datatype, op, comm, h->req),
-        PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, h->req),
-        PMPI_Reduce_scatter_block_init(sendbuf, recvbuf, (int)recvcount, datatype, op, comm,
-                                       h->info, h->req),
-        PMPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, h->info,
-                                         h->req));
-}
-
-int trd_reduce_scatter_block(const trd_machine *m, const void *sendbuf, void *recvbuf,
-                             int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    return reduce_scatter_block(m, sendbuf, recvbuf, recvcount, datatype, op, comm, NULL, "",
-                                &blocking);
-}
-
-int trd_reduce_scatter_block_c(const trd_machine *m, const void *sendbuf, void *recvbuf,
-                               MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    return reduce_scatter_block(m, sendbuf, recvbuf, recvcount, datatype, op, comm, NULL, "",
-                                &blocking);
-}
-
-int trd_ireduce_scatter_block(const trd_machine *m, const void *sendbuf, void *recvbuf,
-                              MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                              MPI_Request *request)
-{
-    how h = {TRD_NONBLOCKING, MPI_INFO_NULL, request};
-    return reduce_scatter_block(m, sendbuf, recvbuf, recvcount, datatype, op, comm, NULL, "", &h);
-}
-
-int trd_reduce_scatter_block_init(const trd_machine *m, const void *sendbuf, void *recvbuf,
-                                  MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op,
-                                  MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    how h = {TRD_PERSISTENT, info, request};
-    return reduce_scatter_block(m, sendbuf, recvbuf, recvcount, datatype, op, comm, NULL, "", &h);
+    return library_reduce_scatter_block(TRD_A_reduce_scatter_block(TRD_AS_IS), h);
 }
 
 /* ---- Reduce_scatter (a count per rank) ---------------------------------------------- */
@@ -671,13 +639,12 @@ static void rs_free(trd_stage *st)
     free(s);
 }
 
-static const char *const rs_names[3] = {"MPI_Reduce_scatter", "MPI_Ireduce_scatter",
-                                        "MPI_Reduce_scatter_init"};
-
-/* recvcounts: icounts (int) or ccounts (MPI_Count), the other NULL. */
-static int reduce_scatter(const trd_machine *m, const void *sendbuf, void *recvbuf,
-                          const int *icounts, const MPI_Count *ccounts, MPI_Datatype datatype,
-                          MPI_Op op, MPI_Comm comm, const how *h)
+/* recvcounts: icounts (int) or ccounts (MPI_Count), the other NULL; a and
+ * params: NULL and "" (the machine's choice). */
+static int reduce_scatter_counts(const trd_machine *m, const void *sendbuf, void *recvbuf,
+                                 const int *icounts, const MPI_Count *ccounts,
+                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const trd_algo *a,
+                                 const char *params, const how *h)
 {
     trd_reducer red;
     const char *why = NULL;
@@ -711,7 +678,7 @@ static int reduce_scatter(const trd_machine *m, const void *sendbuf, void *recvb
     if (!why && dc.derived)
         why = "derived datatype with a count per rank";
     if (!why && total == 0) {
-        if (trivial(m, rs_names, h, count0, NULL, recvbuf, 0))
+        if (trivial(m, reduce_scatter_names, h, count0, NULL, recvbuf, 0))
             return MPI_SUCCESS;
         goto library;
     }
@@ -720,8 +687,8 @@ static int reduce_scatter(const trd_machine *m, const void *sendbuf, void *recvb
     if (!why) {
         const void *input = aliased ? MPI_IN_PLACE : sendbuf;
         if (c->size == 1) {
-            if (trivial(m, rs_names, h, one_rank, input == MPI_IN_PLACE ? NULL : input, recvbuf,
-                        total * red.extent))
+            if (trivial(m, reduce_scatter_names, h, one_rank, input == MPI_IN_PLACE ? NULL : input,
+                        recvbuf, total * red.extent))
                 return raise_error(comm, aliased ? MPI_ERR_BUFFER : MPI_SUCCESS);
             goto library;
         }
@@ -756,9 +723,9 @@ static int reduce_scatter(const trd_machine *m, const void *sendbuf, void *recvb
         if (!(s->out = malloc((padded ? maxc : total) * red.extent)))
             goto nomem;
         trd_job j = {c,
-                     routine(rs_names, h),
-                     NULL,
-                     "",
+                     routine(reduce_scatter_names, h),
+                     a,
+                     params,
                      call,
                      s->in ? s->in : s->input,
                      s->out,
@@ -771,7 +738,7 @@ static int reduce_scatter(const trd_machine *m, const void *sendbuf, void *recvb
             return raise_error(comm, rc || !aliased ? rc : MPI_ERR_BUFFER);
         rs_free(&s->st);
     }
-    trd_fallback_note(m, routine(rs_names, h), why);
+    trd_fallback_note(m, routine(reduce_scatter_names, h), why);
 library:
     fell_back = 1;
     if (ccounts)
@@ -793,80 +760,16 @@ nomem:
     return MPI_ERR_NO_MEM;
 }
 
-int trd_reduce_scatter(const trd_machine *m, const void *sendbuf, void *recvbuf,
-                       const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    return reduce_scatter(m, sendbuf, recvbuf, recvcounts, NULL, datatype, op, comm, &blocking);
-}
-
-int trd_reduce_scatter_c(const trd_machine *m, const void *sendbuf, void *recvbuf,
-                         const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op,
-                         MPI_Comm comm)
-{
-    return reduce_scatter(m, sendbuf, recvbuf, NULL, recvcounts, datatype, op, comm, &blocking);
-}
-
-int trd_ireduce_scatter(const trd_machine *m, const void *sendbuf, void *recvbuf,
-                        const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                        MPI_Request *request)
-{
-    how h = {TRD_NONBLOCKING, MPI_INFO_NULL, request};
-    return reduce_scatter(m, sendbuf, recvbuf, recvcounts, NULL, datatype, op, comm, &h);
-}
-
-int trd_ireduce_scatter_c(const trd_machine *m, const void *sendbuf, void *recvbuf,
-                          const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op,
-                          MPI_Comm comm, MPI_Request *request)
-{
-    how h = {TRD_NONBLOCKING, MPI_INFO_NULL, request};
-    return reduce_scatter(m, sendbuf, recvbuf, NULL, recvcounts, datatype, op, comm, &h);
-}
-
-int trd_reduce_scatter_init(const trd_machine *m, const void *sendbuf, void *recvbuf,
-                            const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                            MPI_Info info, MPI_Request *request)
-{
-    how h = {TRD_PERSISTENT, info, request};
-    return reduce_scatter(m, sendbuf, recvbuf, recvcounts, NULL, datatype, op, comm, &h);
-}
-
-int trd_reduce_scatter_init_c(const trd_machine *m, const void *sendbuf, void *recvbuf,
-                              const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op,
-                              MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    how h = {TRD_PERSISTENT, info, request};
-    return reduce_scatter(m, sendbuf, recvbuf, NULL, recvcounts, datatype, op, comm, &h);
-}
+/* reduce_scatter with the table's arguments (treeduce_colls.h): recvcounts
+ * as int or as MPI_Count elements. */
+#define reduce_scatter(m, sendbuf, recvbuf, counts, ...)                                           \
+    reduce_scatter_counts(m, sendbuf, recvbuf,                                                     \
+                          _Generic((counts), const int *: (counts), default: (const int *)NULL),   \
+                          _Generic((counts), const MPI_Count *: (counts),                          \
+                                   default: (const MPI_Count *)NULL),                              \
+                          __VA_ARGS__)
 
 /* ---- Reduce ------------------------------------------------------------------------- */
-
-/* PMPI_Reduce with MPI_IN_PLACE turned into a copy at the root: MPICH 4.0's
- * in-place reduce crashes at roots other than 0 above a few KiB. */
-static int fallback_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                           MPI_Op op, int root, MPI_Comm comm)
-{
-    int rank, rc, size;
-    if (sendbuf != MPI_IN_PLACE || count <= 0 || comm == MPI_COMM_NULL ||
-        PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS || rank != root ||
-        PMPI_Pack_size(count, datatype, comm, &size) != MPI_SUCCESS)
-        return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
-    MPI_Aint lb, ext, tlb, text;
-    PMPI_Type_get_extent(datatype, &lb, &ext);
-    PMPI_Type_get_true_extent(datatype, &tlb, &text);
-    size_t span = (size_t)(count - 1) * (size_t)ext + (size_t)text;
-    char *copy = malloc(span);
-    if (!copy)
-        return MPI_ERR_NO_MEM;
-    char *in = copy - tlb; /* the copy as a buffer of count elements of datatype */
-    rc = PMPI_Sendrecv((char *)recvbuf, count, datatype, 0, 0, in, count, datatype, 0, 0,
-                       MPI_COMM_SELF, MPI_STATUS_IGNORE);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Reduce(in, recvbuf, count, datatype, op, root, comm);
-    free(copy);
-    return rc;
-}
-
-static const char *const reduce_names[3] = {"MPI_Reduce", "MPI_Ireduce", "MPI_Reduce_init"};
 
 static int reduce(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_Count count,
                   MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, const trd_algo *a,
@@ -919,46 +822,10 @@ static int reduce(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_
     library_note(m, routine(reduce_names, h), a, params, why);
 library:
     fell_back = 1;
-    return TRD_PMPI(
-        h->mode, count > INT_MAX,
-        fallback_reduce(sendbuf, recvbuf, (int)count, datatype, op, root, comm),
-        PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm),
-        PMPI_Ireduce(sendbuf, recvbuf, (int)count, datatype, op, root, comm, h->req),
-        PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, h->req),
-        PMPI_Reduce_init(sendbuf, recvbuf, (int)count, datatype, op, root, comm, h->info, h->req),
-        PMPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, h->info, h->req));
-}
-
-int trd_reduce(const trd_machine *m, const void *sendbuf, void *recvbuf, int count,
-               MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
-{
-    return reduce(m, sendbuf, recvbuf, count, datatype, op, root, comm, NULL, "", &blocking);
-}
-
-int trd_reduce_c(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_Count count,
-                 MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
-{
-    return reduce(m, sendbuf, recvbuf, count, datatype, op, root, comm, NULL, "", &blocking);
-}
-
-int trd_ireduce(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_Count count,
-                MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
-{
-    how h = {TRD_NONBLOCKING, MPI_INFO_NULL, request};
-    return reduce(m, sendbuf, recvbuf, count, datatype, op, root, comm, NULL, "", &h);
-}
-
-int trd_reduce_init(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_Count count,
-                    MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info,
-                    MPI_Request *request)
-{
-    how h = {TRD_PERSISTENT, info, request};
-    return reduce(m, sendbuf, recvbuf, count, datatype, op, root, comm, NULL, "", &h);
+    return library_reduce(TRD_A_reduce(TRD_AS_IS), h);
 }
 
 /* ---- Bcast -------------------------------------------------------------------------- */
-
-static const char *const bcast_names[3] = {"MPI_Bcast", "MPI_Ibcast", "MPI_Bcast_init"};
 
 static int bcast(const trd_machine *m, void *buffer, MPI_Count count, MPI_Datatype datatype,
                  int root, MPI_Comm comm, const trd_algo *a, const char *params, const how *h)
@@ -1022,44 +889,10 @@ static int bcast(const trd_machine *m, void *buffer, MPI_Count count, MPI_Dataty
     library_note(m, routine(bcast_names, h), a, params, why);
 library:
     fell_back = 1;
-    return TRD_PMPI(h->mode, count > INT_MAX, PMPI_Bcast(buffer, (int)count, datatype, root, comm),
-                    PMPI_Bcast_c(buffer, count, datatype, root, comm),
-                    PMPI_Ibcast(buffer, (int)count, datatype, root, comm, h->req),
-                    PMPI_Ibcast_c(buffer, count, datatype, root, comm, h->req),
-                    PMPI_Bcast_init(buffer, (int)count, datatype, root, comm, h->info, h->req),
-                    PMPI_Bcast_init_c(buffer, count, datatype, root, comm, h->info, h->req));
-}
-
-int trd_bcast(const trd_machine *m, void *buffer, int count, MPI_Datatype datatype, int root,
-              MPI_Comm comm)
-{
-    return bcast(m, buffer, count, datatype, root, comm, NULL, "", &blocking);
-}
-
-int trd_bcast_c(const trd_machine *m, void *buffer, MPI_Count count, MPI_Datatype datatype,
-                int root, MPI_Comm comm)
-{
-    return bcast(m, buffer, count, datatype, root, comm, NULL, "", &blocking);
-}
-
-int trd_ibcast(const trd_machine *m, void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
-               MPI_Comm comm, MPI_Request *request)
-{
-    how h = {TRD_NONBLOCKING, MPI_INFO_NULL, request};
-    return bcast(m, buffer, count, datatype, root, comm, NULL, "", &h);
-}
-
-int trd_bcast_init(const trd_machine *m, void *buffer, MPI_Count count, MPI_Datatype datatype,
-                   int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    how h = {TRD_PERSISTENT, info, request};
-    return bcast(m, buffer, count, datatype, root, comm, NULL, "", &h);
+    return library_bcast(TRD_A_bcast(TRD_AS_IS), h);
 }
 
 /* ---- Allgather ---------------------------------------------------------------------- */
-
-static const char *const allgather_names[3] = {"MPI_Allgather", "MPI_Iallgather",
-                                               "MPI_Allgather_init"};
 
 static int allgather(const trd_machine *m, const void *sendbuf, MPI_Count sendcount,
                      MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
@@ -1135,99 +968,65 @@ static int allgather(const trd_machine *m, const void *sendbuf, MPI_Count sendco
     library_note(m, routine(allgather_names, h), a, params, why);
 library:
     fell_back = 1;
-    return TRD_PMPI(
-        h->mode, recvcount > INT_MAX || sendcount > INT_MAX,
-        PMPI_Allgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm),
-        PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm),
-        PMPI_Iallgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm,
-                        h->req),
-        PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, h->req),
-        PMPI_Allgather_init(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype,
-                            comm, h->info, h->req),
-        PMPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                              h->info, h->req));
+    return library_allgather(TRD_A_allgather(TRD_AS_IS), h);
 }
 
-int trd_allgather(const trd_machine *m, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                  void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return allgather(m, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NULL, "",
-                     &blocking);
-}
+/* ---- Every form of every collective, from the table (treeduce_colls.h) ---- */
 
-int trd_allgather_c(const trd_machine *m, const void *sendbuf, MPI_Count sendcount,
-                    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
-                    MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return allgather(m, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NULL, "",
-                     &blocking);
-}
+/* f(...) with its arguments expanded first: the table's TRD_A_name becomes
+ * the arguments it lists before f, maybe a macro, takes them apart. */
+#define CALL(f, ...) f(__VA_ARGS__)
 
-int trd_iallgather(const trd_machine *m, const void *sendbuf, MPI_Count sendcount,
-                   MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                   MPI_Comm comm, MPI_Request *request)
-{
-    how h = {TRD_NONBLOCKING, MPI_INFO_NULL, request};
-    return allgather(m, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NULL, "",
-                     &h);
-}
+/* trd_name (int counts) and trd_name_c (MPI_Count): blocking; then the
+ * nonblocking and persistent forms, whose scalar counts are MPI_Count
+ * (REQUEST_FORMS), and for counts per rank one of each per count type
+ * (REQUEST_FORMS_c).  a NULL: the machine's choice (allreduce:
+ * TREEDUCE_ALGORITHM's where set). */
+#define FORMS(name, Name, K)                                                                       \
+    int trd_##name(const trd_machine *m, TRD_P_##name(int))                                        \
+    {                                                                                              \
+        return CALL(name, m, TRD_A_##name(TRD_AS_IS), NULL, "", &blocking);                        \
+    }                                                                                              \
+    int trd_##name##_c(const trd_machine *m, TRD_P_##name(MPI_Count))                              \
+    {                                                                                              \
+        return CALL(name, m, TRD_A_##name(TRD_AS_IS), NULL, "", &blocking);                        \
+    }                                                                                              \
+    REQUEST_FORMS##K(name)
+#define REQUEST_FORMS(name) REQUEST_FORMS_OF(name, MPI_Count, )
+#define REQUEST_FORMS_c(name) REQUEST_FORMS_OF(name, int, ) REQUEST_FORMS_OF(name, MPI_Count, _c)
+#define REQUEST_FORMS_OF(name, C, S)                                                               \
+    int trd_i##name##S(const trd_machine *m, TRD_P_##name(C), MPI_Request *request)                \
+    {                                                                                              \
+        how h = {TRD_NONBLOCKING, MPI_INFO_NULL, request};                                         \
+        return CALL(name, m, TRD_A_##name(TRD_AS_IS), NULL, "", &h);                               \
+    }                                                                                              \
+    int trd_##name##_init##S(const trd_machine *m, TRD_P_##name(C), MPI_Info info,                 \
+                             MPI_Request *request)                                                 \
+    {                                                                                              \
+        how h = {TRD_PERSISTENT, info, request};                                                   \
+        return CALL(name, m, TRD_A_##name(TRD_AS_IS), NULL, "", &h);                               \
+    }
+TRD_COLLS(FORMS)
 
-int trd_allgather_init(const trd_machine *m, const void *sendbuf, MPI_Count sendcount,
-                       MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
-                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    how h = {TRD_PERSISTENT, info, request};
-    return allgather(m, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, NULL, "",
-                     &h);
-}
-
-/* ---- The pieces with a forced algorithm -------------------------------------------- */
-
-int trd_reduce_scatter_block_with(const trd_machine *m, const void *sendbuf, void *recvbuf,
-                                  int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                                  const char *algorithm)
-{
-    const char *params;
-    const trd_algo *a;
-    if (forced_spec(m, TRD_COLL_REDUCE_SCATTER_BLOCK, "MPI_Reduce_scatter_block", algorithm, &a,
-                    &params))
-        return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
-    return reduce_scatter_block(m, sendbuf, recvbuf, recvcount, datatype, op, comm, a, params,
-                                &blocking);
-}
-
-int trd_allgather_with(const trd_machine *m, const void *sendbuf, int sendcount,
-                       MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                       MPI_Comm comm, const char *algorithm)
-{
-    const char *params;
-    const trd_algo *a;
-    if (forced_spec(m, TRD_COLL_ALLGATHER, "MPI_Allgather", algorithm, &a, &params))
-        return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    return allgather(m, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, a, params,
-                     &blocking);
-}
-
-int trd_reduce_with(const trd_machine *m, const void *sendbuf, void *recvbuf, int count,
-                    MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
-                    const char *algorithm)
-{
-    const char *params;
-    const trd_algo *a;
-    if (forced_spec(m, TRD_COLL_REDUCE, "MPI_Reduce", algorithm, &a, &params))
-        return fallback_reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
-    return reduce(m, sendbuf, recvbuf, count, datatype, op, root, comm, a, params, &blocking);
-}
-
-int trd_bcast_with(const trd_machine *m, void *buffer, int count, MPI_Datatype datatype, int root,
-                   MPI_Comm comm, const char *algorithm)
-{
-    const char *params;
-    const trd_algo *a;
-    if (forced_spec(m, TRD_COLL_BCAST, "MPI_Bcast", algorithm, &a, &params))
-        return PMPI_Bcast(buffer, count, datatype, root, comm);
-    return bcast(m, buffer, count, datatype, root, comm, a, params, &blocking);
-}
+/* trd_name_with: blocking, with the algorithm given by name (forced_spec);
+ * the collectives of the registry, those with scalar counts. */
+#define COLL_allreduce TRD_COLL_ALLREDUCE
+#define COLL_reduce_scatter_block TRD_COLL_REDUCE_SCATTER_BLOCK
+#define COLL_allgather TRD_COLL_ALLGATHER
+#define COLL_reduce TRD_COLL_REDUCE
+#define COLL_bcast TRD_COLL_BCAST
+#define WITH(name, Name, K) WITH_SCALAR##K(name, Name)
+#define WITH_SCALAR_c(name, Name)
+#define WITH_SCALAR(name, Name)                                                                    \
+    int trd_##name##_with(const trd_machine *m, TRD_P_##name(int), const char *algorithm)          \
+    {                                                                                              \
+        const char *params;                                                                        \
+        const trd_algo *a;                                                                         \
+        if (forced_spec(m, COLL_##name, "MPI_" #Name, algorithm, &a, &params))                     \
+            return pmpi_##name(TRD_A_##name(TRD_AS_IS));                                           \
+        return CALL(name, m, TRD_A_##name(TRD_AS_IS), a, params, &blocking);                       \
+    }
+TRD_COLLS(WITH)
 
 /* ---- Candidates --------------------------------------------------------------------- */
 

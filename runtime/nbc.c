@@ -446,6 +446,25 @@ static void completed(trd_req *r, MPI_Request *q)
     *q = MPI_REQUEST_NULL;
 }
 
+/* Whether a request call is the MPI library's alone: none of treeduce's
+ * requests is alive and, for the calls that progress treeduce's runs
+ * (progresses: the tests and waits), none of its runs is in progress. */
+static inline int library_alone(int progresses)
+{
+    return !atomic_load(&live) && (!progresses || !trd_nbc_outstanding());
+}
+
+/* Takes the lock, progresses the runs where progress, and returns treeduce's
+ * request of handle q, or NULL where q is the MPI library's; the lock stays
+ * held. */
+static trd_req *lock_find(int progress, MPI_Request q)
+{
+    pthread_mutex_lock(&lock);
+    if (progress)
+        progress_all();
+    return find(q);
+}
+
 /* Start a persistent treeduce request (lock held). */
 static int start(trd_req *r)
 {
@@ -457,10 +476,9 @@ static int start(trd_req *r)
 
 int MPI_Start(MPI_Request *request)
 {
-    if (!atomic_load(&live))
+    if (library_alone(0))
         return PMPI_Start(request);
-    pthread_mutex_lock(&lock);
-    trd_req *r = find(*request);
+    trd_req *r = lock_find(0, *request);
     int rc = r ? start(r) : PMPI_Start(request);
     if (r)
         progress_all();
@@ -471,7 +489,7 @@ int MPI_Start(MPI_Request *request)
 int MPI_Startall(int count, MPI_Request array_of_requests[])
 {
     int rc = MPI_SUCCESS;
-    if (!atomic_load(&live))
+    if (library_alone(0))
         return PMPI_Startall(count, array_of_requests);
     pthread_mutex_lock(&lock);
     for (int i = 0; i < count && rc == MPI_SUCCESS; i++) {
@@ -574,11 +592,9 @@ static void arrays_free(struct arrays *a)
 
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
-    if (!atomic_load(&live) && !trd_nbc_outstanding())
+    if (library_alone(1))
         return PMPI_Test(request, flag, status);
-    pthread_mutex_lock(&lock);
-    progress_all();
-    trd_req *r = find(*request);
+    trd_req *r = lock_find(1, *request);
     int rc = MPI_SUCCESS;
     MPI_Comm at = MPI_COMM_NULL;
     if (!r) {
@@ -596,10 +612,9 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 
 int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
-    if (!atomic_load(&live) && !trd_nbc_outstanding())
+    if (library_alone(1))
         return PMPI_Wait(request, status);
-    pthread_mutex_lock(&lock);
-    trd_req *r = find(*request);
+    trd_req *r = lock_find(0, *request);
     pthread_mutex_unlock(&lock);
     if (!r)
         return wait_library(request, status);
@@ -658,7 +673,7 @@ static int all(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[], 
 int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
                 MPI_Status array_of_statuses[])
 {
-    if (!atomic_load(&live) && !trd_nbc_outstanding())
+    if (library_alone(1))
         return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
     return all(count, array_of_requests, flag, array_of_statuses, 0);
 }
@@ -666,7 +681,7 @@ int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
 int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
     int flag;
-    if (!atomic_load(&live) && !trd_nbc_outstanding())
+    if (library_alone(1))
         return PMPI_Waitall(count, array_of_requests, array_of_statuses);
     return all(count, array_of_requests, &flag, array_of_statuses, 1);
 }
@@ -715,7 +730,7 @@ static int any(int count, MPI_Request reqs[], int *indx, int *flag, MPI_Status *
 int MPI_Testany(int count, MPI_Request array_of_requests[], int *indx, int *flag,
                 MPI_Status *status)
 {
-    if (!atomic_load(&live) && !trd_nbc_outstanding())
+    if (library_alone(1))
         return PMPI_Testany(count, array_of_requests, indx, flag, status);
     return any(count, array_of_requests, indx, flag, status, 0);
 }
@@ -723,7 +738,7 @@ int MPI_Testany(int count, MPI_Request array_of_requests[], int *indx, int *flag
 int MPI_Waitany(int count, MPI_Request array_of_requests[], int *indx, MPI_Status *status)
 {
     int flag;
-    if (!atomic_load(&live) && !trd_nbc_outstanding())
+    if (library_alone(1))
         return PMPI_Waitany(count, array_of_requests, indx, status);
     return any(count, array_of_requests, indx, &flag, status, 1);
 }
@@ -779,7 +794,7 @@ static int some(int count, MPI_Request reqs[], int *outcount, int indices[], MPI
 int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
                  int array_of_indices[], MPI_Status array_of_statuses[])
 {
-    if (!atomic_load(&live) && !trd_nbc_outstanding())
+    if (library_alone(1))
         return PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices,
                              array_of_statuses);
     return some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, 0);
@@ -788,7 +803,7 @@ int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
 int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
                  int array_of_indices[], MPI_Status array_of_statuses[])
 {
-    if (!atomic_load(&live) && !trd_nbc_outstanding())
+    if (library_alone(1))
         return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices,
                              array_of_statuses);
     return some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, 1);
@@ -798,11 +813,9 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
 
 int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
-    if (!atomic_load(&live) && !trd_nbc_outstanding())
+    if (library_alone(1))
         return PMPI_Request_get_status(request, flag, status);
-    pthread_mutex_lock(&lock);
-    progress_all();
-    trd_req *r = find(request);
+    trd_req *r = lock_find(1, request);
     int rc = MPI_SUCCESS;
     if (!r)
         rc = PMPI_Request_get_status(request, flag, status);
@@ -814,10 +827,9 @@ int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 
 int MPI_Request_free(MPI_Request *request)
 {
-    if (!atomic_load(&live))
+    if (library_alone(0))
         return PMPI_Request_free(request);
-    pthread_mutex_lock(&lock);
-    trd_req *r = find(*request);
+    trd_req *r = lock_find(0, *request);
     int rc = MPI_SUCCESS;
     if (!r) {
         rc = PMPI_Request_free(request);

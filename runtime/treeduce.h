@@ -16,7 +16,8 @@
  * the MPI library's own routine (PMPI_*), never to a wrong result;
  * TREEDUCE_VERBOSE=1 says why, once per reason.  The algorithm runs as the
  * schedule its planner wrote for this rank, the one treeduce-gen verified
- * (README: Algorithms).
+ * (README: Algorithms).  The definitions of every form below are stamped out
+ * of one table of the collectives and their parameters (treeduce_colls.h).
  */
 #ifndef TREEDUCE_H
 #define TREEDUCE_H

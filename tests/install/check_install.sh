@@ -38,7 +38,8 @@ install)
     for f in bin/treeduce-gen bin/treeduce-calibrate bin/treeduce-tune \
         "$libdir/libtreeduce_runtime.a" "$libdir/libtreeduce_algo.a" \
         include/treeduce/treeduce.h include/treeduce/treeduce_rt.h \
-        include/treeduce/treeduce_mpi.inc include/treeduce/trd_select.h \
+        include/treeduce/treeduce_mpi.inc include/treeduce/treeduce_colls.h \
+        include/treeduce/trd_select.h \
         "$libdir/cmake/treeduce/treeduceConfig.cmake" \
         "$libdir/cmake/treeduce/treeduceConfigVersion.cmake" \
         "$libdir/cmake/treeduce/treeduceTargets.cmake" \
