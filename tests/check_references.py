@@ -27,6 +27,8 @@ REFS = os.path.join(SRC, "REFERENCES.md")
 # code and the README.
 SCAN = ["gen", "runtime", "calibrate", "bench", "tests", "templates", "grammar", "topologies",
         "generated", "cmake", "README.md", "CMakeLists.txt"]
+# Fuzzer inputs are data, any bytes at all, not text that cites.
+SKIP = {os.path.join("tests", "fuzz", "corpus")}
 SELF = os.path.abspath(__file__)
 
 KEY = r"[A-Z][A-Z0-9]+(?:[- ][0-9]+(?:\.[0-9]+)+)?"
@@ -54,7 +56,8 @@ def files():
             yield path
             continue
         for root, dirs, names in os.walk(path):
-            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".")
+                             and os.path.relpath(os.path.join(root, d), SRC) not in SKIP)
             for n in sorted(names):
                 p = os.path.join(root, n)
                 if os.path.abspath(p) != SELF:
