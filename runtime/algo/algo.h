@@ -8,7 +8,7 @@
  * one rank, sched.h), its parameters, when it applies, its closed-form cost
  * and its mapping onto the MPI libraries' own algorithms.  The file's head
  * comment states the algorithm, its cost in alpha-beta-gamma form and its
- * source.
+ * source.  Citation keys ([NAP §III-A], [TREE §3.2], ...): see REFERENCES.md.
  */
 #ifndef TRD_ALGO_H
 #define TRD_ALGO_H

@@ -243,7 +243,7 @@ static void test_paper_examples(void)
     CU_ASSERT_EQUAL(nr, 1);
     CU_ASSERT_EQUAL(recv[0].node, 6);
     CU_ASSERT_EQUAL(recv[0].lane, 0);
-    /* 4096 nodes x 16 ppn: three inter-node steps (§III). */
+    /* 4096 nodes x 16 ppn: three inter-node steps [NAP §III]. */
     CU_ASSERT_EQUAL(trd_nap_nsteps(4096, 16), 3);
     CU_ASSERT_EQUAL(trd_nap_nsteps(1, 16), 0);
     /* out-of-range arguments are refused */
