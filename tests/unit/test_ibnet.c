@@ -1,4 +1,4 @@
-/* ibnetdiscover reader (gen/read_ibnet.c): fabrics through the model after
+/* ibnetdiscover reader (gen/read/read_ibnet.c): fabrics through the model after
  * trd_topo_finalize (the root, the dropped spines, hosts named by their
  * adapters, link bandwidths from width x speed with parallel links added),
  * bad files by the exact text of every message, and the content detection

@@ -186,7 +186,7 @@ trd_link_cost trd_topo_nodetype_node_link(trd_topo_t t, int ty);
  * zero-hop cost {0, inf}. */
 trd_link_cost trd_topo_path_cost(trd_topo_t t, int a, int b);
 
-/* ---- Helpers shared by the readers (gen/units.c, gen/hostlist.c) ------ */
+/* ---- Helpers shared by the readers (gen/model/units.c, gen/model/hostlist.c) ------ */
 
 /* The costs a link may have: a time from 0 to TRD_MAX_TIME_S seconds, a
  * bandwidth from TRD_MIN_BANDWIDTH_BPS to TRD_MAX_BANDWIDTH_BPS bytes/s
@@ -216,7 +216,7 @@ int trd_hostlist_expand(const char *expr, char ***names, int *n, char *err, size
                         int *errpos);
 void trd_hostlist_free(char **names, int n);
 
-/* ---- Node types from hwloc (gen/hwloc_nodetype.c) --------------------- */
+/* ---- Node types from hwloc (gen/read/hwloc_nodetype.c) --------------------- */
 
 /* Read a node shape (packages and cores per package) with hwloc from
  *   kind "synthetic": arg is an hwloc synthetic string ("package:2 core:8");

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec.h"
+#include "symexec.h"
 #include "verify.h"
 
 typedef struct cst {
