@@ -13,7 +13,7 @@
 #include "export.h"
 #include "outfile.h"
 #include "plan.h"
-#include "readers.h"
+#include "reader.h"
 #include "report.h"
 #include "sha256.h"
 #include "simgrid.h"

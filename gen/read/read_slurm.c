@@ -17,6 +17,7 @@
  * line.  Blocks and rings become switch trees as gen/read/slurm_plugins.c says,
  * once the whole file is read.
  */
+#include "reader.h"
 #include "readers.h"
 #include "util.h"
 

@@ -7,6 +7,7 @@
  * file:line:col of the offending element, attribute value or text; libxml2 never
  * prints anything itself.
  */
+#include "reader.h"
 #include "readers.h"
 
 #include <limits.h>

@@ -37,6 +37,7 @@
  * of node counts or one "4,16" string.  As in topology.conf, nodes get the
  * default node type and switches the default link.
  */
+#include "reader.h"
 #include "readers.h"
 
 #include <limits.h>
