@@ -16,6 +16,7 @@
 #include "reader.h"
 #include "report.h"
 #include "sha256.h"
+#include "shape.h"
 #include "simgrid.h"
 #include "topo.h"
 #include "trd_select.h"

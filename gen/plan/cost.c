@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ring.h"
 #include "symexec.h"
-#include "verify.h"
 
 typedef struct cst {
     const trd_sched *s;

@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ring.h"
 #include "symexec.h"
 #include "util.h"
 

@@ -32,6 +32,7 @@
 #include "check.h"
 #include "cost.h"
 #include "plan.h"
+#include "shape.h"
 #include "test_util.h"
 #include "tune.h"
 #include "verify.h"
