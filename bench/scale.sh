@@ -32,7 +32,7 @@
 #
 # Simulation settings, the same for every run: SMPI's network factors set to
 # 1 and no cross traffic, so that links cost what the topology says (the
-# platform's comment, gen/simgrid.h); no simulated computation (reductions
+# platform's comment, gen/out/simgrid.h); no simulated computation (reductions
 # and copies are free for everyone, built-ins included); treeduce without
 # shared memory (TREEDUCE_SHM=0): its node phases move data through the
 # simulated loopback link as the built-ins' do, instead of through memory the

@@ -42,7 +42,9 @@
 #include <libxml/xmlsave.h>
 #include <libxml/xmlschemas.h>
 
+#include "load.h"
 #include "outfile.h"
+#include "reader.h"
 #include "readers.h"
 #include "topo.h"
 
@@ -215,12 +217,6 @@ static void list_nodetypes(trd_topo_t t, char *buf, size_t len)
 
 /* ---- open ------------------------------------------------------------------------ */
 
-static int has_suffix(const char *s, const char *suf)
-{
-    size_t a = strlen(s), b = strlen(suf);
-    return a >= b && strcmp(s + a - b, suf) == 0;
-}
-
 /* The reader's messages, as treeduce-gen prints them, into err. */
 static void diag_to(trd_diag *d, const char *head, char *err, size_t errlen)
 {
@@ -281,7 +277,10 @@ int cal_open(cal_file **out, const char *path, char *err, size_t errlen)
         return -1;
     }
     f->path = strdup(path);
-    if (has_suffix(path, ".conf")) {
+    /* the formats of treeduce-gen (trd_input_format): a treeduce machine in
+     * XML, anything else read as the topology language */
+    const char *format = trd_input_format(path, NULL, 0);
+    if (format && strcmp(format, "slurm") == 0) {
         fail(err, errlen,
              "%s: a Slurm topology.conf carries no link costs; write them into a "
              "*.topo or *.xml topology",
@@ -318,17 +317,15 @@ int cal_open(cal_file **out, const char *path, char *err, size_t errlen)
         fail(err, errlen, "%s: cannot read: %s", path, strerror(errno));
         goto bad;
     }
-    f->xml = has_suffix(path, ".xml");
-    if (f->xml) {
-        char root[64] = "";
-        if (trd_xml_root_name(f->real, root, sizeof root) == 0 && strcmp(root, "topology") == 0) {
-            fail(err, errlen,
-                 "%s: an lstopo dump has no link classes; write the costs into a "
-                 "treeduce topology (*.topo or <machine> XML)",
-                 path);
-            goto bad;
-        }
+    format = trd_input_format(path, f->text, f->len);
+    if (strcmp(format, "hwloc") == 0) {
+        fail(err, errlen,
+             "%s: an lstopo dump has no link classes; write the costs into a "
+             "treeduce topology (*.topo or <machine> XML)",
+             path);
+        goto bad;
     }
+    f->xml = strcmp(format, "xml") == 0;
     f->topo = read_model(path, f->xml, f->text, f->len,
                          "the topology file has errors; nothing measured or written:",
                          f->xml ? NULL : &f->map, err, errlen);

@@ -1,10 +1,10 @@
 /* treeduce-tune: measure every candidate algorithm of every collective, and
  * the MPI library's own routine, on this machine, and write the winners per
  * collective x communicator shape x message size as wisdom for
- * treeduce-gen --wisdom (gen/wisdom.h).
+ * treeduce-gen --wisdom (gen/read/wisdom.h).
  *
  * Every rank reads TOPOLOGY as treeduce-gen does, plans it with the model
- * and builds the machine's tables in memory (the ones gen/emit.c writes,
+ * and builds the machine's tables in memory (the ones gen/out/emit.c writes,
  * without tuned ranges); the candidates run through the runtime's *_with
  * routines on that machine, so ranks map to nodes as in an application
  * (host name, or TREEDUCE_HOSTS).  Before anything is measured the ranks

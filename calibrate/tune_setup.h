@@ -26,7 +26,7 @@ void tune_canon(const args *a, char *buf, size_t len);
 /* The first line where a and b differ, into da and db. */
 void tune_first_diff(const char *a, const char *b, char *da, char *db, size_t len);
 
-/* The machine's tables in memory, as gen/emit.c writes them, no tuned ranges. */
+/* The machine's tables in memory, as gen/out/emit.c writes them, no tuned ranges. */
 typedef struct built {
     trd_machine m;
     const char **names;

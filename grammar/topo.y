@@ -1,5 +1,5 @@
 /* Grammar of the topology DSL (*.topo); tokens are in topo.l, the actions'
- * helpers and the reader entry points in gen/read_dsl.c.
+ * helpers and the reader entry points in gen/read/read_dsl.c.
  *
  *   machine NAME;
  *   link NAME { latency TIME; bandwidth BW; [injection BW;] [alpha_r TIME;] }
@@ -53,7 +53,7 @@ typedef struct trd_dsl_msg {
 /* Messages kept per file; a file of garbage stops there. */
 #define TRD_DSL_MAX_ERRORS 100
 
-/* Reader state shared by the scanner, the parser and gen/read_dsl.c. */
+/* Reader state shared by the scanner, the parser and gen/read/read_dsl.c. */
 struct trd_dsl_ctx {
     trd_topo_t t;
     trd_diag *d;
@@ -114,7 +114,7 @@ struct trd_dsl_ctx {
     int stmts_kept; /* statements of the map's blocks; the ones after belong to the open block */
 };
 
-/* Helpers for the scanner and the grammar actions (gen/read_dsl.c).  Every
+/* Helpers for the scanner and the grammar actions (gen/read/read_dsl.c).  Every
  * char * argument is borrowed; NULL (out of memory, or the text of an
  * unterminated string) is accepted and ignored. */
 int trd__dsl_token(trd_dsl_ctx *ctx, int kind, const char *text, size_t len,

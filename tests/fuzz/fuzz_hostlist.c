@@ -1,6 +1,6 @@
-/* libFuzzer harness: Slurm host lists (trd_hostlist_expand, gen/hostlist.c)
+/* libFuzzer harness: Slurm host lists (trd_hostlist_expand, gen/model/hostlist.c)
  * and the time and bandwidth parsers of --latency/--bandwidth and the
- * topology language (trd_parse_time, trd_parse_bandwidth, gen/units.c).  The
+ * topology language (trd_parse_time, trd_parse_bandwidth, gen/model/units.c).  The
  * input, cut at its first NUL, is given to each. */
 #include "fuzz_common.h"
 

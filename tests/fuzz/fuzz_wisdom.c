@@ -1,4 +1,4 @@
-/* libFuzzer harness: wisdom files (trd_wisdom_read_string, gen/wisdom.c).
+/* libFuzzer harness: wisdom files (trd_wisdom_read_string, gen/read/wisdom.c).
  * A file the reader takes is checked against a small machine, written,
  * and read back: the written text must read, to the same bytes when
  * written again.  Every message is formatted into the sink. */

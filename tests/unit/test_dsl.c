@@ -1,4 +1,4 @@
-/* Topology DSL reader (grammar/topo.l, grammar/topo.y, gen/read_dsl.c): good
+/* Topology DSL reader (grammar/topo.l, grammar/topo.y, gen/read/read_dsl.c): good
  * files checked through the model after trd_topo_finalize (names, DFS ring
  * order, switch parents, link costs, node shapes), bad files checked by the
  * exact text of every message, several errors per file, names that only
@@ -380,7 +380,7 @@ static void test_syntax(void)
                   "t.topo:2:25: error: synthetic description 'package:100000 core:100000' has more "
                   "than 4096 cores, more than hwloc builds in good time; give the node's package "
                   "and core counts instead");
-    /* a host number past LONG_MAX: an error, not a loop (gen/hostlist.c) */
+    /* a host number past LONG_MAX: an error, not a loop (gen/model/hostlist.c) */
     EXPECT_ERRORS(
         ETH PC "switch s0 { link eth; nodes n[9223372036854775807-9223372036854775808] : pc; }\n",
         "t.topo:3:51: error: host number too large");

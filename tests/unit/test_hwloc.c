@@ -1,5 +1,5 @@
-/* Node shapes from hwloc (gen/hwloc_nodetype.c) and the single-node hwloc
- * machine reader (trd_read_hwloc_machine in gen/read_xml.c): synthetic
+/* Node shapes from hwloc (gen/read/hwloc_nodetype.c) and the single-node hwloc
+ * machine reader (trd_read_hwloc_machine in gen/read/read_xml.c): synthetic
  * descriptions, lstopo XML dumps from topologies/, the local machine, and the
  * exact error text for sources hwloc cannot use. */
 #include <CUnit/Basic.h>

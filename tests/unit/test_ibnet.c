@@ -1,4 +1,4 @@
-/* ibnetdiscover reader (gen/read_ibnet.c): fabrics through the model after
+/* ibnetdiscover reader (gen/read/read_ibnet.c): fabrics through the model after
  * trd_topo_finalize (the root, the dropped spines, hosts named by their
  * adapters, link bandwidths from width x speed with parallel links added),
  * bad files by the exact text of every message, and the content detection
@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "load.h"
 #include "readers.h"
 #include "test_util.h"
 #include "topo.h"
@@ -223,6 +224,38 @@ static void test_detect(void)
         CU_ASSERT(!trd_ibnet_detect(no[i], strlen(no[i])));
 }
 
+/* The one detector of every tool's input (trd_input_format): the name, then
+ * the XML root, then the ibnetdiscover text, else the topology language. */
+static void test_input_format(void)
+{
+    static const struct {
+        const char *path, *text, *format; /* text NULL: by the name alone */
+    } c[] = {
+        {"local", NULL, "local"},
+        {"m.topo", NULL, "dsl"},
+        {"topology.conf", NULL, "slurm"},
+        {"t.yaml", NULL, "yaml"},
+        {"t.yml", NULL, "yaml"},
+        {"m.xml", NULL, NULL},
+        {"fabric", NULL, NULL},
+        {"m.topo", "vendid=0x2c9\n", "dsl"},
+        {"m.xml", "<machine name=\"m\"/>", "xml"},
+        {"m.xml", "<?xml version=\"1.0\"?>\n<topology version=\"2.0\"/>", "hwloc"},
+        {"m.xml", "not xml", "xml"},
+        {"fabric", "# Topology file: x\n", "ibnetdiscover"},
+        {"fabric.xml.txt", "machine m;\n", "dsl"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        const char *f = trd_input_format(c[i].path, c[i].text, c[i].text ? strlen(c[i].text) : 0);
+        if (!c[i].format) {
+            CU_ASSERT_PTR_NULL(f);
+        } else if (!f || strcmp(f, c[i].format) != 0) {
+            CU_FAIL("wrong format");
+            fprintf(stderr, "%s: %s, expected %s\n", c[i].path, f ? f : "NULL", c[i].format);
+        }
+    }
+}
+
 /* Every prefix of a good file, and bytes replaced: a status and messages
  * that agree, never a crash. */
 static void test_robust(void)
@@ -239,6 +272,7 @@ int main(void)
         {"a host on two switches", test_rails},
         {"bad files", test_errors},
         {"content detection", test_detect},
+        {"input format by name and text", test_input_format},
         {"truncated and damaged files", test_robust},
     };
     return trd_test_main("ibnet", tests, TRD_NTESTS(tests));

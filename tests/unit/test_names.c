@@ -1,8 +1,8 @@
-/* The one rule for names from the input (trd_topo_check_name, gen/topo.c):
+/* The one rule for names from the input (trd_topo_check_name, gen/model/topo.c):
  * the names sites use are taken, control characters and bytes that are not
  * UTF-8 are refused with exact messages, through the readers that can carry
  * them (Slurm topology.conf, topology.yaml, ibnetdiscover); and a message
- * that quotes such a name shows no control character (gen/diag.c). */
+ * that quotes such a name shows no control character (gen/model/diag.c). */
 #include <CUnit/Basic.h>
 #include <stdio.h>
 #include <string.h>

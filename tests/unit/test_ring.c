@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "plan.h"
+#include "ring.h"
 #include "test_util.h"
 #include "topo.h"
 

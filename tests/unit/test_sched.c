@@ -1,6 +1,6 @@
 /* Schedules of the algorithm registry (runtime/algo), their verifier
- * (gen/verify.h), cost model (gen/cost.h) and the selection on them
- * (gen/tune.h), without MPI:
+ * (gen/verify/verify.h), cost model (gen/plan/cost.h) and the selection on them
+ * (gen/plan/tune.h), without MPI:
  *   - every registered algorithm over a matrix of communicator shapes
  *     (1..64 ranks, primes, uneven ranks per node, shuffled placements),
  *     counts, in place or not, commutative or not where it takes both, with
@@ -32,6 +32,7 @@
 #include "check.h"
 #include "cost.h"
 #include "plan.h"
+#include "shape.h"
 #include "test_util.h"
 #include "tune.h"
 #include "verify.h"

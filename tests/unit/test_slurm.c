@@ -1,4 +1,4 @@
-/* Slurm topology.conf reader (gen/read_slurm.c): good files checked through
+/* Slurm topology.conf reader (gen/read/read_slurm.c): good files checked through
  * the model after trd_topo_finalize (DFS ring order, switch parents, the
  * default link and node type), bad files checked by the exact text of every
  * message, several errors per file, and names only finalize can resolve. */

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "diag.h"
+#include "reader.h"
 #include "readers.h"
 #include "topo.h"
 

@@ -1,4 +1,4 @@
-/* Wisdom files (gen/wisdom.c): the digest, a file written and read back
+/* Wisdom files (gen/read/wisdom.c): the digest, a file written and read back
  * unchanged, a file measured on another machine refused by the check, and
  * the exact message of each malformed file. */
 #include <CUnit/Basic.h>

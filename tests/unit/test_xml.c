@@ -1,4 +1,4 @@
-/* XML topology reader (gen/read_xml.c): good files checked through the model
+/* XML topology reader (gen/read/read_xml.c): good files checked through the model
  * after trd_topo_finalize (names, DFS ring order, link costs, node shapes),
  * bad files checked by the exact text of every message: malformed XML,
  * schema violations, bad values, and names that only finalize can resolve. */

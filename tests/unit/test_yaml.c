@@ -1,4 +1,4 @@
-/* Slurm topology.yaml reader (gen/read_yaml.c): the topology it chooses,
+/* Slurm topology.yaml reader (gen/read/read_yaml.c): the topology it chooses,
  * tree, block and ring through the model after trd_topo_finalize, and bad
  * files by the exact text of every message, libyaml's own with its line and
  * column. */

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "readers.h"
+#include "reader.h"
 #include "sha256.h"
 #include "trd_select.h"
 #include "util.h"

@@ -1,4 +1,4 @@
-/* The cost model on the schedules: the verifier's execution (exec.h) timed
+/* The cost model on the schedules: the verifier's execution (symexec.h) timed
  * per rank [MPICH §3, TREE §2, NAP Eq. 3, RM Eq. 3]. */
 #ifndef TRD_COST_H
 #define TRD_COST_H
@@ -72,7 +72,7 @@ typedef struct trd_cost_model {
  *   - a signal costs nothing; a wait ends at the later of the rank's clock
  *     and, for each rank waited for, the time of the signal that satisfied
  *     it plus the latency of the link between the two (on one node at most
- *     TRD_COST_HANDSHAKE_S); a done wait the runtime skips (exec.h) costs
+ *     TRD_COST_HANDSHAKE_S); a done wait the runtime skips (symexec.h) costs
  *     nothing [FLEX §3.1].
  * *seconds gets the time.  Returns TRD_OK, TRD_ERR_VERIFY with why (a
  * schedule that does not run, a shape without machine nodes) or

@@ -1,4 +1,4 @@
-/* XML topology reader (gen/treeduce-topology.xsd) and hwloc single-node machines.
+/* XML topology reader (gen/read/treeduce-topology.xsd) and hwloc single-node machines.
  *
  * The file is parsed with libxml2 (no network, no external entities), validated
  * against the schema compiled into the binary, and only then lowered to the
@@ -7,6 +7,7 @@
  * file:line:col of the offending element, attribute value or text; libxml2 never
  * prints anything itself.
  */
+#include "reader.h"
 #include "readers.h"
 
 #include <limits.h>
@@ -34,7 +35,7 @@ typedef const xmlError *trd_xml_error;
 typedef xmlError *trd_xml_error;
 #endif
 
-/* The schema text, compiled in from gen/treeduce-topology.xsd by
+/* The schema text, compiled in from gen/read/treeduce-topology.xsd by
  * cmake/Embed.cmake (KIND=xsd). */
 extern const char trd_topology_xsd[];
 extern const size_t trd_topology_xsd_len;

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec.h"
-#include "verify.h"
+#include "ring.h"
+#include "symexec.h"
 
 typedef struct cst {
     const trd_sched *s;

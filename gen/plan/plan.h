@@ -118,24 +118,4 @@ int trd_plan_build(trd_topo_t t, trd_machine_plan *p);
  * below NAP's over nodes x ppn ranks; SIZE_MAX if never within 1 TiB. */
 size_t trd_model_crossover(const trd_machine_plan *p, int nodes, int ppn);
 
-/* Check that the ring through nodes[0..n-1] (ring indices of t, in ring order,
- * wrapping around; repeated consecutive nodes are one node) sends no two
- * neighbour messages over the same directed link of the switch tree
- * [TREE §2, Lemma 4]: *dups gets 0 if contention-free, else the number of
- * directed links used more than once, with the first one described in why.
- * Returns TRD_OK or TRD_ERR_NOMEM. */
-int trd_ring_contention(trd_topo_t t, const int *nodes, int n, int *dups, char *why, size_t whylen);
-
-/* The same verdict, proved structurally in O(n depth + switches) with no
- * walk of paths against each other: a ring uses a directed link of the
- * switch tree twice in one step exactly when some subtree (a switch's, or
- * a node's ranks) is not one contiguous run of the cyclic ring, since every
- * run is entered once and left once; a DFS order of the tree has every
- * subtree contiguous, and so has any subsequence of one [TREE §3.2,
- * Lemma 4].  nodes[0..n) as for trd_ring_contention.  *runs gets 0 where
- * every subtree is one run (contention-free), else the number of subtrees
- * entered more than once, the first described in why.  Returns TRD_OK or
- * TRD_ERR_NOMEM. */
-int trd_ring_dfs_proof(trd_topo_t t, const int *nodes, int n, int *runs, char *why, size_t whylen);
-
 #endif

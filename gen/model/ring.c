@@ -5,12 +5,11 @@
  * no directed link (child->parent or parent->child) carries two of the ring's
  * neighbour messages.
  */
+#include "ring.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "plan.h"
-#include "verify.h"
 
 /* Count the directed links of the path a -> b in use (ids as in
  * trd_topo_path_links: vertex v's up-link is 2v, its down-link 2v+1, where

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "check.h"
+#include "shape.h"
 
 /* ---- The timer --------------------------------------------------------------- */
 

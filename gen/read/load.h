@@ -20,6 +20,17 @@ typedef struct trd_load_opts {
     const char *program;       /* names the command line in messages ("treeduce-gen") */
 } trd_load_opts;
 
+/* The format of the input at path, as the readers name it (load_opts'
+ * format): by its name, "local" for "local", "dsl" for *.topo, "slurm" for
+ * *.conf, "yaml" for *.yaml and *.yml; else by the len bytes of its text, an
+ * *.xml file "xml" (a treeduce machine) or "hwloc" (an `lstopo --of xml`
+ * dump) by its root element, any other "ibnetdiscover" where the text looks
+ * like ibnetdiscover output (trd_ibnet_detect), else "dsl".  text NULL: by
+ * the name alone, NULL where the name does not tell (read the text once, as
+ * it may be a FIFO, and ask again).  The one detector of treeduce-gen,
+ * treeduce-tune and treeduce-calibrate. */
+const char *trd_input_format(const char *path, const char *text, size_t len);
+
 /* Read and finalize the machine o describes into t (created, empty).
  * *intext gets the input's text (malloc'd, NULL for local; the caller frees
  * it, also on error) and *inlen its length, for the input's hash.  Returns

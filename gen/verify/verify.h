@@ -48,9 +48,4 @@ typedef struct trd_verify_opts {
 int trd_sched_verify(const trd_sched *s, const trd_shape *sh, const trd_verify_opts *opts,
                      char *why, size_t whylen);
 
-/* Directed link ids of the path from machine node a to b on the switch tree
- * (ring.c): vertex v's up-link is 2v, its down-link 2v+1, switches 0..S-1,
- * node i at S+i.  Writes at most cap ids; returns how many the path has. */
-int trd_topo_path_links(trd_topo_t t, int a, int b, int *links, int cap);
-
 #endif

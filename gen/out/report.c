@@ -9,6 +9,8 @@
 
 #include "check.h"
 #include "cost.h"
+#include "ring.h"
+#include "shape.h"
 #include "trd_nap.h"
 #include "tune.h"
 

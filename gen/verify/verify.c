@@ -1,5 +1,5 @@
 /* Schedule verifier (verify.h): symbolic execution of a schedule for all
- * ranks on the engine of exec.h.
+ * ranks on the engine of symexec.h.
  *
  * Every cell of every buffer holds a value: the index of the element of the
  * collective's vector it is, and the sequence of ranks whose contributions
@@ -31,7 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec.h"
+#include "ring.h"
+#include "symexec.h"
 #include "util.h"
 
 typedef struct ivl {

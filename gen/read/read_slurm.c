@@ -14,9 +14,10 @@
  * host list).  Slurm's file carries no costs and no node shapes: switches get
  * the default link and nodes the default node type; LinkSpeed has no unit in
  * Slurm and is ignored.  Switches may be named in Switches= before their own
- * line.  Blocks and rings become switch trees as gen/slurm_plugins.c says,
+ * line.  Blocks and rings become switch trees as gen/read/slurm_plugins.c says,
  * once the whole file is read.
  */
+#include "reader.h"
 #include "readers.h"
 #include "util.h"
 

@@ -29,7 +29,7 @@
  * for their keys only.  tree is topology.conf's SwitchName lines (switch,
  * children, nodes); block is its BlockName lines and BlockSizes (block_sizes,
  * blocks: block, nodes); ring its RingName lines (rings: ring, nodes), mapped
- * as gen/slurm_plugins.c says.  The ring section follows the shape of the
+ * as gen/read/slurm_plugins.c says.  The ring section follows the shape of the
  * other two, as Slurm's topology/ring configuration names its fields
  * (ring_name, nodes).  A flat topology names no nodes (Slurm takes every node
  * of slurm.conf) and is refused when chosen.  Node lists are Slurm host lists
@@ -37,6 +37,7 @@
  * of node counts or one "4,16" string.  As in topology.conf, nodes get the
  * default node type and switches the default link.
  */
+#include "reader.h"
 #include "readers.h"
 
 #include <limits.h>

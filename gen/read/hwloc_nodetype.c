@@ -16,6 +16,7 @@
 #include <hwloc.h>
 #include <unistd.h>
 
+#include "reader.h"
 #include "readers.h"
 #include "topo.h"
 

@@ -107,11 +107,4 @@ int trd_check_wisdom(trd_topo_t t, const trd_wisdom *w, const trd_check_opts *o,
  * shape, what nothing covers), from stats.  Returns TRD_OK. */
 int trd_check_report(FILE *f, const trd_check_stats *stats);
 
-/* The shape of the first nnodes of t's nodes (0: all) in ring order with
- * ppn ranks each (0: each node's cores), ranks in ring order, shared memory
- * on, no single copy, the runtime's slot size; machine_node and
- * node_packages set from t.  *aux gets their storage (free it after st).
- * Returns TRD_OK or TRD_ERR_NOMEM. */
-int trd_machine_shape(trd_topo_t t, int nnodes, int ppn, trd_shape_store *st, int **aux);
-
 #endif

@@ -11,7 +11,7 @@
 #include "diag.h"
 #include "topo.h"
 
-/* ---- XML machines (gen/read_xml.c, schema gen/treeduce-topology.xsd) ---- */
+/* ---- XML machines (gen/read/read_xml.c, schema gen/read/treeduce-topology.xsd) ---- */
 
 /** Parse the XML topology file at path, validate it against the schema that
  * is compiled into the binary, and add its links, node types, switches and
@@ -45,7 +45,7 @@ int trd_xml_root(const char *path, char *buf, size_t len, char *version, size_t 
 int trd_xml_root_text(const char *text, size_t len, char *buf, size_t blen, char *version,
                       size_t vlen);
 
-/* ---- One node from hwloc (gen/hwloc_nodetype.c) ------------------------------ */
+/* ---- One node from hwloc (gen/read/hwloc_nodetype.c) ------------------------------ */
 
 /** A machine of one node: switch "node-switch" with the default link
  * (TRD_DEFAULT_NET_*), one node named after the HostName of the hwloc
@@ -65,8 +65,8 @@ int trd_read_hwloc_machine(trd_topo_t t, trd_diag *d, const char *kind, const ch
 int trd_read_hwloc_machine_string(trd_topo_t t, trd_diag *d, const char *filename, const char *text,
                                   size_t len);
 
-/* ---- Topology DSL, *.topo (grammar/topo.l, grammar/topo.y, gen/read_dsl.c)
- * and Slurm topology.conf (gen/read_slurm.c) ------------------------------ */
+/* ---- Topology DSL, *.topo (grammar/topo.l, grammar/topo.y, gen/read/read_dsl.c)
+ * and Slurm topology.conf (gen/read/read_slurm.c) ------------------------------ */
 
 /** Parse the DSL file at path into t (not finalized).  The text is registered
  * with trd_diag_add_source() so that messages quote the line; hwloc XML paths
@@ -144,7 +144,7 @@ int trd_read_slurm_string(trd_topo_t t, trd_diag *d, const char *filename, const
  * finalized), with libyaml.  Of the file's topologies, the first with
  * "cluster_default: true" is read, else the first one: a tree as
  * topology.conf's SwitchName lines, a block or ring as its BlockName or
- * RingName lines (see gen/slurm_plugins.c); a flat one names no nodes and is
+ * RingName lines (see gen/read/slurm_plugins.c); a flat one names no nodes and is
  * refused.  Nodes and switches get the defaults as trd_read_slurm().
  * Errors are "path:line:col: error: ..." with libyaml's marks.
  * \return as trd_read_dsl(). */
@@ -159,7 +159,7 @@ int trd_read_yaml_string(trd_topo_t t, trd_diag *d, const char *filename, const 
  * adapter's description) become nodes of the default node type, and each
  * switch's link gets the bandwidth of its slowest child link (width x speed,
  * parallel links added) and the default link's latency.  A fabric that is
- * not a tree is reduced to one (gen/read_ibnet.c says how).
+ * not a tree is reduced to one (gen/read/read_ibnet.c says how).
  * \return as trd_read_dsl(). */
 int trd_read_ibnet(trd_topo_t t, trd_diag *d, const char *path);
 
@@ -172,7 +172,7 @@ int trd_read_ibnet_string(trd_topo_t t, trd_diag *d, const char *filename, const
  * "Switch N \"S-" or "Ca N \"H-" line before any other text. */
 int trd_ibnet_detect(const char *text, size_t len);
 
-/* ---- Shared by the Slurm readers (gen/slurm_plugins.c) -------------------- */
+/* ---- Shared by the Slurm readers (gen/read/slurm_plugins.c) -------------------- */
 
 /** One BlockName or RingName of a Slurm file. */
 typedef struct trd_slurm_group {
@@ -203,49 +203,5 @@ int trd__slurm_blocks(trd_topo_t t, trd_diag *d, const trd_slurm_group *b, int n
  * nodes (Slurm's limit) is reported.
  * \return TRD_OK, TRD_ERR_INPUT or TRD_ERR_NOMEM. */
 int trd__slurm_rings(trd_topo_t t, trd_diag *d, const trd_slurm_group *r, int n);
-
-/* ---- Shared by the readers (gen/read_dsl.c) ------------------------------ */
-
-/* Largest input a reader takes, in bytes: several times the ibnetdiscover
- * output of a fabric of 100,000 hosts, and below the INT_MAX / 2 that lines
- * and columns count to.  A larger file (or /dev/zero, or a pipe that never ends) is
- * refused before more than this is read. */
-#define TRD_MAX_INPUT_BYTES ((size_t)256 << 20)
-
-/** Read the whole file at path, at most TRD_MAX_INPUT_BYTES: a regular file
- * larger than that is refused from its size, anything else once one byte
- * more has been read.
- * \return a malloc'd buffer with its length in *len (one byte more is
- * allocated and holds a NUL, not counted in *len), or NULL with errno set
- * (EFBIG: larger than TRD_MAX_INPUT_BYTES). */
-char *trd_read_text(const char *path, size_t *len);
-
-/** trd_read_text() that reports a file it cannot read to d at "path: error:
- * file is larger than N bytes" or "path: error: cannot read file: <reason>".
- * \return the text, or NULL with errno set (reported). */
-char *trd__read_input(trd_diag *d, const char *path, size_t *len);
-
-/** The start every *_string reader shares: filename interned into d as *file
- * and made t's source, a NULL text taken as empty (*text = ""), a text over
- * TRD_MAX_INPUT_BYTES refused ("file: error: file is larger than N bytes"),
- * and so is a NUL byte anywhere in it ("file:line:col: error: unexpected
- * character '\x00'": every reader stops at it or skips it unseen); the text
- * is registered with trd_diag_add_source() so that messages quote its lines.
- * \return TRD_OK; TRD_ERR_INPUT (reported to d); TRD_ERR_NOMEM. */
-int trd__reader_begin(trd_topo_t t, trd_diag *d, const char *filename, const char **text,
-                      size_t len, const char **file);
-
-/** trd__reader_begin() without a topology, for the texts that describe no
- * machine (the wisdom, gen/wisdom.c).  Returns as trd__reader_begin(). */
-int trd__text_begin(trd_diag *d, const char *filename, const char **text, size_t len,
-                    const char **file);
-
-/** Read the whole file at path and pass its text to read_string (one of the
- * *_string readers above).  A file that cannot be read is reported to d as
- * "path: error: cannot read file: <reason>".
- * \return what read_string returns, TRD_ERR_IO or TRD_ERR_NOMEM. */
-int trd__read_file(trd_topo_t t, trd_diag *d, const char *path,
-                   int (*read_string)(trd_topo_t t, trd_diag *d, const char *filename,
-                                      const char *text, size_t len));
 
 #endif

@@ -19,27 +19,7 @@
 
 #include "algo.h"
 #include "diag.h"
-
-/* Errors in the generator: every function that can fail returns an int
- * status, TRD_OK or one of the codes below, and gives its results through
- * out-parameters; a void function cannot fail, and queries return their
- * value.  The detail goes to the caller's trd_diag where it is about the
- * user's input or the generator's output (readers, verification before
- * writing, the emitter: "file:line:col: error: ..."), or into the caller's
- * why/err buffer where the callee composes a message the caller places
- * (the verifier, the cost model, the parse helpers below).  Constructors
- * that allocate (trd_diag_create, trd_read_text) return the object or NULL.
- * Planning through the registry (algo.h, shared with the runtime) keeps its
- * own 0 / -1. */
-enum {
-    TRD_OK = 0,
-    TRD_ERR_NOMEM = 1,  /* out of memory */
-    TRD_ERR_INPUT = 2,  /* bad input; details are in the trd_diag */
-    TRD_ERR_IO = 3,     /* file cannot be read or written */
-    TRD_ERR_STATE = 4,  /* call not allowed in this state (e.g. query before finalize) */
-    TRD_ERR_VERIFY = 5, /* a schedule failed verification */
-    TRD_ERR_MAX
-};
+#include "status.h"
 
 /* trd_link_cost, the cost of one link class, is the planners' (algo.h). */
 
@@ -186,7 +166,7 @@ trd_link_cost trd_topo_nodetype_node_link(trd_topo_t t, int ty);
  * zero-hop cost {0, inf}. */
 trd_link_cost trd_topo_path_cost(trd_topo_t t, int a, int b);
 
-/* ---- Helpers shared by the readers (gen/units.c, gen/hostlist.c) ------ */
+/* ---- Helpers shared by the readers (gen/model/units.c, gen/model/hostlist.c) ------ */
 
 /* The costs a link may have: a time from 0 to TRD_MAX_TIME_S seconds, a
  * bandwidth from TRD_MIN_BANDWIDTH_BPS to TRD_MAX_BANDWIDTH_BPS bytes/s
@@ -216,7 +196,7 @@ int trd_hostlist_expand(const char *expr, char ***names, int *n, char *err, size
                         int *errpos);
 void trd_hostlist_free(char **names, int n);
 
-/* ---- Node types from hwloc (gen/hwloc_nodetype.c) --------------------- */
+/* ---- Node types from hwloc (gen/read/hwloc_nodetype.c) --------------------- */
 
 /* Read a node shape (packages and cores per package) with hwloc from
  *   kind "synthetic": arg is an hwloc synthetic string ("package:2 core:8");

@@ -23,8 +23,8 @@
  * The order in which ranks run is fixed (a queue of ranks woken by what may
  * let them go on, then sweeps), so two runs of one schedule make the same
  * matches in the same order. */
-#ifndef TRD_EXEC_H
-#define TRD_EXEC_H
+#ifndef TRD_SYMEXEC_H
+#define TRD_SYMEXEC_H
 
 #include <stddef.h>
 

@@ -5,12 +5,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reader.h"
 #include "readers.h"
 
 static int has_suffix(const char *s, const char *suf)
 {
     size_t a = strlen(s), b = strlen(suf);
     return a >= b && strcmp(s + a - b, suf) == 0;
+}
+
+const char *trd_input_format(const char *path, const char *text, size_t len)
+{
+    if (strcmp(path, "local") == 0)
+        return "local";
+    if (has_suffix(path, ".topo"))
+        return "dsl";
+    if (has_suffix(path, ".conf"))
+        return "slurm";
+    if (has_suffix(path, ".yaml") || has_suffix(path, ".yml"))
+        return "yaml";
+    if (!text)
+        return NULL;
+    if (has_suffix(path, ".xml")) {
+        char root[64] = "";
+        int dump = trd_xml_root_text(text, len, root, sizeof root, NULL, 0) == TRD_OK &&
+                   strcmp(root, "topology") == 0;
+        return dump ? "hwloc" : "xml";
+    }
+    return trd_ibnet_detect(text, len) ? "ibnetdiscover" : "dsl";
 }
 
 int trd_load_topology(const trd_load_opts *a, trd_topo_t t, trd_diag *d, char **intext,
@@ -45,32 +67,15 @@ int trd_load_topology(const trd_load_opts *a, trd_topo_t t, trd_diag *d, char **
         snprintf(src, sizeof src, "--nodetype \"%s\"", a->nodetype);
         trd_topo_set_default_nodetype(t, npk, cores, src);
     }
-    if (!format) {
-        if (strcmp(a->input, "local") == 0)
-            format = "local";
-        else if (has_suffix(a->input, ".topo"))
-            format = "dsl";
-        else if (has_suffix(a->input, ".conf"))
-            format = "slurm";
-        else if (has_suffix(a->input, ".yaml") || has_suffix(a->input, ".yml"))
-            format = "yaml";
-        /* .xml: a treeduce machine or an hwloc dump by its root element, any
-         * other name: ibnetdiscover output or the topology language, by the
-         * text, once it is read below (once: it may be a FIFO) */
-    }
+    if (!format) /* else by the text, once it is read below (once: it may be a FIFO) */
+        format = trd_input_format(a->input, NULL, 0);
     if (trd_diag_count(d) > 0)
         return TRD_ERR_INPUT;
     if (format && strcmp(format, "local") == 0) {
         rc = trd_read_hwloc_machine(t, d, "local", NULL);
     } else if ((*intext = trd__read_input(d, a->input, inlen))) {
-        char root[64] = "";
-        if (!format && has_suffix(a->input, ".xml")) {
-            int dump = trd_xml_root_text(*intext, *inlen, root, sizeof root, NULL, 0) == TRD_OK &&
-                       strcmp(root, "topology") == 0;
-            format = dump ? "hwloc" : "xml";
-        }
         if (!format)
-            format = trd_ibnet_detect(*intext, *inlen) ? "ibnetdiscover" : "dsl";
+            format = trd_input_format(a->input, *intext, *inlen);
         if (strcmp(format, "dsl") == 0)
             rc = trd_read_dsl_string(t, d, a->input, *intext, *inlen);
         else if (strcmp(format, "slurm") == 0)

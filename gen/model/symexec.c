@@ -1,5 +1,5 @@
-/* The execution engine of the verifier and the cost model (exec.h). */
-#include "exec.h"
+/* The execution engine of the verifier and the cost model (symexec.h). */
+#include "symexec.h"
 
 #include <stdarg.h>
 #include <stdio.h>

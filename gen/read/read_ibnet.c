@@ -52,6 +52,7 @@
  *     all of them, as in the fabric (its links to its parent alone when the
  *     parent is not higher).
  */
+#include "reader.h"
 #include "readers.h"
 #include "util.h"
 
