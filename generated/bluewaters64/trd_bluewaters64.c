@@ -258,15 +258,16 @@ static const trd_size_choice choices_22[5] = { /* 32 nodes x 4 */
     {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_23[6] = { /* 32 nodes x 8 */
-    {1813, "nap", ""},
-    {4783, "nap", "8,4/2"},
+    {1353, "nap", ""},
+    {5574, "nap", "8,4/2"},
     {13964, "flex", ""},
     {1804801, "rabenseifner", ""},
     {38537681, "hring", ""},
     {SIZE_MAX, "ring", ""},
 };
-static const trd_size_choice choices_24[5] = { /* 32 nodes x 16 */
-    {3799, "nap", ""},
+static const trd_size_choice choices_24[6] = { /* 32 nodes x 16 */
+    {2889, "nap", ""},
+    {4301, "nap", "8,4/2"},
     {14804, "flex", ""},
     {1602851, "rabenseifner", ""},
     {100124251, "hring", ""},
@@ -284,23 +285,23 @@ static const trd_size_choice choices_26[4] = { /* 64 nodes x 2 */
     {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_27[5] = { /* 64 nodes x 4 */
-    {1975, "nap", ""},
-    {9365, "nap", "4,4/2,4/2"},
+    {1683, "nap", ""},
+    {9867, "nap", "4,4/2,4/2"},
     {3598223, "rabenseifner", ""},
     {24114258, "hring", ""},
     {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_28[5] = { /* 64 nodes x 8 */
-    {463, "nap", ""},
-    {9702, "nap", "8,8/1"},
+    {362, "nap", ""},
+    {10134, "nap", "8,8/1"},
     {2940122, "rabenseifner", ""},
     {75090074, "hring", ""},
     {SIZE_MAX, "ring", ""},
 };
 static const trd_size_choice choices_29[6] = { /* 64 nodes x 16 */
-    {1178, "nap", ""},
-    {7702, "nap", "16,4/2"},
-    {9308, "flex", ""},
+    {803, "nap", ""},
+    {9001, "nap", "16,4/2"},
+    {9359, "nap", "8,8/1"},
     {2691556, "rabenseifner", ""},
     {193211439, "hring", ""},
     {SIZE_MAX, "ring", ""},
@@ -330,7 +331,7 @@ static const trd_shape_choice shapes[30] = {
     {32, 2, choices_21, 4},
     {32, 4, choices_22, 5},
     {32, 8, choices_23, 6},
-    {32, 16, choices_24, 5},
+    {32, 16, choices_24, 6},
     {64, 1, choices_25, 3},
     {64, 2, choices_26, 4},
     {64, 4, choices_27, 5},

@@ -30,7 +30,7 @@
  * Cost = sum over steps i of (alpha_inter + (k_i - 1) m beta_i + m gamma)
  *        + (steps + 1) ceil(log2 ppn) (alpha_intra + m beta_intra + m gamma)
  *        + for a step of width W: alpha_sub + ceil((S_i - W)/W) m beta_inter
- *          + ceil(log2 ppn) (alpha_intra + m beta_intra)
+ *          + alpha_intra + m beta_intra
  * [NAP Eq. 6], beta_i the inverse bandwidth of the most loaded link of step i
  * (W of every S_i nodes sending), alpha_sub the latency under the subgroup's
  * switch.
@@ -304,10 +304,11 @@ double trd_nap_model_list(const struct trd_levels *l, int nodes, int ppn, double
         int with_part = g < lanes ? g : lanes;
         t += trd_lg(with_part) * msg + (with_part < ppn ? trd_msg_s(l->intra, bytes) : 0);
         if (wide < S) /* the result on to the others of the subgroup (under its own
-                       * switch: that level's latency), then the node */
+                       * switch: that level's latency), then from lane 0 to the node's
+                       * other ranks, one step as the lanes' result above */
             t += latency_at(l, S - 1) +
                  bytes * (double)((S - wide + wide - 1) / wide) / l->far_inter.bandwidth_Bps +
-                 trd_lg(ppn) * trd_msg_s(l->intra, bytes);
+                 (ppn > 1 ? trd_msg_s(l->intra, bytes) : 0);
         S *= k;
     }
     return t;
