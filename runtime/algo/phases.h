@@ -5,10 +5,7 @@
 #define TRD_PHASES_H
 
 #include "algo.h"
-
-/* The allreduce algorithms the composites run over rank lists. */
-extern const trd_algo trd_allreduce_rd, trd_allreduce_rabenseifner, trd_allreduce_ring,
-    trd_allreduce_hring;
+#include "algos.h" /* the allreduce algorithms the composites run over rank lists */
 
 /* Parameters naming the allreduce the composites run among leaders or lanes
  * (smp, flex): "" the default, or the name of an algorithm with a list form. */
