@@ -443,15 +443,15 @@ static int node_allreduce(trd_sb *b, int round, int k)
         else
             trd_allreduce_rd.list(b, round, b->local_ranks, k, b->local, 0, cnt);
         for (int l = b->local + k; l < b->ppn; l += k)
-            trd_s_send(b, round + 100, trd_sb_local_rank(b, l), TRD_B_RECV, 0, cnt);
+            trd_s_send(b, round + TRD_ROUND_NODE_HANDON, trd_sb_local_rank(b, l), TRD_B_RECV, 0,
+                       cnt);
     } else {
-        trd_s_recv(b, round + 100, trd_sb_local_rank(b, b->local % k), TRD_B_RECV, 0, cnt);
+        trd_s_recv(b, round + TRD_ROUND_NODE_HANDON, trd_sb_local_rank(b, b->local % k), TRD_B_RECV,
+                   0, cnt);
     }
     return 0;
 }
 
-/* Rounds of one phase: phase k uses k * PHASE .. */
-#define PHASE (1 << 20)
 /* Most requests one rank has open at once. */
 #define NAP_MAX_REQUESTS 64
 
@@ -534,7 +534,7 @@ static int plan(trd_sb *b, const void *params)
     rc = node_allreduce(b, 0, b->ppn);
 #define NODE_RANK(v, l) sh->ring[sh->node_first[(v)] + (l)]
     for (int st = 0; st < steps && !rc; st++) {
-        int round = (st + 1) * PHASE, nr = 0, ns = 0, lane = b->local < lanes ? b->local : 0;
+        int round = (st + 1) * TRD_PHASE, nr = 0, ns = 0, lane = b->local < lanes ? b->local : 0;
         trd_nap_stepinfo info;
         if (trd_nap_step_list(sh->nnodes, lanes, rad, st, b->node, lane, &info, recv, &nr, send,
                               &ns)) {
