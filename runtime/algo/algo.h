@@ -137,6 +137,23 @@ enum {
                                    * trd_plan refuses it, the runtime calls the library */
 };
 
+/* Open MPI's coll_tuned_allreduce_algorithm ids, the numbers of its dynamic
+ * rules file (coll_tuned_allreduce_decision.c); trd_algo.ompi holds one. */
+enum trd_ompi_allreduce {
+    TRD_OMPI_IGNORE = 0, /* Open MPI's own decision; a descriptor that names none */
+    TRD_OMPI_BASIC_LINEAR = 1,
+    TRD_OMPI_NONOVERLAPPING = 2,
+    TRD_OMPI_RECURSIVE_DOUBLING = 3,
+    TRD_OMPI_RING = 4,
+    TRD_OMPI_SEGMENTED_RING = 5,
+    TRD_OMPI_RABENSEIFNER = 6,
+    TRD_OMPI_ALLGATHER_REDUCE = 7, /* Open MPI 5.x only */
+    TRD_OMPI_ALLREDUCE_COUNT
+};
+
+/* Open MPI's name of id ("recursive_doubling"), or NULL for no such id. */
+const char *trd_ompi_allreduce_name(int id);
+
 /* Largest parameter text a descriptor accepts. */
 #define TRD_PARAMS_MAX 48
 
@@ -169,9 +186,10 @@ typedef struct trd_algo {
     int (*candidates)(const trd_shape *sh, char (*cand)[TRD_PARAMS_MAX], int cap);
     /* The nearest algorithm of the MPI libraries: an MPICH 4.x CSEL container
      * ("recursive_doubling", "reduce_scatter_allgather", "smp") and Open MPI's
-     * coll_tuned_allreduce_algorithm id (3, 4 or 6); allreduce only. */
+     * coll_tuned_allreduce_algorithm id (recursive doubling, ring or
+     * Rabenseifner's); allreduce only. */
     const char *mpich;
-    int ompi;
+    enum trd_ompi_allreduce ompi;
 } trd_algo;
 
 /* Every algorithm, NULL-terminated, in a fixed order: the candidates across

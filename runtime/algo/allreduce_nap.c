@@ -624,5 +624,5 @@ const trd_algo trd_allreduce_nap = {
     .model = model,
     .candidates = candidates,
     .mpich = "smp",
-    .ompi = 3,
+    .ompi = TRD_OMPI_RECURSIVE_DOUBLING,
 };

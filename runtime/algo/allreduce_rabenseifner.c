@@ -112,5 +112,5 @@ const trd_algo trd_allreduce_rabenseifner = {
     .list = rabenseifner_list,
     .model = model,
     .mpich = "reduce_scatter_allgather",
-    .ompi = 6,
+    .ompi = TRD_OMPI_RABENSEIFNER,
 };

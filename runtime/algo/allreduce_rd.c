@@ -89,5 +89,5 @@ const trd_algo trd_allreduce_rd = {
     .list = rd_list,
     .model = model,
     .mpich = "recursive_doubling",
-    .ompi = 3,
+    .ompi = TRD_OMPI_RECURSIVE_DOUBLING,
 };

@@ -297,5 +297,5 @@ const trd_algo trd_allreduce_rm = {
     .model = model,
     .candidates = candidates,
     .mpich = "recursive_doubling",
-    .ompi = 3,
+    .ompi = TRD_OMPI_RECURSIVE_DOUBLING,
 };

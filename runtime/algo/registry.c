@@ -47,6 +47,21 @@ const trd_algo *const trd_algos[] = {
     NULL,
 };
 
+const char *trd_ompi_allreduce_name(int id)
+{
+    static const char *const name[TRD_OMPI_ALLREDUCE_COUNT] = {
+        [TRD_OMPI_IGNORE] = "ignore",
+        [TRD_OMPI_BASIC_LINEAR] = "basic_linear",
+        [TRD_OMPI_NONOVERLAPPING] = "nonoverlapping",
+        [TRD_OMPI_RECURSIVE_DOUBLING] = "recursive_doubling",
+        [TRD_OMPI_RING] = "ring",
+        [TRD_OMPI_SEGMENTED_RING] = "segmented_ring",
+        [TRD_OMPI_RABENSEIFNER] = "rabenseifner",
+        [TRD_OMPI_ALLGATHER_REDUCE] = "allgather_reduce",
+    };
+    return id >= 0 && id < TRD_OMPI_ALLREDUCE_COUNT ? name[id] : NULL;
+}
+
 const trd_algo *trd_algo_find(int coll, const char *name, size_t len)
 {
     for (int i = 0; trd_algos[i]; i++)
