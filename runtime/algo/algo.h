@@ -14,6 +14,7 @@
 #define TRD_ALGO_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "trd_sched.h"
 
@@ -157,6 +158,30 @@ const char *trd_ompi_allreduce_name(int id);
 /* Largest parameter text a descriptor accepts. */
 #define TRD_PARAMS_MAX 48
 
+struct trd_algo;
+
+/* One size range of the selection over the whole machine: [from, below)
+ * bytes (below SIZE_MAX: no end), algorithm alg with parameters params. */
+typedef struct trd_explain_range {
+    size_t from, below;
+    const struct trd_algo *alg;
+    const char *params;
+} trd_explain_range;
+
+/* The machine as an algorithm's explain hook sees it: the generator's
+ * topology, nodes 0..nnodes-1 in ring order, through callbacks (no
+ * algorithm reads a topology), and the plan's ranges over it. */
+typedef struct trd_explain_machine {
+    int nnodes, ppn; /* ppn: cores of the smallest node */
+    const void *ctx; /* the callbacks' first argument */
+    const char *(*node_name)(const void *ctx, int v);
+    /* The lowest common switch of nodes first..last: its name, its depth
+     * (0 the root) into *depth. */
+    const char *(*span_switch)(const void *ctx, int first, int last, int *depth);
+    int nranges;
+    const trd_explain_range *range;
+} trd_explain_machine;
+
 typedef struct trd_algo {
     const char *name; /* as TREEDUCE_ALGORITHM and the tables spell it: "ring", "shm:rx" */
     int coll;         /* enum trd_coll */
@@ -181,6 +206,11 @@ typedef struct trd_algo {
     /* Closed form: predicted seconds for bytes bytes over nodes x ppn ranks
      * [MPICH §3]; candidates only. */
     double (*model)(const trd_levels *l, int nodes, int ppn, double bytes);
+    /* The parameters whose closed form is the lowest at bytes over nodes x ppn
+     * ranks (those model weighs), as text into params (TRD_PARAMS_MAX bytes):
+     * the generator cuts the algorithm's ranges where they change (NAP's
+     * radix list).  NULL: one closed form for every parameter. */
+    void (*model_params)(const trd_levels *l, int nodes, int ppn, double bytes, char *params);
     /* The parameter strings worth searching on shape sh (at most cap), for the
      * generator [RM §4.1, FLEX §2.1.3]; NULL: none. */
     int (*candidates)(const trd_shape *sh, char (*cand)[TRD_PARAMS_MAX], int cap);
@@ -190,6 +220,12 @@ typedef struct trd_algo {
      * Rabenseifner's); allreduce only. */
     const char *mpich;
     enum trd_ompi_allreduce ompi;
+    /* For --explain: the algorithm's own lines about its plan over machine m
+     * (NAP's groups per step).  0, or -1 out of memory.  NULL: none. */
+    int (*explain)(FILE *f, const trd_explain_machine *m);
+    /* One line for the generated files' banner about its plan over nodes x
+     * ppn ranks (no final period), as snprintf.  NULL: none. */
+    int (*summary)(char *buf, size_t len, int nodes, int ppn);
 } trd_algo;
 
 /* Every algorithm, NULL-terminated, in a fixed order: the candidates across
