@@ -5,10 +5,10 @@
  * or compares them by index.  Pure C, no MPI.
  *
  * An algorithm is one file of this folder: its planner (the schedule IR of
- * one rank, sched.h), its parameters, when it applies, its closed-form cost
- * and its mapping onto the MPI libraries' own algorithms.  The file's head
- * comment states the algorithm, its cost in alpha-beta-gamma form and its
- * source.
+ * one rank, sched.h), its parameters, when it applies, its closed-form cost,
+ * its mapping onto the MPI libraries' own algorithms and what --explain says
+ * of its plan.  The file's head comment states the algorithm, its cost in
+ * alpha-beta-gamma form and its source.  algos.h declares every descriptor.
  */
 #ifndef TRD_ALGO_H
 #define TRD_ALGO_H
