@@ -311,12 +311,16 @@ static int tables(trd_topo_t t, const trd_machine_plan *p, const trd_emit_opts *
               " * model [MPICH §3, NAP Eq. 3-6, TREE §3.2, RM Eq. 4], %d of %d shapes timed\n"
               " * on their verified schedules (link sharing, max-rate injection, alpha_r\n"
               " * [TREE §2, NAP Eq. 3, RM Eq. 3]), the others on closed forms:\n"
-              " * intra-node link %.3g us, %.3g GB/s; ring link %.3g us, %.3g GB/s;\n"
-              " * NAP over all %d nodes: %d lanes, radix %d, %d inter-node step%s. */\n",
+              " * intra-node link %.3g us, %.3g GB/s; ring link %.3g us, %.3g GB/s",
               drawn, p->nshapes, p->levels.intra.latency_s * 1e6,
               p->levels.intra.bandwidth_Bps / 1e9, p->levels.ring_inter.latency_s * 1e6,
-              p->levels.ring_inter.bandwidth_Bps / 1e9, n, p->nap_lanes, p->nap_radix, p->nap_steps,
-              p->nap_steps == 1 ? "" : "s");
+              p->levels.ring_inter.bandwidth_Bps / 1e9);
+    for (int i = 0; trd_algos[i]; i++) { /* each algorithm's own line about its plan */
+        char line[160];
+        if (trd_algos[i]->summary && trd_algos[i]->summary(line, sizeof line, n, p->ppn) >= 0)
+            sb_printf(b, ";\n * %s", line);
+    }
+    sb_printf(b, ". */\n");
     int nsh = p->nshapes;
     if (nsh == 0) { /* one node: the table is never consulted */
         sb_printf(b, "static const trd_size_choice choices_0[1] = {{");

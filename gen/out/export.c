@@ -20,11 +20,10 @@
  * own generic.json does.  Non-commutative operations run recursive doubling,
  * which keeps rank order (treeduce does the same).
  *
- * Open MPI: ids from coll_tuned_allreduce_decision.c (0 ignore, 1
- * basic_linear, 2 nonoverlapping, 3 recursive_doubling, 4 ring, 5
- * segmented_ring, 6 rabenseifner, 7 allgather_reduce (5.x only)); only 3, 4
- * and 6 are used.  coll/tuned has no node-aware allreduce, so the node-aware
- * small-message algorithms map to recursive doubling.
+ * Open MPI: ids from coll_tuned_allreduce_decision.c (enum trd_ompi_allreduce,
+ * algo.h); only recursive_doubling, ring and rabenseifner are used.
+ * coll/tuned has no node-aware allreduce, so the node-aware small-message
+ * algorithms map to recursive doubling.
  *
  * Communicator shapes: treeduce plans nodes x ranks-per-node shapes; the
  * libraries select by communicator size (ranks).  Shapes are grouped by rank
@@ -80,12 +79,10 @@ const char *trd_export_mpich_name(enum trd_export_mpich_alg a)
 
 int trd_export_ompi_alg(const trd_algo *a)
 {
-    return a && (a->ompi == 3 || a->ompi == 4 || a->ompi == 6) ? a->ompi : 3;
-}
-
-static const char *ompi_name(int id)
-{
-    return id == 4 ? "ring" : id == 6 ? "rabenseifner" : "recursive_doubling";
+    return a && (a->ompi == TRD_OMPI_RECURSIVE_DOUBLING || a->ompi == TRD_OMPI_RING ||
+                 a->ompi == TRD_OMPI_RABENSEIFNER)
+               ? (int)a->ompi
+               : TRD_OMPI_RECURSIVE_DOUBLING;
 }
 
 /* ---- the shapes as the export sees them ----------------------------------------- */
@@ -480,7 +477,7 @@ static int ompi_rules(FILE *f, const trd_choice *c, int n)
     size_t from = 0;
     for (int i = 0; i < nm; i++) {
         rc |= fprintf(f, "%zu %d 0 0 # from %zu bytes: %s (treeduce %s)\n", from, m[i].alg, from,
-                      ompi_name(m[i].alg), m[i].model->name) < 0;
+                      trd_ompi_allreduce_name(m[i].alg), m[i].model->name) < 0;
         from = m[i].below;
     }
     return rc ? TRD_ERR_IO : TRD_OK;

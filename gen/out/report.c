@@ -11,7 +11,6 @@
 #include "cost.h"
 #include "ring.h"
 #include "shape.h"
-#include "trd_nap.h"
 #include "tune.h"
 
 static void print_size(FILE *f, size_t b)
@@ -44,47 +43,24 @@ static void print_span(FILE *f, trd_topo_t t, int first, int last)
         fprintf(f, "%s..%s", trd_topo_node_name(t, first), trd_topo_node_name(t, last));
 }
 
-/* The switch of the widest group of a NAP step over nodes 0..n-1 (ring
- * order) with subgroups of S nodes and radix k: the shallowest of the
- * groups' lowest common switches, the level the step's messages climb to. */
-static int nap_step_switch(trd_topo_t t, int n, long long S, int k)
+/* The machine as the registry's explain hooks see it (algo.h). */
+static const char *explain_node_name(const void *ctx, int v)
 {
-    long long span = S * k;
-    int top = -1;
-    for (long long base = 0; base < n; base += span) {
-        int x = trd_topo_node_switch(t, (int)base);
-        int y = trd_topo_node_switch(t, (int)(base + span < n ? base + span - 1 : n - 1));
-        while (x != y) {
-            if (trd_topo_switch_depth(t, x) >= trd_topo_switch_depth(t, y))
-                x = trd_topo_switch_parent(t, x);
-            else
-                y = trd_topo_switch_parent(t, y);
-        }
-        if (top < 0 || trd_topo_switch_depth(t, x) < trd_topo_switch_depth(t, top))
-            top = x;
-    }
-    return top;
+    return trd_topo_node_name((trd_topo_t)ctx, v);
 }
 
-/* NAP's radix per step with list r over n nodes, and the switch level each
- * step's groups climb to [NAP §III, FLEX §2.1.3]. */
-static void print_nap_radices(FILE *f, trd_topo_t t, int n, int lanes, const trd_nap_radices *r)
+static const char *explain_span_switch(const void *ctx, int first, int last, int *depth)
 {
-    long long S = 1;
-    for (int s = 0; S < n; s++) {
-        int k = trd_nap_radix_at(r, lanes, s), sw = nap_step_switch(t, n, S, k);
-        long long left = (n + S - 1) / S;
-        int w = trd_nap_width_at(r, s);
-        fprintf(f,
-                "    step %d: radix %lld over subgroups of %lld node%s, up to switch %s (depth %d)",
-                s + 1, k < left ? (long long)k : left, S, S == 1 ? "" : "s",
-                trd_topo_switch_name(t, sw), trd_topo_switch_depth(t, sw));
-        if (w > 0 && w < S)
-            fprintf(f, "; %d node%s of each subgroup, which pass%s the result on", w,
-                    w == 1 ? "" : "s", w == 1 ? "es" : "");
-        fprintf(f, "\n");
-        S *= k;
+    trd_topo_t t = (trd_topo_t)ctx;
+    int x = trd_topo_node_switch(t, first), y = trd_topo_node_switch(t, last);
+    while (x != y) {
+        if (trd_topo_switch_depth(t, x) >= trd_topo_switch_depth(t, y))
+            x = trd_topo_switch_parent(t, x);
+        else
+            y = trd_topo_switch_parent(t, y);
     }
+    *depth = trd_topo_switch_depth(t, x);
+    return trd_topo_switch_name(t, x);
 }
 
 static void print_tree(FILE *f, trd_topo_t t, int sw, int depth)
@@ -168,61 +144,20 @@ int trd_explain(FILE *f, trd_topo_t t, const trd_machine_plan *p, const char *in
     fprintf(f, "  alpha_r where a link gives none: %.3g x its latency [RM Eq. 3]\n",
             trd_topo_alpha_r_ratio(t));
 
-    fprintf(f,
-            "\nNAP over all %d nodes x %d ranks [NAP Alg. 1]: %d lane%s, radix %d, %d inter-node "
-            "step%s\n",
-            n, p->ppn, p->nap_lanes, p->nap_lanes == 1 ? "" : "s", p->nap_radix, p->nap_steps,
-            p->nap_steps == 1 ? "" : "s");
-    for (int s = 0; s < p->nap_steps; s++) {
-        trd_nap_stepinfo info;
-        trd_nap_xfer rbuf[64], *sbuf = malloc((size_t)n * sizeof *sbuf);
-        int nr, ns;
-        if (!sbuf)
+    trd_explain_range ranges[TRD_MAX_CHOICES];
+    for (int i = 0; i < p->nchoices; i++)
+        ranges[i] = (trd_explain_range){i ? p->choice[i - 1].below : 0, p->choice[i].below,
+                                        p->choice[i].alg, p->choice[i].params};
+    trd_explain_machine m = {.nnodes = n,
+                             .ppn = p->ppn,
+                             .ctx = t,
+                             .node_name = explain_node_name,
+                             .span_switch = explain_span_switch,
+                             .nranges = p->nchoices,
+                             .range = ranges};
+    for (int i = 0; trd_algos[i]; i++)
+        if (trd_algos[i]->explain && trd_algos[i]->explain(f, &m))
             return TRD_ERR_NOMEM;
-        trd_nap_step(n, p->nap_lanes, p->nap_radix, s, 0, 0, &info, rbuf, &nr, sbuf, &ns);
-        long long span = (long long)info.subsize * p->nap_radix;
-        int groups = (int)((n + span - 1) / span);
-        fprintf(f, "  step %d: subgroups of %d node%s, %d group%s of up to %d subgroups\n", s + 1,
-                info.subsize, info.subsize == 1 ? "" : "s", groups, groups == 1 ? "" : "s",
-                p->nap_radix);
-        for (int gi = 0; gi < groups && gi < 4; gi++) {
-            int base = (int)(gi * span), end = (int)(base + span < n ? base + span : n);
-            fprintf(f, "    group %d:", gi);
-            for (int sb = base, k = 0; sb < end && k < 8; sb += info.subsize, k++) {
-                int last = sb + info.subsize - 1 < end - 1 ? sb + info.subsize - 1 : end - 1;
-                fprintf(f, " [");
-                print_span(f, t, sb, last);
-                fprintf(f, "]");
-                if (k == 7 && sb + info.subsize < end)
-                    fprintf(f, " ...");
-            }
-            fprintf(f, "\n");
-        }
-        if (groups > 4)
-            fprintf(f, "    ... %d more groups\n", groups - 4);
-        /* the last node is the one most likely to face a short subgroup */
-        int v = n - 1;
-        trd_nap_step(n, p->nap_lanes, p->nap_radix, s, v, 0, &info, rbuf, &nr, sbuf, &ns);
-        fprintf(f, "    e.g. node %s (subgroup %d, position %d) lane 0 receives from",
-                trd_topo_node_name(t, v), info.sub, info.pos);
-        if (!nr)
-            fprintf(f, " nobody (its own subgroup)");
-        for (int i = 0; i < nr; i++)
-            fprintf(f, " %s lane %d", trd_topo_node_name(t, rbuf[i].node), rbuf[i].lane);
-        fprintf(f, "\n");
-        free(sbuf);
-    }
-
-    /* the radix per step of the whole machine's NAP ranges */
-    for (int i = 0, from = 0; i < p->nchoices && n > 1; from = (int)(p->choice[i++].below)) {
-        trd_nap_radices r;
-        const trd_choice *ch = &p->choice[i];
-        if (strcmp(ch->alg->name, "nap") != 0 || trd_nap_radices_parse(ch->params, &r, NULL, 0))
-            continue;
-        fprintf(f, "  radix per step from %d B to %zu B (nap%s%s):\n", from, ch->below - 1,
-                ch->params[0] ? ":" : "", ch->params);
-        print_nap_radices(f, t, n, p->nap_lanes, &r);
-    }
 
     fprintf(f,
             "\nselection (alpha-beta-gamma model [MPICH §3, NAP Eq. 3-6, TREE §3.2, RM Eq. 4]):\n");

@@ -2,11 +2,11 @@
  * with the schedules (plan.h) [MPICH §3, NAP Eq. 4-6, TREE §3.2]. */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "plan.h"
-#include "trd_nap.h"
 
 int trd_model_candidates(const trd_algo **out, int cap)
 {
@@ -141,20 +141,13 @@ static size_t closed_next(size_t lo, size_t b)
     return b ? 2 * b : lo * 2 > lo + 1 ? lo * 2 : lo + 1;
 }
 
-/* The radix list of NAP's lowest closed form at bytes (trd_nap_model_best). */
-static trd_nap_radices nap_best(const trd_machine_plan *p, int nodes, int ppn, double bytes)
-{
-    trd_nap_radices r;
-    trd_nap_model_best(&p->levels, nodes, ppn, bytes, &r);
-    return r;
-}
-
-/* NAP's ranges cut where the radix list of its lowest closed form changes,
- * each with that list as its parameters: the steps across an oversubscribed
- * uplink take a smaller radix as the vectors grow [NAP §III, TREE §2].
- * choice[0..*n) in place, at most TRD_MAX_CHOICES. */
-static void split_nap_ranges(const trd_machine_plan *p, int nodes, int ppn, trd_choice *choice,
-                             int *n)
+/* The ranges of an algorithm with model_params (NAP) cut where the
+ * parameters of its lowest closed form change, each with those parameters:
+ * NAP's steps across an oversubscribed uplink take a smaller radix as the
+ * vectors grow [NAP §III, TREE §2].  choice[0..*n) in place, at most
+ * TRD_MAX_CHOICES. */
+static void split_param_ranges(const trd_machine_plan *p, int nodes, int ppn, trd_choice *choice,
+                               int *n)
 {
     trd_choice out[TRD_MAX_CHOICES];
     int k = 0;
@@ -163,31 +156,32 @@ static void split_nap_ranges(const trd_machine_plan *p, int nodes, int ppn, trd_
         trd_choice ch = choice[i];
         size_t lo = from ? from : 1;
         from = ch.below;
-        if (strcmp(ch.alg->name, "nap") != 0 || k + 1 >= TRD_MAX_CHOICES) {
+        if (!ch.alg->model_params || k + 1 >= TRD_MAX_CHOICES) {
             if (k < TRD_MAX_CHOICES)
                 out[k++] = ch;
             continue;
         }
-        trd_nap_radices cur = nap_best(p, nodes, ppn, (double)lo);
+        char cur[TRD_PARAMS_MAX], r[TRD_PARAMS_MAX];
+        ch.alg->model_params(&p->levels, nodes, ppn, (double)lo, cur);
         for (size_t b = lo;;) {
             size_t nb = b * 2 > b ? b * 2 : SIZE_MAX;
             int last = nb >= ch.below || nb > ((size_t)1 << 40);
             size_t probe = last ? ch.below - 1 : nb;
-            trd_nap_radices r = nap_best(p, nodes, ppn, (double)probe);
-            if (memcmp(&r, &cur, sizeof r) != 0 && k + 2 < TRD_MAX_CHOICES) {
-                size_t l = b, h = probe; /* cur at l, another list at h */
+            ch.alg->model_params(&p->levels, nodes, ppn, (double)probe, r);
+            if (strcmp(r, cur) != 0 && k + 2 < TRD_MAX_CHOICES) {
+                size_t l = b, h = probe; /* cur at l, other parameters at h */
                 while (h - l > 1) {
                     size_t mid = l + (h - l) / 2;
-                    trd_nap_radices m = nap_best(p, nodes, ppn, (double)mid);
-                    if (memcmp(&m, &cur, sizeof m) == 0)
+                    ch.alg->model_params(&p->levels, nodes, ppn, (double)mid, r);
+                    if (strcmp(r, cur) == 0)
                         l = mid;
                     else
                         h = mid;
                 }
                 out[k] = ch;
                 out[k].below = h;
-                trd_nap_radices_format(&cur, out[k++].params, TRD_PARAMS_MAX);
-                cur = nap_best(p, nodes, ppn, (double)h);
+                snprintf(out[k++].params, TRD_PARAMS_MAX, "%s", cur);
+                ch.alg->model_params(&p->levels, nodes, ppn, (double)h, cur);
                 b = h;
                 continue;
             }
@@ -196,7 +190,7 @@ static void split_nap_ranges(const trd_machine_plan *p, int nodes, int ppn, trd_
             b = nb;
         }
         out[k] = ch;
-        trd_nap_radices_format(&cur, out[k++].params, TRD_PARAMS_MAX);
+        snprintf(out[k++].params, TRD_PARAMS_MAX, "%s", cur);
     }
     memcpy(choice, out, (size_t)k * sizeof *out);
     *n = k;
@@ -214,7 +208,7 @@ static void select_ranges(const trd_machine_plan *p, int nodes, int ppn, trd_cho
         *nchoices = 0;
         return;
     }
-    split_nap_ranges(p, nodes, ppn, choice, nchoices);
+    split_param_ranges(p, nodes, ppn, choice, nchoices);
     size_t from = 0;
     for (int i = 0; i < *nchoices; i++) {
         trd_choice *ch = &choice[i];
@@ -349,10 +343,6 @@ int trd_plan_build(trd_topo_t t, trd_machine_plan *p)
         l->ring_inter = l->far_inter = l->intra;
     else if (far_loads(t, l) != TRD_OK)
         return TRD_ERR_NOMEM;
-    p->nap_lanes = p->ppn;
-    p->nap_radix = trd_nap_radix(p->ppn);
-    p->nap_steps = trd_nap_nsteps(n, p->nap_radix);
-    p->nap_max_bytes = trd_model_crossover(p, n, p->ppn);
     p->nap_max_bytes_1node = trd_model_crossover(p, 1, p->ppn);
     select_ranges(p, n, p->ppn, p->choice, &p->nchoices);
     if (n > 1)

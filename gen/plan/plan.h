@@ -45,11 +45,9 @@ typedef struct trd_shape_plan {
 /* The costs and choices for one machine. */
 typedef struct trd_machine_plan {
     int nnodes;
-    int ppn;                             /* cores of the smallest node */
-    trd_levels levels;                   /* the link classes and gamma the closed forms weigh */
-    int nap_lanes, nap_radix, nap_steps; /* NAP over the whole machine */
-    size_t nap_max_bytes;       /* NAP below, ring from (several nodes, NAP vs ring only) */
-    size_t nap_max_bytes_1node; /* the same on one node without shared memory */
+    int ppn;                    /* cores of the smallest node */
+    trd_levels levels;          /* the link classes and gamma the closed forms weigh */
+    size_t nap_max_bytes_1node; /* NAP below, ring from, on one node without shared memory */
     /* The choice for communicators over the whole machine and commutative
      * ops, by message size: the shape nnodes x ppn's, the last range ends at
      * SIZE_MAX. */
@@ -110,8 +108,9 @@ typedef struct trd_range_probe {
  * or TRD_ERR_STATE where no candidate runs at 1 unit. */
 int trd_draw_ranges(const trd_range_probe *pr, trd_choice *choice, int *nchoices);
 
-/* Fill p for the finalized topology t: the levels, NAP's shape, and the size
- * ranges of every planned shape on the closed forms.  Returns TRD_OK. */
+/* Fill p for the finalized topology t: the levels, the one-node threshold,
+ * and the size ranges of every planned shape on the closed forms.  Returns
+ * TRD_OK. */
 int trd_plan_build(trd_topo_t t, trd_machine_plan *p);
 
 /* Smallest message size (bytes, >= 1) from which the ring's closed form is

@@ -5,15 +5,17 @@
  * or compares them by index.  Pure C, no MPI.
  *
  * An algorithm is one file of this folder: its planner (the schedule IR of
- * one rank, sched.h), its parameters, when it applies, its closed-form cost
- * and its mapping onto the MPI libraries' own algorithms.  The file's head
- * comment states the algorithm, its cost in alpha-beta-gamma form and its
- * source.  Citation keys ([NAP §III-A], [TREE §3.2], ...): see REFERENCES.md.
+ * one rank, sched.h), its parameters, when it applies, its closed-form cost,
+ * its mapping onto the MPI libraries' own algorithms and what --explain says
+ * of its plan.  The file's head comment states the algorithm, its cost in
+ * alpha-beta-gamma form and its source.  algos.h declares every descriptor.
+ * Citation keys ([NAP §III-A], [TREE §3.2], ...): see REFERENCES.md.
  */
 #ifndef TRD_ALGO_H
 #define TRD_ALGO_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "trd_sched.h"
 
@@ -137,8 +139,49 @@ enum {
                                    * trd_plan refuses it, the runtime calls the library */
 };
 
+/* Open MPI's coll_tuned_allreduce_algorithm ids, the numbers of its dynamic
+ * rules file (coll_tuned_allreduce_decision.c); trd_algo.ompi holds one. */
+enum trd_ompi_allreduce {
+    TRD_OMPI_IGNORE = 0, /* Open MPI's own decision; a descriptor that names none */
+    TRD_OMPI_BASIC_LINEAR = 1,
+    TRD_OMPI_NONOVERLAPPING = 2,
+    TRD_OMPI_RECURSIVE_DOUBLING = 3,
+    TRD_OMPI_RING = 4,
+    TRD_OMPI_SEGMENTED_RING = 5,
+    TRD_OMPI_RABENSEIFNER = 6,
+    TRD_OMPI_ALLGATHER_REDUCE = 7, /* Open MPI 5.x only */
+    TRD_OMPI_ALLREDUCE_COUNT
+};
+
+/* Open MPI's name of id ("recursive_doubling"), or NULL for no such id. */
+const char *trd_ompi_allreduce_name(int id);
+
 /* Largest parameter text a descriptor accepts. */
 #define TRD_PARAMS_MAX 48
+
+struct trd_algo;
+
+/* One size range of the selection over the whole machine: [from, below)
+ * bytes (below SIZE_MAX: no end), algorithm alg with parameters params. */
+typedef struct trd_explain_range {
+    size_t from, below;
+    const struct trd_algo *alg;
+    const char *params;
+} trd_explain_range;
+
+/* The machine as an algorithm's explain hook sees it: the generator's
+ * topology, nodes 0..nnodes-1 in ring order, through callbacks (no
+ * algorithm reads a topology), and the plan's ranges over it. */
+typedef struct trd_explain_machine {
+    int nnodes, ppn; /* ppn: cores of the smallest node */
+    const void *ctx; /* the callbacks' first argument */
+    const char *(*node_name)(const void *ctx, int v);
+    /* The lowest common switch of nodes first..last: its name, its depth
+     * (0 the root) into *depth. */
+    const char *(*span_switch)(const void *ctx, int first, int last, int *depth);
+    int nranges;
+    const trd_explain_range *range;
+} trd_explain_machine;
 
 typedef struct trd_algo {
     const char *name; /* as TREEDUCE_ALGORITHM and the tables spell it: "ring", "shm:rx" */
@@ -164,14 +207,26 @@ typedef struct trd_algo {
     /* Closed form: predicted seconds for bytes bytes over nodes x ppn ranks
      * [MPICH §3]; candidates only. */
     double (*model)(const trd_levels *l, int nodes, int ppn, double bytes);
+    /* The parameters whose closed form is the lowest at bytes over nodes x ppn
+     * ranks (those model weighs), as text into params (TRD_PARAMS_MAX bytes):
+     * the generator cuts the algorithm's ranges where they change (NAP's
+     * radix list).  NULL: one closed form for every parameter. */
+    void (*model_params)(const trd_levels *l, int nodes, int ppn, double bytes, char *params);
     /* The parameter strings worth searching on shape sh (at most cap), for the
      * generator [RM §4.1, FLEX §2.1.3]; NULL: none. */
     int (*candidates)(const trd_shape *sh, char (*cand)[TRD_PARAMS_MAX], int cap);
     /* The nearest algorithm of the MPI libraries: an MPICH 4.x CSEL container
      * ("recursive_doubling", "reduce_scatter_allgather", "smp") and Open MPI's
-     * coll_tuned_allreduce_algorithm id (3, 4 or 6); allreduce only. */
+     * coll_tuned_allreduce_algorithm id (recursive doubling, ring or
+     * Rabenseifner's); allreduce only. */
     const char *mpich;
-    int ompi;
+    enum trd_ompi_allreduce ompi;
+    /* For --explain: the algorithm's own lines about its plan over machine m
+     * (NAP's groups per step).  0, or -1 out of memory.  NULL: none. */
+    int (*explain)(FILE *f, const trd_explain_machine *m);
+    /* One line for the generated files' banner about its plan over nodes x
+     * ppn ranks (no final period), as snprintf.  NULL: none. */
+    int (*summary)(char *buf, size_t len, int nodes, int ppn);
 } trd_algo;
 
 /* Every algorithm, NULL-terminated, in a fixed order: the candidates across

@@ -262,5 +262,5 @@ const trd_algo trd_allreduce_flex = {
     .model = model,
     .candidates = trd_list_candidates,
     .mpich = "reduce_scatter_allgather",
-    .ompi = 6,
+    .ompi = TRD_OMPI_RABENSEIFNER,
 };

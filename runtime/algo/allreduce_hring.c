@@ -38,5 +38,5 @@ const trd_algo trd_allreduce_hring = {
     .plan = plan,
     .model = model,
     .mpich = "reduce_scatter_allgather",
-    .ompi = 4,
+    .ompi = TRD_OMPI_RING,
 };

@@ -444,15 +444,15 @@ static int node_allreduce(trd_sb *b, int round, int k)
         else
             trd_allreduce_rd.list(b, round, b->local_ranks, k, b->local, 0, cnt);
         for (int l = b->local + k; l < b->ppn; l += k)
-            trd_s_send(b, round + 100, trd_sb_local_rank(b, l), TRD_B_RECV, 0, cnt);
+            trd_s_send(b, round + TRD_ROUND_NODE_HANDON, trd_sb_local_rank(b, l), TRD_B_RECV, 0,
+                       cnt);
     } else {
-        trd_s_recv(b, round + 100, trd_sb_local_rank(b, b->local % k), TRD_B_RECV, 0, cnt);
+        trd_s_recv(b, round + TRD_ROUND_NODE_HANDON, trd_sb_local_rank(b, b->local % k), TRD_B_RECV,
+                   0, cnt);
     }
     return 0;
 }
 
-/* Rounds of one phase: phase k uses k * PHASE .. */
-#define PHASE (1 << 20)
 /* Most requests one rank has open at once. */
 #define NAP_MAX_REQUESTS 64
 
@@ -535,7 +535,7 @@ static int plan(trd_sb *b, const void *params)
     rc = node_allreduce(b, 0, b->ppn);
 #define NODE_RANK(v, l) sh->ring[sh->node_first[(v)] + (l)]
     for (int st = 0; st < steps && !rc; st++) {
-        int round = (st + 1) * PHASE, nr = 0, ns = 0, lane = b->local < lanes ? b->local : 0;
+        int round = (st + 1) * TRD_PHASE, nr = 0, ns = 0, lane = b->local < lanes ? b->local : 0;
         trd_nap_stepinfo info;
         if (trd_nap_step_list(sh->nnodes, lanes, rad, st, b->node, lane, &info, recv, &nr, send,
                               &ns)) {
@@ -600,6 +600,14 @@ static double model(const trd_levels *l, int nodes, int ppn, double bytes)
     return trd_nap_model_best(l, nodes, ppn, bytes, NULL);
 }
 
+/* The radix list of the best closed form (trd_nap_model_best). */
+static void model_params(const trd_levels *l, int nodes, int ppn, double bytes, char *params)
+{
+    trd_nap_radices r;
+    trd_nap_model_best(l, nodes, ppn, bytes, &r);
+    trd_nap_radices_format(&r, params, TRD_PARAMS_MAX);
+}
+
 static int candidates(const trd_shape *sh, char (*cand)[TRD_PARAMS_MAX], int cap)
 {
     trd_nap_radices r[65];
@@ -610,6 +618,127 @@ static int candidates(const trd_shape *sh, char (*cand)[TRD_PARAMS_MAX], int cap
         if (trd_nap_radices_format(&r[i], cand[k], TRD_PARAMS_MAX) < TRD_PARAMS_MAX)
             k++;
     return k;
+}
+
+/* ---- --explain and the generated files' banner ---------------------------------- */
+
+/* Node names first..last of m as "a..b" or "a". */
+static void print_span(FILE *f, const trd_explain_machine *m, int first, int last)
+{
+    if (first == last)
+        fprintf(f, "%s", m->node_name(m->ctx, first));
+    else
+        fprintf(f, "%s..%s", m->node_name(m->ctx, first), m->node_name(m->ctx, last));
+}
+
+/* The switch of the widest group of a step over nodes 0..n-1 (ring order)
+ * with subgroups of S nodes and radix k: the shallowest of the groups'
+ * lowest common switches, the level the step's messages climb to (its
+ * depth into *depth). */
+static const char *step_switch(const trd_explain_machine *m, long long S, int k, int *depth)
+{
+    long long span = S * k;
+    int n = m->nnodes;
+    const char *top = NULL;
+    for (long long base = 0; base < n; base += span) {
+        int d;
+        const char *sw =
+            m->span_switch(m->ctx, (int)base, (int)(base + span < n ? base + span - 1 : n - 1), &d);
+        if (!top || d < *depth) {
+            top = sw;
+            *depth = d;
+        }
+    }
+    return top;
+}
+
+/* The radix per step with list r, and the switch level each step's groups
+ * climb to [NAP §III, FLEX §2.1.3]. */
+static void print_radices(FILE *f, const trd_explain_machine *m, const trd_nap_radices *r)
+{
+    long long S = 1;
+    int n = m->nnodes;
+    for (int s = 0; S < n; s++) {
+        int k = trd_nap_radix_at(r, m->ppn, s), depth = 0;
+        const char *sw = step_switch(m, S, k, &depth);
+        long long left = (n + S - 1) / S;
+        int w = trd_nap_width_at(r, s);
+        fprintf(f,
+                "    step %d: radix %lld over subgroups of %lld node%s, up to switch %s (depth %d)",
+                s + 1, k < left ? (long long)k : left, S, S == 1 ? "" : "s", sw, depth);
+        if (w > 0 && w < S)
+            fprintf(f, "; %d node%s of each subgroup, which pass%s the result on", w,
+                    w == 1 ? "" : "s", w == 1 ? "es" : "");
+        fprintf(f, "\n");
+        S *= k;
+    }
+}
+
+/* NAP over the whole machine with the default radix: its groups per step,
+ * and the radix per step of the ranges that chose NAP. */
+static int explain(FILE *f, const trd_explain_machine *m)
+{
+    int n = m->nnodes, lanes = m->ppn, radix = trd_nap_radix(lanes);
+    int steps = trd_nap_nsteps(n, radix);
+    fprintf(f,
+            "\nNAP over all %d nodes x %d ranks [NAP Alg. 1]: %d lane%s, radix %d, %d inter-node "
+            "step%s\n",
+            n, m->ppn, lanes, lanes == 1 ? "" : "s", radix, steps, steps == 1 ? "" : "s");
+    for (int s = 0; s < steps; s++) {
+        trd_nap_stepinfo info;
+        trd_nap_xfer rbuf[64], *sbuf = malloc((size_t)n * sizeof *sbuf);
+        int nr, ns;
+        if (!sbuf)
+            return -1;
+        trd_nap_step(n, lanes, radix, s, 0, 0, &info, rbuf, &nr, sbuf, &ns);
+        long long span = (long long)info.subsize * radix;
+        int groups = (int)((n + span - 1) / span);
+        fprintf(f, "  step %d: subgroups of %d node%s, %d group%s of up to %d subgroups\n", s + 1,
+                info.subsize, info.subsize == 1 ? "" : "s", groups, groups == 1 ? "" : "s", radix);
+        for (int gi = 0; gi < groups && gi < 4; gi++) {
+            int base = (int)(gi * span), end = (int)(base + span < n ? base + span : n);
+            fprintf(f, "    group %d:", gi);
+            for (int sb = base, k = 0; sb < end && k < 8; sb += info.subsize, k++) {
+                int last = sb + info.subsize - 1 < end - 1 ? sb + info.subsize - 1 : end - 1;
+                fprintf(f, " [");
+                print_span(f, m, sb, last);
+                fprintf(f, "]");
+                if (k == 7 && sb + info.subsize < end)
+                    fprintf(f, " ...");
+            }
+            fprintf(f, "\n");
+        }
+        if (groups > 4)
+            fprintf(f, "    ... %d more groups\n", groups - 4);
+        /* the last node is the one most likely to face a short subgroup */
+        int v = n - 1;
+        trd_nap_step(n, lanes, radix, s, v, 0, &info, rbuf, &nr, sbuf, &ns);
+        fprintf(f, "    e.g. node %s (subgroup %d, position %d) lane 0 receives from",
+                m->node_name(m->ctx, v), info.sub, info.pos);
+        if (!nr)
+            fprintf(f, " nobody (its own subgroup)");
+        for (int i = 0; i < nr; i++)
+            fprintf(f, " %s lane %d", m->node_name(m->ctx, rbuf[i].node), rbuf[i].lane);
+        fprintf(f, "\n");
+        free(sbuf);
+    }
+    for (int i = 0; i < m->nranges && n > 1; i++) {
+        const trd_explain_range *rg = &m->range[i];
+        trd_nap_radices r;
+        if (rg->alg != &trd_allreduce_nap || trd_nap_radices_parse(rg->params, &r, NULL, 0))
+            continue;
+        fprintf(f, "  radix per step from %d B to %zu B (nap%s%s):\n", (int)rg->from, rg->below - 1,
+                rg->params[0] ? ":" : "", rg->params);
+        print_radices(f, m, &r);
+    }
+    return 0;
+}
+
+static int summary(char *buf, size_t len, int nodes, int ppn)
+{
+    int radix = trd_nap_radix(ppn), steps = trd_nap_nsteps(nodes, radix);
+    return snprintf(buf, len, "NAP over all %d nodes: %d lanes, radix %d, %d inter-node step%s",
+                    nodes, ppn, radix, steps, steps == 1 ? "" : "s");
 }
 
 const trd_algo trd_allreduce_nap = {
@@ -623,7 +752,10 @@ const trd_algo trd_allreduce_nap = {
     .refuse = refuse,
     .plan = plan,
     .model = model,
+    .model_params = model_params,
     .candidates = candidates,
     .mpich = "smp",
-    .ompi = 3,
+    .ompi = TRD_OMPI_RECURSIVE_DOUBLING,
+    .explain = explain,
+    .summary = summary,
 };

@@ -10,7 +10,7 @@
  * Cost = 2 lg q alpha + 2 (q-1)/q m beta + (q-1)/q m gamma
  *        + [n != q] (2 alpha + 2 m beta + m gamma)
  */
-#include "algo.h"
+#include "phases.h"
 
 static int rabenseifner_list(trd_sb *b, int round, const int *ranks, int n, int me, size_t base,
                              size_t count)
@@ -69,9 +69,9 @@ static int rabenseifner_list(trd_sb *b, int round, const int *ranks, int n, int 
 #undef PEER
     if (me < 2 * rem) {
         if (me % 2)
-            trd_s_send(b, round + 80, ranks[me - 1], TRD_B_RECV, base, count);
+            trd_s_send(b, round + TRD_ROUND_HALVING_UNFOLD, ranks[me - 1], TRD_B_RECV, base, count);
         else
-            trd_s_recv(b, round + 80, ranks[me + 1], TRD_B_RECV, base, count);
+            trd_s_recv(b, round + TRD_ROUND_HALVING_UNFOLD, ranks[me + 1], TRD_B_RECV, base, count);
     }
     trd_sb_tmp_release(b, mark);
     return 0;
@@ -112,5 +112,5 @@ const trd_algo trd_allreduce_rabenseifner = {
     .list = rabenseifner_list,
     .model = model,
     .mpich = "reduce_scatter_allgather",
-    .ompi = 6,
+    .ompi = TRD_OMPI_RABENSEIFNER,
 };

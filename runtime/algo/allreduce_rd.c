@@ -10,7 +10,7 @@
  * distances stay on a node), in rank order otherwise.  The composites run it
  * among node leaders or per lane (the list form).
  */
-#include "algo.h"
+#include "phases.h"
 
 /* Allreduce of recvbuf[base, base+count) over ranks[0..n) (NULL: comm ranks
  * 0..n-1), me this rank's index; tmp holds count elements. */
@@ -49,7 +49,7 @@ static int rd_list(trd_sb *b, int round, const int *ranks, int n, int me, size_t
             trd_s_copy(b, round + k, TRD_B_RECV, -1, base, TRD_B_TMP, -1, tmp, count);
         }
     }
-    int last = round + 40;
+    int last = round + TRD_ROUND_RD_UNFOLD;
     if (me < 2 * rem) {
         if (me % 2)
             trd_s_send(b, last, RANK(me - 1), TRD_B_RECV, base, count);
@@ -89,5 +89,5 @@ const trd_algo trd_allreduce_rd = {
     .list = rd_list,
     .model = model,
     .mpich = "recursive_doubling",
-    .ompi = 3,
+    .ompi = TRD_OMPI_RECURSIVE_DOUBLING,
 };

@@ -68,5 +68,5 @@ const trd_algo trd_allreduce_ring = {
     .list = ring_list,
     .model = model,
     .mpich = "reduce_scatter_allgather",
-    .ompi = 4,
+    .ompi = TRD_OMPI_RING,
 };

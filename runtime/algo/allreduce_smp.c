@@ -86,5 +86,5 @@ const trd_algo trd_allreduce_smp = {
     .model = model,
     .candidates = trd_list_candidates,
     .mpich = "smp",
-    .ompi = 3,
+    .ompi = TRD_OMPI_RECURSIVE_DOUBLING,
 };

@@ -5,10 +5,7 @@
 #define TRD_PHASES_H
 
 #include "algo.h"
-
-/* The allreduce algorithms the composites run over rank lists. */
-extern const trd_algo trd_allreduce_rd, trd_allreduce_rabenseifner, trd_allreduce_ring,
-    trd_allreduce_hring;
+#include "algos.h" /* the allreduce algorithms the composites run over rank lists */
 
 /* Parameters naming the allreduce the composites run among leaders or lanes
  * (smp, flex): "" the default, or the name of an algorithm with a list form. */
@@ -43,8 +40,27 @@ int trd_plan_rx(trd_sb *b, const int *factors, int nfactors);
 int trd_plan_rm_list(trd_sb *b, int round, const int *ranks, int n, int me, int maxbase,
                      size_t base, size_t count);
 
-/* Rounds of one phase of a composite: phase k uses k * TRD_PHASE .. */
+/* Rounds (trd_op.round, the step --schedule and the contention check show).
+ * Phase k of a composite numbers its rounds from k * TRD_PHASE.  Within one
+ * phase, an algorithm's closing step takes a fixed offset from the phase's
+ * first round, past the most steps its body can take (a round numbers the
+ * same step on every rank): */
 #define TRD_PHASE (1 << 20)
+enum trd_round_offset {
+    /* recursive doubling (at most 32 steps): the result back to the ranks
+     * folded out of the power of two [MPICH §4] */
+    TRD_ROUND_RD_UNFOLD = 40,
+    /* the binomial reduce (at most 32 steps): the result to a root that is
+     * not the tree's top */
+    TRD_ROUND_TO_ROOT = 40,
+    /* halving + doubling (at most 2 x 32 + 1 steps): the result back to the
+     * ranks folded out [MPICH §4.3] */
+    TRD_ROUND_HALVING_UNFOLD = 80,
+    /* after a node allreduce among k ranks of a node (recursive doubling,
+     * or recursive multiplying's at most TRD_RM_MAX_TOKENS steps): the
+     * result on to the node's other ranks */
+    TRD_ROUND_NODE_HANDON = 100,
+};
 
 /* Pieces of the single-copy path: bytes read from another rank per op. */
 #define TRD_CMA_PIECE_BYTES (512 * 1024)

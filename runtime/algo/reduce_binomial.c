@@ -46,12 +46,12 @@ int trd_plan_reduce_binomial(trd_sb *b, int round, const int *ranks, int n, int 
     if (rel) {
         trd_s_send(b, round + step, RANK((rel - mask + top) % n), acc_buf, acc, count);
     } else if (!at_root) {
-        trd_s_send(b, round + 40, RANK(root), acc_buf, acc, count);
+        trd_s_send(b, round + TRD_ROUND_TO_ROOT, RANK(root), acc_buf, acc, count);
     } else if (nchild == 0) {
         trd_s_copy(b, round, TRD_B_RECV, -1, 0, acc_buf, -1, acc, count);
     }
     if (at_root && rel)
-        trd_s_recv(b, round + 40, RANK(top), TRD_B_RECV, 0, count);
+        trd_s_recv(b, round + TRD_ROUND_TO_ROOT, RANK(top), TRD_B_RECV, 0, count);
 #undef RANK
     trd_sb_tmp_release(b, mark);
     return 0;

@@ -6,16 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern const trd_algo trd_allreduce_nap, trd_allreduce_ring, trd_allreduce_rd,
-    trd_allreduce_rabenseifner, trd_allreduce_smp, trd_allreduce_hring, trd_allreduce_flex,
-    trd_allreduce_rm, trd_allreduce_shm, trd_allreduce_shm_rx, trd_allreduce_shm_tree,
-    trd_allreduce_shm_cyclic, trd_allreduce_shm_socket, trd_allreduce_repro;
-extern const trd_algo trd_rsb_shm, trd_rsb_halving, trd_rsb_doubling, trd_rsb_pairwise;
-extern const trd_algo trd_allgather_shm, trd_allgather_rd, trd_allgather_bruck, trd_allgather_ring;
-extern const trd_algo trd_bcast_shm, trd_bcast_binomial, trd_bcast_scatter_allgather;
-extern const trd_algo trd_reduce_shm, trd_reduce_binomial, trd_reduce_rabenseifner;
-extern const trd_algo trd_allreduce_mpi, trd_rsb_mpi, trd_allgather_mpi, trd_reduce_mpi,
-    trd_bcast_mpi;
+#include "algos.h"
 
 /* The candidates across nodes come first, in the order the size selection
  * lists them (ties go to the earlier one); the MPI library's routines last. */
@@ -55,6 +46,21 @@ const trd_algo *const trd_algos[] = {
     &trd_bcast_mpi,
     NULL,
 };
+
+const char *trd_ompi_allreduce_name(int id)
+{
+    static const char *const name[TRD_OMPI_ALLREDUCE_COUNT] = {
+        [TRD_OMPI_IGNORE] = "ignore",
+        [TRD_OMPI_BASIC_LINEAR] = "basic_linear",
+        [TRD_OMPI_NONOVERLAPPING] = "nonoverlapping",
+        [TRD_OMPI_RECURSIVE_DOUBLING] = "recursive_doubling",
+        [TRD_OMPI_RING] = "ring",
+        [TRD_OMPI_SEGMENTED_RING] = "segmented_ring",
+        [TRD_OMPI_RABENSEIFNER] = "rabenseifner",
+        [TRD_OMPI_ALLGATHER_REDUCE] = "allgather_reduce",
+    };
+    return id >= 0 && id < TRD_OMPI_ALLREDUCE_COUNT ? name[id] : NULL;
+}
 
 const trd_algo *trd_algo_find(int coll, const char *name, size_t len)
 {

@@ -8,11 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-extern const trd_algo trd_allreduce_shm, trd_allreduce_rd, trd_allreduce_nap, trd_allreduce_ring;
-extern const trd_algo trd_rsb_shm, trd_rsb_halving, trd_rsb_doubling, trd_rsb_pairwise;
-extern const trd_algo trd_allgather_shm, trd_allgather_rd, trd_allgather_bruck, trd_allgather_ring;
-extern const trd_algo trd_bcast_shm, trd_bcast_binomial, trd_bcast_scatter_allgather;
-extern const trd_algo trd_reduce_shm, trd_reduce_binomial, trd_reduce_rabenseifner;
+#include "algos.h"
 
 /* MPICH's switch points for the pieces across nodes [MPICH §4]. */
 #define TRD_REDSCAT_LONG_BYTES (512 * 1024)   /* commutative: halving below */

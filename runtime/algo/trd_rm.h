@@ -1,6 +1,7 @@
 /* Recursive multiplying schedules [RM §4]: parse, check, format, the default
- * schedule and the per-rank step plan.  Pure C, no MPI: allreduce_rm.c plans
- * with them, for the runtime and for the generator.
+ * schedule (rm_schedule.c) and the per-rank step plan (allreduce_rm.c).
+ * Pure C, no MPI: allreduce_rm.c plans with them, for the runtime and for
+ * the generator.
  *
  * A schedule runs on an ordered list of n ranks, virtual ranks 0..n-1 (the
  * executor uses the ring order for commutative operations, rank order

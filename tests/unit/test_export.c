@@ -456,6 +456,33 @@ static void test_mapping(void)
     CU_ASSERT_STRING_EQUAL(trd_export_mpich_name(TRD_MPICH_SMP), "MPIR_Allreduce_intra_smp");
 }
 
+/* Every Open MPI id the export writes is a registry entry's, named as Open
+ * MPI names it, and maps back to that entry. */
+static void test_ompi_ids(void)
+{
+    static const struct {
+        enum trd_ompi_allreduce id;
+        const char *name;
+    } ids[] = {{TRD_OMPI_RECURSIVE_DOUBLING, "recursive_doubling"},
+               {TRD_OMPI_RING, "ring"},
+               {TRD_OMPI_RABENSEIFNER, "rabenseifner"}};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        int carried = 0;
+        CU_ASSERT_STRING_EQUAL(trd_ompi_allreduce_name(ids[i].id), ids[i].name);
+        for (int k = 0; trd_algos[k]; k++)
+            if (trd_algos[k]->coll == TRD_COLL_ALLREDUCE && trd_algos[k]->ompi == ids[i].id) {
+                CU_ASSERT_EQUAL(trd_export_ompi_alg(trd_algos[k]), ids[i].id);
+                carried++;
+            }
+        CU_ASSERT(carried > 0);
+    }
+    for (int k = 0; trd_algos[k]; k++)
+        if (trd_algos[k]->coll == TRD_COLL_ALLREDUCE && trd_algos[k]->ompi != TRD_OMPI_IGNORE)
+            CU_ASSERT_PTR_NOT_NULL(trd_ompi_allreduce_name(trd_algos[k]->ompi));
+    CU_ASSERT_PTR_NULL(trd_ompi_allreduce_name(TRD_OMPI_ALLREDUCE_COUNT));
+    CU_ASSERT_PTR_NULL(trd_ompi_allreduce_name(-1));
+}
+
 /* A write error is reported. */
 static void test_write_error(void)
 {
@@ -701,6 +728,7 @@ int main(void)
 {
     static const trd_test_case tests[] = {
         {"mapping table", test_mapping},
+        {"Open MPI ids: named and carried by the registry", test_ompi_ids},
         {"bluewaters64: both files map back to the plan", test_bluewaters},
         {"ethernet32: both files map back to the plan", test_ethernet},
         {"one node: a single size rule", test_one_node},

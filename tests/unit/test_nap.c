@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algo.h"
 #include "test_util.h"
 #include "trd_nap.h"
 
@@ -362,6 +363,83 @@ static void test_radix_text(void)
     CU_ASSERT_EQUAL(narrow, 1); /* 16,4/2 is weighed */
 }
 
+/* A machine for the explain hooks: nodes n0.. under leaf switches of 16
+ * nodes each (depth 1) under one spine (depth 0). */
+static const char *fake_node_name(const void *ctx, int v)
+{
+    static char names[256][8];
+    (void)ctx;
+    snprintf(names[v], sizeof names[v], "n%d", v);
+    return names[v];
+}
+
+static const char *fake_span_switch(const void *ctx, int first, int last, int *depth)
+{
+    static const char *const leaf[] = {"leaf0", "leaf1", "leaf2", "leaf3"};
+    (void)ctx;
+    *depth = first / 16 == last / 16 ? 1 : 0;
+    return *depth ? leaf[first / 16] : "spine";
+}
+
+/* What hook a prints about machine m, into buf. */
+static void explain_text(const trd_algo *a, const trd_explain_machine *m, char *buf, size_t len)
+{
+    FILE *f = tmpfile();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(a->explain(f, m), 0);
+    rewind(f);
+    size_t n = fread(buf, 1, len - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+}
+
+/* The registry's explain hooks: every one prints about the machine, NAP its
+ * groups per step, the switch each step climbs to for the ranges that chose
+ * it, and its line for the generated files' banner. */
+static void test_explain_hooks(void)
+{
+    static char out[1 << 16];
+    const trd_algo *nap = trd_algo_find(TRD_COLL_ALLREDUCE, "nap", 3);
+    const trd_algo *ring = trd_algo_find(TRD_COLL_ALLREDUCE, "ring", 4);
+    trd_explain_range ranges[] = {{0, 1024, nap, "16,2,2"}, {1024, SIZE_MAX, ring, ""}};
+    trd_explain_machine m = {.nnodes = 64,
+                             .ppn = 16,
+                             .node_name = fake_node_name,
+                             .span_switch = fake_span_switch,
+                             .nranges = 2,
+                             .range = ranges};
+    int hooks = 0;
+    for (int i = 0; trd_algos[i]; i++)
+        if (trd_algos[i]->explain) {
+            explain_text(trd_algos[i], &m, out, sizeof out);
+            CU_ASSERT(strlen(out) > 0);
+            hooks++;
+        }
+    CU_ASSERT(hooks >= 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(nap);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(nap->explain);
+    explain_text(nap, &m, out, sizeof out);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "\nNAP over all 64 nodes x 16 ranks [NAP Alg. 1]: 16 lanes, "
+                                       "radix 16, 2 inter-node steps\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "  step 1: subgroups of 1 node, 4 groups of up to 16 "
+                                       "subgroups\n    group 0: [n0] [n1] [n2] [n3] [n4] [n5] "
+                                       "[n6] [n7] ...\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "  step 2: subgroups of 16 nodes, 1 group of up to 16 "
+                                       "subgroups\n    group 0: [n0..n15] [n16..n31] "
+                                       "[n32..n47] [n48..n63]\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(
+        out, "  radix per step from 0 B to 1023 B (nap:16,2,2):\n"
+             "    step 1: radix 16 over subgroups of 1 node, up to switch leaf0 (depth 1)\n"
+             "    step 2: radix 2 over subgroups of 16 nodes, up to switch spine (depth 0)\n"
+             "    step 3: radix 2 over subgroups of 32 nodes, up to switch spine (depth 0)\n"));
+    CU_ASSERT_PTR_NULL(strstr(out, "(ring")); /* only the ranges that chose NAP */
+    char line[160];
+    CU_ASSERT_PTR_NOT_NULL_FATAL(nap->summary);
+    nap->summary(line, sizeof line, 64, 16);
+    CU_ASSERT_STRING_EQUAL(line, "NAP over all 64 nodes: 16 lanes, radix 16, 2 inter-node steps");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(nap->model_params);
+}
+
 int main(void)
 {
     static const trd_test_case tests[] = {
@@ -369,6 +447,7 @@ int main(void)
         {"every (nodes 1..300, ppn 1..20) shape", test_every_shape},
         {"radix lists over nodes 1..300", test_radix_lists},
         {"radix list text and steps", test_radix_text},
+        {"explain hooks: NAP's groups, radices and banner line", test_explain_hooks},
     };
     return trd_test_main("nap", tests, TRD_NTESTS(tests));
 }
