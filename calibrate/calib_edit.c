@@ -30,7 +30,6 @@
 #include <libgen.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,16 +72,6 @@ struct cal_file {
     int dropped_ar[CAL_NLEVELS]; /* cal_write removed a stale alpha_r of this level's link */
 };
 
-static void fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 static int line_of(const char *text, size_t off)
 {
     int line = 1;
@@ -100,8 +89,8 @@ static int dsl_check_names(cal_file *f, char *err, size_t errlen)
     for (int i = 0; i < f->map->nblocks; i++) {
         const trd_dsl_block *b = &f->map->blocks[i];
         if (strlen(b->name) >= sizeof(((cal_target *)0)->link)) {
-            fail(err, errlen, "%s:%d: cannot follow the file's structure here", f->path,
-                 line_of(f->text, b->kw_off));
+            trd_errf(err, errlen, "%s:%d: cannot follow the file's structure here", f->path,
+                     line_of(f->text, b->kw_off));
             return -1;
         }
     }
@@ -227,7 +216,7 @@ static void diag_to(trd_diag *d, const char *head, char *err, size_t errlen)
         trd_diag_print(d, m);
         fclose(m);
     }
-    fail(err, errlen, "%s\n%s", head, buf ? buf : "");
+    trd_errf(err, errlen, "%s\n%s", head, buf ? buf : "");
     size_t l = strlen(err);
     while (l > 0 && err[l - 1] == '\n')
         err[--l] = '\0';
@@ -242,7 +231,7 @@ static trd_topo_t read_model(const char *path, int xml, const char *text, size_t
     trd_topo_t t = NULL;
     trd_diag *d = trd_diag_create();
     if (!d || trd_topo_create(&t) != TRD_OK) {
-        fail(err, errlen, "out of memory");
+        trd_errf(err, errlen, "out of memory");
         trd_diag_destroy(d);
         return NULL;
     }
@@ -273,7 +262,7 @@ int cal_open(cal_file **out, const char *path, char *err, size_t errlen)
     *out = NULL;
     cal_file *f = calloc(1, sizeof *f);
     if (!f) {
-        fail(err, errlen, "out of memory");
+        trd_errf(err, errlen, "out of memory");
         return -1;
     }
     f->path = strdup(path);
@@ -281,48 +270,48 @@ int cal_open(cal_file **out, const char *path, char *err, size_t errlen)
      * XML, anything else read as the topology language */
     const char *format = trd_input_format(path, NULL, 0);
     if (format && strcmp(format, "slurm") == 0) {
-        fail(err, errlen,
-             "%s: a Slurm topology.conf carries no link costs; write them into a "
-             "*.topo or *.xml topology",
-             path);
+        trd_errf(err, errlen,
+                 "%s: a Slurm topology.conf carries no link costs; write them into a "
+                 "*.topo or *.xml topology",
+                 path);
         goto bad;
     }
     f->real = realpath(path, NULL);
     if (!f->path || !f->real || stat(f->real, &f->st) != 0) {
-        fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        trd_errf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
         goto bad;
     }
     if (!S_ISREG(f->st.st_mode)) {
-        fail(err, errlen, "%s: not a regular file", path);
+        trd_errf(err, errlen, "%s: not a regular file", path);
         goto bad;
     }
     if ((f->st.st_mode & 0222) == 0 || access(f->real, W_OK) != 0) {
-        fail(err, errlen,
-             "%s: the file is read-only; not measuring what cannot be written "
-             "(make it writable, or run without --write)",
-             path);
+        trd_errf(err, errlen,
+                 "%s: the file is read-only; not measuring what cannot be written "
+                 "(make it writable, or run without --write)",
+                 path);
         goto bad;
     }
     char *dcopy = strdup(f->real);
     int dir_ok = dcopy && access(dirname(dcopy), W_OK) == 0;
     free(dcopy);
     if (!dir_ok) {
-        fail(err, errlen,
-             "%s: its folder is not writable (the new file is written beside it "
-             "and renamed over it)",
-             path);
+        trd_errf(err, errlen,
+                 "%s: its folder is not writable (the new file is written beside it "
+                 "and renamed over it)",
+                 path);
         goto bad;
     }
     if (!(f->text = trd_read_text(f->real, &f->len))) {
-        fail(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+        trd_errf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
         goto bad;
     }
     format = trd_input_format(path, f->text, f->len);
     if (strcmp(format, "hwloc") == 0) {
-        fail(err, errlen,
-             "%s: an lstopo dump has no link classes; write the costs into a "
-             "treeduce topology (*.topo or <machine> XML)",
-             path);
+        trd_errf(err, errlen,
+                 "%s: an lstopo dump has no link classes; write the costs into a "
+                 "treeduce topology (*.topo or <machine> XML)",
+                 path);
         goto bad;
     }
     f->xml = strcmp(format, "xml") == 0;
@@ -335,7 +324,7 @@ int cal_open(cal_file **out, const char *path, char *err, size_t errlen)
         f->doc = xmlReadMemory(f->text, (int)f->len, f->real, NULL,
                                XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
         if (!f->doc) {
-            fail(err, errlen, "%s: libxml2 cannot read it", path);
+            trd_errf(err, errlen, "%s: libxml2 cannot read it", path);
             goto bad;
         }
     } else if (dsl_check_names(f, err, errlen) != 0)
@@ -376,8 +365,8 @@ static int plan_nodetype(cal_file *f, int level, const char *host, const char *o
         for (int i = 0; i < trd_topo_nnodetypes(t); i++)
             ok |= strcmp(trd_topo_nodetype_name(t, i), opt) == 0;
         if (!ok) {
-            fail(err, errlen, "--nodetype '%s': %s has no such node type (it has: %s)", opt,
-                 f->path, types);
+            trd_errf(err, errlen, "--nodetype '%s': %s has no such node type (it has: %s)", opt,
+                     f->path, types);
             return -1;
         }
         snprintf(nt, sizeof nt, "%s", opt);
@@ -393,19 +382,19 @@ static int plan_nodetype(cal_file *f, int level, const char *host, const char *o
                  "of the file)",
                  nt, host);
     } else {
-        fail(err, errlen,
-             "cannot tell which node type this job runs on: host '%s' is not a node "
-             "of %s, which has %d node types (%s); say which with --nodetype NAME",
-             host, f->path, trd_topo_nnodetypes(t), types);
+        trd_errf(err, errlen,
+                 "cannot tell which node type this job runs on: host '%s' is not a node "
+                 "of %s, which has %d node types (%s); say which with --nodetype NAME",
+                 host, f->path, trd_topo_nnodetypes(t), types);
         return -1;
     }
     char link[128];
     int r = nodetype_link(f, nt, level, link, sizeof link);
     if (r < 0) {
-        fail(err, errlen,
-             "node type '%s' is not written in %s (nodes without a type get the "
-             "default); give the nodes a node type, or name one with --nodetype",
-             nt, f->path);
+        trd_errf(err, errlen,
+                 "node type '%s' is not written in %s (nodes without a type get the "
+                 "default); give the nodes a node type, or name one with --nodetype",
+                 nt, f->path);
         return -1;
     }
     snprintf(tg->owner, sizeof tg->owner, "%s", nt);
@@ -460,7 +449,7 @@ static int plan_network(cal_file *f, const char *h1, const char *h2, const char 
     }
     if (opt) {
         if (!has_link(f, opt)) {
-            fail(err, errlen, "--switch-link '%s': %s has no such link class", opt, f->path);
+            trd_errf(err, errlen, "--switch-link '%s': %s has no such link class", opt, f->path);
             return -1;
         }
         snprintf(tg->link, sizeof tg->link, "%s", opt);
@@ -471,17 +460,17 @@ static int plan_network(cal_file *f, const char *h1, const char *h2, const char 
     }
     if (hops > 0) {
         if (nolink) {
-            fail(err, errlen,
-                 "a switch between nodes '%s' and '%s' names no link class; add "
-                 "'link NAME;' to it or use --switch-link NAME",
-                 trd_topo_node_name(t, a), trd_topo_node_name(t, b));
+            trd_errf(err, errlen,
+                     "a switch between nodes '%s' and '%s' names no link class; add "
+                     "'link NAME;' to it or use --switch-link NAME",
+                     trd_topo_node_name(t, a), trd_topo_node_name(t, b));
             return -1;
         }
         if (mixed) {
-            fail(err, errlen,
-                 "the path between nodes '%s' and '%s' crosses several link "
-                 "classes; say which one to write with --switch-link NAME",
-                 trd_topo_node_name(t, a), trd_topo_node_name(t, b));
+            trd_errf(err, errlen,
+                     "the path between nodes '%s' and '%s' crosses several link "
+                     "classes; say which one to write with --switch-link NAME",
+                     trd_topo_node_name(t, a), trd_topo_node_name(t, b));
             return -1;
         }
         snprintf(tg->link, sizeof tg->link, "%s", path_link);
@@ -502,10 +491,10 @@ static int plan_network(cal_file *f, const char *h1, const char *h2, const char 
             mixed = 1;
     }
     if (mixed || (strcmp(path_link, "default") == 0 && !has_link(f, "default"))) {
-        fail(err, errlen,
-             "hosts '%s' and '%s' are not nodes of %s and its switches use %s; say "
-             "which link class to write with --switch-link NAME",
-             h1, h2, f->path, mixed ? "several link classes" : "no link class");
+        trd_errf(err, errlen,
+                 "hosts '%s' and '%s' are not nodes of %s and its switches use %s; say "
+                 "which link class to write with --switch-link NAME",
+                 h1, h2, f->path, mixed ? "several link classes" : "no link class");
         return -1;
     }
     snprintf(tg->link, sizeof tg->link, "%s", path_link);
@@ -537,10 +526,10 @@ int cal_plan(cal_file *f, const int want[CAL_NLEVELS], const char *const host[CA
     for (int i = 0; i < CAL_NLEVELS; i++)
         for (int j = i + 1; j < CAL_NLEVELS; j++)
             if (tg[i].wanted && tg[j].wanted && strcmp(tg[i].link, tg[j].link) == 0) {
-                fail(err, errlen,
-                     "link class '%s' would get both the %s and the %s costs; give "
-                     "the levels link classes of their own in %s",
-                     tg[i].link, lname[i], lname[j], f->path);
+                trd_errf(err, errlen,
+                         "link class '%s' would get both the %s and the %s costs; give "
+                         "the levels link classes of their own in %s",
+                         tg[i].link, lname[i], lname[j], f->path);
                 return -1;
             }
     return 0;
@@ -760,7 +749,7 @@ static int dsl_write(cal_file *f, const cal_target tg[], const cal_values v[], c
         if (!tg[l].create) {
             const trd_dsl_block *b = dsl_find(f, "link", tg[l].link);
             if (!b) {
-                fail(err, errlen, "link class '%s' is not written in %s", tg[l].link, f->path);
+                trd_errf(err, errlen, "link class '%s' is not written in %s", tg[l].link, f->path);
                 return -1;
             }
             rc |= dsl_comment(f->text, b->kw_off, comment, &es);
@@ -784,7 +773,7 @@ static int dsl_write(cal_file *f, const cal_target tg[], const cal_values v[], c
             const trd_dsl_block *owner =
                 dsl_find(f, l == CAL_NETWORK ? "switch" : "nodetype", tg[l].owner);
             if (!owner) {
-                fail(err, errlen, "'%s' is not written in %s", tg[l].owner, f->path);
+                trd_errf(err, errlen, "'%s' is not written in %s", tg[l].owner, f->path);
                 return -1;
             }
             char indent[128], text[700], stmt[200];
@@ -798,13 +787,13 @@ static int dsl_write(cal_file *f, const cal_target tg[], const cal_values v[], c
             rc |= dsl_insert_item(f->text, owner->close, stmt, &es);
         }
         if (rc) {
-            fail(err, errlen, "too many edits");
+            trd_errf(err, errlen, "too many edits");
             return -1;
         }
     }
     *out = apply_edits(f->text, f->len, &es, outlen);
     if (!*out) {
-        fail(err, errlen, "out of memory");
+        trd_errf(err, errlen, "out of memory");
         return -1;
     }
     return 0;
@@ -837,7 +826,7 @@ static int xml_write(cal_file *f, const cal_target tg[], const cal_values v[], c
     xmlNodePtr root = xmlDocGetRootElement(f->doc);
     xmlNsPtr ns = root ? xmlSearchNsByHref(f->doc, root, (const xmlChar *)CAL_NS) : NULL;
     if (!ns) {
-        fail(err, errlen, "%s: root element is not in namespace %s", f->path, CAL_NS);
+        trd_errf(err, errlen, "%s: root element is not in namespace %s", f->path, CAL_NS);
         return -1;
     }
     for (int l = 0; l < CAL_NLEVELS; l++) {
@@ -848,7 +837,7 @@ static int xml_write(cal_file *f, const cal_target tg[], const cal_values v[], c
         if (!tg[l].create) {
             link = xml_find(f, "link", tg[l].link);
             if (!link) {
-                fail(err, errlen, "link class '%s' is not written in %s", tg[l].link, f->path);
+                trd_errf(err, errlen, "link class '%s' is not written in %s", tg[l].link, f->path);
                 return -1;
             }
             xmlNodePtr p = link->prev;
@@ -866,7 +855,7 @@ static int xml_write(cal_file *f, const cal_target tg[], const cal_values v[], c
         } else {
             xmlNodePtr owner = l == CAL_NETWORK ? NULL : xml_find(f, "nodetype", tg[l].owner);
             if (!owner) {
-                fail(err, errlen, "'%s' is not written in %s", tg[l].owner, f->path);
+                trd_errf(err, errlen, "'%s' is not written in %s", tg[l].owner, f->path);
                 return -1;
             }
             link = xmlNewDocNode(f->doc, ns, (const xmlChar *)"link", NULL);
@@ -928,8 +917,8 @@ static int xml_write(cal_file *f, const cal_target tg[], const cal_values v[], c
     if (pc)
         xmlSchemaFreeParserCtxt(pc);
     if (vrc != 0) {
-        fail(err, errlen, "the updated %s does not match the schema%s%s; not written", f->path,
-             verr[0] ? ": " : "", verr);
+        trd_errf(err, errlen, "the updated %s does not match the schema%s%s; not written", f->path,
+                 verr[0] ? ": " : "", verr);
         return -1;
     }
 
@@ -941,7 +930,7 @@ static int xml_write(cal_file *f, const cal_target tg[], const cal_values v[], c
     if (sr < 0 || !buf) {
         if (buf)
             xmlBufferFree(buf);
-        fail(err, errlen, "libxml2 cannot serialise the updated %s", f->path);
+        trd_errf(err, errlen, "libxml2 cannot serialise the updated %s", f->path);
         return -1;
     }
     *outlen = (size_t)xmlBufferLength(buf);
@@ -952,7 +941,7 @@ static int xml_write(cal_file *f, const cal_target tg[], const cal_values v[], c
     }
     xmlBufferFree(buf);
     if (!*out) {
-        fail(err, errlen, "out of memory");
+        trd_errf(err, errlen, "out of memory");
         return -1;
     }
     return 0;
@@ -1008,10 +997,10 @@ static int check_back(cal_file *f, const char *text, size_t len, const cal_targe
     }
     trd_topo_destroy(t);
     if (!ok) {
-        fail(err, errlen,
-             "the updated %s does not read back the measured values (bug); not "
-             "written",
-             f->path);
+        trd_errf(err, errlen,
+                 "the updated %s does not read back the measured values (bug); not "
+                 "written",
+                 f->path);
         return -1;
     }
     return 0;
@@ -1023,7 +1012,7 @@ static int replace_file(cal_file *f, const char *text, size_t len, char *err, si
     const char *what;
     int e = trd_outfile_open(&o, f->real, &what);
     if (e) {
-        fail(err, errlen, "%s: cannot %s: %s; unchanged", f->path, what, strerror(e));
+        trd_errf(err, errlen, "%s: cannot %s: %s; unchanged", f->path, what, strerror(e));
         return -1;
     }
     if (fwrite(text, 1, len, o.f) != len || fflush(o.f) != 0)
@@ -1035,7 +1024,7 @@ static int replace_file(cal_file *f, const char *text, size_t len, char *err, si
     }
     if (e) {
         trd_outfile_discard(&o);
-        fail(err, errlen, "%s: cannot %s: %s; unchanged", f->path, what, strerror(e));
+        trd_errf(err, errlen, "%s: cannot %s: %s; unchanged", f->path, what, strerror(e));
         return -1;
     }
     /* someone may have edited the file while we measured */
@@ -1045,11 +1034,11 @@ static int replace_file(cal_file *f, const char *text, size_t len, char *err, si
     free(now);
     if (changed) {
         trd_outfile_discard(&o);
-        fail(err, errlen, "%s changed (or vanished) while measuring; not written", f->path);
+        trd_errf(err, errlen, "%s changed (or vanished) while measuring; not written", f->path);
         return -1;
     }
     if ((e = trd_outfile_commit(&o, &what)) != 0) {
-        fail(err, errlen, "%s: cannot %s: %s; unchanged", f->path, what, strerror(e));
+        trd_errf(err, errlen, "%s: cannot %s: %s; unchanged", f->path, what, strerror(e));
         return -1;
     }
     return 0;
@@ -1068,17 +1057,17 @@ int cal_write(cal_file *f, const cal_target tg[CAL_NLEVELS], const cal_values v[
     for (int l = 0; l < CAL_NLEVELS; l++)
         any |= tg[l].wanted && v[l].measured;
     if (!any) {
-        fail(err, errlen, "nothing was measured; %s unchanged", f->path);
+        trd_errf(err, errlen, "nothing was measured; %s unchanged", f->path);
         return 1;
     }
     for (int l = 0; l < CAL_NLEVELS; l++)
         if (tg[l].wanted && v[l].measured &&
             !(v[l].latency_s > 0 && isfinite(v[l].latency_s) && v[l].bandwidth_Bps > 0 &&
               isfinite(v[l].bandwidth_Bps))) {
-            fail(err, errlen,
-                 "the measured costs of link class '%s' are not usable (latency %g s, "
-                 "bandwidth %g B/s); %s unchanged",
-                 tg[l].link, v[l].latency_s, v[l].bandwidth_Bps, f->path);
+            trd_errf(err, errlen,
+                     "the measured costs of link class '%s' are not usable (latency %g s, "
+                     "bandwidth %g B/s); %s unchanged",
+                     tg[l].link, v[l].latency_s, v[l].bandwidth_Bps, f->path);
             return -1;
         }
     char *text = NULL;

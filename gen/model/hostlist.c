@@ -32,9 +32,9 @@ static int push(struct list *l, const char *prefix, size_t plen, const char *num
     return TRD_OK;
 }
 
-static int fail(char *err, size_t errlen, int *errpos, int pos, const char *msg)
+static int hostlist_error(char *err, size_t errlen, int *errpos, int pos, const char *msg)
 {
-    snprintf(err, errlen, "%s", msg);
+    trd_errf(err, errlen, "%s", msg);
     if (errpos)
         *errpos = pos;
     return strcmp(msg, "out of memory") ? TRD_ERR_INPUT : TRD_ERR_NOMEM;
@@ -73,7 +73,8 @@ int trd_hostlist_expand(const char *expr, char ***names, int *n, char *err, size
             const char *open = p++;
             const char *close = strchr(p, ']');
             if (!close) {
-                rc = fail(err, errlen, errpos, (int)(open - expr), "expected ']' in host range");
+                rc = hostlist_error(err, errlen, errpos, (int)(open - expr),
+                                    "expected ']' in host range");
                 goto out;
             }
             /* Suffix after ']' up to the next ',' (no nested ranges). */
@@ -87,14 +88,15 @@ int trd_hostlist_expand(const char *expr, char ***names, int *n, char *err, size
                 while (p < close && isdigit((unsigned char)*p))
                     p++;
                 if (p == a) {
-                    rc = fail(err, errlen, errpos, (int)(p - expr),
-                              "expected a number in host range");
+                    rc = hostlist_error(err, errlen, errpos, (int)(p - expr),
+                                        "expected a number in host range");
                     goto out;
                 }
                 int width = (int)(p - a);
                 long lo, hi;
                 if (host_number(a, (size_t)(p - a), &lo)) {
-                    rc = fail(err, errlen, errpos, (int)(a - expr), "host number too large");
+                    rc = hostlist_error(err, errlen, errpos, (int)(a - expr),
+                                        "host number too large");
                     goto out;
                 }
                 hi = lo;
@@ -103,33 +105,35 @@ int trd_hostlist_expand(const char *expr, char ***names, int *n, char *err, size
                     while (p < close && isdigit((unsigned char)*p))
                         p++;
                     if (p == b) {
-                        rc = fail(err, errlen, errpos, (int)(p - expr),
-                                  "expected a number after '-' in host range");
+                        rc = hostlist_error(err, errlen, errpos, (int)(p - expr),
+                                            "expected a number after '-' in host range");
                         goto out;
                     }
                     if (host_number(b, (size_t)(p - b), &hi)) {
-                        rc = fail(err, errlen, errpos, (int)(b - expr), "host number too large");
+                        rc = hostlist_error(err, errlen, errpos, (int)(b - expr),
+                                            "host number too large");
                         goto out;
                     }
                     if (hi < lo) {
-                        rc =
-                            fail(err, errlen, errpos, (int)(a - expr), "host range goes downwards");
+                        rc = hostlist_error(err, errlen, errpos, (int)(a - expr),
+                                            "host range goes downwards");
                         goto out;
                     }
                     if (hi - lo >= TRD_MAX_NODES) {
-                        rc = fail(err, errlen, errpos, (int)(a - expr), "host range too large");
+                        rc = hostlist_error(err, errlen, errpos, (int)(a - expr),
+                                            "host range too large");
                         goto out;
                     }
                 }
                 if (p < close && *p != ',') {
-                    rc = fail(err, errlen, errpos, (int)(p - expr),
-                              "expected ',', '-' or ']' in host range");
+                    rc = hostlist_error(err, errlen, errpos, (int)(p - expr),
+                                        "expected ',', '-' or ']' in host range");
                     goto out;
                 }
                 if (*p == ',')
                     p++;
                 if (hi - lo >= TRD_MAX_NODES - l.n) {
-                    rc = fail(err, errlen, errpos, (int)(a - expr), "host list too long");
+                    rc = hostlist_error(err, errlen, errpos, (int)(a - expr), "host list too long");
                     goto out;
                 }
                 /* lo..hi inclusive without stepping past hi (hi may be LONG_MAX) */
@@ -137,7 +141,7 @@ int trd_hostlist_expand(const char *expr, char ***names, int *n, char *err, size
                     char num[32];
                     snprintf(num, sizeof num, "%0*ld", width, i);
                     if (push(&l, start, plen, num, suffix)) {
-                        rc = fail(err, errlen, errpos, 0, "out of memory");
+                        rc = hostlist_error(err, errlen, errpos, 0, "out of memory");
                         goto out;
                     }
                     if (i == hi)
@@ -147,31 +151,33 @@ int trd_hostlist_expand(const char *expr, char ***names, int *n, char *err, size
             p = se;
         } else {
             if (plen == 0) {
-                rc = fail(err, errlen, errpos, (int)(p - expr), "expected a host name");
+                rc = hostlist_error(err, errlen, errpos, (int)(p - expr), "expected a host name");
                 goto out;
             }
             if (l.n >= TRD_MAX_NODES) {
-                rc = fail(err, errlen, errpos, (int)(start - expr), "host list too long");
+                rc = hostlist_error(err, errlen, errpos, (int)(start - expr), "host list too long");
                 goto out;
             }
             if (push(&l, start, plen, "", "")) {
-                rc = fail(err, errlen, errpos, 0, "out of memory");
+                rc = hostlist_error(err, errlen, errpos, 0, "out of memory");
                 goto out;
             }
         }
         if (*p == ',') {
             p++;
             if (!*p) {
-                rc = fail(err, errlen, errpos, (int)(p - expr), "expected a host name after ','");
+                rc = hostlist_error(err, errlen, errpos, (int)(p - expr),
+                                    "expected a host name after ','");
                 goto out;
             }
         } else if (*p) {
-            rc = fail(err, errlen, errpos, (int)(p - expr), "unexpected character in host list");
+            rc = hostlist_error(err, errlen, errpos, (int)(p - expr),
+                                "unexpected character in host list");
             goto out;
         }
     }
     if (l.n == 0)
-        rc = fail(err, errlen, errpos, 0, "expected a host name");
+        rc = hostlist_error(err, errlen, errpos, 0, "expected a host name");
 out:
     if (rc) {
         trd_hostlist_free(l.v, l.n);

@@ -156,6 +156,12 @@ enum trd_ompi_allreduce {
 /* Open MPI's name of id ("recursive_doubling"), or NULL for no such id. */
 const char *trd_ompi_allreduce_name(int id);
 
+/* The message fmt, ... written into err (errlen bytes, truncated, always
+ * terminated; nothing where err is NULL or errlen is 0): the one way the
+ * planners, their parameter parsers and the generator's tools compose an
+ * error for their caller to place. */
+void trd_errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* Largest parameter text a descriptor accepts. */
 #define TRD_PARAMS_MAX 48
 

@@ -2,6 +2,7 @@
  * planning through it. */
 #include "phases.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,16 @@ const trd_algo *const trd_algos[] = {
     &trd_bcast_mpi,
     NULL,
 };
+
+void trd_errf(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    if (!err || !errlen)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
 
 const char *trd_ompi_allreduce_name(int id)
 {

@@ -4,10 +4,10 @@
  * every token are in trd_rm.h; allreduce_rm.c gives each rank its steps and
  * plans them.  Pure C, no MPI.
  */
+#include "algo.h"
 #include "trd_rm.h"
 
 #include <ctype.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -17,16 +17,6 @@
 #define PROD_CAP (1LL << 40)
 
 /* ---- Messages -------------------------------------------------------------- */
-
-static void fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    if (!err || !errlen)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 /* "s" after a count other than 1 */
 static const char *plural(long long x)
@@ -72,11 +62,11 @@ static int lex_base(const char *t, size_t *pos, char after, int *base, char *err
     size_t col = *pos + 1;
     long long v;
     if (!number(t, pos, &v) || v < 2) {
-        fail(err, errlen, "column %zu: expected a base >= 2 after '%c'", col, after);
+        trd_errf(err, errlen, "column %zu: expected a base >= 2 after '%c'", col, after);
         return -1;
     }
     if (v > TRD_RM_MAX_BASE) {
-        fail(err, errlen, "column %zu: base %lld is above %d", col, v, TRD_RM_MAX_BASE);
+        trd_errf(err, errlen, "column %zu: base %lld is above %d", col, v, TRD_RM_MAX_BASE);
         return -1;
     }
     *base = (int)v;
@@ -101,16 +91,17 @@ static int lex_token(const char *t, size_t *pos, trd_rm_token *tok, char *err, s
         tok->kind = ch == 'c' ? TRD_RM_C : TRD_RM_E;
         col = p + 1;
         if (!number(t, &p, &v) || v < 1) {
-            fail(err, errlen, "column %zu: expected a threshold >= 1 after '%c'", col, ch);
+            trd_errf(err, errlen, "column %zu: expected a threshold >= 1 after '%c'", col, ch);
             return -1;
         }
         if (v >= NUM_CAP) {
-            fail(err, errlen, "column %zu: threshold above %lld", col, NUM_CAP - 1);
+            trd_errf(err, errlen, "column %zu: threshold above %lld", col, NUM_CAP - 1);
             return -1;
         }
         tok->arg = (int)v;
         if (t[p] != 'm') {
-            fail(err, errlen, "column %zu: expected 'm' after the threshold of '%c'", p + 1, ch);
+            trd_errf(err, errlen, "column %zu: expected 'm' after the threshold of '%c'", p + 1,
+                     ch);
             return -1;
         }
         p++;
@@ -122,33 +113,33 @@ static int lex_token(const char *t, size_t *pos, trd_rm_token *tok, char *err, s
         tok->kind = ch == 'm' ? TRD_RM_M : TRD_RM_N;
         col = p + 1;
         if (!number(t, &p, &v) || v < 1) {
-            fail(err, errlen, "column %zu: expected a number of remaining ranks >= 1 after '%c'",
-                 col, ch);
+            trd_errf(err, errlen,
+                     "column %zu: expected a number of remaining ranks >= 1 after '%c'", col, ch);
             return -1;
         }
         if (v > TRD_RM_MAX_REMAIN) {
-            fail(err, errlen, "column %zu: %lld remaining ranks are more than %d", col, v,
-                 TRD_RM_MAX_REMAIN);
+            trd_errf(err, errlen, "column %zu: %lld remaining ranks are more than %d", col, v,
+                     TRD_RM_MAX_REMAIN);
             return -1;
         }
         tok->arg = (int)v;
         if (t[p] != 'g') {
-            fail(err, errlen, "column %zu: expected 'g' after the remaining ranks of '%c'", p + 1,
-                 ch);
+            trd_errf(err, errlen, "column %zu: expected 'g' after the remaining ranks of '%c'",
+                     p + 1, ch);
             return -1;
         }
         col = ++p + 1;
         if (!number(t, &p, &v)) {
-            fail(err, errlen, "column %zu: expected a group index after 'g'", col);
+            trd_errf(err, errlen, "column %zu: expected a group index after 'g'", col);
             return -1;
         }
         if (v >= NUM_CAP) {
-            fail(err, errlen, "column %zu: group index above %lld", col, NUM_CAP - 1);
+            trd_errf(err, errlen, "column %zu: group index above %lld", col, NUM_CAP - 1);
             return -1;
         }
         tok->group = (int)v;
         if (t[p] != 'a') {
-            fail(err, errlen, "column %zu: expected 'a' after the group index", p + 1);
+            trd_errf(err, errlen, "column %zu: expected 'a' after the group index", p + 1);
             return -1;
         }
         p++;
@@ -157,12 +148,13 @@ static int lex_token(const char *t, size_t *pos, trd_rm_token *tok, char *err, s
         break;
     default:
         if (isprint(ch))
-            fail(err, errlen, "column %zu: expected a stage 'a', 'c', 'e', 'm' or 'n', found '%c'",
-                 *pos + 1, ch);
+            trd_errf(err, errlen,
+                     "column %zu: expected a stage 'a', 'c', 'e', 'm' or 'n', found '%c'", *pos + 1,
+                     ch);
         else
-            fail(err, errlen,
-                 "column %zu: expected a stage 'a', 'c', 'e', 'm' or 'n', found byte 0x%02x",
-                 *pos + 1, ch);
+            trd_errf(err, errlen,
+                     "column %zu: expected a stage 'a', 'c', 'e', 'm' or 'n', found byte 0x%02x",
+                     *pos + 1, ch);
         return -1;
     }
     *pos = p;
@@ -224,14 +216,15 @@ static int check_collapse(checker *k, int n, int outer)
     char ct[48], et[48], ft[48];
     token_text(c, ct, sizeof ct);
     if (T % B) {
-        fail(k->err, k->errlen, "column %d: threshold %d of '%s' is not a multiple of its base %d",
-             column(k, ci), T, ct, B);
+        trd_errf(k->err, k->errlen,
+                 "column %d: threshold %d of '%s' is not a multiple of its base %d", column(k, ci),
+                 T, ct, B);
         return -1;
     }
     if (T > n) {
-        fail(k->err, k->errlen,
-             "column %d: threshold %d of '%s' is above the %d rank%s of its level", column(k, ci),
-             T, ct, n, plural(n));
+        trd_errf(k->err, k->errlen,
+                 "column %d: threshold %d of '%s' is above the %d rank%s of its level",
+                 column(k, ci), T, ct, n, plural(n));
         return -1;
     }
     derive(c, n, 0, 0, outer);
@@ -239,18 +232,19 @@ static int check_collapse(checker *k, int n, int outer)
         return -1;
     snprintf(et, sizeof et, "e%dm%d", T, B);
     if (k->i >= s->ntokens) {
-        fail(k->err, k->errlen, "column %d: expected '%s' to close '%s'", column(k, k->i), et, ct);
+        trd_errf(k->err, k->errlen, "column %d: expected '%s' to close '%s'", column(k, k->i), et,
+                 ct);
         return -1;
     }
     trd_rm_token *e = &s->tok[k->i];
     token_text(e, ft, sizeof ft);
     if (e->kind != TRD_RM_E) {
-        fail(k->err, k->errlen, "column %d: expected '%s' to close '%s', found '%s'",
-             column(k, k->i), et, ct, ft);
+        trd_errf(k->err, k->errlen, "column %d: expected '%s' to close '%s', found '%s'",
+                 column(k, k->i), et, ct, ft);
         return -1;
     }
     if (e->arg != T || e->base != B) {
-        fail(k->err, k->errlen, "column %d: '%s' does not close '%s'", column(k, k->i), ft, ct);
+        trd_errf(k->err, k->errlen, "column %d: '%s' does not close '%s'", column(k, k->i), ft, ct);
         return -1;
     }
     derive(e, n, 0, 0, outer);
@@ -268,10 +262,10 @@ static int check_merge(checker *k, int n, int outer)
     char mt[48], nt[48], pt[64];
     token_text(m, mt, sizeof mt);
     if (H < 2) {
-        fail(k->err, k->errlen,
-             "column %d: '%s' leaves fewer than 2 of the %d rank%s of its level "
-             "to merge into",
-             column(k, mi), mt, n, plural(n));
+        trd_errf(k->err, k->errlen,
+                 "column %d: '%s' leaves fewer than 2 of the %d rank%s of its level "
+                 "to merge into",
+                 column(k, mi), mt, n, plural(n));
         return -1;
     }
     derive(m, n, 1, R, outer);
@@ -282,19 +276,19 @@ static int check_merge(checker *k, int n, int outer)
         prod = times(prod, a->base);
     }
     if (k->i >= s->ntokens) {
-        fail(k->err, k->errlen, "column %d: expected an 'n' stage to close '%s'", column(k, k->i),
-             mt);
+        trd_errf(k->err, k->errlen, "column %d: expected an 'n' stage to close '%s'",
+                 column(k, k->i), mt);
         return -1;
     }
     trd_rm_token *t = &s->tok[k->i];
     token_text(t, nt, sizeof nt);
     if (t->kind != TRD_RM_N) {
-        fail(k->err, k->errlen, "column %d: expected an 'n' stage to close '%s', found '%s'",
-             column(k, k->i), mt, nt);
+        trd_errf(k->err, k->errlen, "column %d: expected an 'n' stage to close '%s', found '%s'",
+                 column(k, k->i), mt, nt);
         return -1;
     }
     if (t->arg != R) {
-        fail(k->err, k->errlen, "column %d: '%s' does not close '%s'", column(k, k->i), nt, mt);
+        trd_errf(k->err, k->errlen, "column %d: '%s' does not close '%s'", column(k, k->i), nt, mt);
         return -1;
     }
     derive(t, n, prod < NUM_CAP ? prod : 0, R, outer);
@@ -302,20 +296,20 @@ static int check_merge(checker *k, int n, int outer)
     k->i++;
     if (prod != H) {
         product_text(prod, H, pt, sizeof pt);
-        fail(k->err, k->errlen, "column %d: the bases from '%s' to '%s' multiply to %s",
-             column(k, mi), mt, nt, pt);
+        trd_errf(k->err, k->errlen, "column %d: the bases from '%s' to '%s' multiply to %s",
+                 column(k, mi), mt, nt, pt);
         return -1;
     }
     if (m->group >= H / m->base) {
-        fail(k->err, k->errlen,
-             "column %d: group %d of '%s' is out of range: its stage has %d group%s", column(k, mi),
-             m->group, mt, H / m->base, plural(H / m->base));
+        trd_errf(k->err, k->errlen,
+                 "column %d: group %d of '%s' is out of range: its stage has %d group%s",
+                 column(k, mi), m->group, mt, H / m->base, plural(H / m->base));
         return -1;
     }
     if (t->group >= H / t->base) {
-        fail(k->err, k->errlen,
-             "column %d: group %d of '%s' is out of range: its stage has %d group%s",
-             column(k, k->i - 1), t->group, nt, H / t->base, plural(H / t->base));
+        trd_errf(k->err, k->errlen,
+                 "column %d: group %d of '%s' is out of range: its stage has %d group%s",
+                 column(k, k->i - 1), t->group, nt, H / t->base, plural(H / t->base));
         return -1;
     }
     return 0;
@@ -346,25 +340,25 @@ static int check_level(checker *k, int n, int outer)
         token_text(&s->tok[outer], ct, sizeof ct);
     if (k->i == first && outer < 0) { /* nothing for the whole schedule */
         if (!t)
-            fail(k->err, k->errlen, "empty schedule for %d ranks", n);
+            trd_errf(k->err, k->errlen, "empty schedule for %d ranks", n);
         else
-            fail(k->err, k->errlen, "column %d: '%s' closes no '%c' stage", column(k, first), tt,
-                 t->kind == TRD_RM_E ? 'c' : 'm');
+            trd_errf(k->err, k->errlen, "column %d: '%s' closes no '%c' stage", column(k, first),
+                     tt, t->kind == TRD_RM_E ? 'c' : 'm');
     } else if (k->i == first) {
         if (!t)
-            fail(k->err, k->errlen, "column %d: expected stages for the %d ranks inside '%s'",
-                 column(k, first), n, ct);
+            trd_errf(k->err, k->errlen, "column %d: expected stages for the %d ranks inside '%s'",
+                     column(k, first), n, ct);
         else
-            fail(k->err, k->errlen,
-                 "column %d: expected stages for the %d ranks inside '%s', found '%s'",
-                 column(k, first), n, ct, tt);
+            trd_errf(k->err, k->errlen,
+                     "column %d: expected stages for the %d ranks inside '%s', found '%s'",
+                     column(k, first), n, ct, tt);
     } else {
         product_text(prod, n, pt, sizeof pt);
         if (outer < 0)
-            fail(k->err, k->errlen, "the bases multiply to %s", pt);
+            trd_errf(k->err, k->errlen, "the bases multiply to %s", pt);
         else
-            fail(k->err, k->errlen, "column %d: the bases inside '%s' multiply to %s",
-                 column(k, first), ct, pt);
+            trd_errf(k->err, k->errlen, "column %d: the bases inside '%s' multiply to %s",
+                     column(k, first), ct, pt);
     }
     return -1;
 }
@@ -380,11 +374,11 @@ static int check(trd_rm_schedule *s, const int *col, int end, char *err, size_t 
         const trd_rm_token *t = &s->tok[k.i];
         token_text(t, tt, sizeof tt);
         if (t->kind == TRD_RM_E || t->kind == TRD_RM_N)
-            fail(err, errlen, "column %d: '%s' closes no '%c' stage", column(&k, k.i), tt,
-                 t->kind == TRD_RM_E ? 'c' : 'm');
+            trd_errf(err, errlen, "column %d: '%s' closes no '%c' stage", column(&k, k.i), tt,
+                     t->kind == TRD_RM_E ? 'c' : 'm');
         else
-            fail(err, errlen, "column %d: '%s' follows a complete schedule for %d rank%s",
-                 column(&k, k.i), tt, s->n, plural(s->n));
+            trd_errf(err, errlen, "column %d: '%s' follows a complete schedule for %d rank%s",
+                     column(&k, k.i), tt, s->n, plural(s->n));
         return -1;
     }
     return 0;
@@ -400,7 +394,7 @@ int trd_rm_parse(const char *text, int n, trd_rm_schedule *out, char *err, size_
     if (!text)
         text = "";
     if (n < 1) {
-        fail(err, errlen, "a schedule needs at least 1 rank, not %d", n);
+        trd_errf(err, errlen, "a schedule needs at least 1 rank, not %d", n);
         return -1;
     }
     out->n = n;
@@ -410,7 +404,7 @@ int trd_rm_parse(const char *text, int n, trd_rm_schedule *out, char *err, size_
         if (!text[p])
             break;
         if (out->ntokens == TRD_RM_MAX_TOKENS) {
-            fail(err, errlen, "column %zu: more than %d stages", p + 1, TRD_RM_MAX_TOKENS);
+            trd_errf(err, errlen, "column %zu: more than %d stages", p + 1, TRD_RM_MAX_TOKENS);
             goto bad;
         }
         col[out->ntokens] = (int)(p + 1);
