@@ -144,14 +144,17 @@ case_shared() {
 mkdir -p "$out/runs" "$out/bin"
 
 # The model's predicted times, for the summary: DIR/bin/MACHINE/predict.csv,
-# an algorithm's commas written as semicolons, as scale.csv writes them.
-predict_machine() { # topo
-    local topo=$1 m
+# 8 B to BYTES, an algorithm's commas written as semicolons, as scale.csv
+# writes them.  (Every candidate of bluewaters256 to 16 MiB had not been
+# predicted after 20 minutes here; to 1 KiB it took 4 minutes.)
+predict_machine() { # topo bytes
+    local topo=$1 max=$2 m
     m=$(basename "$topo" .topo)
     local f=$out/bin/$m/predict.csv
-    if [ ! -s "$f" ] || [ "$topo" -nt "$f" ] || [ "$gen" -nt "$f" ]; then
+    if [ ! -s "$f" ] || [ "$topo" -nt "$f" ] || [ "$gen" -nt "$f" ] ||
+        [ "$(cut -d, -f2 "$f" | sort -n | tail -1)" -lt "$max" ]; then
         mkdir -p "$out/bin/$m"
-        "$gen" "$topo" --alpha-r-ratio 0 --predict 16MiB |
+        "$gen" "$topo" --alpha-r-ratio 0 --predict "$max" |
             awk -F, '{ a = $1; for (i = 2; i < NF - 1; i++) a = a ";" $i; print a "," $(NF - 1) "," $NF }' >"$f.tmp"
         mv "$f.tmp" "$f"
     fi
@@ -269,7 +272,12 @@ END {
 }' "$out/runs.csv" "$out/scale.csv" >"$out/scale.csv.new"
 mv "$out/scale.csv.new" "$out/scale.csv"
 rm -f "$out/runs.csv"
+# per machine, up to the largest size of its cases in scale.csv
+declare -A pmax
 for c in $(tail -n +2 "$out/scale.csv" | cut -d, -f1 | sort -u); do
-    predict_machine "$(case_topo "$c")"
+    t=$(case_topo "$c")
+    b=$(case_sizes "$c" | tr , '\n' | numfmt --from=iec | sort -n | tail -1)
+    [ "${pmax[$t]:-0}" -ge "$b" ] || pmax[$t]=$b
 done
+for t in "${!pmax[@]}"; do predict_machine "$t" "${pmax[$t]}"; done
 sh "$top/bench/scale_summary.sh" "$out"
