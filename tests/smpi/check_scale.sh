@@ -23,7 +23,8 @@ TREEDUCE_GEN=$GEN bash "$SRC/bench/scale.sh" -o "$WORK" -s 8 -r '^treeduce:(rd|n
     -a treeduce:nap:8,4 eth32 >"$WORK/log" 2>&1 || { cat "$WORK/log"; exit 1; }
 cat "$WORK/scale.csv"
 fail() { echo "check_scale: $*"; exit 1; }
-[ "$(ls "$WORK/runs/eth32" | grep -c '\.csv$')" -eq 2 ] || fail "ran other routines: $(ls "$WORK/runs/eth32")"
+set -- "$WORK"/runs/eth32/*.csv
+[ $# -eq 2 ] || fail "ran other routines: $*"
 [ "$(wc -l <"$WORK/scale.csv")" -eq 5 ] || fail "expected 5 lines"
 [ "$(sed -n 1p "$WORK/scale.csv")" = "$header" ] || fail "header"
 sed -n 2p "$WORK/scale.csv" | grep -Eq '^eth32,ethernet32,treeduce:rd,8,32,[0-9.e+-]+,[0-9.e+-]+,0,1,ok,[0-9]+,rd$' ||
