@@ -5,7 +5,17 @@
 # the same program (bench/bench_smpi.c: every rank's result checked), at 8 B,
 # 1 KiB, 64 KiB, 1 MiB and 16 MiB where the case allows.
 #
-#   bench/scale.sh [-j JOBS] [-t SECONDS] [-o OUTDIR] [CASE...]
+#   bench/scale.sh [-j JOBS] [-t SECONDS] [-o OUTDIR] [-r REGEX] [-a ROUTINE]...
+#                  [-s SIZES] [CASE...]
+#
+# -r REGEX runs only the routines whose name (treeduce:auto, smpi:mpich,
+# treeduce:nap:16,4/2) matches the extended regular expression, again even
+# where runs/ has them: the way to redo some rows of the checked-in results
+# (runs/ is not checked in, and a call without -r would run every routine).
+# -a ROUTINE adds a routine to every case's list: treeduce:ALG with ALG any
+# TREEDUCE_ALGORITHM value, parameters included, or smpi:NAME.  E.g.
+#   bench/scale.sh -j1 -a treeduce:nap:16,4/2 -r '^treeduce:(auto|nap:16,4/2)$' bw64
+# -s SIZES runs these sizes (bench_smpi --sizes) instead of the case's.
 #
 # Cases (default: all):
 #   eth32          TREE's 32-node Gigabit Ethernet tree, ranks in tree order
@@ -20,7 +30,10 @@
 # Needs SimGrid (smpicc, smpirun) and a host build of treeduce-gen
 # (TREEDUCE_GEN, default build/treeduce-gen).  Writes OUTDIR (default
 # bench/scale/results, where the results quoted in the README are checked in):
-# one CSV per run under runs/ (kept: a second call resumes), scale.csv with every run, summary.csv and summary.txt (per case
+# one CSV per run under runs/ (kept: a second call resumes), scale.csv with
+# every run (a run's rows replace those of the same case and routine that
+# scale.csv had, in place; the other rows stay: a routine's commas are
+# written as semicolons there), summary.csv and summary.txt (per case
 # and size: auto, the best correct built-in, their ratio, the best forced
 # treeduce algorithm, the model's pick against the simulation's), and
 # scale.png (gnuplot, when installed).
@@ -48,12 +61,18 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 jobs=1
 limit=1800
 out=$top/bench/scale/results
-while getopts "j:t:o:" o; do
+only=
+extra=()
+sizes=
+while getopts "j:t:o:r:a:s:" o; do
     case $o in
     j) jobs=$OPTARG ;;
     t) limit=$OPTARG ;;
     o) out=$OPTARG ;;
-    *) sed -n '2,30p' "$0" >&2; exit 2 ;;
+    r) only=$OPTARG ;;
+    a) extra+=("$OPTARG") ;;
+    s) sizes=$OPTARG ;;
+    *) sed -n '2,40p' "$0" >&2; exit 2 ;;
     esac
 done
 shift $((OPTIND - 1))
@@ -124,6 +143,23 @@ case_shared() {
 
 mkdir -p "$out/runs" "$out/bin"
 
+# The model's predicted times, for the summary: DIR/bin/MACHINE/predict.csv,
+# 8 B to BYTES, an algorithm's commas written as semicolons, as scale.csv
+# writes them.  (Every candidate of bluewaters256 to 16 MiB had not been
+# predicted after 20 minutes here; to 1 KiB it took 4 minutes.)
+predict_machine() { # topo bytes
+    local topo=$1 max=$2 m
+    m=$(basename "$topo" .topo)
+    local f=$out/bin/$m/predict.csv
+    if [ ! -s "$f" ] || [ "$topo" -nt "$f" ] || [ "$gen" -nt "$f" ] ||
+        [ "$(cut -d, -f2 "$f" | sort -n | tail -1)" -lt "$max" ]; then
+        mkdir -p "$out/bin/$m"
+        "$gen" "$topo" --alpha-r-ratio 0 --predict "$max" |
+            awk -F, '{ a = $1; for (i = 2; i < NF - 1; i++) a = a ";" $i; print a "," $(NF - 1) "," $NF }' >"$f.tmp"
+        mv "$f.tmp" "$f"
+    fi
+}
+
 # One program per machine: bench_smpi.c, the runtime, the machine's generated
 # routines, compiled with smpicc.
 build_machine() { # topo -> prints the binary
@@ -134,7 +170,6 @@ build_machine() { # topo -> prints the binary
         mkdir -p "$dir"
         "$gen" "$topo" --alpha-r-ratio 0 -o "$dir" >/dev/null
         "$gen" "$topo" --simgrid "$dir/$m.xml"
-        "$gen" "$topo" --alpha-r-ratio 0 --predict 16MiB >"$dir/predict.csv"
         smpicc -O2 -DNDEBUG -DSMPI_NO_OVERRIDE_MALLOC -o "$bin" "$top/bench/bench_smpi.c" "$top"/runtime/*.c \
             "$top"/runtime/algo/*.c "$dir"/trd_"$m".c "$dir"/trd_"$m"_mpi.c -I"$top/runtime" \
             -I"$top/runtime/algo" -I"$dir" -lm -lpthread
@@ -163,11 +198,13 @@ run_one() { # case routine
     dir=$out/bin/$m
     hosts=$(hostfile_for "$c" "$dir" "$m")
     np=$(awk -F: '{ n += $2 } END { print n }' "$hosts")
-    f=$out/runs/$c/$r
+    f=$out/runs/$c/${r//\//_}
+    [ -n "$only" ] && rm -f "$f.csv"
     [ -s "$f.csv" ] && return 0
     mkdir -p "$out/runs/$c"
+    local rc_=${r//,/;} # the routine as scale.csv writes it
     if case_skip "$c" "$r"; then
-        echo "$c,$m,$r,,,,,,,skipped,0," >"$f.csv"
+        echo "$c,$m,$rc_,,,,,,,skipped,0," >"$f.csv"
         return 0
     fi
     local env=(TREEDUCE_SHM=0 TREEDUCE_VERBOSE=2) cfg=()
@@ -178,17 +215,17 @@ run_one() { # case routine
     esac
     local t0=$SECONDS rc=0
     env "${env[@]}" timeout "$limit" smpirun -platform "$dir/$m.xml" -hostfile "$hosts" -np "$np" \
-        "${sim[@]}" "${cfg[@]}" "$bin" --sizes "$(case_sizes "$c")" --iters "$(case_iters "$c")" \
+        "${sim[@]}" "${cfg[@]}" "$bin" --sizes "${sizes:-$(case_sizes "$c")}" --iters "$(case_iters "$c")" \
         --shared-from "$(case_shared "$c")" >"$f.out" 2>"$f.err" || rc=$?
     # the algorithms treeduce ran, and any fallback, from its notes
     local ran
     ran=$(grep -ho 'MPI_Allreduce runs [^ ]*\|uses the MPI library.s routine: .*' "$f.err" |
         sed 's/MPI_Allreduce runs //' | sort -u | tr '\n' ' ' | sed 's/,/;/g; s/ *$//')
-    awk -F, -v c="$c" -v m="$m" -v r="$r" -v ran="$ran" -v rc="$rc" -v wall=$((SECONDS - t0)) '
+    awk -F, -v c="$c" -v m="$m" -v r="$rc_" -v ran="$ran" -v rc="$rc" -v wall=$((SECONDS - t0)) '
         /^[0-9]/ { print c "," m "," r "," $0 "," (rc ? "rc=" rc : "ok") "," wall "," ran }' \
         "$f.out" >"$f.tmp"
     if [ "$rc" -ne 0 ] && ! [ -s "$f.tmp" ]; then
-        echo "$c,$m,$r,,,,,,,rc=$rc,$((SECONDS - t0))," >"$f.tmp"
+        echo "$c,$m,$rc_,,,,,,,rc=$rc,$((SECONDS - t0))," >"$f.tmp"
     fi
     mv "$f.tmp" "$f.csv"
     echo "$c $r: rc=$rc, $((SECONDS - t0)) s wall" >&2
@@ -202,8 +239,10 @@ tasks=()
 for c in "${cases[@]}"; do
     for a in "${treeduce_algs[@]}"; do tasks+=("$c treeduce:$a"); done
     for a in "${smpi_algs[@]}"; do tasks+=("$c smpi:$a"); done
+    for r in "${extra[@]}"; do tasks+=("$c $r"); done
 done
 for t in "${tasks[@]}"; do
+    [ -z "$only" ] || grep -Eq -- "$only" <<<"${t#* }" || continue
     while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
     # shellcheck disable=SC2086
     run_one $t &
@@ -211,8 +250,34 @@ done
 wait
 
 header="case,machine,routine,bytes,ranks,median_s,min_s,wrong_ranks,checked,status,wall_s,ran"
-{ # every case run so far in OUTDIR, not only this call's
-    echo "$header"
-    for d in "$out"/runs/*/; do cat "$d"*.csv 2>/dev/null || true; done
-} >"$out/scale.csv"
+# every run so far in OUTDIR, not only this call's, over the rows scale.csv
+# had: a (case, routine) that runs/ has takes its place, at its first row
+# (new ones after their case's last row, or at the end); the others stay
+for d in "$out"/runs/*/; do cat "$d"*.csv 2>/dev/null || true; done >"$out/runs.csv"
+[ -s "$out/scale.csv" ] || echo "$header" >"$out/scale.csv"
+awk -F, -v header="$header" '
+FILENAME == ARGV[1] { k = $1 FS $3; if (!(k in nw)) ko[++nk] = k; nw[k] = nw[k] $0 "\n"; next }
+FNR == 1 { next }
+{ k = $1 FS $3; old[++n] = $0; key[n] = k; lastc[$1] = n; if (k in nw) had[k] = 1 }
+END {
+    for (i = 1; i <= nk; i++) if (!(ko[i] in had)) { split(ko[i], kc, FS); tail[kc[1]] = tail[kc[1]] nw[ko[i]] }
+    print header
+    for (i = 1; i <= n; i++) {
+        k = key[i]; c = substr(k, 1, index(k, FS) - 1)
+        if (k in nw) { if (!(k in done)) { printf "%s", nw[k]; done[k] = 1 } }
+        else print old[i]
+        if (lastc[c] == i && (c in tail)) { printf "%s", tail[c]; delete tail[c] }
+    }
+    for (i = 1; i <= nk; i++) { split(ko[i], kc, FS); if (kc[1] in tail) { printf "%s", tail[kc[1]]; delete tail[kc[1]] } }
+}' "$out/runs.csv" "$out/scale.csv" >"$out/scale.csv.new"
+mv "$out/scale.csv.new" "$out/scale.csv"
+rm -f "$out/runs.csv"
+# per machine, up to the largest size of its cases in scale.csv
+declare -A pmax
+for c in $(tail -n +2 "$out/scale.csv" | cut -d, -f1 | sort -u); do
+    t=$(case_topo "$c")
+    b=$(case_sizes "$c" | tr , '\n' | numfmt --from=iec | sort -n | tail -1)
+    [ "${pmax[$t]:-0}" -ge "$b" ] || pmax[$t]=$b
+done
+for t in "${!pmax[@]}"; do predict_machine "$t" "${pmax[$t]}"; done
 sh "$top/bench/scale_summary.sh" "$out"
