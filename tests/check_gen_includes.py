@@ -15,12 +15,18 @@ x.c with x.h, so that x.c including y.h and y.c including x.h is one.
 No basename of gen/ may be one of runtime/'s either: two exec.c of
 different meanings in one build are one too many.
 
-usage: check_gen_includes.py SOURCE_DIR
-Prints "gen includes: N files in M rooms, downward only, no cycle" or, for
-each fault, "path:line: ..." and exits 1.
+Given the generator's library as built (and nm), the calls are held to the
+rooms too, by the object files: a symbol that an object of one room uses
+and an object of a higher room defines is a call upward, which a
+declaration in a lower room's header hides from the includes.
+
+usage: check_gen_includes.py SOURCE_DIR [NM GEN_LIBRARY]
+Prints "gen includes: N files in M rooms, downward only, no cycle" (and
+"; calls: ...") or, for each fault, "path:line: ..." and exits 1.
 """
 import os
 import re
+import subprocess
 import sys
 
 ROOMS = ["model", "read", "plan", "verify", "out"]
@@ -123,8 +129,57 @@ for v in sorted(graph):
     if v not in state:
         visit(v)
 
+
+
+def line_of(path, symbol):
+    """The first line of path that names symbol; 1 when none does."""
+    word = re.compile(r"\b" + re.escape(symbol) + r"\b")
+    with open(os.path.join(src, path), encoding="utf-8", errors="replace") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if word.search(line):
+                return lineno
+    return 1
+
+
+def check_calls(nm, library):
+    """Faults for calls upward between the objects of library; the number
+    of objects of gen/ looked at.  An object is named by its source
+    (topo.c.o is gen/model/topo.c); one of no gen/ source (the parser,
+    embedded texts) is in no room and not followed."""
+    out = subprocess.run([nm, "-A", "-P", library], check=True, capture_output=True,
+                         text=True).stdout
+    member = re.compile(r"\[([^\]]+)\]:$")
+    defined, used, objects = {}, [], set()
+    for line in out.splitlines():
+        fields = line.split()
+        m = member.search(fields[0]) if fields else None
+        if not m or len(fields) < 3:
+            continue
+        name = m.group(1)[:-2] if m.group(1).endswith(".o") else m.group(1)
+        if name not in by_name or room_of(by_name[name][0]) is None:
+            continue
+        f = by_name[name][0]
+        objects.add(f)
+        symbol, kind = fields[1], fields[2]
+        if kind == "U":
+            used.append((f, symbol))
+        elif kind.isupper():
+            defined.setdefault(symbol, f)
+    for f, symbol in used:
+        owner = defined.get(symbol)
+        if owner and room_of(owner) > room_of(f):
+            faults.append(
+                f"{f}:{line_of(f, symbol)}: calls {symbol}, which {owner} defines, of a higher "
+                f"room: {room_name(room_of(f))} may call {', '.join(ROOMS[: room_of(f) + 1])} only")
+    return len(objects)
+
+
+calls = ""
+if len(sys.argv) > 3:
+    calls = f"; calls: {check_calls(sys.argv[2], sys.argv[3])} objects, downward only"
+
 for fault in faults:
     print(fault)
 if faults:
     sys.exit(1)
-print(f"gen includes: {checked} files in {len(ROOMS)} rooms, downward only, no cycle")
+print(f"gen includes: {checked} files in {len(ROOMS)} rooms, downward only, no cycle{calls}")

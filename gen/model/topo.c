@@ -25,8 +25,9 @@ struct nodetype {
     struct ref package_link, node_link; /* name NULL: default costs */
     trd_link_cost package_cost, node_cost;
     char *source;
-    /* a shape hwloc reads when a node first uses the type (hw_kind NULL:
-     * none, or built); hw_failed once it refused */
+    /* a shape hw->shape() reads when a node first uses the type (hw_kind
+     * NULL: none, or built); hw_failed once it refused */
+    const trd_nodetype_hook *hw;
     char *hw_kind, *hw_arg;
     trd_loc hw_loc;
     int hw_failed;
@@ -330,19 +331,28 @@ int trd_topo_add_nodetype(trd_topo_t t, trd_diag *d, trd_loc loc, const char *na
 }
 
 int trd_topo_add_nodetype_hwloc(trd_topo_t t, trd_diag *d, trd_loc loc, const char *name,
-                                const char *kind, const char *arg, trd_loc arg_loc,
-                                const char *package_link, const char *node_link, const char *source)
+                                const trd_nodetype_hook *hook, const char *kind, const char *arg,
+                                trd_loc arg_loc, const char *package_link, const char *node_link,
+                                const char *source)
 {
     struct nodetype *ty;
     char err[512];
+    if (!hook || !hook->shape || !hook->check_synthetic) {
+        trd_diag_error(d, arg_loc,
+                       "node type '%s' is described for hwloc, which this program "
+                       "does not read",
+                       name);
+        return TRD_ERR_INPUT;
+    }
     if (find_type(t, name) < 0 && strcmp(kind, "synthetic") == 0 &&
-        trd_hwloc_check_synthetic(arg, err, sizeof err) != TRD_OK) {
+        hook->check_synthetic(arg, err, sizeof err) != TRD_OK) {
         trd_diag_error(d, arg_loc, "%s", err);
         return TRD_ERR_INPUT;
     }
     int rc = new_type(t, d, loc, name, package_link, node_link, source, &ty);
     if (rc != TRD_OK)
         return rc;
+    ty->hw = hook;
     ty->hw_loc = arg_loc;
     if (!(ty->hw_kind = strdup(kind)) || (arg && !(ty->hw_arg = strdup(arg))))
         return TRD_ERR_NOMEM; /* the type stays, unbuilt; destroy frees it */
@@ -359,7 +369,7 @@ static int build_type(trd_topo_t t, trd_diag *d, int ty)
     char err[512];
     if (!y->hw_kind || y->hw_failed)
         return TRD_OK;
-    int rc = trd_hwloc_node_shape(y->hw_kind, y->hw_arg, &np, cores, NULL, err, sizeof err);
+    int rc = y->hw->shape(y->hw_kind, y->hw_arg, &np, cores, NULL, err, sizeof err);
     if (rc == TRD_ERR_NOMEM)
         return rc;
     if (rc != TRD_OK || check_shape(d, y->hw_loc, y->name, np, cores)) {

@@ -79,17 +79,34 @@ int trd_topo_add_nodetype(trd_topo_t t, trd_diag *d, trd_loc loc, const char *na
                           const int *cores_per_package, const char *package_link,
                           const char *node_link, const char *source);
 
-/* Define a node type whose shape hwloc reads, trd_hwloc_node_shape(kind,
- * arg), when a node first uses it: trd_topo_finalize() builds the types its
- * nodes use and reports hwloc's refusal at arg_loc; a type no node uses costs
- * no hwloc topology (a few milliseconds each), and of its description only
- * what trd_hwloc_check_synthetic() checks is checked.  Until built, the
- * type has 0 packages.  The other arguments are trd_topo_add_nodetype()'s.
- * Returns TRD_OK, TRD_ERR_INPUT (duplicate name, a synthetic description
- * refused at arg_loc) or TRD_ERR_NOMEM. */
+/* How a node type described for hwloc is read: the readers' side gives its
+ * functions (trd_hwloc_nodetype_hook, readers.h) with each such type, so
+ * that the model calls into no reader by name.
+ *   shape: the packages and cores per package of (kind, arg), kind
+ *          "synthetic", "xml" or "local"; TRD_OK, or TRD_ERR_INPUT or
+ *          TRD_ERR_NOMEM with a one-line reason in err.  hostname (may be
+ *          NULL) gets a malloc'd host name or NULL.
+ *   check_synthetic: what shape("synthetic", desc) refuses that is found
+ *          without reading it, cheaply; TRD_OK, or TRD_ERR_INPUT with the
+ *          reason in err. */
+typedef struct trd_nodetype_hook {
+    int (*shape)(const char *kind, const char *arg, int *npackages,
+                 int cores_per_package[TRD_MAX_PACKAGES], char **hostname, char *err,
+                 size_t errlen);
+    int (*check_synthetic)(const char *desc, char *err, size_t errlen);
+} trd_nodetype_hook;
+
+/* Define a node type whose shape hook->shape(kind, arg) reads when a node
+ * first uses it: trd_topo_finalize() builds the types its nodes use and
+ * reports the refusal at arg_loc; a type no node uses costs no hwloc
+ * topology (a few milliseconds each), and of its description only what
+ * hook->check_synthetic() checks is checked.  Until built, the type has 0
+ * packages.  The other arguments are trd_topo_add_nodetype()'s.
+ * Returns TRD_OK, TRD_ERR_INPUT (no hook, duplicate name, a synthetic
+ * description refused at arg_loc) or TRD_ERR_NOMEM. */
 int trd_topo_add_nodetype_hwloc(trd_topo_t t, trd_diag *d, trd_loc loc, const char *name,
-                                const char *kind, const char *arg, trd_loc arg_loc,
-                                const char *package_link, const char *node_link,
+                                const trd_nodetype_hook *hook, const char *kind, const char *arg,
+                                trd_loc arg_loc, const char *package_link, const char *node_link,
                                 const char *source);
 
 /* alpha_r where a link gives none, as a fraction of its latency: each
@@ -195,25 +212,5 @@ int trd_parse_bandwidth(const char *s, double *bytes_per_s);
 int trd_hostlist_expand(const char *expr, char ***names, int *n, char *err, size_t errlen,
                         int *errpos);
 void trd_hostlist_free(char **names, int n);
-
-/* ---- Node types from hwloc (gen/read/hwloc_nodetype.c) --------------------- */
-
-/* Read a node shape (packages and cores per package) with hwloc from
- *   kind "synthetic": arg is an hwloc synthetic string ("package:2 core:8");
- *   kind "xml":       arg is a path to an `lstopo --of xml` file;
- *   kind "local":     arg ignored, the machine this runs on.
- * A machine without package objects counts as one package.  Returns TRD_OK;
- * TRD_ERR_INPUT (or TRD_ERR_NOMEM) with a one-line reason in err.  *hostname
- * (may be NULL) gets a malloc'd copy of the HostName info of the topology, or
- * NULL. */
-int trd_hwloc_node_shape(const char *kind, const char *arg, int *npackages,
-                         int cores_per_package[TRD_MAX_PACKAGES], char **hostname, char *err,
-                         size_t errlen);
-
-/* What trd_hwloc_node_shape("synthetic", desc) refuses before hwloc sees
- * desc, without hwloc: an empty description, a '(' or '[' never closed, more
- * cores than hwloc builds in good time.  TRD_OK, or TRD_ERR_INPUT with the
- * reason in err. */
-int trd_hwloc_check_synthetic(const char *desc, char *err, size_t errlen);
 
 #endif

@@ -277,6 +277,8 @@ int trd_hwloc_node_shape(const char *kind, const char *arg, int *npackages,
     return node_shape(kind, arg, NULL, 0, npackages, cores_per_package, hostname, err, errlen);
 }
 
+const trd_nodetype_hook trd_hwloc_nodetype_hook = {trd_hwloc_node_shape, trd_hwloc_check_synthetic};
+
 /* ---- A machine of one node (readers.h) ----------------------------------------- */
 
 /* trd_read_hwloc_machine(); an XML source from text as node_shape(). */

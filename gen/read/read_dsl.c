@@ -580,9 +580,9 @@ static void end_nodetype(trd_dsl_ctx *ctx, trd_loc close)
     emit_msgs(ctx);
     int rc;
     if (ctx->shape == 1)
-        rc = trd_topo_add_nodetype_hwloc(ctx->t, ctx->d, ctx->blk_loc, ctx->blk_name, ctx->hw_kind,
-                                         ctx->hw_arg, ctx->hw_loc, ctx->package_link,
-                                         ctx->node_link, ctx->source);
+        rc = trd_topo_add_nodetype_hwloc(
+            ctx->t, ctx->d, ctx->blk_loc, ctx->blk_name, &trd_hwloc_nodetype_hook, ctx->hw_kind,
+            ctx->hw_arg, ctx->hw_loc, ctx->package_link, ctx->node_link, ctx->source);
     else
         rc = trd_topo_add_nodetype(ctx->t, ctx->d, ctx->blk_loc, ctx->blk_name, ctx->npackages,
                                    ctx->cores, ctx->package_link, ctx->node_link, ctx->source);

@@ -839,10 +839,10 @@ static void read_nodetype(struct xml_reader *r, xmlNodePtr node)
             snprintf(source, sizeof source, "hwloc %s", val);
         else
             snprintf(source, sizeof source, "local");
-        note_rc(r, trd_topo_add_nodetype_hwloc(r->t, r->d, elem_loc(r, node), name, kinds[shape],
-                                               shape == 1 ? path : (const char *)val,
-                                               attr_loc(r, node, shapes[shape], 1), plink, nlink,
-                                               source));
+        note_rc(r, trd_topo_add_nodetype_hwloc(
+                       r->t, r->d, elem_loc(r, node), name, &trd_hwloc_nodetype_hook, kinds[shape],
+                       shape == 1 ? path : (const char *)val, attr_loc(r, node, shapes[shape], 1),
+                       plink, nlink, source));
         goto out;
     }
     default: { /* cores, with or without packages */

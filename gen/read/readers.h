@@ -47,6 +47,28 @@ int trd_xml_root_text(const char *text, size_t len, char *buf, size_t blen, char
 
 /* ---- One node from hwloc (gen/read/hwloc_nodetype.c) ------------------------------ */
 
+/* Read a node shape (packages and cores per package) with hwloc from
+ *   kind "synthetic": arg is an hwloc synthetic string ("package:2 core:8");
+ *   kind "xml":       arg is a path to an `lstopo --of xml` file;
+ *   kind "local":     arg ignored, the machine this runs on.
+ * A machine without package objects counts as one package.  Returns TRD_OK;
+ * TRD_ERR_INPUT (or TRD_ERR_NOMEM) with a one-line reason in err.  *hostname
+ * (may be NULL) gets a malloc'd copy of the HostName info of the topology, or
+ * NULL. */
+int trd_hwloc_node_shape(const char *kind, const char *arg, int *npackages,
+                         int cores_per_package[TRD_MAX_PACKAGES], char **hostname, char *err,
+                         size_t errlen);
+
+/* What trd_hwloc_node_shape("synthetic", desc) refuses before hwloc sees
+ * desc, without hwloc: an empty description, a '(' or '[' never closed, more
+ * cores than hwloc builds in good time.  TRD_OK, or TRD_ERR_INPUT with the
+ * reason in err. */
+int trd_hwloc_check_synthetic(const char *desc, char *err, size_t errlen);
+
+/* The two above as the model's hook for node types read by hwloc, which the
+ * readers give to trd_topo_add_nodetype_hwloc(). */
+extern const trd_nodetype_hook trd_hwloc_nodetype_hook;
+
 /** A machine of one node: switch "node-switch" with the default link
  * (TRD_DEFAULT_NET_*), one node named after the HostName of the hwloc
  * topology (else "localhost"), of node type "node" shaped by

@@ -278,6 +278,83 @@ static void test_machine_errors(void)
     trd_diag_destroy(d);
 }
 
+/* The model reads a node type described for hwloc only through the hook its
+ * reader gave: checked when declared, read once when a node uses it; with
+ * no hook the declaration is refused. */
+static int stub_shapes, stub_checks;
+
+static int stub_shape(const char *kind, const char *arg, int *npackages,
+                      int cores_per_package[TRD_MAX_PACKAGES], char **hostname, char *err,
+                      size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    stub_shapes++;
+    CU_ASSERT_STRING_EQUAL(kind, "synthetic");
+    CU_ASSERT_STRING_EQUAL(arg, "stub");
+    CU_ASSERT_PTR_NULL(hostname);
+    *npackages = 3;
+    for (int p = 0; p < 3; p++)
+        cores_per_package[p] = 5;
+    return TRD_OK;
+}
+
+static int stub_check(const char *desc, char *err, size_t errlen)
+{
+    stub_checks++;
+    if (strcmp(desc, "stub") == 0)
+        return TRD_OK;
+    snprintf(err, errlen, "stub refuses '%s'", desc);
+    return TRD_ERR_INPUT;
+}
+
+static void test_nodetype_hook(void)
+{
+    static const trd_nodetype_hook stub = {stub_shape, stub_check};
+    trd_loc loc = {"m.topo", 3, 1}, arg_loc = {"m.topo", 3, 20};
+    trd_link_cost net = {TRD_DEFAULT_NET_LATENCY_S, TRD_DEFAULT_NET_BANDWIDTH_BPS, 0, 0};
+    trd_topo_t t;
+    trd_diag *d = trd_diag_create();
+    int sw;
+
+    stub_shapes = stub_checks = 0;
+    CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
+    CU_ASSERT_EQUAL(trd_topo_add_nodetype_hwloc(t, d, loc, "bad", &stub, "synthetic", "nope",
+                                                arg_loc, NULL, NULL, "synthetic \"nope\""),
+                    TRD_ERR_INPUT);
+    CU_ASSERT_EQUAL(trd_topo_add_nodetype_hwloc(t, d, loc, "pc", &stub, "synthetic", "stub",
+                                                arg_loc, NULL, NULL, "synthetic \"stub\""),
+                    TRD_OK);
+    CU_ASSERT_EQUAL(stub_checks, 2);
+    CU_ASSERT_EQUAL(stub_shapes, 0);
+    CU_ASSERT_EQUAL_FATAL(trd_diag_count(d), 1);
+    CU_ASSERT_STRING_EQUAL(trd_diag_message(d, 0), "m.topo:3:20: error: stub refuses 'nope'");
+    CU_ASSERT_EQUAL(trd_topo_set_default_link(t, net), TRD_OK);
+    CU_ASSERT_EQUAL_FATAL(trd_topo_add_switch(t, d, loc, "s", NULL, &sw), TRD_OK);
+    CU_ASSERT_EQUAL(trd_topo_switch_add_node(t, d, loc, sw, "a", "pc"), TRD_OK);
+    CU_ASSERT_EQUAL(trd_topo_switch_add_node(t, d, loc, sw, "b", "pc"), TRD_OK);
+    CU_ASSERT_EQUAL_FATAL(trd_topo_finalize(t, d), TRD_OK);
+    CU_ASSERT_EQUAL(stub_shapes, 1);
+    int ty = trd_topo_node_type(t, 0);
+    CU_ASSERT_EQUAL(trd_topo_nodetype_npackages(t, ty), 3);
+    CU_ASSERT_EQUAL(trd_topo_nodetype_ncores(t, ty), 15);
+    trd_topo_destroy(t);
+    trd_diag_destroy(d);
+
+    d = trd_diag_create();
+    CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
+    CU_ASSERT_EQUAL(trd_topo_add_nodetype_hwloc(t, d, loc, "pc", NULL, "xml", "n.xml", arg_loc,
+                                                NULL, NULL, "hwloc n.xml"),
+                    TRD_ERR_INPUT);
+    CU_ASSERT_EQUAL(trd_topo_nnodetypes(t), 0);
+    CU_ASSERT_EQUAL_FATAL(trd_diag_count(d), 1);
+    CU_ASSERT_STRING_EQUAL(trd_diag_message(d, 0),
+                           "m.topo:3:20: error: node type 'pc' is described for hwloc, which "
+                           "this program does not read");
+    trd_topo_destroy(t);
+    trd_diag_destroy(d);
+}
+
 int main(void)
 {
     static const trd_test_case tests[] = {
@@ -290,6 +367,7 @@ int main(void)
         {"machine from lstopo XML", test_machine_xml},
         {"machine from the local host", test_machine_local},
         {"machine errors", test_machine_errors},
+        {"node types through the hook", test_nodetype_hook},
     };
     return trd_test_main("hwloc", tests, TRD_NTESTS(tests));
 }
