@@ -29,7 +29,7 @@
 #
 # Needs SimGrid (smpicc, smpirun) and a host build of treeduce-gen
 # (TREEDUCE_GEN, default build/treeduce-gen).  Writes OUTDIR (default
-# bench/scale/results, where the results quoted in the README are checked in):
+# bench/scale/results, where the results quoted in docs/scale.md are checked in):
 # one CSV per run under runs/ (kept: a second call resumes), scale.csv with
 # every run (a run's rows replace those of the same case and routine that
 # scale.csv had, in place; the other rows stay: a routine's commas are

@@ -40,7 +40,7 @@
 /* The MPI library's routine wins where it is this close to the fastest:
  * relative, and absolute in microseconds.  Differences this small between
  * two candidates changed sign between two tuner runs on the same node
- * (README, Tuning), and where the library's routine is picked the tuned
+ * (docs/tuning.md), and where the library's routine is picked the tuned
  * library costs no more than its call. */
 #define TUNE_MPI_TIE 0.05
 #define TUNE_MPI_TIE_US 0.05
@@ -398,7 +398,7 @@ static void drop_dead(ctx *x)
 /* The passes' times of candidates idx[0..n), pus[k][idx[i]] in pass k of
  * np, into one time each, us[i]: its worst ratio to the fastest candidate of
  * a pass, times the passes' median fastest time.  The node's speed changes
- * within seconds (README, Tuning), and not alike for every algorithm: the
+ * within seconds (docs/tuning.md), and not alike for every algorithm: the
  * candidate chosen is the one least behind in any pass, not the one that was
  * fastest once. */
 static void combine(double (*pus)[TUNE_MAX_CANDS], int np, const int *idx, int n, double *us)

@@ -16,7 +16,7 @@
  * the MPI library's own routine (PMPI_*), never to a wrong result;
  * TREEDUCE_VERBOSE=1 says why, once per reason.  The algorithm runs as the
  * schedule its planner wrote for this rank, the one treeduce-gen verified
- * (README: Algorithms).  The definitions of every form below are stamped out
+ * (docs/algorithms.md).  The definitions of every form below are stamped out
  * of one table of the collectives and their parameters (treeduce_colls.h).
  */
 #ifndef TREEDUCE_H
@@ -61,7 +61,7 @@ int trd_bcast(const trd_machine *m, void *buffer, int count, MPI_Datatype dataty
               MPI_Comm comm);
 
 /* The pieces with the algorithm given as for trd_allreduce_with: "NAME" or
- * "NAME:PARAMS" of one of the collective's algorithms (README: Algorithms),
+ * "NAME:PARAMS" of one of the collective's algorithms (docs/algorithms.md),
  * "mpi" for the MPI library's own routine, NULL or "auto" for the machine's
  * choice.  A name that is not one of the collective's algorithms, or an
  * algorithm that cannot run the call, goes to the MPI library's routine with

@@ -28,7 +28,7 @@ static trd_test_result read_as(const char *name, const char *text)
 /* ---- Good files --------------------------------------------------------- */
 
 static const char cluster[] =
-    "# the example from the README\n"
+    "# the example from treeduce-topology(5)\n"
     "machine mycluster;\n"
     "link eth { latency 50us; bandwidth 125MB/s; injection 10GB/s; }\n"
     "link shm { latency 0.3us; bandwidth 20GB/s; alpha_r 0.1us; }\n"
