@@ -154,8 +154,7 @@ predict_machine() { # topo bytes
     if [ ! -s "$f" ] || [ "$topo" -nt "$f" ] || [ "$gen" -nt "$f" ] ||
         [ "$(cut -d, -f2 "$f" | sort -n | tail -1)" -lt "$max" ]; then
         mkdir -p "$out/bin/$m"
-        "$gen" "$topo" --alpha-r-ratio 0 --predict "$max" |
-            awk -F, '{ a = $1; for (i = 2; i < NF - 1; i++) a = a ";" $i; print a "," $(NF - 1) "," $NF }' >"$f.tmp"
+        "$gen" "$topo" --alpha-r-ratio 0 --predict "$max" >"$f.tmp"
         mv "$f.tmp" "$f"
     fi
 }

@@ -271,8 +271,14 @@ int trd_predict_csv(FILE *f, trd_topo_t t, const trd_machine_plan *p, double max
                 rc = trd_timer_us(tm, al, params, (size_t)(b / 8), &us);
                 if (!rc && us == INFINITY)
                     break; /* not for this machine (e.g. an algorithm for one node) */
-                if (!rc)
-                    fprintf(f, "%s%s%s,%.0f,%.4f\n", al->name, *params ? ":" : "", params, b, us);
+                if (!rc) {
+                    /* the parameters' commas as ';', as the benchmarks' CSVs
+                     * write them: three fields a line */
+                    fprintf(f, "%s%s", al->name, *params ? ":" : "");
+                    for (const char *q = params; *q; q++)
+                        fputc(*q == ',' ? ';' : *q, f);
+                    fprintf(f, ",%.0f,%.4f\n", b, us);
+                }
             }
         }
     }

@@ -100,7 +100,8 @@ int trd_search_params(trd_topo_t t, trd_machine_plan *p, trd_search_stats *stats
  * algorithm that plans over the whole machine (each node's cores, shared
  * memory on the node, commutative op, doubles, out of place) for 8 B ..
  * max_bytes in powers of two, with its default parameters and with each
- * parameter candidate it offers for the machine ("shm:rx:2,2").  Returns
+ * parameter candidate it offers for the machine ("shm:rx:2;2": a parameter
+ * text's commas written as ';', so that every line has three fields).  Returns
  * TRD_OK, TRD_ERR_STATE (a schedule that cannot be timed) or TRD_ERR_NOMEM. */
 int trd_predict_csv(FILE *f, trd_topo_t t, const trd_machine_plan *p, double max_bytes);
 
