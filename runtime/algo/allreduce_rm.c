@@ -23,7 +23,7 @@
  *   nRgGaB      alpha_p + (B-1+R) alpha_r + (B-1+R) m beta + (B-1) m gamma
  * Cost = the sum over the steps; e.g. "a2,a3" on 6 ranks:
  *   2 alpha_p + 3 alpha_r + 3 m beta + 3 m gamma, against 4 (alpha + m beta +
- *   m gamma) for recursive doubling with MPICH's fold [RM Fig. 5, MPICH §4].
+ *   m gamma) for recursive doubling with MPICH's fold [RM Fig. 2, MPICH §4].
  */
 #include "trd_rm.h"
 
