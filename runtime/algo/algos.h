@@ -11,7 +11,8 @@
 extern const trd_algo trd_allreduce_nap, trd_allreduce_ring, trd_allreduce_rd,
     trd_allreduce_rabenseifner, trd_allreduce_smp, trd_allreduce_hring, trd_allreduce_flex,
     trd_allreduce_rm, trd_allreduce_shm, trd_allreduce_shm_rx, trd_allreduce_shm_tree,
-    trd_allreduce_shm_cyclic, trd_allreduce_shm_socket, trd_allreduce_repro;
+    trd_allreduce_shm_cyclic, trd_allreduce_shm_socket, trd_allreduce_shm_direct,
+    trd_allreduce_repro;
 extern const trd_algo trd_rsb_shm, trd_rsb_halving, trd_rsb_doubling, trd_rsb_pairwise;
 extern const trd_algo trd_allgather_shm, trd_allgather_rd, trd_allgather_bruck, trd_allgather_ring;
 extern const trd_algo trd_bcast_shm, trd_bcast_binomial, trd_bcast_scatter_allgather;

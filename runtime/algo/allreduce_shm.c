@@ -24,13 +24,8 @@
  * chunks.  In place is safe: during the reduce_scatter a rank writes only its
  * own block, and it overwrites block r only after rank r has read its inputs.
  * Cost = 3 alpha_shm + 2 (p-1) alpha_cma + 2 (p-1)/p m beta_cma + (p-1)/p m gamma
- * Two ranks out of place, up to TRD_SHM_CMA_ONE_STEP_MAX: one step, each rank
- * reads the other's input and folds the whole vector in rank order (the same
- * bits on both).  Measured on a 2-rank node, inputs written before each
- * call: 1.2-1.7x faster at 32 KiB, 1.1-1.5x at 64 KiB, 0.9-1.5x at 128 KiB
- * (by the node's state), from 256 KiB two steps are faster where the cores
- * share a cache.
- * Cost = 2 alpha_shm + alpha_cma + m beta_cma + m gamma
+ * One step instead (every rank reads every other's whole input): shm:direct,
+ * allreduce_shm_direct.c.
  *
  * The same fold serves the reduce on one node (to a root) and the node
  * phases of NAP and SMP (phases.h).  On one node local order is rank order,
@@ -41,12 +36,6 @@
 /* Chunks of at most this many bytes are folded whole by every receiver (one
  * synchronisation); larger ones block-wise (two). */
 #define TRD_SHM_WHOLE_BYTES 4096
-/* Single copy on two ranks, out of place: up to this many bytes each rank
- * reads the other's whole input and folds the whole vector (one system call,
- * one synchronisation, and no rank reads the other's output, whose lines
- * then move between the cores at every call). */
-#define TRD_SHM_CMA_ONE_STEP_MAX (128u * 1024)
-
 /* trd_plan_cma_fold; ordered: in rank order for a commutative op too, so
  * that every rank that folds the same elements gets the same bits. */
 static void cma_fold(trd_sb *b, int round, int in_buf, size_t out_off, size_t a, size_t len,
@@ -105,6 +94,12 @@ void trd_plan_cma_fold(trd_sb *b, int round, int in_buf, size_t out_off, size_t 
     cma_fold(b, round, in_buf, out_off, a, len, tmp, 0);
 }
 
+void trd_plan_cma_fold_ordered(trd_sb *b, int round, int in_buf, size_t out_off, size_t a,
+                               size_t len, size_t tmp)
+{
+    cma_fold(b, round, in_buf, out_off, a, len, tmp, 1);
+}
+
 /* The single-copy allreduce over all ranks of the node. */
 static void cma_allreduce(trd_sb *b, int round, int in_buf, size_t count)
 {
@@ -112,14 +107,6 @@ static void cma_allreduce(trd_sb *b, int round, int in_buf, size_t count)
     int n = b->ppn, me = b->local, e = trd_seg_direct_begin(b, round);
     size_t mark = b->tmp_top, tmp = trd_sb_tmp(b, 2 * per);
     trd_s_wait(b, round, TRD_PEER_LOCALS, n, TRD_CTR_IN, e);
-    if (n == 2 && in_buf != TRD_B_RECV && count * ext <= TRD_SHM_CMA_ONE_STEP_MAX) {
-        /* one step: the whole vector, each rank reading the other's input */
-        for (size_t a = 0; a < count; a += per)
-            cma_fold(b, round, in_buf, a, a, count - a < per ? count - a : per, tmp, 1);
-        trd_seg_direct_end(b, round, e);
-        trd_sb_tmp_release(b, mark);
-        return;
-    }
     trd_block_split(count, ext, n, me, &lo, &hi);
     for (size_t a = lo; a < hi; a += per)
         trd_plan_cma_fold(b, round, in_buf, a, a, hi - a < per ? hi - a : per, tmp);

@@ -126,6 +126,10 @@ int trd_plan_shm_fold(trd_sb *b, int round, int k, int root, int in_buf, size_t 
  * tmp: 2 TRD_CMA_PIECE_BYTES of the temporary. */
 void trd_plan_cma_fold(trd_sb *b, int round, int in_buf, size_t out_off, size_t a, size_t len,
                        size_t tmp);
+/* The same folded in rank order for a commutative op too, so that every rank
+ * that folds the same elements gets the same bits (shm:direct). */
+void trd_plan_cma_fold_ordered(trd_sb *b, int round, int in_buf, size_t out_off, size_t a,
+                               size_t len, size_t tmp);
 
 /* bcast_shm.c: recvbuf[0, count) of local rank root to every rank of the
  * node, through the segment or, from cma_min, read from the root's buffer.

@@ -25,6 +25,7 @@ const trd_algo *const trd_algos[] = {
     &trd_allreduce_shm_tree,
     &trd_allreduce_shm_cyclic,
     &trd_allreduce_shm_socket,
+    &trd_allreduce_shm_direct,
     &trd_allreduce_repro,
     &trd_rsb_shm,
     &trd_rsb_halving,

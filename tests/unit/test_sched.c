@@ -1140,16 +1140,11 @@ static int count_signals(const trd_sched *s, int r, int ctr)
     return k;
 }
 
-/* Allreduce on one node by single copy, as the runtime plans it: on two
- * ranks out of place in one step (each rank reads the other's input and
- * folds the whole vector: no RED signal, no rank reads another's output) up
- * to 128 KiB, in two steps above, in place and on three ranks; any op, each
- * schedule proved, the call twice. */
-static void test_one_node_single_copy_steps(void)
+/* test_one_node_single_copy_steps for one algorithm (direct: shm:direct). */
+static void one_node_single_copy_steps(const trd_algo *alg, int direct)
 {
-    const trd_algo *shm = trd_algo_find(TRD_COLL_ALLREDUCE, "shm", 3);
-    static const size_t counts[] = {4096, 4097, 16384, 16385};
-    CU_ASSERT_FATAL(shm != NULL);
+    static const size_t counts[] = {4096, 4097, 16384, 16385, 65536};
+    CU_ASSERT_FATAL(alg != NULL);
     for (int p = 2; p <= 3; p++)
         for (size_t k = 0; k < sizeof counts / sizeof *counts; k++)
             for (int v = 0; v < 4; v++) {
@@ -1160,16 +1155,16 @@ static void test_one_node_single_copy_steps(void)
                 trd_call call = {TRD_COLL_ALLREDUCE, counts[k], 8, 0, in_place, comm, 0};
                 CU_ASSERT_FATAL(trd_shape_init(&st, 1, ppn, 0) == 0);
                 st.s.cma = TRD_CMA_READ | TRD_CMA_WRITE;
-                CU_ASSERT_FATAL(trd_plan(&s, shm, "", &st.s, &call, -1, why, sizeof why) == 0);
+                CU_ASSERT_FATAL(trd_plan(&s, alg, "", &st.s, &call, -1, why, sizeof why) == 0);
                 trd_verify_opts o = {NULL, 0, 2};
                 int rc = trd_sched_verify(&s, &st.s, &o, why, sizeof why);
                 if (rc)
-                    fprintf(stderr, "\n  allreduce shm, %d ranks, count %zu, %s, %s: %s\n", p,
-                            counts[k], in_place ? "in place" : "out of place",
+                    fprintf(stderr, "\n  allreduce %s, %d ranks, count %zu, %s, %s: %s\n",
+                            alg->name, p, counts[k], in_place ? "in place" : "out of place",
                             comm ? "commutative" : "rank order", why);
                 CU_ASSERT_EQUAL(rc, TRD_OK);
                 CU_ASSERT_EQUAL(s.direct, 1);
-                int one_step = p == 2 && !in_place && counts[k] * 8 <= 128 * 1024;
+                int one_step = direct && !in_place;
                 for (int r = 0; r < p; r++)
                     CU_ASSERT_EQUAL(count_signals(&s, r, TRD_CTR_RED), one_step ? 0 : 1);
                 trd_sched_free(&s);
@@ -1177,6 +1172,20 @@ static void test_one_node_single_copy_steps(void)
             }
 }
 
+/* Allreduce on one node by single copy, as the runtime plans it: shm in two
+ * steps (each rank folds its block of every input, signals RED, then copies
+ * the other blocks from their owners' outputs); shm:direct out of place in
+ * one step (every rank reads every other's input and folds the whole vector:
+ * no RED signal, no rank reads another's output), in place as shm; two and
+ * three ranks, any op, each schedule proved, the call twice. */
+static void test_one_node_single_copy_steps(void)
+{
+    for (int d = 0; d < 2; d++) {
+        const trd_algo *alg = d ? trd_algo_find(TRD_COLL_ALLREDUCE, "shm:direct", 10)
+                                : trd_algo_find(TRD_COLL_ALLREDUCE, "shm", 3);
+        one_node_single_copy_steps(alg, d);
+    }
+}
 /* bcast shm from root on one node of p ranks, count doubles, reads and
  * writes of other ranks' buffers allowed, planned into *s on *st and proved;
  * the caller frees both. */

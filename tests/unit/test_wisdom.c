@@ -240,6 +240,7 @@ static void test_wisdom_malformed(void)
     REFUSED(HEAD "range allreduce 1 2 0 - mpi 1 nope 0\nend\n",
             "bad.wisdom:9:31: error: expected an algorithm of allreduce (nap, ring, rd, "
             "rabenseifner, smp, hring, flex, rm, shm, shm:rx, shm:tree, shm:cyclic, shm:socket, "
+            "shm:direct, "
             "repro, mpi) or '-', got 'nope'");
     REFUSED(HEAD "range allreduce 1 2 0 64 ring 1 - 0\nrange allreduce 1 2 128 - rd 1 - 0\nend\n",
             "bad.wisdom:10:21: error: expected allreduce 1x2 to go on from 64 (where its range "
