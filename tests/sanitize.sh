@@ -18,7 +18,7 @@ cmake -S "$src" -B "$build" -DCMAKE_C_COMPILER="${CC:-gcc}" -DTREEDUCE_SANITIZE=
 targets=(treeduce-gen)
 for t in "$src"/tests/unit/test_*.c; do
     t=$(basename "$t" .c)
-    grep -qE "\b$t\b" "$src/tests/CMakeLists.txt" && targets+=("$t")
+    grep -qE "\b$t\b" "$src/tests/unit/CMakeLists.txt" && targets+=("$t")
 done
 # and the machines' pictures (Graphviz found), which cli.dot_svg.* check
 mapfile -t svgs < <(cmake --build "$build" --target help | grep -oE '\btreeduce_[A-Za-z0-9_]+_svg\b' | sort -u)

@@ -77,7 +77,7 @@ Switch\t40 "S-0003"\t\t# "MF0;{L1}:MQM8700/U1" enhanced port 0 lid 101 lmc 0
 
 
 # an hwloc XML dump of one node: the node and the machine are named after its HostName
-with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "topologies",
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "topologies",
                        "buildhost.xml"), encoding="utf-8") as f:
     HWLOC = f.read().replace("{", "{{").replace("}", "}}").replace(
         '<info name="HostName" value="vm"/>', '<info name="HostName" value="{H0}"/>')

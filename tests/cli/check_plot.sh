@@ -3,7 +3,7 @@
 # (bench_allreduce's with the model's predictions; bench_pieces' with its
 # copy floors), and for each malformed one its exact message, exit status 1
 # and no PNG.
-#   tests/check_plot.sh PLOT_SH DATA_DIR WORK_DIR
+#   tests/cli/check_plot.sh PLOT_SH DATA_DIR WORK_DIR
 set -u
 plot=$1 data=$2 work=$3
 rm -rf "$work" && mkdir -p "$work" || exit 1
