@@ -6,7 +6,7 @@
  * must be the one expression ((x0 op x1) op (x2 op x3)) op ... that depends
  * only on the rank count: over placements (block and shuffled), node counts,
  * uneven nodes, counts (fewer elements than ranks too), in place or not,
- * with and without shared memory.  The verifier (test_sched) proves each
+ * with and without shared memory.  The verifier (test_verify) proves each
  * element reduced once over all ranks, in rank order; this proves the
  * parenthesisation, which is what floating-point results depend on.  The
  * ring, whose order follows the placement, is shown to fail the same check.

@@ -2,6 +2,8 @@
  * and macros; every test is built from its one .c file):
  *   - trd_test_main(): one CUnit suite from a table of tests, run verbosely;
  *   - trd_test_path(): files of the source tree (tests/data, topologies);
+ *   - trd_test_load() and trd_test_load_text(): a finalized machine from a
+ *     topology file or text;
  *   - trd_test_read_as() and TRD_EXPECT_ERRORS(): read a text with one of the
  *     readers of readers.h, finalize, and compare the exact messages. */
 #ifndef TRD_TEST_UTIL_H
@@ -83,6 +85,32 @@ static inline const char *trd_test_path(const char *rel)
     else
         snprintf(buf, sizeof buf, "../%s", rel);
     return buf;
+}
+
+/* ---- A machine from the topology language ---------------------------------------- */
+
+/* The machine of rel (a .topo file, as trd_test_path() takes it), read and
+ * finalized (fatal assertions); *d receives its messages.  The caller
+ * destroys both. */
+static inline trd_topo_t trd_test_load(const char *rel, trd_diag **d)
+{
+    trd_topo_t t = NULL;
+    *d = trd_diag_create();
+    CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
+    CU_ASSERT_EQUAL_FATAL(trd_read_dsl(t, *d, trd_test_path(rel)), TRD_OK);
+    CU_ASSERT_EQUAL_FATAL(trd_topo_finalize(t, *d), TRD_OK);
+    return t;
+}
+
+/* trd_test_load() of text read as file name. */
+static inline trd_topo_t trd_test_load_text(const char *name, const char *text, trd_diag **d)
+{
+    trd_topo_t t = NULL;
+    *d = trd_diag_create();
+    CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
+    CU_ASSERT_EQUAL_FATAL(trd_read_dsl_string(t, *d, name, text, strlen(text)), TRD_OK);
+    CU_ASSERT_EQUAL_FATAL(trd_topo_finalize(t, *d), TRD_OK);
+    return t;
 }
 
 /* ---- Reading a text with a reader ------------------------------------------------ */
