@@ -18,6 +18,10 @@
  * schedule its planner wrote for this rank, the one treeduce-gen verified
  * (docs/algorithms.md).  The definitions of every form below are stamped out
  * of one table of the collectives and their parameters (treeduce_colls.h).
+ *
+ * Threads (MPI_THREAD_MULTIPLE): calls on different communicators may run at
+ * once; calls on one communicator come from one thread at a time, as MPI
+ * requires of its collectives.
  */
 #ifndef TREEDUCE_H
 #define TREEDUCE_H
