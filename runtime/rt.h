@@ -345,7 +345,7 @@ void trd_plan_cache_free(trd_comm *c);
 /* Bytes of the temporary p needs. */
 size_t trd_plan_tmp_bytes(const trd_plan_entry *p);
 
-/* A plan's algorithm and parameters. */
+/* A plan's algorithm; *params gets its parameter text. */
 const trd_algo *trd_plan_algo(const trd_plan_entry *p, const char **params);
 
 /* One execution of a plan, advanced op by op: resumable, so that it can be
@@ -381,7 +381,8 @@ int trd_run_start(trd_run *r, trd_comm *c, trd_plan_entry *p, const void *sendbu
  * rest of the schedule's messages still run, so that no peer waits forever. */
 int trd_run_progress(trd_run *r, int blocking, int *done);
 
-/* Start and run to the end. */
+/* trd_run_start (the communicator's scratch as the temporary) and
+ * trd_run_progress to the end, blocking, on a run of its own. */
 int trd_exec(trd_comm *c, trd_plan_entry *p, const void *sendbuf, void *recvbuf, MPI_Datatype type,
              const trd_reducer *red);
 
@@ -500,12 +501,13 @@ typedef struct trd_job {
 
 /* Queue job j as a call of kind mode (TRD_NONBLOCKING: started, *req its
  * request; TRD_PERSISTENT: planned, *req a persistent request that MPI_Start
- * runs; TRD_BLOCKING: behind the outstanding runs, waited for).  Sets *why
- * and does nothing where the plan cannot run the call (the caller falls back
- * before anything was sent).  Runs of one communicator execute in call order,
- * one at a time; outstanding runs advance in every treeduce call and in
- * MPI_Test and MPI_Wait calls.  A blocking call with nothing outstanding runs
- * directly (coll.c), not through here. */
+ * runs; TRD_BLOCKING: behind the outstanding runs, waited for).  Returns
+ * MPI_SUCCESS with *why set and nothing done where the plan cannot run the
+ * call (the caller falls back before anything was sent).  Runs of one
+ * communicator execute in call order, one at a time; outstanding runs
+ * advance in every treeduce call and in MPI_Test and MPI_Wait calls.  A
+ * blocking call with nothing outstanding runs directly (coll.c), not
+ * through here. */
 int trd_launch(const trd_job *j, int mode, MPI_Request *req, const char **why);
 
 /* Runs of nonblocking and persistent calls queued or running in the process. */
