@@ -91,6 +91,7 @@ static inline __attribute__((format(printf, 1, 2))) void die(const char *fmt, ..
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
+/* malloc of n bytes (at least 1), or die(): never NULL.  The caller frees. */
 static inline void *xmalloc(size_t n)
 {
     void *p = malloc(n ? n : 1);
@@ -463,6 +464,7 @@ static inline int bench_all(void)
 
 /* ---- Data ------------------------------------------------------------------ */
 
+/* The next 64 random bits of the SplitMix64 generator whose state is *s. */
 static inline uint64_t rng_next(uint64_t *s)
 {
     uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
@@ -490,6 +492,7 @@ static inline void fill_check(double *x, size_t n, size_t count)
     fill(x, n, 0x5eed0000u + (uint64_t)rank * 7919 + count);
 }
 
+/* FNV-1a hash of the bytes of x[0..n), for comparing results across ranks. */
 static inline uint64_t hash(const double *x, size_t n)
 {
     const unsigned char *p = (const unsigned char *)x;
@@ -598,12 +601,14 @@ struct bench_timing {
 /* The stamp of the last write (bench_timed): every rank makes the same calls. */
 static unsigned bench_stamp;
 
+/* qsort's comparison of two doubles, ascending. */
 static inline int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
+/* The median of t[0..n), n >= 1, which it sorts in place. */
 static inline double median(double *t, int n)
 {
     qsort(t, (size_t)n, sizeof *t, cmp_double);
@@ -830,6 +835,7 @@ static struct {
     uint64_t epoch;
 } xf = {.node = MPI_COMM_NULL};
 
+/* Rank r's flag, at the start of its area. */
 static inline _Atomic uint64_t *xfer_flag(int r)
 {
     return (_Atomic uint64_t *)xf.area[r];
@@ -888,6 +894,7 @@ static inline void xfer_init(size_t max)
     PMPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Free what xfer_init() made (nothing where it made nothing). */
 static inline void xfer_free(void)
 {
     if (xf.node == MPI_COMM_NULL)
@@ -949,6 +956,7 @@ static inline double xfer_time(bench_call_fn call, struct xfer_args *a, int iter
 
 /* ---- Start, output and end ----------------------------------------------------- */
 
+/* MPI_Init, and rank and nprocs of MPI_COMM_WORLD set. */
 static inline void bench_init(int *argc, char ***argv)
 {
     MPI_Init(argc, argv);

@@ -58,6 +58,7 @@ typedef struct cal_file cal_file;
  * link classes and is refused).  Symbolic links are followed: the file they
  * point to is the one replaced.  The file must be writable (a file without
  * write permission bits is refused even for root).
+ * *f is the caller's, freed with cal_close() (NULL is ignored).
  * Returns 0, or -1 with a message (with the reader's located errors) in err. */
 int cal_open(cal_file **f, const char *path, char *err, size_t errlen);
 void cal_close(cal_file *f);
@@ -84,8 +85,9 @@ int cal_plan(cal_file *f, const int want[CAL_NLEVELS], const char *const host[CA
 int cal_write(cal_file *f, const cal_target tg[CAL_NLEVELS], const cal_values v[CAL_NLEVELS],
               const char *date, int nranks, char *summary, size_t sumlen, char *err, size_t errlen);
 
-/* Values as the DSL and the XML schema accept them, 3 significant digits:
- * "0.352us", "41.5us", "1.20ms"; "21.4GB/s", "125MB/s". */
+/* Values as the DSL and the XML schema accept them, 3 significant digits,
+ * into buf (len bytes): a time s in seconds as "0.352us", "41.5us",
+ * "1.20ms"; a bandwidth Bps in bytes per second as "21.4GB/s", "125MB/s". */
 void cal_format_time(double s, char *buf, size_t len);
 void cal_format_bandwidth(double Bps, char *buf, size_t len);
 

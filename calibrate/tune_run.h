@@ -20,7 +20,7 @@
 #define TUNE_MAX_VECTOR_BYTES ((size_t)1 << 30)
 
 typedef struct tune_opts {
-    size_t min_bytes, max_bytes; /* the grid, whole doubles */
+    size_t min_bytes, max_bytes; /* the grid, whole doubles, sizes factor apart */
     double factor;
     double budget_s; /* 0: none */
     double size_s;   /* time to spend on one size of one table, all candidates together */
@@ -53,9 +53,9 @@ typedef struct tune_table {
     char cands[TUNE_MAX_CANDS][TRD_CANDIDATE_MAX];
     int npoints; /* sorted by bytes once measured */
     tune_point point[TUNE_MAX_POINTS];
-    int complete; /* every size measured */
-    int wrong;    /* candidates that gave a wrong result */
-    double seconds;
+    int complete;    /* every size measured */
+    int wrong;       /* candidates that gave a wrong result */
+    double seconds;  /* wall time spent measuring the table (MPI_Wtime) */
     int passes_done; /* passes over the whole grid */
     tune_state *st;  /* NULL once finished */
 } tune_table;
@@ -63,9 +63,9 @@ typedef struct tune_table {
 /* The budget and the progress, kept by rank 0 of the job (rank 0 of every
  * communicator measured). */
 typedef struct tune_clock {
-    double start, budget_s;
-    long steps, done; /* sizes of the grid in every table planned, and measured */
-    int stopped;      /* the budget ran out */
+    double start, budget_s; /* MPI_Wtime at the start; the budget in seconds (0: none) */
+    long steps, done;       /* sizes of the grid in every table planned, and measured */
+    int stopped;            /* the budget ran out */
 } tune_clock;
 
 /* The grid's sizes in bytes (whole doubles, ascending, no repeats) for coll
@@ -87,7 +87,9 @@ int tune_measure(const trd_machine *m, const tune_opts *o, MPI_Comm comm, tune_t
 int tune_finish(const trd_machine *m, const tune_opts *o, MPI_Comm comm, tune_table *t,
                 tune_clock *c, int bisect);
 
-/* Whether spec (a candidate) is kept by the --candidates of o for coll. */
+/* Whether spec (a candidate) is kept by the --candidates of o for coll: 1
+ * where one of them names it or its algorithm, or none applies to coll;
+ * else 0. */
 int tune_spec_kept(const tune_opts *o, int coll, const char *spec);
 
 #endif

@@ -38,6 +38,7 @@ typedef struct built {
 /* b's tables for topology t planned as p (t must outlive b); 0 or -1 out
  * of memory. */
 int tune_build_machine(trd_topo_t t, const trd_machine_plan *p, built *b);
+/* Free the arrays of b (not b itself). */
 void tune_free_machine(built *b);
 
 #endif

@@ -34,6 +34,7 @@
  * *spins holds the nanoseconds waited so far. */
 #define TRD_SMPI_POLL_MIN_NS 10u
 #define TRD_SMPI_POLL_MAX_NS 100000u
+/* SMPI's sleep in simulated time, with nanosleep's arguments and result. */
 int smpi_nanosleep(const struct timespec *tp, struct timespec *t);
 static inline void trd_relax(unsigned *spins)
 {
@@ -131,7 +132,8 @@ int trd_reducer_init(trd_reducer *r, MPI_Datatype type, MPI_Op op);
  * MPI_ERR_TYPE for a derived type. */
 int trd_type_extent(MPI_Datatype type, size_t *extent);
 
-/* Nonzero if op is one of MPI's predefined operations. */
+/* 1 if op is one of MPI's predefined operations (MPI_REPLACE and MPI_NO_OP
+ * included), else 0. */
 int trd_op_is_predefined(MPI_Op op);
 
 /* inout[0:count) = in[0:count) op inout[0:count); count in elements. */
@@ -143,14 +145,16 @@ int trd_reduce_local(const trd_reducer *r, const void *in, void *inout, size_t c
  * algorithm and its parameters (*params), or NULL for auto (unset, empty,
  * "auto", or a name that is not an algorithm: reported once on stderr). */
 const trd_algo *trd_env_algorithm(const char **params);
-/* TREEDUCE_DISABLE=1: every call goes to the PMPI routine. */
+/* TREEDUCE_DISABLE=1: every call goes to the PMPI routine.  Returns 1 where
+ * it is set, else 0 (read once per process, as the flags below). */
 int trd_env_disabled(void);
 /* TREEDUCE_REPRODUCIBLE=1: every allreduce runs the algorithm whose order
  * of reduction depends only on the communicator's size ("repro"), whatever
- * the selection or TREEDUCE_ALGORITHM would run. */
+ * the selection or TREEDUCE_ALGORITHM would run.  Returns 1 or 0. */
 int trd_env_reproducible(void);
 /* TREEDUCE_VERBOSE: 0 quiet; 1 say why a call falls back, once per routine
- * and reason; 2 also name each algorithm the first time it runs. */
+ * and reason; 2 also name each algorithm the first time it runs.  Returns
+ * the level, 0 where unset or not from 0 to 2. */
 int trd_env_verbose(void);
 /* TREEDUCE_BREAK=ALG:RANK:OP, for testing only: the planner's op OP of rank
  * RANK (of the communicator) is dropped from every plan of algorithm ALG, as
@@ -213,7 +217,7 @@ _Static_assert(offsetof(struct trd_shm_ctrl, inline_data) % _Alignof(max_align_t
 typedef struct trd_shm {
     MPI_Comm comm; /* the ranks of this node, local order */
     MPI_Win win;
-    int n, me;
+    int n, me;       /* ranks of the node, this rank's index among them */
     int owner;       /* MPI_COMM_WORLD rank of the process that made it (SMPI: see trd_shm_free) */
     char **seg;      /* [n] each rank's segment: ctrl, then 2 slots of input + output areas */
     size_t slot;     /* bytes of one area (TRD_SEG_SLOT_BYTES) */
@@ -221,6 +225,7 @@ typedef struct trd_shm {
     uint64_t all_in; /* latest epoch whose IN this rank saw from every local rank */
 } trd_shm;
 
+/* The control head of local rank r's segment (0 <= r < s->n). */
 static inline struct trd_shm_ctrl *trd_shm_ctrl(const trd_shm *s, int r)
 {
     return (struct trd_shm_ctrl *)s->seg[r];
@@ -260,9 +265,9 @@ typedef struct trd_comm {
     trd_selection sel;
     trd_shm *shm; /* this rank's node segment, or NULL */
     trd_plan_entry *plans[TRD_PLAN_CACHE];
-    int mru; /* the plan used last */
-    unsigned long calls;
-    void *scratch; /* the plans' temporaries, reused across calls */
+    int mru;             /* the plan used last */
+    unsigned long calls; /* plan look-ups so far: the plan cache's clock (least recently used) */
+    void *scratch;       /* the plans' temporaries, reused across calls */
     size_t scratch_bytes;
     _Atomic int refs;       /* the attribute and every request that holds it */
     trd_req *qhead, *qtail; /* runs of this communicator not yet completed, in call order */
@@ -298,17 +303,20 @@ void *trd_comm_scratch(trd_comm *c, size_t bytes);
 /* Create the node segment for c (collective over c->comm; called once by
  * trd_comm_get).  Leaves c->shm NULL and c->shape.shm 0 where the ranks of one
  * node cannot share memory (virtual placement across real hosts) or
- * TREEDUCE_SHM=0; probes the single-copy path (c->shape.cma). */
+ * TREEDUCE_SHM=0; probes the single-copy path (c->shape.cma).
+ * trd_shm_free() releases c->shm (collective over the node's ranks; nothing
+ * where c->shm is NULL). */
 int trd_shm_create(trd_comm *c);
 void trd_shm_free(trd_comm *c);
 
-/* Ring index of the node called name, or -1 (binary search in name_order). */
+/* Ring index of the node called name, or -1 where m has none (binary
+ * search in name_order).  Not an MPI error code. */
 int trd_machine_find_node(const trd_machine *m, const char *name);
 
 /* This rank's node of m: ring index of the node named by entry world rank of
  * TREEDUCE_HOSTS, else by MPI_Get_processor_name (less a domain the topology
- * omits); host (hostlen bytes) gets the name.  -1 with why where the name
- * cannot be read or is not a node of m. */
+ * omits); host (hostlen bytes) gets the name.  Returns the index, or -1 with
+ * why (whylen bytes) where the name cannot be read or is not a node of m. */
 int trd_host_node(const trd_machine *m, char *host, size_t hostlen, char *why, size_t whylen);
 
 /* ---- Plans and their execution (exec.c) ------------------------------------------- */
@@ -337,7 +345,7 @@ void trd_plan_cache_free(trd_comm *c);
 /* Bytes of the temporary p needs. */
 size_t trd_plan_tmp_bytes(const trd_plan_entry *p);
 
-/* A plan's algorithm and parameters. */
+/* A plan's algorithm; *params gets its parameter text. */
 const trd_algo *trd_plan_algo(const trd_plan_entry *p, const char **params);
 
 /* One execution of a plan, advanced op by op: resumable, so that it can be
@@ -373,7 +381,8 @@ int trd_run_start(trd_run *r, trd_comm *c, trd_plan_entry *p, const void *sendbu
  * rest of the schedule's messages still run, so that no peer waits forever. */
 int trd_run_progress(trd_run *r, int blocking, int *done);
 
-/* Start and run to the end. */
+/* trd_run_start (the communicator's scratch as the temporary) and
+ * trd_run_progress to the end, blocking, on a run of its own. */
 int trd_exec(trd_comm *c, trd_plan_entry *p, const void *sendbuf, void *recvbuf, MPI_Datatype type,
              const trd_reducer *red);
 
@@ -492,12 +501,13 @@ typedef struct trd_job {
 
 /* Queue job j as a call of kind mode (TRD_NONBLOCKING: started, *req its
  * request; TRD_PERSISTENT: planned, *req a persistent request that MPI_Start
- * runs; TRD_BLOCKING: behind the outstanding runs, waited for).  Sets *why
- * and does nothing where the plan cannot run the call (the caller falls back
- * before anything was sent).  Runs of one communicator execute in call order,
- * one at a time; outstanding runs advance in every treeduce call and in
- * MPI_Test and MPI_Wait calls.  A blocking call with nothing outstanding runs
- * directly (coll.c), not through here. */
+ * runs; TRD_BLOCKING: behind the outstanding runs, waited for).  Returns
+ * MPI_SUCCESS with *why set and nothing done where the plan cannot run the
+ * call (the caller falls back before anything was sent).  Runs of one
+ * communicator execute in call order, one at a time; outstanding runs
+ * advance in every treeduce call and in MPI_Test and MPI_Wait calls.  A
+ * blocking call with nothing outstanding runs directly (coll.c), not
+ * through here. */
 int trd_launch(const trd_job *j, int mode, MPI_Request *req, const char **why);
 
 /* Runs of nonblocking and persistent calls queued or running in the process. */

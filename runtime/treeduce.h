@@ -18,6 +18,10 @@
  * schedule its planner wrote for this rank, the one treeduce-gen verified
  * (docs/algorithms.md).  The definitions of every form below are stamped out
  * of one table of the collectives and their parameters (treeduce_colls.h).
+ *
+ * Threads (MPI_THREAD_MULTIPLE): calls on different communicators may run at
+ * once; calls on one communicator come from one thread at a time, as MPI
+ * requires of its collectives.
  */
 #ifndef TREEDUCE_H
 #define TREEDUCE_H
@@ -98,8 +102,9 @@ enum {
  * for that shape ("shm:rx:2,2", "rm:a4,a2", "shm:tree:4" [RM §4.1, FLEX
  * §2.1.3]), in registry order, then "mpi" (the MPI library's routine).
  * The same list on every rank.  Writes at most cap specs into out and
- * returns how many there are (may exceed cap), or -1 where comm cannot be
- * set up (an intercommunicator, a host not in m: *out unchanged). */
+ * returns how many there are (may exceed cap), or -1 (*out unchanged) where
+ * coll is not one of the collectives, comm is MPI_COMM_NULL or comm cannot
+ * be set up (an intercommunicator, a host not in m). */
 int trd_candidates(const trd_machine *m, MPI_Comm comm, int coll, char (*out)[TRD_CANDIDATE_MAX],
                    int cap);
 

@@ -34,6 +34,7 @@
     X(reduce, Reduce, )                                                                            \
     X(bcast, Bcast, )
 
+/* The I of TRD_A_name: a count passed as it is, or cast to int. */
 #define TRD_AS_IS(x) x
 #define TRD_AS_INT(x) ((int)(x))
 

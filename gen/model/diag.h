@@ -22,7 +22,9 @@ typedef struct trd_loc {
 
 typedef struct trd_diag trd_diag;
 
-/* Create an empty diagnostic sink.  Returns NULL on out-of-memory. */
+/* Create an empty diagnostic sink; trd_diag_destroy() frees it with every
+ * message, name and source text it holds (NULL is ignored).  Returns NULL on
+ * out-of-memory. */
 trd_diag *trd_diag_create(void);
 void trd_diag_destroy(trd_diag *d);
 
@@ -36,7 +38,8 @@ void trd_diag_add_source(trd_diag *d, const char *file, const char *text, size_t
 
 /* Record one error at loc; message in printf style, no trailing newline or
  * period, e.g. trd_diag_error(d, loc, "expected ';' after bandwidth value").
- * The formatted message is "file:line:col: error: <msg>". */
+ * The formatted message is "file:line:col: error: <msg>".  trd_diag_verror
+ * takes the arguments as a va_list. */
 void trd_diag_error(trd_diag *d, trd_loc loc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void trd_diag_verror(trd_diag *d, trd_loc loc, const char *fmt, va_list ap);

@@ -110,6 +110,7 @@ int trd_exec_init(trd_exec *x, const trd_sched *s, const trd_shape *sh, int ncal
  * (a hook's finding, a deadlock, a malformed op) or TRD_ERR_NOMEM. */
 int trd_exec_run(trd_exec *x);
 
+/* Free what trd_exec_init() allocated in x (not x itself, nor s, sh, ctx). */
 void trd_exec_free(trd_exec *x);
 
 /* The absolute epoch of rank r's s->op[k] in its current call. */
@@ -132,10 +133,11 @@ int trd_exec_oom(trd_exec *x);
 int trd_exec_signal_at(const trd_exec *x, int t, int c, int e);
 
 /* Indices of x->msgs in round order ((call, round), then match order), n of
- * them; NULL out of memory.  Rounds are numbered per phase, so they are
- * sparse. */
+ * them, in a malloc'd array the caller frees; NULL out of memory.  Rounds
+ * are numbered per phase, so they are sparse. */
 size_t *trd_exec_round_order(const trd_exec *x, size_t *n);
-/* The end of the round that starts at order[g0]. */
+/* The end of the round that starts at order[g0]: the index into order[0..n)
+ * one past its last message. */
 size_t trd_exec_round_end(const trd_exec *x, const size_t *order, size_t n, size_t g0);
 
 #endif

@@ -41,13 +41,14 @@
 
 typedef struct trd_topo *trd_topo_t;
 
-/* Create an empty topology.  Returns TRD_OK or TRD_ERR_NOMEM. */
+/* Create an empty topology into *t; trd_topo_destroy() frees it (NULL is
+ * ignored).  Returns TRD_OK or TRD_ERR_NOMEM. */
 int trd_topo_create(trd_topo_t *t);
 void trd_topo_destroy(trd_topo_t t);
 
 /* The file the topology was read from, named by errors that belong to no
- * line of it ("the topology has no switch"); the readers set it.  Returns
- * TRD_OK or TRD_ERR_NOMEM. */
+ * line of it ("the topology has no switch"); the readers set it, the first
+ * call wins (file is copied).  Returns TRD_OK or TRD_ERR_NOMEM. */
 int trd_topo_set_source(trd_topo_t t, const char *file);
 
 /* The one rule for every name a reader takes from a file (machine, link,
@@ -59,7 +60,10 @@ int trd_topo_set_source(trd_topo_t t, const char *file);
  * TRD_ERR_INPUT. */
 int trd_topo_check_name(trd_diag *d, trd_loc loc, const char *what, const char *name);
 
-/* Machine name used for generated files unless --name overrides it. */
+/* Machine name used for generated files unless --name overrides it (name
+ * is copied; the name is not checked here: trd_topo_check_name).  Returns
+ * TRD_OK or TRD_ERR_NOMEM; trd_topo_name() returns it, NULL before it is
+ * set, owned by t. */
 int trd_topo_set_name(trd_topo_t t, const char *name);
 const char *trd_topo_name(trd_topo_t t);
 
@@ -114,34 +118,45 @@ int trd_topo_add_nodetype_hwloc(trd_topo_t t, trd_diag *d, trd_loc loc, const ch
  * Eq. 3].  The default, TRD_ALPHA_R_RATIO, has four messages in flight cost
  * about two latencies [RM Fig. 4]; 0 describes a network that overlaps the
  * messages a rank posts together for free, as SimGrid's links do (the
- * platform of --simgrid has no per-message cost).  ratio in [0, 1]; returns
- * TRD_OK or TRD_ERR_INPUT. */
+ * platform of --simgrid has no per-message cost). */
 #define TRD_ALPHA_R_RATIO 0.25
+/* Set the ratio above for t, ratio in [0, 1]; trd_topo_alpha_r_ratio()
+ * returns it.  Returns TRD_OK, or TRD_ERR_INPUT (t unchanged) for a ratio
+ * outside [0, 1]. */
 int trd_topo_set_alpha_r_ratio(trd_topo_t t, double ratio);
 double trd_topo_alpha_r_ratio(trd_topo_t t);
 
-/* Link class and node type used where a switch or node names none (Slurm
- * topology.conf carries neither).  Without them, a missing name is an error. */
+/* The link class used where a switch names none (Slurm topology.conf
+ * carries none).  Without it, a missing name is an error.  Returns TRD_OK. */
 int trd_topo_set_default_link(trd_topo_t t, trd_link_cost cost);
 /* The default link in *cost: 1 when one was set, else 0 and TRD_DEFAULT_NET_*
  * costs (readers that know a bandwidth but no latency start from it). */
 int trd_topo_default_link(trd_topo_t t, trd_link_cost *cost);
+/* The node type used where a node names none, of npackages packages of
+ * cores_per_package[0..npackages) cores; source as for
+ * trd_topo_add_nodetype() (NULL: "default").  Returns TRD_OK, TRD_ERR_INPUT
+ * (counts out of range, nothing reported) or TRD_ERR_NOMEM. */
 int trd_topo_set_default_nodetype(trd_topo_t t, int npackages, const int *cores_per_package,
                                   const char *source);
 
 /* Declare a switch.  link names the link class of the links from this switch
  * down to its children (nodes and switches); NULL = default link.  *sw gets
  * the switch id for the calls below.  A name defined twice is reported.
- * Switches may be referenced as children before they are defined. */
+ * Switches may be referenced as children before they are defined.
+ * Returns TRD_OK, TRD_ERR_INPUT (reported to d at loc) or TRD_ERR_NOMEM. */
 int trd_topo_add_switch(trd_topo_t t, trd_diag *d, trd_loc loc, const char *name, const char *link,
                         int *sw);
 
 /* Attach one node (by name) of type nodetype (NULL = default) to switch sw.
- * Nodes are attached in call order.  A node name used twice is an error. */
+ * Nodes are attached in call order.  A node name used twice, or more than
+ * TRD_MAX_NODES nodes, is reported to d at loc.  Returns TRD_OK,
+ * TRD_ERR_INPUT, TRD_ERR_STATE (sw is not a switch id) or TRD_ERR_NOMEM. */
 int trd_topo_switch_add_node(trd_topo_t t, trd_diag *d, trd_loc loc, int sw, const char *node,
                              const char *nodetype);
 
-/* Make the switch named child a child of sw (resolved at finalize). */
+/* Make the switch named child a child of sw (resolved at finalize, which
+ * reports an unknown name at loc).  Returns TRD_OK, TRD_ERR_STATE (sw is not
+ * a switch id) or TRD_ERR_NOMEM. */
 int trd_topo_switch_add_child(trd_topo_t t, trd_diag *d, trd_loc loc, int sw, const char *child);
 
 /* Resolve names, check that the switches form one tree (exactly one root, no
@@ -152,23 +167,33 @@ int trd_topo_finalize(trd_topo_t t, trd_diag *d);
 
 /* ---- Queries (valid after a successful finalize) ---------------------- */
 
+/* The number of switches; 0 before finalize. */
 int trd_topo_nswitches(trd_topo_t t);
-/* Switch i in DFS arrival order; switch 0 is the root. */
+/* Switch i (0 <= i < trd_topo_nswitches) in DFS arrival order; switch 0 is
+ * the root.  Its name (owned by t), its parent's index (-1 for the root), its
+ * depth (root = 0), the cost of its link down to its children and that link
+ * class's name ("default" where it names none). */
 const char *trd_topo_switch_name(trd_topo_t t, int i);
-int trd_topo_switch_parent(trd_topo_t t, int i); /* -1 for the root */
-int trd_topo_switch_depth(trd_topo_t t, int i);  /* root = 0 */
+int trd_topo_switch_parent(trd_topo_t t, int i);
+int trd_topo_switch_depth(trd_topo_t t, int i);
 trd_link_cost trd_topo_switch_link(trd_topo_t t, int i);
-const char *trd_topo_switch_link_name(trd_topo_t t, int i); /* "default" if none */
+const char *trd_topo_switch_link_name(trd_topo_t t, int i);
 
+/* The number of nodes; 0 before finalize. */
 int trd_topo_nnodes(trd_topo_t t);
-/* Node i in DFS ring order. */
+/* Node i (0 <= i < trd_topo_nnodes) in DFS ring order: its name (owned by
+ * t), the index of its switch, the index of its node type. */
 const char *trd_topo_node_name(trd_topo_t t, int i);
 int trd_topo_node_switch(trd_topo_t t, int i);
 int trd_topo_node_type(trd_topo_t t, int i);
-/* Index of the node named name, or -1. */
+/* Index of the node named name, or -1 (also before finalize). */
 int trd_topo_find_node(trd_topo_t t, const char *name);
 
+/* The number of node types defined, in definition order. */
 int trd_topo_nnodetypes(trd_topo_t t);
+/* Node type ty (0 <= ty < trd_topo_nnodetypes): its name and source (owned
+ * by t), its packages, the cores of package p, its cores in all, the cost
+ * between two cores of one package and between two packages of one node. */
 const char *trd_topo_nodetype_name(trd_topo_t t, int ty);
 int trd_topo_nodetype_npackages(trd_topo_t t, int ty);
 int trd_topo_nodetype_cores(trd_topo_t t, int ty, int package);
@@ -211,6 +236,7 @@ int trd_parse_bandwidth(const char *s, double *bytes_per_s);
  * 0-based offset of the error in err/errpos; TRD_ERR_NOMEM. */
 int trd_hostlist_expand(const char *expr, char ***names, int *n, char *err, size_t errlen,
                         int *errpos);
+/* Free names[0..n) of trd_hostlist_expand() and the array. */
 void trd_hostlist_free(char **names, int n);
 
 #endif

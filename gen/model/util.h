@@ -53,6 +53,7 @@ typedef struct trd_namemap {
 int trd__namemap_get(const trd_namemap *m, const char *key);
 /* Add key (not yet in the map) with value val.  TRD_OK or TRD_ERR_NOMEM. */
 int trd__namemap_put(trd_namemap *m, const char *key, int val);
+/* Free the map's storage (not the keys, which are borrowed). */
 void trd__namemap_free(trd_namemap *m);
 
 #endif

@@ -21,7 +21,8 @@ typedef struct trd_emit_opts {
  * (templates.c, made from templates/ at build time). */
 const char *trd_template(const char *name);
 
-/* Nonzero if name is usable in C identifiers and file names ([A-Za-z_][A-Za-z0-9_]*). */
+/* Nonzero if name is usable in C identifiers and file names
+ * ([A-Za-z_][A-Za-z0-9_]*), else 0. */
 int trd_emit_valid_name(const char *name);
 
 /* Write trd_<name>.h, trd_<name>.c and trd_<name>_mpi.c into outdir (created
@@ -34,8 +35,10 @@ int trd_emit(trd_topo_t t, const trd_machine_plan *p, const trd_emit_opts *o, co
 
 /* Append the expansion of template tmpl to out, replacing each @KEY@ by the
  * value of KEY in keys/vals (nkeys pairs).  An unknown @KEY@ is an error.
- * Returns TRD_OK or TRD_ERR_STATE (message in err).  out is a malloc'd,
- * NUL-terminated string grown as needed (*out may be NULL to start). */
+ * *out is a malloc'd, NUL-terminated string of *len bytes grown as needed
+ * (*out may be NULL to start), the caller's to free.  Returns TRD_OK, or
+ * TRD_ERR_STATE or TRD_ERR_NOMEM with the message in err and *out freed and
+ * NULL. */
 int trd_expand(const char *tmpl, const char *const *keys, const char *const *vals, int nkeys,
                char **out, size_t *len, char *err, size_t errlen);
 

@@ -46,7 +46,7 @@ enum trd_export_mpich_alg {
  * container); NULL or an unknown container gives TRD_MPICH_RD. */
 enum trd_export_mpich_alg trd_export_mpich_alg(const trd_algo *a);
 
-/* Its CSEL container name, "MPIR_Allreduce_intra_...". */
+/* Its CSEL container name, "MPIR_Allreduce_intra_..." (static). */
 const char *trd_export_mpich_name(enum trd_export_mpich_alg a);
 
 /* The Open MPI coll/tuned allreduce algorithm number for allreduce algorithm

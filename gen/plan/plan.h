@@ -62,7 +62,7 @@ typedef struct trd_machine_plan {
 
 /* The candidates of the size selection: the registry's allreduce algorithms
  * with TRD_ALGO_CANDIDATE and a closed form, in registry order, into
- * out[0..cap); returns how many. */
+ * out[0..cap); returns how many (at most cap). */
 int trd_model_candidates(const trd_algo **out, int cap);
 
 /* The typical size of the range [from, below) in bytes (below SIZE_MAX: no
@@ -78,7 +78,8 @@ size_t trd_range_typical(size_t from, size_t below);
 
 /* The fastest of the predictions t[0..n) (seconds or any one unit; INFINITY
  * for a candidate not available), ties to the first within TRD_MODEL_TIE;
- * *second gets the runner-up (or -1 where none was seen). */
+ * *second gets the runner-up (or -1 where none was seen).  Returns the index
+ * of the fastest (0 where none is below INFINITY). */
 int trd_model_pick(const double *t, int n, int *second);
 
 /* Predicted seconds of algorithm a's closed form for bytes bytes over nodes x
@@ -110,7 +111,7 @@ int trd_draw_ranges(const trd_range_probe *pr, trd_choice *choice, int *nchoices
 
 /* Fill p for the finalized topology t: the levels, the one-node threshold,
  * and the size ranges of every planned shape on the closed forms.  Returns
- * TRD_OK. */
+ * TRD_OK or TRD_ERR_NOMEM. */
 int trd_plan_build(trd_topo_t t, trd_machine_plan *p);
 
 /* Smallest message size (bytes, >= 1) from which the ring's closed form is

@@ -34,7 +34,8 @@ typedef struct trd_timer trd_timer;
 /* A timer for sh (machine_node set) on t with p's gamma.  A shape of one
  * node with shared memory is timed with the single-copy path from the
  * runtime's default sizes (TRD_CMA_MIN_DEFAULTS), as the runtime runs it
- * where the kernel allows it.  Returns TRD_OK or TRD_ERR_NOMEM. */
+ * where the kernel allows it.  *tm is the caller's, freed with
+ * trd_timer_destroy() (NULL is ignored).  Returns TRD_OK or TRD_ERR_NOMEM. */
 int trd_timer_create(trd_timer **tm, trd_topo_t t, const trd_machine_plan *p, const trd_shape *sh);
 void trd_timer_destroy(trd_timer *tm);
 
@@ -43,7 +44,8 @@ void trd_timer_destroy(trd_timer *tm);
  * TRD_ERR_STATE where a schedule cannot be timed, or TRD_ERR_NOMEM. */
 int trd_timer_us(trd_timer *tm, const trd_algo *a, const char *params, size_t count, double *us);
 
-/* Schedules timed exactly so far, and times extrapolated. */
+/* Schedules timed exactly so far into *timed, and times extrapolated into
+ * *extrapolated. */
 void trd_timer_counts(const trd_timer *tm, int *timed, int *extrapolated);
 
 /* A bound below the timed cost of the ring's schedule (trd_sched_cost of a
@@ -76,7 +78,8 @@ typedef struct trd_select_stats {
  * predicted microseconds of its choice and runner-up at its typical size;
  * such shapes get on_schedules, and the whole machine's choice[] is its
  * nnodes x ppn shape's.  Shapes above the limit, or where a schedule cannot
- * be timed, keep the closed forms.  Returns TRD_OK or TRD_ERR_NOMEM. */
+ * be timed, keep the closed forms.  stats (counts, CPU seconds) is filled.
+ * Returns TRD_OK or TRD_ERR_NOMEM. */
 int trd_select_on_schedules(trd_topo_t t, trd_machine_plan *p, trd_select_stats *stats);
 
 typedef struct trd_search_stats {

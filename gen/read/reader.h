@@ -15,38 +15,38 @@
  * refused before more than this is read. */
 #define TRD_MAX_INPUT_BYTES ((size_t)256 << 20)
 
-/** Read the whole file at path, at most TRD_MAX_INPUT_BYTES: a regular file
+/* Read the whole file at path, at most TRD_MAX_INPUT_BYTES: a regular file
  * larger than that is refused from its size, anything else once one byte
  * more has been read.
- * \return a malloc'd buffer with its length in *len (one byte more is
+ * Returns a malloc'd buffer with its length in *len (one byte more is
  * allocated and holds a NUL, not counted in *len), or NULL with errno set
  * (EFBIG: larger than TRD_MAX_INPUT_BYTES). */
 char *trd_read_text(const char *path, size_t *len);
 
-/** trd_read_text() that reports a file it cannot read to d at "path: error:
+/* trd_read_text() that reports a file it cannot read to d at "path: error:
  * file is larger than N bytes" or "path: error: cannot read file: <reason>".
- * \return the text, or NULL with errno set (reported). */
+ * Returns the text, or NULL with errno set (reported). */
 char *trd__read_input(trd_diag *d, const char *path, size_t *len);
 
-/** The start every *_string reader shares: filename interned into d as *file
+/* The start every *_string reader shares: filename interned into d as *file
  * and made t's source, a NULL text taken as empty (*text = ""), a text over
  * TRD_MAX_INPUT_BYTES refused ("file: error: file is larger than N bytes"),
  * and so is a NUL byte anywhere in it ("file:line:col: error: unexpected
  * character '\x00'": every reader stops at it or skips it unseen); the text
  * is registered with trd_diag_add_source() so that messages quote its lines.
- * \return TRD_OK; TRD_ERR_INPUT (reported to d); TRD_ERR_NOMEM. */
+ * Returns TRD_OK; TRD_ERR_INPUT (reported to d); TRD_ERR_NOMEM. */
 int trd__reader_begin(trd_topo_t t, trd_diag *d, const char *filename, const char **text,
                       size_t len, const char **file);
 
-/** trd__reader_begin() without a topology, for the texts that describe no
+/* trd__reader_begin() without a topology, for the texts that describe no
  * machine (the wisdom, gen/read/wisdom.c).  Returns as trd__reader_begin(). */
 int trd__text_begin(trd_diag *d, const char *filename, const char **text, size_t len,
                     const char **file);
 
-/** Read the whole file at path and pass its text to read_string (one of the
+/* Read the whole file at path and pass its text to read_string (one of the
  * *_string readers of readers.h).  A file that cannot be read is reported to d as
  * "path: error: cannot read file: <reason>".
- * \return what read_string returns, TRD_ERR_IO or TRD_ERR_NOMEM. */
+ * Returns what read_string returns, TRD_ERR_IO or TRD_ERR_NOMEM. */
 int trd__read_file(trd_topo_t t, trd_diag *d, const char *path,
                    int (*read_string)(trd_topo_t t, trd_diag *d, const char *filename,
                                       const char *text, size_t len));

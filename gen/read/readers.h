@@ -13,35 +13,36 @@
 
 /* ---- XML machines (gen/read/read_xml.c, schema gen/read/treeduce-topology.xsd) ---- */
 
-/** Parse the XML topology file at path, validate it against the schema that
+/* Parse the XML topology file at path, validate it against the schema that
  * is compiled into the binary, and add its links, node types, switches and
  * nodes to t (not finalized).  Nothing is added when the file is not
  * well-formed or does not match the schema.  Errors go to d as
  * "path:line:col: error: ..."; the file text is registered with
  * trd_diag_add_source().  Relative hwloc="..." paths start from the directory
  * of path.
- * \return TRD_OK; TRD_ERR_INPUT with every error in d; TRD_ERR_IO when the
+ * Returns TRD_OK; TRD_ERR_INPUT with every error in d; TRD_ERR_IO when the
  *         file cannot be read (also reported in d, as line 0); TRD_ERR_NOMEM. */
 int trd_read_xml(trd_topo_t t, trd_diag *d, const char *path);
 
-/** Parse len bytes of XML text into t; filename is used for messages and for
+/* Parse len bytes of XML text into t; filename is used for messages and for
  * the directory of relative hwloc paths, and the text is registered with
  * trd_diag_add_source().  Returns as trd_read_xml(), except TRD_ERR_IO. */
 int trd_read_xml_string(trd_topo_t t, trd_diag *d, const char *filename, const char *text,
                         size_t len);
 
-/** Local name of the root element of the XML file at path into buf (len
+/* Local name of the root element of the XML file at path into buf (len
  * bytes): "machine" for a treeduce topology, "topology" for an
  * `lstopo --of xml` dump.  Reports nothing.
- * \return TRD_OK; TRD_ERR_INPUT when the file cannot be read, is not XML, or
+ * Returns TRD_OK; TRD_ERR_INPUT when the file cannot be read, is not XML, or
  *         the name does not fit in buf. */
 int trd_xml_root_name(const char *path, char *buf, size_t len);
-/** The same, and the root's "version" attribute into version (vlen bytes;
+/* The same, and the root's "version" attribute into version (vlen bytes;
  * "" when it has none or it does not fit): "2.0" or "3.0" for an hwloc
- * dump, which hwloc refuses without naming it. */
+ * dump, which hwloc refuses without naming it.  Returns as
+ * trd_xml_root_name(). */
 int trd_xml_root(const char *path, char *buf, size_t len, char *version, size_t vlen);
-/** trd_xml_root() of the len bytes at text, for a file already read (a FIFO
- * cannot be read twice). */
+/* trd_xml_root() of the len bytes at text, for a file already read (a FIFO
+ * cannot be read twice).  Returns as trd_xml_root_name(). */
 int trd_xml_root_text(const char *text, size_t len, char *buf, size_t blen, char *version,
                       size_t vlen);
 
@@ -69,40 +70,40 @@ int trd_hwloc_check_synthetic(const char *desc, char *err, size_t errlen);
  * readers give to trd_topo_add_nodetype_hwloc(). */
 extern const trd_nodetype_hook trd_hwloc_nodetype_hook;
 
-/** A machine of one node: switch "node-switch" with the default link
+/* A machine of one node: switch "node-switch" with the default link
  * (TRD_DEFAULT_NET_*), one node named after the HostName of the hwloc
  * topology (else "localhost"), of node type "node" shaped by
  * trd_hwloc_node_shape(kind, arg).  The machine is named after the node.
  *   kind "xml":   arg is an `lstopo --of xml` file;
  *   kind "local": arg is ignored, the machine this runs on.
  * Errors are reported at "arg: ..." (xml) or "local machine: ...".
- * \return TRD_OK; TRD_ERR_INPUT when hwloc cannot use the source (details in
+ * Returns TRD_OK; TRD_ERR_INPUT when hwloc cannot use the source (details in
  *         d); TRD_ERR_IO when the XML file cannot be read; TRD_ERR_NOMEM. */
 int trd_read_hwloc_machine(trd_topo_t t, trd_diag *d, const char *kind, const char *arg);
 
-/** trd_read_hwloc_machine(t, d, "xml", filename) of the len bytes of an
+/* trd_read_hwloc_machine(t, d, "xml", filename) of the len bytes of an
  * `lstopo --of xml` dump at text, already read from filename; the text is
  * refused as the other *_string readers refuse it (trd__reader_begin).
- * \return as trd_read_hwloc_machine(), except TRD_ERR_IO. */
+ * Returns as trd_read_hwloc_machine(), except TRD_ERR_IO. */
 int trd_read_hwloc_machine_string(trd_topo_t t, trd_diag *d, const char *filename, const char *text,
                                   size_t len);
 
 /* ---- Topology DSL, *.topo (grammar/topo.l, grammar/topo.y, gen/read/read_dsl.c)
  * and Slurm topology.conf (gen/read/read_slurm.c) ------------------------------ */
 
-/** Parse the DSL file at path into t (not finalized).  The text is registered
+/* Parse the DSL file at path into t (not finalized).  The text is registered
  * with trd_diag_add_source() so that messages quote the line; hwloc XML paths
  * in the file are relative to its directory.
- * \return TRD_OK; TRD_ERR_INPUT with every error in d; TRD_ERR_IO when the
+ * Returns TRD_OK; TRD_ERR_INPUT with every error in d; TRD_ERR_IO when the
  *         file cannot be read (also reported in d, as line 0); TRD_ERR_NOMEM. */
 int trd_read_dsl(trd_topo_t t, trd_diag *d, const char *path);
 
-/** Parse len bytes of DSL text; filename is used for messages and for the
+/* Parse len bytes of DSL text; filename is used for messages and for the
  * directory of relative hwloc paths.  Returns as trd_read_dsl(). */
 int trd_read_dsl_string(trd_topo_t t, trd_diag *d, const char *filename, const char *text,
                         size_t len);
 
-/** One statement of a DSL block, as byte offsets into the text that was read
+/* One statement of a DSL block, as byte offsets into the text that was read
  * (from 0; an end is one past the last byte).  The offsets are the scanner's
  * token positions, so comments and blanks between tokens are never part of a
  * token but may lie inside arg_off..arg_end. */
@@ -118,7 +119,7 @@ typedef struct trd_dsl_stmt {
     size_t end;     /* one past the ';' */
 } trd_dsl_stmt;
 
-/** A link, nodetype or switch block of a DSL text. */
+/* A link, nodetype or switch block of a DSL text. */
 typedef struct trd_dsl_block {
     const char *kind;          /* "link", "nodetype" or "switch" (static) */
     char *name;                /* owned by the map */
@@ -128,7 +129,7 @@ typedef struct trd_dsl_block {
     int nstmts;
 } trd_dsl_block;
 
-/** Source map of a DSL text: where the parser found each block and statement,
+/* Source map of a DSL text: where the parser found each block and statement,
  * for tools that edit the file in place and keep every other byte.  The
  * machine statement is not part of it. */
 typedef struct trd_dsl_map {
@@ -138,65 +139,68 @@ typedef struct trd_dsl_map {
     int nstmts;
 } trd_dsl_map;
 
-/** trd_read_dsl_string() that also returns the source map of text in *map
+/* trd_read_dsl_string() that also returns the source map of text in *map
  * (free it with trd_dsl_map_free()).  *map is set only when the result is
  * TRD_OK, so it always describes a text the reader accepted; otherwise it is
  * NULL.  map may be NULL: then this is trd_read_dsl_string().
- * \return as trd_read_dsl_string(); TRD_ERR_NOMEM also when the map cannot
+ * Returns as trd_read_dsl_string(); TRD_ERR_NOMEM also when the map cannot
  *         be kept. */
 int trd_read_dsl_string_map(trd_topo_t t, trd_diag *d, const char *filename, const char *text,
                             size_t len, trd_dsl_map **map);
 
-/** Free a map of trd_read_dsl_string_map() with its names; NULL is ignored. */
+/* Free a map of trd_read_dsl_string_map() with its names; NULL is ignored. */
 void trd_dsl_map_free(trd_dsl_map *map);
 
-/** Parse a Slurm topology.conf at path into t (not finalized): the
+/* Parse a Slurm topology.conf at path into t (not finalized): the
  * topology/tree (SwitchName), topology/block (BlockName, BlockSizes) or
  * topology/ring (RingName) format, one per file.  Nodes get the default node
  * type and switches the default link (trd_topo_set_default_*); LinkSpeed is
  * accepted and ignored, as Slurm itself does.
- * \return as trd_read_dsl(). */
+ * Returns as trd_read_dsl(). */
 int trd_read_slurm(trd_topo_t t, trd_diag *d, const char *path);
 
-/** Parse len bytes of topology.conf text; filename is used for messages. */
+/* Parse len bytes of topology.conf text; filename is used for messages.
+ * Returns as trd_read_slurm(), except TRD_ERR_IO. */
 int trd_read_slurm_string(trd_topo_t t, trd_diag *d, const char *filename, const char *text,
                           size_t len);
 
-/** Parse a Slurm topology.yaml (Slurm 25.05 and later) at path into t (not
+/* Parse a Slurm topology.yaml (Slurm 25.05 and later) at path into t (not
  * finalized), with libyaml.  Of the file's topologies, the first with
  * "cluster_default: true" is read, else the first one: a tree as
  * topology.conf's SwitchName lines, a block or ring as its BlockName or
  * RingName lines (see gen/read/slurm_plugins.c); a flat one names no nodes and is
  * refused.  Nodes and switches get the defaults as trd_read_slurm().
  * Errors are "path:line:col: error: ..." with libyaml's marks.
- * \return as trd_read_dsl(). */
+ * Returns as trd_read_dsl(). */
 int trd_read_yaml(trd_topo_t t, trd_diag *d, const char *path);
 
-/** Parse len bytes of topology.yaml text; filename is used for messages. */
+/* Parse len bytes of topology.yaml text; filename is used for messages.
+ * Returns as trd_read_yaml(), except TRD_ERR_IO. */
 int trd_read_yaml_string(trd_topo_t t, trd_diag *d, const char *filename, const char *text,
                          size_t len);
 
-/** Parse the text output of InfiniBand's `ibnetdiscover` at path into t (not
+/* Parse the text output of InfiniBand's `ibnetdiscover` at path into t (not
  * finalized): switches become switches, hosts (the first word of a channel
  * adapter's description) become nodes of the default node type, and each
  * switch's link gets the bandwidth of its slowest child link (width x speed,
  * parallel links added) and the default link's latency.  A fabric that is
  * not a tree is reduced to one (gen/read/read_ibnet.c says how).
- * \return as trd_read_dsl(). */
+ * Returns as trd_read_dsl(). */
 int trd_read_ibnet(trd_topo_t t, trd_diag *d, const char *path);
 
-/** Parse len bytes of ibnetdiscover output; filename is used for messages. */
+/* Parse len bytes of ibnetdiscover output; filename is used for messages.
+ * Returns as trd_read_ibnet(), except TRD_ERR_IO. */
 int trd_read_ibnet_string(trd_topo_t t, trd_diag *d, const char *filename, const char *text,
                           size_t len);
 
-/** Whether the len bytes of text look like ibnetdiscover output: a first
+/* Whether the len bytes of text look like ibnetdiscover output: a first
  * non-blank line "# Topology file: ...", or a vendid=, switchguid=, caguid=,
- * "Switch N \"S-" or "Ca N \"H-" line before any other text. */
+ * "Switch N \"S-" or "Ca N \"H-" line before any other text.  Returns 1 or 0. */
 int trd_ibnet_detect(const char *text, size_t len);
 
 /* ---- Shared by the Slurm readers (gen/read/slurm_plugins.c) -------------------- */
 
-/** One BlockName or RingName of a Slurm file. */
+/* One BlockName or RingName of a Slurm file. */
 typedef struct trd_slurm_group {
     const char *name;  /* the block's or ring's name (borrowed) */
     trd_loc loc;       /* of the name */
@@ -205,25 +209,25 @@ typedef struct trd_slurm_group {
     int n;
 } trd_slurm_group;
 
-/** The block size (a node count of BlockSizes or block_sizes) at s: its
+/* The block size (a node count of BlockSizes or block_sizes) at s: its
  * value into *x and the first byte after its digits into *end (*end == s:
  * no digits).  Stops reading digits past 10^8, so that a longer number leaves
  * a digit at *end.  Whether the value is positive and what may follow is the
  * caller's to check. */
 void trd__slurm_block_size(const char *s, long *x, const char **end);
 
-/** Add Slurm topology/block blocks b[0..n) to t as a switch tree, with
+/* Add Slurm topology/block blocks b[0..n) to t as a switch tree, with
  * BlockSizes sizes[0..nsizes) (node counts; size_locs their locations;
  * nsizes 0: Slurm's default).  Bad sizes and blocks smaller than the base
  * block size are reported to d.
- * \return TRD_OK, TRD_ERR_INPUT or TRD_ERR_NOMEM. */
+ * Returns TRD_OK, TRD_ERR_INPUT or TRD_ERR_NOMEM. */
 int trd__slurm_blocks(trd_topo_t t, trd_diag *d, const trd_slurm_group *b, int n, const long *sizes,
                       const trd_loc *size_locs, int nsizes);
 
-/** Add Slurm topology/ring rings r[0..n) to t: one switch per ring with its
+/* Add Slurm topology/ring rings r[0..n) to t: one switch per ring with its
  * nodes in ring order, under one root when n > 1.  A ring of more than 16
  * nodes (Slurm's limit) is reported.
- * \return TRD_OK, TRD_ERR_INPUT or TRD_ERR_NOMEM. */
+ * Returns TRD_OK, TRD_ERR_INPUT or TRD_ERR_NOMEM. */
 int trd__slurm_rings(trd_topo_t t, trd_diag *d, const trd_slurm_group *r, int n);
 
 #endif

@@ -64,11 +64,11 @@ typedef struct trd_wisdom {
     char digest[65];
     int digest_line; /* where the digest was read (0: not read), for trd_wisdom_check */
     char mpi[TRD_WISDOM_STRING_MAX];
-    char date[32];
+    char date[32]; /* YYYY-MM-DDTHH:MM:SSZ */
     int nranks;
     char (*hosts)[TRD_WISDOM_STRING_MAX]; /* [nranks] */
     double budget_s;
-    int complete;
+    int complete; /* 1: every planned measurement was made; 0: the budget cut it short */
     int nranges;
     trd_wisdom_range *range; /* [nranges] */
     const char *file;        /* where it was read (interned in the diag), or NULL */
@@ -91,7 +91,8 @@ void trd_topo_digest(trd_topo_t t, char hex[65]);
  * one of every collective's, flagged TRD_ALGO_LIBRARY). */
 int trd_wisdom_read(const char *path, trd_wisdom *w, trd_diag *d);
 
-/* The same from text (len bytes) named file in messages. */
+/* The same from text (len bytes) named file in messages.  Returns as
+ * trd_wisdom_read(), except TRD_ERR_IO. */
 int trd_wisdom_read_string(const char *file, const char *text, size_t len, trd_wisdom *w,
                            trd_diag *d);
 
@@ -104,6 +105,7 @@ int trd_wisdom_check(const trd_wisdom *w, trd_topo_t t, trd_diag *d);
 /* Write w in the format above.  Returns TRD_OK or TRD_ERR_IO. */
 int trd_wisdom_write(FILE *f, const trd_wisdom *w);
 
+/* Free w's hosts and ranges and zero it (w itself is the caller's). */
 void trd_wisdom_free(trd_wisdom *w);
 
 #endif
