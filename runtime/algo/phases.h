@@ -114,8 +114,8 @@ const char *trd_refuse_whole_chunk(const trd_shape *sh, const trd_call *call);
  * through the segment in chunks [FLEX §2.1]; with every rank contributing
  * to all (k = ppn) and the single-copy path available from cma_min, read
  * straight from the others' buffers.  Every rank of the node calls it; on
- * a node of one rank it is a copy into recvbuf (no epoch).  0, or -1 with
- * b->fail. */
+ * a node of one rank it is a copy into recvbuf (no epoch).  TRD_OK, or
+ * TRD_ERR_INPUT with b->fail. */
 int trd_plan_shm_fold(trd_sb *b, int round, int k, int root, int in_buf, size_t count);
 
 /* allreduce_shm.c: out = x_0 op x_1 op ... op x_{n-1} over elements [a,

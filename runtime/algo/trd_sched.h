@@ -52,6 +52,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "trd_status.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -162,7 +164,7 @@ typedef struct trd_shape_store {
 
 /* Fill st for nnodes nodes with ppn[v] ranks each (all >= 1).  seed 0 keeps
  * rank order = ring order; another seed permutes the ranks (a placement that
- * is not block-wise).  Returns 0, or -1 out of memory. */
+ * is not block-wise).  Returns TRD_OK or TRD_ERR_NOMEM. */
 int trd_shape_init(trd_shape_store *st, int nnodes, const int *ppn, unsigned seed);
 void trd_shape_free(trd_shape_store *st);
 
