@@ -263,7 +263,7 @@ int cal_open(cal_file **out, const char *path, char *err, size_t errlen)
     cal_file *f = calloc(1, sizeof *f);
     if (!f) {
         trd_errf(err, errlen, "out of memory");
-        return -1;
+        return TRD_ERR_NOMEM;
     }
     f->path = strdup(path);
     /* the formats of treeduce-gen (trd_input_format): a treeduce machine in
@@ -302,7 +302,7 @@ int cal_open(cal_file **out, const char *path, char *err, size_t errlen)
                  path);
         goto bad;
     }
-    if (!(f->text = trd_read_text(f->real, &f->len))) {
+    if (trd_read_text(f->real, &f->text, &f->len) != TRD_OK) {
         trd_errf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
         goto bad;
     }
@@ -330,10 +330,10 @@ int cal_open(cal_file **out, const char *path, char *err, size_t errlen)
     } else if (dsl_check_names(f, err, errlen) != 0)
         goto bad;
     *out = f;
-    return 0;
+    return TRD_OK;
 bad:
     cal_close(f);
-    return -1;
+    return TRD_ERR_INPUT;
 }
 
 void cal_close(cal_file *f)
@@ -521,7 +521,7 @@ int cal_plan(cal_file *f, const int want[CAL_NLEVELS], const char *const host[CA
                      ? plan_network(f, host[l], host2[l], switch_link, &tg[l], err, errlen)
                      : plan_nodetype(f, l, host[l], nodetype, &tg[l], err, errlen);
         if (rc != 0)
-            return -1;
+            return TRD_ERR_INPUT;
     }
     for (int i = 0; i < CAL_NLEVELS; i++)
         for (int j = i + 1; j < CAL_NLEVELS; j++)
@@ -530,7 +530,7 @@ int cal_plan(cal_file *f, const int want[CAL_NLEVELS], const char *const host[CA
                          "link class '%s' would get both the %s and the %s costs; give "
                          "the levels link classes of their own in %s",
                          tg[i].link, lname[i], lname[j], f->path);
-                return -1;
+                return TRD_ERR_INPUT;
             }
     return 0;
 }
@@ -1029,8 +1029,9 @@ static int replace_file(cal_file *f, const char *text, size_t len, char *err, si
     }
     /* someone may have edited the file while we measured */
     size_t nowlen = 0;
-    char *now = trd_read_text(f->real, &nowlen);
-    int changed = !now || nowlen != f->len || memcmp(now, f->text, nowlen) != 0;
+    char *now;
+    int changed = trd_read_text(f->real, &now, &nowlen) != TRD_OK || nowlen != f->len ||
+                  memcmp(now, f->text, nowlen) != 0;
     free(now);
     if (changed) {
         trd_outfile_discard(&o);
@@ -1045,7 +1046,8 @@ static int replace_file(cal_file *f, const char *text, size_t len, char *err, si
 }
 
 int cal_write(cal_file *f, const cal_target tg[CAL_NLEVELS], const cal_values v[CAL_NLEVELS],
-              const char *date, int nranks, char *summary, size_t sumlen, char *err, size_t errlen)
+              const char *date, int nranks, char *summary, size_t sumlen, int *written, char *err,
+              size_t errlen)
 {
     char comment[256];
     snprintf(comment, sizeof comment, CAL_MARK " on %s, %d rank%s", date, nranks,
@@ -1056,9 +1058,10 @@ int cal_write(cal_file *f, const cal_target tg[CAL_NLEVELS], const cal_values v[
     int any = 0;
     for (int l = 0; l < CAL_NLEVELS; l++)
         any |= tg[l].wanted && v[l].measured;
+    *written = 0;
     if (!any) {
         trd_errf(err, errlen, "nothing was measured; %s unchanged", f->path);
-        return 1;
+        return TRD_OK;
     }
     for (int l = 0; l < CAL_NLEVELS; l++)
         if (tg[l].wanted && v[l].measured &&
@@ -1068,7 +1071,7 @@ int cal_write(cal_file *f, const cal_target tg[CAL_NLEVELS], const cal_values v[
                      "the measured costs of link class '%s' are not usable (latency %g s, "
                      "bandwidth %g B/s); %s unchanged",
                      tg[l].link, v[l].latency_s, v[l].bandwidth_Bps, f->path);
-            return -1;
+            return TRD_ERR_INPUT;
         }
     char *text = NULL;
     size_t len = 0;
@@ -1079,7 +1082,10 @@ int cal_write(cal_file *f, const cal_target tg[CAL_NLEVELS], const cal_values v[
     if (rc == 0)
         rc = replace_file(f, text, len, err, errlen);
     free(text);
-    if (rc == 0 && summary) {
+    if (rc != 0)
+        return TRD_ERR_IO;
+    *written = 1;
+    if (summary) {
         size_t o = 0;
         for (int l = 0; l < CAL_NLEVELS && o < sumlen; l++) {
             if (!tg[l].wanted || !v[l].measured)
@@ -1096,5 +1102,5 @@ int cal_write(cal_file *f, const cal_target tg[CAL_NLEVELS], const cal_values v[
                                                    : "");
         }
     }
-    return rc;
+    return TRD_OK;
 }

@@ -13,6 +13,8 @@
 
 #include <stddef.h>
 
+#include "trd_status.h"
+
 /* The three levels of the machine model [MPICH §3]. */
 enum {
     CAL_PACKAGE = 0, /* two cores of one package: the node type's package link */
@@ -59,7 +61,8 @@ typedef struct cal_file cal_file;
  * point to is the one replaced.  The file must be writable (a file without
  * write permission bits is refused even for root).
  * *f is the caller's, freed with cal_close() (NULL is ignored).
- * Returns 0, or -1 with a message (with the reader's located errors) in err. */
+ * Returns TRD_OK, or TRD_ERR_INPUT (TRD_ERR_NOMEM) with a message (with
+ * the reader's located errors) in err. */
 int cal_open(cal_file **f, const char *path, char *err, size_t errlen);
 void cal_close(cal_file *f);
 
@@ -67,8 +70,8 @@ void cal_close(cal_file *f);
  * the host (MPI_Get_processor_name) of the first rank of the measured pair,
  * host2[level] the second's (same host for the package and node levels).
  * nodetype / switch_link: from --nodetype / --switch-link, or NULL.
- * Returns 0, or -1 with the reason (ambiguity, unknown name, a link class that
- * would receive two levels' values) in err. */
+ * Returns TRD_OK, or TRD_ERR_INPUT with the reason (ambiguity, unknown
+ * name, a link class that would receive two levels' values) in err. */
 int cal_plan(cal_file *f, const int want[CAL_NLEVELS], const char *const host[CAL_NLEVELS],
              const char *const host2[CAL_NLEVELS], const char *nodetype, const char *switch_link,
              cal_target tg[CAL_NLEVELS], char *err, size_t errlen);
@@ -80,10 +83,14 @@ int cal_plan(cal_file *f, const int want[CAL_NLEVELS], const char *const host[CA
  * result is read back with the generator's reader and must give the written
  * costs; it goes to a temporary file in the same folder that is renamed over
  * the original.  On any error the original is untouched.
- * summary (may be NULL) gets one line per changed link class.
- * Returns 0, or -1 with the reason in err. */
+ * summary (may be NULL) gets one line per changed link class.  *written
+ * is 1 where the file was replaced, 0 where nothing was measured (TRD_OK,
+ * with "nothing was measured; FILE unchanged" in err).  Returns TRD_OK;
+ * TRD_ERR_INPUT (costs that are not usable) or TRD_ERR_IO (the file could
+ * not be written as asked, or did not read back) with the reason in err. */
 int cal_write(cal_file *f, const cal_target tg[CAL_NLEVELS], const cal_values v[CAL_NLEVELS],
-              const char *date, int nranks, char *summary, size_t sumlen, char *err, size_t errlen);
+              const char *date, int nranks, char *summary, size_t sumlen, int *written, char *err,
+              size_t errlen);
 
 /* Values as the DSL and the XML schema accept them, 3 significant digits,
  * into buf (len bytes): a time s in seconds as "0.352us", "41.5us",

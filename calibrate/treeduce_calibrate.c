@@ -581,8 +581,8 @@ int main(int argc, char **argv)
             h1[l] = want[l] ? ri[res[l].a].host : NULL;
             h2[l] = want[l] ? ri[res[l].b].host : NULL;
         }
-        if (cal_open(&cf, file, err, sizeof err) != 0 ||
-            cal_plan(cf, want, h1, h2, nodetype, switch_link, tg, err, sizeof err) != 0) {
+        if (cal_open(&cf, file, err, sizeof err) != TRD_OK ||
+            cal_plan(cf, want, h1, h2, nodetype, switch_link, tg, err, sizeof err) != TRD_OK) {
             fprintf(stderr, "treeduce-calibrate: %s\n", err);
             code = CAL_EXIT_INPUT;
         }
@@ -649,10 +649,12 @@ int main(int argc, char **argv)
         char date[64], summary[2048];
         time_t now = time(NULL);
         strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
-        int rc = cal_write(cf, tg, vals, date, np, summary, sizeof summary, err, sizeof err);
-        if (rc == 0)
+        int written;
+        int rc =
+            cal_write(cf, tg, vals, date, np, summary, sizeof summary, &written, err, sizeof err);
+        if (rc == TRD_OK && written)
             printf("wrote %s:\n%s", file, summary);
-        else if (rc > 0)
+        else if (rc == TRD_OK)
             printf("%s\n", err);
         else {
             fprintf(stderr, "treeduce-calibrate: %s\n", err);

@@ -341,8 +341,8 @@ int main(int argc, char **argv)
             trd_diag_print(d, stderr);
         first_message(d, mine.err, sizeof mine.err);
         kind = -2;
-    } else if (kind == 0 &&
-               (trd_plan_build(topo, plan) != TRD_OK || tune_build_machine(topo, plan, &b) != 0)) {
+    } else if (kind == 0 && (trd_plan_build(topo, plan) != TRD_OK ||
+                             tune_build_machine(topo, plan, &b) != TRD_OK)) {
         snprintf(mine.err, sizeof mine.err, "out of memory");
         kind = -2;
     }

@@ -319,7 +319,7 @@ int tune_build_machine(trd_topo_t t, const trd_machine_plan *p, built *b)
     b->choices = calloc((size_t)nsh * TRD_MAX_CHOICES, sizeof *b->choices);
     b->shapes = calloc((size_t)nsh, sizeof *b->shapes);
     if (!b->names || !b->order || !b->cores || !b->packages || !b->choices || !b->shapes)
-        return -1;
+        return TRD_ERR_NOMEM;
     for (int i = 0; i < n; i++) {
         b->names[i] = trd_topo_node_name(t, i);
         b->order[i] = i;

@@ -35,8 +35,8 @@ typedef struct built {
     trd_shape_choice *shapes;
 } built;
 
-/* b's tables for topology t planned as p (t must outlive b); 0 or -1 out
- * of memory. */
+/* b's tables for topology t planned as p (t must outlive b).  Returns
+ * TRD_OK or TRD_ERR_NOMEM. */
 int tune_build_machine(trd_topo_t t, const trd_machine_plan *p, built *b);
 /* Free the arrays of b (not b itself). */
 void tune_free_machine(built *b);

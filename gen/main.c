@@ -269,7 +269,7 @@ static int simgrid_hostfile(FILE *f, const void *t, const char *name)
 static int write_simgrid(const char *path, trd_topo_t t)
 {
     char hosts[4096], err[600];
-    if (trd_simgrid_hostfile_path(path, hosts, sizeof hosts) != 0) {
+    if (trd_simgrid_hostfile_path(path, hosts, sizeof hosts) != TRD_OK) {
         fprintf(stderr, "%s: error: path too long\n", path);
         return TRD_ERR_IO;
     }
@@ -326,10 +326,11 @@ static int plan_machine(trd_topo_t t, planned *pl)
 static int read_wisdom(const args *a, trd_topo_t t, trd_diag *d, planned *pl)
 {
     size_t len = 0;
-    char *text = trd__read_input(d, a->wisdom, &len);
-    if (!text)
-        return errno == ENOMEM ? TRD_ERR_NOMEM : TRD_ERR_IO;
-    int rc = trd_wisdom_read_string(a->wisdom, text, len, &pl->wisdom, d);
+    char *text;
+    int rc = trd__read_input(d, a->wisdom, &text, &len);
+    if (rc != TRD_OK)
+        return rc;
+    rc = trd_wisdom_read_string(a->wisdom, text, len, &pl->wisdom, d);
     if (rc == TRD_OK)
         trd_sha256_hex(text, len, pl->wisdom_sha256);
     free(text);

@@ -345,9 +345,10 @@ int trd_plan_get(trd_comm *c, const trd_algo *a, const char *params, const trd_c
     }
     *out = NULL;
     trd_sched s;
-    if (trd_plan(&s, a, params, &c->shape, call, c->rank, reason, sizeof reason)) {
+    int rc = trd_plan(&s, a, params, &c->shape, call, c->rank, reason, sizeof reason);
+    if (rc != TRD_OK) { /* the one place a planner's status becomes an MPI error code */
         *why = reason;
-        return strcmp(reason, "out of memory") ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+        return rc == TRD_ERR_NOMEM ? MPI_ERR_NO_MEM : MPI_SUCCESS;
     }
     size_t nops;
     apply_break(&s, a, c->rank);

@@ -19,7 +19,7 @@
 
 #include "algo.h"
 #include "diag.h"
-#include "status.h"
+#include "trd_status.h"
 
 /* trd_link_cost, the cost of one link class, is the planners' (algo.h). */
 

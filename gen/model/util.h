@@ -4,7 +4,7 @@
 
 #include <stdlib.h>
 
-#include "status.h"
+#include "trd_status.h"
 
 /* Make the array *p (of *cap elements of elt bytes) hold at least need
  * elements, doubling its capacity.  Returns TRD_OK, or TRD_ERR_NOMEM with *p

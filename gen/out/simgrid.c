@@ -192,8 +192,8 @@ int trd_simgrid_hostfile_path(const char *platform, char *out, size_t len)
     if (n >= 4 && strcmp(platform + n - 4, ".xml") == 0)
         n -= 4;
     if (n + sizeof ".hosts" > len)
-        return -1;
+        return TRD_ERR_INPUT;
     memcpy(out, platform, n);
     memcpy(out + n, ".hosts", sizeof ".hosts");
-    return 0;
+    return TRD_OK;
 }

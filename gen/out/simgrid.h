@@ -57,7 +57,7 @@ int trd_simgrid_hostfile(FILE *f, trd_topo_t t);
 
 /* The hostfile's path for platform path `platform`: its ".xml" suffix
  * replaced by ".hosts", or ".hosts" appended.  Writes at most len bytes to
- * out; returns 0, or -1 if it does not fit. */
+ * out.  Returns TRD_OK, or TRD_ERR_INPUT if it does not fit. */
 int trd_simgrid_hostfile_path(const char *platform, char *out, size_t len);
 
 #endif

@@ -157,7 +157,7 @@ static int load_source(hwloc_topology_t topo, const char *kind, const char *arg,
         }
         /* Read here, under the readers' size cap, and not by hwloc: it only
          * says EINVAL, and reads /dev/zero until memory runs out. */
-        if (*xml == NULL && (*xml = trd_read_text(arg, &len)) == NULL) {
+        if (*xml == NULL && trd_read_text(arg, xml, &len) != TRD_OK) {
             if (errno == EFBIG)
                 snprintf(err, errlen, "cannot read hwloc XML '%s': file is larger than %zu bytes",
                          arg, TRD_MAX_INPUT_BYTES);

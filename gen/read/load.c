@@ -73,7 +73,7 @@ int trd_load_topology(const trd_load_opts *a, trd_topo_t t, trd_diag *d, char **
         return TRD_ERR_INPUT;
     if (format && strcmp(format, "local") == 0) {
         rc = trd_read_hwloc_machine(t, d, "local", NULL);
-    } else if ((*intext = trd__read_input(d, a->input, inlen))) {
+    } else if (trd__read_input(d, a->input, intext, inlen) == TRD_OK) {
         if (!format)
             format = trd_input_format(a->input, *intext, *inlen);
         if (strcmp(format, "dsl") == 0)

@@ -12,20 +12,21 @@
 
 _Static_assert(TRD_MAX_INPUT_BYTES <= INT_MAX / 2, "lines and columns are ints");
 
-char *trd_read_text(const char *path, size_t *len)
+int trd_read_text(const char *path, char **out, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     char *text = NULL;
     size_t n = 0, cap = 0;
     struct stat st;
     int err = 0;
+    *out = NULL;
     if (!f)
-        return NULL;
+        return errno == ENOMEM ? TRD_ERR_NOMEM : TRD_ERR_IO;
     if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
         (uintmax_t)st.st_size > TRD_MAX_INPUT_BYTES) {
         fclose(f);
         errno = EFBIG;
-        return NULL;
+        return TRD_ERR_IO;
     }
     /* Read up to one byte past the cap (anything but a regular file says its
      * size only by ending), plus room for the NUL after the text. */
@@ -58,17 +59,18 @@ char *trd_read_text(const char *path, size_t *len)
     if (err) {
         free(text);
         errno = err;
-        return NULL;
+        return err == ENOMEM ? TRD_ERR_NOMEM : TRD_ERR_IO;
     }
     text[n] = '\0';
     *len = n;
-    return text;
+    *out = text;
+    return TRD_OK;
 }
 
-char *trd__read_input(trd_diag *d, const char *path, size_t *len)
+int trd__read_input(trd_diag *d, const char *path, char **text, size_t *len)
 {
-    char *text = trd_read_text(path, len);
-    if (!text) {
+    int rc = trd_read_text(path, text, len);
+    if (rc != TRD_OK) {
         int err = errno;
         trd_loc loc = {trd_diag_intern(d, path), 0, 0};
         if (err == EFBIG)
@@ -77,7 +79,7 @@ char *trd__read_input(trd_diag *d, const char *path, size_t *len)
             trd_diag_error(d, loc, "cannot read file: %s", strerror(err));
         errno = err;
     }
-    return text;
+    return rc;
 }
 
 int trd__reader_begin(trd_topo_t t, trd_diag *d, const char *filename, const char **text,
@@ -121,10 +123,11 @@ int trd__read_file(trd_topo_t t, trd_diag *d, const char *path,
                    int (*read_string)(trd_topo_t, trd_diag *, const char *, const char *, size_t))
 {
     size_t len = 0;
-    char *text = trd__read_input(d, path, &len);
-    if (!text)
-        return errno == ENOMEM ? TRD_ERR_NOMEM : TRD_ERR_IO;
-    int rc = read_string(t, d, path, text, len);
+    char *text;
+    int rc = trd__read_input(d, path, &text, &len);
+    if (rc != TRD_OK)
+        return rc;
+    rc = read_string(t, d, path, text, len);
     free(text);
     return rc;
 }

@@ -17,16 +17,16 @@
 
 /* Read the whole file at path, at most TRD_MAX_INPUT_BYTES: a regular file
  * larger than that is refused from its size, anything else once one byte
- * more has been read.
- * Returns a malloc'd buffer with its length in *len (one byte more is
- * allocated and holds a NUL, not counted in *len), or NULL with errno set
- * (EFBIG: larger than TRD_MAX_INPUT_BYTES). */
-char *trd_read_text(const char *path, size_t *len);
+ * more has been read.  *text gets a malloc'd buffer with its length in *len
+ * (one byte more is allocated and holds a NUL, not counted in *len); NULL on
+ * an error.  Returns TRD_OK; TRD_ERR_IO with errno set (EFBIG: larger than
+ * TRD_MAX_INPUT_BYTES); TRD_ERR_NOMEM. */
+int trd_read_text(const char *path, char **text, size_t *len);
 
 /* trd_read_text() that reports a file it cannot read to d at "path: error:
  * file is larger than N bytes" or "path: error: cannot read file: <reason>".
- * Returns the text, or NULL with errno set (reported). */
-char *trd__read_input(trd_diag *d, const char *path, size_t *len);
+ * Returns as trd_read_text() (errors reported). */
+int trd__read_input(trd_diag *d, const char *path, char **text, size_t *len);
 
 /* The start every *_string reader shares: filename interned into d as *file
  * and made t's source, a NULL text taken as empty (*text = ""), a text over

@@ -605,10 +605,11 @@ int trd_wisdom_read(const char *path, trd_wisdom *w, trd_diag *d)
 {
     memset(w, 0, sizeof *w);
     size_t len = 0;
-    char *text = trd__read_input(d, path, &len);
-    if (!text)
-        return errno == ENOMEM ? TRD_ERR_NOMEM : TRD_ERR_IO;
-    int rc = trd_wisdom_read_string(path, text, len, w, d);
+    char *text;
+    int rc = trd__read_input(d, path, &text, &len);
+    if (rc != TRD_OK)
+        return rc;
+    rc = trd_wisdom_read_string(path, text, len, w, d);
     free(text);
     return rc;
 }

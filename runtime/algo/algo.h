@@ -197,18 +197,19 @@ typedef struct trd_algo {
     const char *levels; /* one line for --explain: what runs on a node, what across nodes */
     size_t params_size; /* bytes of the parsed parameters (0: none) */
     /* Parse text ("" the default) for shape sh into out (params_size bytes):
-     * 0, or -1 with why ("rm schedule 'a5' for 6 ranks: ...").  NULL: the
-     * algorithm takes no parameters. */
+     * TRD_OK, or TRD_ERR_INPUT with why ("rm schedule 'a5' for 6 ranks:
+     * ...").  NULL: the algorithm takes no parameters. */
     int (*parse)(const char *text, const trd_shape *sh, void *out, char *why, size_t whylen);
     /* NULL if the algorithm runs call on sh with the parsed params, else why
      * not, e.g. "needs a commutative operation" (static text).  NULL: any. */
     const char *(*refuse)(const trd_shape *sh, const trd_call *call, const void *params);
-    /* Append the ops of rank b->rank to b->s.  Returns 0, or -1 (b->fail
-     * says why, or out of memory). */
+    /* Append the ops of rank b->rank to b->s.  Returns TRD_OK,
+     * TRD_ERR_INPUT with b->fail saying why, or TRD_ERR_NOMEM. */
     int (*plan)(trd_sb *b, const void *params);
     /* Allreduce over a rank list, in place on recvbuf[base, base+count), for
      * the composites (NULL: not usable so): ranks[0..n), me this rank's index;
-     * rounds from round on.  0 or -1 out of memory. */
+     * rounds from round on.  TRD_OK, TRD_ERR_INPUT (b->fail) or
+     * TRD_ERR_NOMEM. */
     int (*list)(trd_sb *b, int round, const int *ranks, int n, int me, size_t base, size_t count);
     /* Closed form: predicted seconds for bytes bytes over nodes x ppn ranks
      * [MPICH §3]; candidates only. */
@@ -228,7 +229,7 @@ typedef struct trd_algo {
     const char *mpich;
     enum trd_ompi_allreduce ompi;
     /* For --explain: the algorithm's own lines about its plan over machine m
-     * (NAP's groups per step).  0, or -1 out of memory.  NULL: none. */
+     * (NAP's groups per step).  TRD_OK or TRD_ERR_NOMEM.  NULL: none. */
     int (*explain)(FILE *f, const trd_explain_machine *m);
     /* One line for the generated files' banner about its plan over nodes x
      * ppn ranks (no final period), as snprintf.  NULL: none. */
@@ -253,8 +254,9 @@ void trd_algo_names(int coll, char *buf, size_t len);
 
 /* Plan algorithm a with parameter text params for call on shape sh: every
  * rank's ops (rank -1) or rank's only (the runtime).  Refuses, before
- * planning, what a->refuse or a->parse refuse.  Returns 0, or -1 with why
- * (s is then empty). */
+ * planning, what a->refuse or a->parse refuse.  Returns TRD_OK;
+ * TRD_ERR_INPUT with why (refused, or the planner's b->fail);
+ * TRD_ERR_NOMEM with why "out of memory".  s is empty on an error. */
 int trd_plan(trd_sched *s, const trd_algo *a, const char *params, const trd_shape *sh,
              const trd_call *call, int rank, char *why, size_t whylen);
 

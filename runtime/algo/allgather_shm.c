@@ -34,7 +34,7 @@ static int plan(trd_sb *b, const void *params)
     (void)params;
     if (per == 0) {
         b->fail = "an element larger than a segment slot";
-        return -1;
+        return TRD_ERR_INPUT;
     }
     if (n > 1 && (sh->cma & TRD_CMA_READ) && total >= sh->cma_min[TRD_CMA_ALLGATHER]) {
         int e = trd_seg_direct_begin(b, 0);

@@ -198,7 +198,7 @@ int trd_plan_flex(trd_sb *b, const trd_algo *lane)
     int nlanes = ppn_min;
     if (sh->shm && b->s->seg_slot / (size_t)nlanes == 0) {
         b->fail = "an element larger than a lane's part of a segment slot";
-        return -1;
+        return TRD_ERR_INPUT;
     }
     trd_sb_input_to_recv(b);
     if (b->ppn > 1 && sh->shm)
@@ -208,7 +208,7 @@ int trd_plan_flex(trd_sb *b, const trd_algo *lane)
     if (b->local < nlanes && sh->nnodes > 1) {
         int *ranks = malloc((size_t)sh->nnodes * sizeof *ranks);
         if (!ranks)
-            return -1;
+            return TRD_ERR_NOMEM;
         for (int v = 0; v < sh->nnodes; v++)
             ranks[v] = sh->ring[sh->node_first[v] + b->local];
         trd_block_split(cnt, ext, nlanes, b->local, &lo, &hi);

@@ -142,7 +142,7 @@ int trd_nap_radices_parse(const char *text, trd_nap_radices *out, char *err, siz
     return 0;
 fail:
     memset(out, 0, sizeof *out);
-    return -1;
+    return TRD_ERR_INPUT;
 }
 
 int trd_nap_radices_format(const trd_nap_radices *r, char *buf, size_t len)
@@ -335,7 +335,7 @@ int trd_nap_step(int n, int lanes, int radix, int step, int node, int lane, trd_
 {
     trd_nap_radices r = {1, {radix}, {0}};
     if (radix < 2)
-        return -1;
+        return TRD_ERR_INPUT;
     return trd_nap_step_list(n, lanes, &r, step, node, lane, info, recv, nrecv, send, nsend);
 }
 
@@ -344,10 +344,10 @@ int trd_nap_step_list(int n, int lanes, const trd_nap_radices *rad, int step, in
                       int *nsend)
 {
     if (n < 1 || lanes < 1 || step < 0 || node < 0 || node >= n || lane < 0 || lane >= lanes)
-        return -1;
+        return TRD_ERR_INPUT;
     for (int i = 0; rad && i < rad->n; i++)
         if (rad->k[i] < 2)
-            return -1;
+            return TRD_ERR_INPUT;
     long long S = 1;
     for (int s = 0; s < step; s++) {
         S *= trd_nap_radix_at(rad, lanes, s);
@@ -405,7 +405,7 @@ int trd_nap_spread(int n, int lanes, const trd_nap_radices *rad, int step, int n
     *from = (trd_nap_xfer){-1, 0, 0};
     *nto = 0;
     if (lanes < 1 || trd_nap_step_list(n, lanes, rad, step, node, 0, &info, NULL, &nr, NULL, &ns))
-        return -1;
+        return TRD_ERR_INPUT;
     int width = trd_nap_width_at(rad, step);
     if (info.nsub <= 1 || width <= 0 || width >= info.subsize)
         return 0;
@@ -471,7 +471,7 @@ static int parse(const char *text, const trd_shape *sh, void *out, char *why, si
     if (trd_nap_radices_parse(text, out, err, sizeof err) == 0)
         return 0;
     snprintf(why, whylen, "nap radices '%s': %s", text, err);
-    return -1;
+    return TRD_ERR_INPUT;
 }
 
 /* A step narrower than its subgroups (trd_nap_spread): the nodes of the
@@ -486,7 +486,7 @@ static int spread(trd_sb *b, int round, const trd_nap_radices *rad, int lanes, i
     int nto, nreq = 0;
     if (trd_nap_spread(sh->nnodes, lanes, rad, step, b->node, &from, to, &nto)) {
         b->fail = "the NAP spread plan failed";
-        return -1;
+        return TRD_ERR_INPUT;
     }
 #define NODE_RANK(v, l) sh->ring[sh->node_first[(v)] + (l)]
     if (from.node >= 0) {
@@ -529,7 +529,7 @@ static int plan(trd_sb *b, const void *params)
     if (!recv || !send) {
         free(recv);
         free(send);
-        return -1;
+        return TRD_ERR_NOMEM;
     }
     trd_sb_input_to_recv(b);
     rc = node_allreduce(b, 0, b->ppn);
@@ -540,7 +540,7 @@ static int plan(trd_sb *b, const void *params)
         if (trd_nap_step_list(sh->nnodes, lanes, rad, st, b->node, lane, &info, recv, &nr, send,
                               &ns)) {
             b->fail = "the NAP step plan failed";
-            rc = -1;
+            rc = TRD_ERR_INPUT;
             break;
         }
         int g = info.nsub, j = info.sub;
@@ -689,7 +689,7 @@ static int explain(FILE *f, const trd_explain_machine *m)
         trd_nap_xfer rbuf[64], *sbuf = malloc((size_t)n * sizeof *sbuf);
         int nr, ns;
         if (!sbuf)
-            return -1;
+            return TRD_ERR_NOMEM;
         trd_nap_step(n, lanes, radix, s, 0, 0, &info, rbuf, &nr, sbuf, &ns);
         long long span = (long long)info.subsize * radix;
         int groups = (int)((n + span - 1) / span);

@@ -54,13 +54,14 @@ static int plan(trd_sb *b, const void *params)
     int in_place = b->call->in_place, in_buf = in_place ? TRD_B_RECV : TRD_B_SEND;
     (void)params;
     if (b->call->whole) {
-        if (trd_plan_reduce_binomial(b, 0, NULL, p, me, 0, in_buf, 0, count))
-            return -1;
+        int rc = trd_plan_reduce_binomial(b, 0, NULL, p, me, 0, in_buf, 0, count);
+        if (rc)
+            return rc;
         return trd_plan_bcast_binomial(b, TRD_PHASE, NULL, p, me, 0, count, 0);
     }
     repro_loc *loc = malloc((size_t)p * sizeof *loc);
     if (!loc)
-        return -1;
+        return TRD_ERR_NOMEM;
     /* pieces in the temporary; the last one straight into recvbuf where
      * that is not where my own input still is; mine where it is */
     size_t tmp = trd_sb_tmp(b, (size_t)p * n);

@@ -65,7 +65,7 @@ int trd_rm_plan_step(const trd_rm_schedule *s, int me, int step, trd_rm_step *ou
     int chain[TRD_RM_MAX_TOKENS], depth = 0;
     out->nsend = out->nrecv = out->nfold = 0;
     if (!s || me < 0 || me >= s->n || step < 0 || step >= s->ntokens)
-        return -1;
+        return TRD_ERR_INPUT;
     const trd_rm_token *t = &s->tok[step];
     /* the collapses around the token, innermost first */
     for (int o = t->outer; o >= 0; o = s->tok[o].outer)
@@ -142,7 +142,7 @@ int trd_rm_plan_step(const trd_rm_schedule *s, int me, int step, trd_rm_step *ou
         break;
     }
     default:
-        return -1;
+        return TRD_ERR_INPUT;
     }
     /* level ranks -> virtual ranks, through the collapses innermost first */
     for (int d = 0; d < depth; d++) {
@@ -183,7 +183,7 @@ static int parse(const char *text, const trd_shape *sh, void *out, char *why, si
         return 0;
     snprintf(why, whylen, "rm schedule '%s' does not fit this communicator of %d ranks: %s", text,
              sh->nranks, err);
-    return -1;
+    return TRD_ERR_INPUT;
 }
 
 static const char *refuse(const trd_shape *sh, const trd_call *call, const void *params)

@@ -135,7 +135,7 @@ int trd_plan_shm_fold(trd_sb *b, int round, int k, int root, int in_buf, size_t 
     }
     if (per == 0) {
         b->fail = "an element larger than a segment slot";
-        return -1;
+        return TRD_ERR_INPUT;
     }
     if (root < 0 && k == n && n > 1 && (sh->cma & TRD_CMA_READ) && !b->call->whole &&
         count * ext >= sh->cma_min[TRD_CMA_ALLREDUCE]) {

@@ -74,11 +74,11 @@ static int parse(const char *text, const trd_shape *sh, void *out, char *why, si
         long long f = parse_number(&text, INT_MAX);
         if (f < 1) {
             snprintf(why, whylen, "shm:rx factors are not a list of positive integers");
-            return -1;
+            return TRD_ERR_INPUT;
         }
         if (product * f > ppn) {
             snprintf(why, whylen, "shm:rx factors do not multiply to the ranks on the node");
-            return -1;
+            return TRD_ERR_INPUT;
         }
         product *= f;
         if (f > 1)
@@ -87,12 +87,12 @@ static int parse(const char *text, const trd_shape *sh, void *out, char *why, si
             text++;
         else if (*text) {
             snprintf(why, whylen, "shm:rx factors are not a list of positive integers");
-            return -1;
+            return TRD_ERR_INPUT;
         }
     }
     if (product != ppn) {
         snprintf(why, whylen, "shm:rx factors do not multiply to the ranks on the node");
-        return -1;
+        return TRD_ERR_INPUT;
     }
     return 0;
 }
@@ -188,7 +188,7 @@ int trd_plan_rx(trd_sb *b, const int *factors, int nfactors)
     }
     if (per == 0) {
         b->fail = "an element larger than a segment slot";
-        return -1;
+        return TRD_ERR_INPUT;
     }
     for (size_t first = 0; first < count; first += per) {
         size_t cnt = count - first < per ? count - first : per;

@@ -30,7 +30,7 @@ static int parse(const char *text, const trd_shape *sh, void *out, char *why, si
         v = v * 10 + (*t - '0');
     if (t == text || *t || v < 2 || v > INT_MAX) {
         snprintf(why, whylen, "shm:tree needs a radix of at least 2");
-        return -1;
+        return TRD_ERR_INPUT;
     }
     tp->radix = (int)v;
     return 0;
@@ -66,7 +66,7 @@ static int plan(trd_sb *b, const void *params)
     int in_buf = b->call->in_place ? TRD_B_RECV : TRD_B_SEND;
     if (per == 0) {
         b->fail = "an element larger than a segment slot";
-        return -1;
+        return TRD_ERR_INPUT;
     }
     tree_locate(b->ppn, radix, b->local, &parent, &size);
     int nch = size - 1 < radix ? size - 1 : radix;

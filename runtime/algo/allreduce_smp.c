@@ -54,7 +54,7 @@ static int plan(trd_sb *b, const void *params)
     if (!rc && b->local == 0) {
         int *leaders = malloc((size_t)sh->nnodes * sizeof *leaders);
         if (!leaders)
-            return -1;
+            return TRD_ERR_NOMEM;
         for (int v = 0; v < sh->nnodes; v++)
             leaders[v] = sh->ring[sh->node_first[v]];
         rc = leaders_alg->list(b, TRD_PHASE, leaders, sh->nnodes, b->node, 0, cnt);

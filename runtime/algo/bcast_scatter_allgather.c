@@ -22,7 +22,7 @@ static int parse(const char *text, const trd_shape *sh, void *out, char *why, si
         return 0;
     }
     snprintf(why, whylen, "the allgather of scatter_allgather is rd or ring, not '%s'", text);
-    return -1;
+    return TRD_ERR_INPUT;
 }
 
 static int pof2(int p)

@@ -38,7 +38,7 @@ int trd_plan_shm_bcast(trd_sb *b, int round, int root, size_t count)
         return 0; /* a node of one rank holds the data */
     if (per == 0) {
         b->fail = "an element larger than a segment slot";
-        return -1;
+        return TRD_ERR_INPUT;
     }
     if (n > 1 && (sh->cma & TRD_CMA_READ) && count * ext >= sh->cma_min[TRD_CMA_BCAST]) {
         size_t m = count * ext, cut = count;

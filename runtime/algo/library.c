@@ -19,7 +19,7 @@ static int plan(trd_sb *b, const void *params)
 {
     (void)params;
     b->fail = "the MPI library's own routine has no schedule";
-    return -1;
+    return TRD_ERR_INPUT;
 }
 
 #define TRD_LIBRARY_ALGO(var, c)                                                                   \

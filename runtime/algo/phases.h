@@ -12,6 +12,9 @@
 typedef struct trd_list_params {
     const trd_algo *list; /* NULL: the default */
 } trd_list_params;
+/* Parse text ("" the default) into out, what naming the parameter in the
+ * message ("smp: the leader algorithm").  Returns TRD_OK, or TRD_ERR_INPUT
+ * with why listing the algorithms that have a list form. */
 int trd_parse_list_params(const char *text, const char *what, trd_list_params *out, char *why,
                           size_t whylen);
 /* Those names as candidates for the generator's search: the ring, whose
@@ -114,8 +117,8 @@ const char *trd_refuse_whole_chunk(const trd_shape *sh, const trd_call *call);
  * through the segment in chunks [FLEX §2.1]; with every rank contributing
  * to all (k = ppn) and the single-copy path available from cma_min, read
  * straight from the others' buffers.  Every rank of the node calls it; on
- * a node of one rank it is a copy into recvbuf (no epoch).  0, or -1 with
- * b->fail. */
+ * a node of one rank it is a copy into recvbuf (no epoch).  TRD_OK, or
+ * TRD_ERR_INPUT with b->fail. */
 int trd_plan_shm_fold(trd_sb *b, int round, int k, int root, int in_buf, size_t count);
 
 /* allreduce_shm.c: out = x_0 op x_1 op ... op x_{n-1} over elements [a,

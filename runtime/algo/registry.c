@@ -126,7 +126,7 @@ int trd_parse_list_params(const char *text, const char *what, trd_list_params *o
             snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
                      names[0] ? ", " : "", trd_algos[i]->name);
     snprintf(why, whylen, "%s must be one of %s, not '%s'", what, names, text);
-    return -1;
+    return TRD_ERR_INPUT;
 }
 
 int trd_list_candidates(const trd_shape *sh, char (*cand)[TRD_PARAMS_MAX], int cap)
@@ -195,23 +195,23 @@ int trd_plan(trd_sched *s, const trd_algo *a, const char *params, const trd_shap
     void *pp = NULL;
     int *pos_of = NULL;
     const char *no = NULL;
-    int rc = -1;
+    int rc = TRD_ERR_INPUT;
     memset(s, 0, sizeof *s);
     if (!params)
         params = "";
     if (a->flags & TRD_ALGO_LIBRARY) {
         snprintf(why, whylen, "%s %s", a->name, a->refuse(sh, call, NULL));
-        return -1;
+        return TRD_ERR_INPUT;
     }
     if (strlen(params) >= TRD_PARAMS_MAX) {
         snprintf(why, whylen, "%s: parameters longer than %d characters", a->name,
                  TRD_PARAMS_MAX - 1);
-        return -1;
+        return TRD_ERR_INPUT;
     }
     if (a->params_size && !(pp = calloc(1, a->params_size)))
         goto oom;
     if (a->parse) {
-        if (a->parse(params, sh, pp, why, whylen))
+        if ((rc = a->parse(params, sh, pp, why, whylen)) != TRD_OK)
             goto out;
     } else if (*params) {
         snprintf(why, whylen, "%s takes no parameters", a->name);
@@ -221,6 +221,7 @@ int trd_plan(trd_sched *s, const trd_algo *a, const char *params, const trd_shap
         no = "splits the vector, and a user-defined operation is called on whole vectors";
     if (call->extent == 0 || no || (a->refuse && (no = a->refuse(sh, call, pp)))) {
         snprintf(why, whylen, "%s %s", a->name, call->extent ? no : "needs elements of some bytes");
+        rc = TRD_ERR_INPUT;
         goto out;
     }
     s->alg = a->name;
@@ -246,8 +247,10 @@ int trd_plan(trd_sched *s, const trd_algo *a, const char *params, const trd_shap
         b.ppn = sh->node_first[v + 1] - sh->node_first[v];
         b.local_ranks = sh->ring + sh->node_first[v];
         s->first[i] = s->nops;
-        if (a->plan(&b, pp)) {
-            snprintf(why, whylen, "%s: %s", a->name, b.fail ? b.fail : "out of memory");
+        if ((rc = a->plan(&b, pp)) != TRD_OK) {
+            if (rc == TRD_ERR_NOMEM || !b.fail)
+                goto oom;
+            snprintf(why, whylen, "%s: %s", a->name, b.fail);
             goto out;
         }
         s->nepochs[i] = b.epoch;
@@ -255,9 +258,10 @@ int trd_plan(trd_sched *s, const trd_algo *a, const char *params, const trd_shap
     s->first[s->nplanned] = s->nops;
     if (s->oom)
         goto oom;
-    rc = 0;
+    rc = TRD_OK;
     goto out;
 oom:
+    rc = TRD_ERR_NOMEM;
     snprintf(why, whylen, "out of memory");
 out:
     if (rc)

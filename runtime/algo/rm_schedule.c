@@ -395,7 +395,7 @@ int trd_rm_parse(const char *text, int n, trd_rm_schedule *out, char *err, size_
         text = "";
     if (n < 1) {
         trd_errf(err, errlen, "a schedule needs at least 1 rank, not %d", n);
-        return -1;
+        return TRD_ERR_INPUT;
     }
     out->n = n;
     for (;;) {
@@ -416,7 +416,7 @@ int trd_rm_parse(const char *text, int n, trd_rm_schedule *out, char *err, size_
         return 0;
 bad:
     memset(out, 0, sizeof *out);
-    return -1;
+    return TRD_ERR_INPUT;
 }
 
 /* ---- Format ---------------------------------------------------------------------- */

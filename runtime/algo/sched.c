@@ -24,7 +24,7 @@ int trd_shape_init(trd_shape_store *st, int nnodes, const int *ppn, unsigned see
     st->node_of = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
     if (!st->ring || !st->node_first || !st->node_of) {
         trd_shape_free(st);
-        return -1;
+        return TRD_ERR_NOMEM;
     }
     n = 0;
     for (int v = 0; v < nnodes; v++) {

@@ -53,7 +53,7 @@ int trd_selection_init(trd_selection *sel, const trd_shape_choice *shapes, int n
     if (sc->nchoices > TRD_MAX_RANGES) {
         snprintf(why, whylen, "the machine's tables have %d size ranges, at most %d are read",
                  sc->nchoices, TRD_MAX_RANGES);
-        return -1;
+        return TRD_ERR_INPUT;
     }
     /* parameters were planned for the shape's rank count only */
     int own = sc->nnodes * sc->ppn == nranks;
@@ -65,7 +65,7 @@ int trd_selection_init(trd_selection *sel, const trd_shape_choice *shapes, int n
                      "the machine's tables name an algorithm '%.40s' this runtime "
                      "does not have",
                      c->alg);
-            return -1;
+            return TRD_ERR_INPUT;
         }
         sel->choice[k].below = c->below;
         sel->choice[k].alg = a;
@@ -109,7 +109,7 @@ int trd_selection_tune(trd_selection *sel, const trd_tuned_shape *tuned, int ntu
     return 0;
 bad:
     memset(sel->ntuned, 0, sizeof sel->ntuned);
-    return -1;
+    return TRD_ERR_INPUT;
 }
 
 static int pof2(int p)

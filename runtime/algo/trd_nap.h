@@ -60,7 +60,8 @@ int trd_nap_nsteps_list(int n, int lanes, const trd_nap_radices *r);
 /* Parse "K1,K2,..." (decimal radices 2..TRD_NAP_MAX_RADIX, at most
  * TRD_NAP_MAX_RADICES of them, separated by ','; a radix may carry a width,
  * "K/W", W >= 1); "" is the default.
- * Returns 0, or -1 with a message in err (errlen bytes, may be NULL) that
+ * Returns TRD_OK, or TRD_ERR_INPUT with a message in err (errlen bytes,
+ * may be NULL) that
  * names the 1-based column, e.g. "column 3: expected a radix >= 2". */
 int trd_nap_radices_parse(const char *text, trd_nap_radices *out, char *err, size_t errlen);
 
@@ -116,8 +117,8 @@ int trd_nap_step_list(int n, int lanes, const trd_nap_radices *rad, int step, in
  * lane (p / W' - 1) mod lanes, and hands it on within the node.  For node
  * `node`: *from the node and lane it receives from (node -1: none), to[]
  * (capacity n) the nodes it sends to, each with the lane that sends it in
- * .lane; count in *nto.  A full step (width 0 or >= S) has none.  Returns 0,
- * or -1 for arguments out of range. */
+ * .lane; count in *nto.  A full step (width 0 or >= S) has none.  Returns TRD_OK,
+ * or TRD_ERR_INPUT for arguments out of range. */
 int trd_nap_spread(int n, int lanes, const trd_nap_radices *rad, int step, int node,
                    trd_nap_xfer *from, trd_nap_xfer *to, int *nto);
 
@@ -138,7 +139,7 @@ int trd_nap_spread(int n, int lanes, const trd_nap_radices *rad, int step, int n
  * recv[] (capacity ceil(k/lanes)) gets the receives in increasing sub, send[]
  * (capacity n) the sends; counts in *nrecv, *nsend.  info may be NULL; with
  * recv or send NULL only info is written (counts 0).
- * Returns 0, or -1 for arguments out of range. */
+ * Returns TRD_OK, or TRD_ERR_INPUT for arguments out of range. */
 int trd_nap_step(int n, int lanes, int radix, int step, int node, int lane, trd_nap_stepinfo *info,
                  trd_nap_xfer *recv, int *nrecv, trd_nap_xfer *send, int *nsend);
 

@@ -123,7 +123,8 @@ typedef struct trd_rm_step {
  *   text   the schedule string (grammar above); "" is the schedule of n == 1;
  *   out    the schedule (fully written on success, zeroed on error);
  *   err    errlen bytes for the message on error (may be NULL).
- * Returns 0, or -1 with a message that names the 1-based column where it
+ * Returns TRD_OK, or TRD_ERR_INPUT with a message that names the 1-based
+ * column where it
  * can, e.g. "column 4: expected a base >= 2 after 'a'",
  * "the bases multiply to 6, not 7 ranks",
  * "column 9: 'e4m2' does not close 'c2m2'". */
@@ -164,7 +165,7 @@ int trd_rm_nsteps(const trd_rm_schedule *s);
 int trd_rm_max_recv(const trd_rm_schedule *s);
 
 /* Step `step` (0..nsteps-1) of virtual rank me (0..n-1) of s, into *out.
- * Returns 0, or -1 for arguments out of range. */
+ * Returns TRD_OK, or TRD_ERR_INPUT for arguments out of range. */
 int trd_rm_plan_step(const trd_rm_schedule *s, int me, int step, trd_rm_step *out);
 
 #ifdef __cplusplus

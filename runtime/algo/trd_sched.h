@@ -52,6 +52,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "trd_status.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -162,7 +164,7 @@ typedef struct trd_shape_store {
 
 /* Fill st for nnodes nodes with ppn[v] ranks each (all >= 1).  seed 0 keeps
  * rank order = ring order; another seed permutes the ranks (a placement that
- * is not block-wise).  Returns 0, or -1 out of memory. */
+ * is not block-wise).  Returns TRD_OK or TRD_ERR_NOMEM. */
 int trd_shape_init(trd_shape_store *st, int nnodes, const int *ppn, unsigned seed);
 void trd_shape_free(trd_shape_store *st);
 
@@ -224,6 +226,8 @@ const trd_sstep *trd_sched_ops(const trd_sched *s, int r, size_t *n);
 /* Index of rank r's first op in s->op (r planned). */
 size_t trd_sched_first(const trd_sched *s, int r);
 
+/* Free what trd_plan allocated in s (s itself is the caller's); s may be
+ * empty or zeroed. */
 void trd_sched_free(trd_sched *s);
 
 /* Remove rank r's k-th op (testing: a schedule broken on purpose); nothing
@@ -275,6 +279,9 @@ void trd_sb_add(trd_sb *b, trd_sstep st);
 /* Mark the last op as posted together with the next one (or clear it). */
 void trd_sb_nb(trd_sb *b, int nb);
 
+/* The messages of the planned rank, len elements: send src[soff..) to comm
+ * rank peer; receive from peer into dst[off..); both in one op (to, from),
+ * posted together.  The ops of one round run in order. */
 void trd_s_send(trd_sb *b, int round, int peer, int src, size_t soff, size_t len);
 void trd_s_recv(trd_sb *b, int round, int peer, int dst, size_t off, size_t len);
 void trd_s_sendrecv(trd_sb *b, int round, int to, int src, size_t soff, size_t len, int from,

@@ -77,7 +77,8 @@ typedef struct trd_selection {
 } trd_selection;
 
 /* Resolve the tables for a communicator of nnodes nodes, at most ppn_max
- * ranks on a node and nranks ranks.  Returns 0, or -1 with why (a table
+ * ranks on a node and nranks ranks.  Returns TRD_OK, or TRD_ERR_INPUT with
+ * why (a table
  * naming an algorithm this runtime does not have, or too many ranges). */
 int trd_selection_init(trd_selection *sel, const trd_shape_choice *shapes, int nshapes,
                        size_t nap_max_bytes_1node, int nnodes, int ppn_max, int nranks, char *why,
@@ -85,8 +86,8 @@ int trd_selection_init(trd_selection *sel, const trd_shape_choice *shapes, int n
 
 /* Resolve into sel the measured ranges of tuned[0..ntuned) whose shape is
  * exactly that of a communicator of nnodes nodes with ppn ranks on each
- * (ppn 0: its nodes hold different counts, none is).  Returns 0, or -1 with
- * why where one of them names an algorithm this runtime does not have for
+ * (ppn 0: its nodes hold different counts, none is).  Returns TRD_OK, or
+ * TRD_ERR_INPUT with why where one of them names an algorithm this runtime does not have for
  * its collective or has no or too many ranges: sel then has none. */
 int trd_selection_tune(trd_selection *sel, const trd_tuned_shape *tuned, int ntuned, int nnodes,
                        int ppn, char *why, size_t whylen);

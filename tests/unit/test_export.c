@@ -37,8 +37,8 @@ static trd_machine_plan *plan_of(const char *rel)
     trd_topo_t t;
     trd_diag *d = trd_diag_create();
     size_t len = 0;
-    char *text = trd_read_text(trd_test_path(rel), &len);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    char *text;
+    CU_ASSERT_EQUAL_FATAL(trd_read_text(trd_test_path(rel), &text, &len), TRD_OK);
     CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
     CU_ASSERT_EQUAL_FATAL(trd_read_dsl_string(t, d, rel, text, len), TRD_OK);
     CU_ASSERT_EQUAL_FATAL(trd_topo_finalize(t, d), TRD_OK);

@@ -248,8 +248,8 @@ static void test_paper_examples(void)
     CU_ASSERT_EQUAL(trd_nap_nsteps(4096, 16), 3);
     CU_ASSERT_EQUAL(trd_nap_nsteps(1, 16), 0);
     /* out-of-range arguments are refused */
-    CU_ASSERT_EQUAL(trd_nap_step(4, 4, 4, 0, 4, 0, &info, recv, &nr, send, &ns), -1);
-    CU_ASSERT_EQUAL(trd_nap_step(4, 4, 1, 0, 0, 0, &info, recv, &nr, send, &ns), -1);
+    CU_ASSERT_EQUAL(trd_nap_step(4, 4, 4, 0, 4, 0, &info, recv, &nr, send, &ns), TRD_ERR_INPUT);
+    CU_ASSERT_EQUAL(trd_nap_step(4, 4, 1, 0, 0, 0, &info, recv, &nr, send, &ns), TRD_ERR_INPUT);
 }
 
 /* A radix per step [FLEX §2.1.3, RM §4 on NAP §III]: every list the
@@ -298,15 +298,15 @@ static void test_radix_text(void)
     CU_ASSERT_EQUAL(trd_nap_radices_parse("", &r, err, sizeof err), 0);
     CU_ASSERT_EQUAL(r.n, 0);
     CU_ASSERT_EQUAL(trd_nap_radix_at(&r, 16, 3), 16);
-    CU_ASSERT_EQUAL(trd_nap_radices_parse("16,1", &r, err, sizeof err), -1);
+    CU_ASSERT_EQUAL(trd_nap_radices_parse("16,1", &r, err, sizeof err), TRD_ERR_INPUT);
     CU_ASSERT_STRING_EQUAL(err, "column 4: radix 1 is not in 2..4096");
-    CU_ASSERT_EQUAL(trd_nap_radices_parse("4;2", &r, err, sizeof err), -1);
+    CU_ASSERT_EQUAL(trd_nap_radices_parse("4;2", &r, err, sizeof err), TRD_ERR_INPUT);
     CU_ASSERT_STRING_EQUAL(err, "column 2: expected ',' between radices");
-    CU_ASSERT_EQUAL(trd_nap_radices_parse("4,", &r, err, sizeof err), -1);
+    CU_ASSERT_EQUAL(trd_nap_radices_parse("4,", &r, err, sizeof err), TRD_ERR_INPUT);
     CU_ASSERT_STRING_EQUAL(err, "column 3: expected a radix >= 2");
-    CU_ASSERT_EQUAL(trd_nap_radices_parse("16,4/0", &r, err, sizeof err), -1);
+    CU_ASSERT_EQUAL(trd_nap_radices_parse("16,4/0", &r, err, sizeof err), TRD_ERR_INPUT);
     CU_ASSERT_STRING_EQUAL(err, "column 6: width 0 is not in 1..4096");
-    CU_ASSERT_EQUAL(trd_nap_radices_parse("16,4/", &r, err, sizeof err), -1);
+    CU_ASSERT_EQUAL(trd_nap_radices_parse("16,4/", &r, err, sizeof err), TRD_ERR_INPUT);
     CU_ASSERT_STRING_EQUAL(err, "column 6: expected a width >= 1 after '/'");
     CU_ASSERT_EQUAL(trd_nap_radices_parse("16,4/2", &r, err, sizeof err), 0);
     CU_ASSERT_EQUAL(trd_nap_width_at(&r, 0), 0);

@@ -169,7 +169,7 @@ static const char *simulate(const trd_rm_schedule *s, plan_fn plan, char *why, s
         int *l = sim.len;
         sim.len = sim.nlen, sim.nlen = l;
     }
-    if (plan(s, 0, steps, &extra) != -1) {
+    if (plan(s, 0, steps, &extra) != TRD_ERR_INPUT) {
         snprintf(why, len, "a step %d past the last", steps);
         return why;
     }
@@ -311,8 +311,8 @@ static void test_merge_plan(void)
     CU_ASSERT(st.nsend == 0 && st.nrecv == 2 && st.recv[0] == 0 && st.recv[1] == 3);
     CU_ASSERT(st.nfold == 2 && st.fold[0] == 0 && st.fold[1] == 1);
     /* out of range */
-    CU_ASSERT_EQUAL(trd_rm_plan_step(&s, 7, 0, &st), -1);
-    CU_ASSERT_EQUAL(trd_rm_plan_step(&s, 0, 2, &st), -1);
+    CU_ASSERT_EQUAL(trd_rm_plan_step(&s, 7, 0, &st), TRD_ERR_INPUT);
+    CU_ASSERT_EQUAL(trd_rm_plan_step(&s, 0, 2, &st), TRD_ERR_INPUT);
 }
 
 /* Collapse: representatives and idle ranks. */
@@ -444,10 +444,10 @@ static void expect_error_at(int line, const char *text, int n, const char *expec
     trd_rm_schedule s;
     char err[200];
     int rc = trd_rm_parse(text, n, &s, err, sizeof err);
-    if (rc != -1 || strcmp(err, expect))
+    if (rc != TRD_ERR_INPUT || strcmp(err, expect))
         printf("\ntest_rm.c:%d: '%s' for %d ranks: rc %d, '%s', expected '%s'\n", line, text, n, rc,
                err, expect);
-    CU_ASSERT_EQUAL(rc, -1);
+    CU_ASSERT_EQUAL(rc, TRD_ERR_INPUT);
     CU_ASSERT_STRING_EQUAL(err, expect);
     CU_ASSERT_EQUAL(s.ntokens, 0);
 }

@@ -148,7 +148,8 @@ static void test_hostfile(void)
     CU_ASSERT_STRING_EQUAL(path, "dir/m.hosts");
     CU_ASSERT_EQUAL(trd_simgrid_hostfile_path("m.platform", path, sizeof path), 0);
     CU_ASSERT_STRING_EQUAL(path, "m.platform.hosts");
-    CU_ASSERT_EQUAL(trd_simgrid_hostfile_path("a-very-long-platform-name.xml", path, 16), -1);
+    CU_ASSERT_EQUAL(trd_simgrid_hostfile_path("a-very-long-platform-name.xml", path, 16),
+                    TRD_ERR_INPUT);
 
     FILE *f = fopen("/dev/full", "w");
     if (f) {

@@ -155,7 +155,7 @@ static void test_verifier_refuses_split(void)
                                        "on the whole vector"));
     trd_sched_free(&s);
     call.whole = 1;
-    CU_ASSERT_EQUAL(trd_plan(&s, ring, "", &st.s, &call, -1, why, sizeof why), -1);
+    CU_ASSERT_EQUAL(trd_plan(&s, ring, "", &st.s, &call, -1, why, sizeof why), TRD_ERR_INPUT);
     CU_ASSERT_STRING_EQUAL(why, "ring splits the vector, and a user-defined operation is called "
                                 "on whole vectors");
     trd_shape_free(&st);
