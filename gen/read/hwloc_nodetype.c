@@ -18,6 +18,7 @@
 
 #include "reader.h"
 #include "readers.h"
+#include "xml_common.h"
 #include "topo.h"
 
 /* Most PUs a synthetic description may have: hwloc builds a synthetic

@@ -7,6 +7,7 @@
 
 #include "reader.h"
 #include "readers.h"
+#include "xml_common.h"
 
 static int has_suffix(const char *s, const char *suf)
 {

@@ -9,6 +9,7 @@
  */
 #include "reader.h"
 #include "readers.h"
+#include "xml_common.h"
 
 #include <limits.h>
 #include <math.h>
@@ -27,13 +28,6 @@
 #include <libxml/xmlschemas.h>
 
 #define TRD_XML_NS "urn:treeduce:topology:1"
-
-/* Structured error handlers take a const error from libxml2 2.12 on. */
-#if LIBXML_VERSION >= 21200
-typedef const xmlError *trd_xml_error;
-#else
-typedef xmlError *trd_xml_error;
-#endif
 
 /* The schema text, compiled in from gen/read/treeduce-topology.xsd by
  * cmake/Embed.cmake (KIND=xsd). */
@@ -57,45 +51,6 @@ struct xml_reader {
     size_t *bol; /* line start offsets */
     size_t nlines;
 };
-
-/* ---- Silencing libxml2 ---------------------------------------------------- */
-
-/* Saved global handlers, restored on the way out so that callers that use
- * libxml2 themselves keep theirs. */
-struct saved_handlers {
-    xmlStructuredErrorFunc serror;
-    void *sctx;
-    xmlGenericErrorFunc gerror;
-    void *gctx;
-};
-
-static void ignore_generic(void *ctx, const char *msg, ...)
-{
-    (void)ctx;
-    (void)msg;
-}
-
-static void ignore_structured(void *ctx, trd_xml_error e)
-{
-    (void)ctx;
-    (void)e;
-}
-
-static void capture_handlers(struct saved_handlers *s, void *ctx, xmlStructuredErrorFunc fn)
-{
-    s->serror = xmlStructuredError;
-    s->sctx = xmlStructuredErrorContext;
-    s->gerror = xmlGenericError;
-    s->gctx = xmlGenericErrorContext;
-    xmlSetGenericErrorFunc(NULL, ignore_generic);
-    xmlSetStructuredErrorFunc(ctx, fn);
-}
-
-static void restore_handlers(const struct saved_handlers *s)
-{
-    xmlSetStructuredErrorFunc(s->sctx, s->serror);
-    xmlSetGenericErrorFunc(s->gctx, s->gerror);
-}
 
 /* ---- Positions ------------------------------------------------------------ */
 
@@ -998,7 +953,7 @@ static xmlSchemaPtr compile_schema(void)
     pc = xmlSchemaNewMemParserCtxt(trd_topology_xsd, (int)trd_topology_xsd_len);
     if (pc == NULL)
         return NULL;
-    xmlSchemaSetParserStructuredErrors(pc, ignore_structured, NULL);
+    xmlSchemaSetParserStructuredErrors(pc, trd_xml_ignore_structured, NULL);
     schema = xmlSchemaParse(pc);
     xmlSchemaFreeParserCtxt(pc);
     return schema;
@@ -1025,7 +980,7 @@ int trd_read_xml_string(trd_topo_t t, trd_diag *d, const char *filename, const c
                         size_t len)
 {
     struct xml_reader r;
-    struct saved_handlers saved;
+    trd_xml_handlers saved;
     xmlSchemaPtr schema = NULL;
     xmlSchemaValidCtxtPtr vctx = NULL;
     xmlDocPtr doc = NULL;
@@ -1046,7 +1001,7 @@ int trd_read_xml_string(trd_topo_t t, trd_diag *d, const char *filename, const c
     r.dir = dir;
 
     LIBXML_TEST_VERSION
-    capture_handlers(&saved, &r, on_parse_error);
+    trd_xml_capture_handlers(&saved, &r, on_parse_error);
     if (len == 0) {
         trd_diag_error(d, loc_line(&r, 0, 0), "the file is empty; expected an XML document");
         rc = TRD_ERR_INPUT;
@@ -1103,7 +1058,7 @@ out:
         xmlFreeDoc(doc);
     if (r.ctxt != NULL)
         xmlFreeParserCtxt(r.ctxt);
-    restore_handlers(&saved);
+    trd_xml_restore_handlers(&saved);
     free(r.bol);
     free(dir);
     return rc;
@@ -1112,68 +1067,4 @@ out:
 int trd_read_xml(trd_topo_t t, trd_diag *d, const char *path)
 {
     return trd__read_file(t, d, path, trd_read_xml_string);
-}
-
-/* The root element's local name and version of the document reader reads
- * (NULL: it could not be opened); frees reader.  As trd_xml_root(). */
-static int root_of(xmlTextReaderPtr reader, char *buf, size_t len, char *version, size_t vlen)
-{
-    int rc = TRD_ERR_INPUT;
-    if (reader == NULL)
-        return rc;
-    while (xmlTextReaderRead(reader) == 1) {
-        if (xmlTextReaderNodeType(reader) == XML_READER_TYPE_ELEMENT) {
-            const xmlChar *name = xmlTextReaderConstLocalName(reader);
-            if (name != NULL && strlen((const char *)name) < len) {
-                snprintf(buf, len, "%s", (const char *)name);
-                rc = TRD_OK;
-            }
-            xmlChar *v =
-                version && vlen ? xmlTextReaderGetAttribute(reader, BAD_CAST "version") : NULL;
-            if (v != NULL && strlen((const char *)v) < vlen)
-                snprintf(version, vlen, "%s", (const char *)v);
-            xmlFree(v);
-            break;
-        }
-    }
-    xmlFreeTextReader(reader);
-    return rc;
-}
-
-/* trd_xml_root() of the file at path, or of the len bytes at text when text
- * is not NULL. */
-static int xml_root(const char *path, const char *text, size_t len, char *buf, size_t blen,
-                    char *version, size_t vlen)
-{
-    const int opts = XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING;
-    struct saved_handlers saved;
-    int rc;
-
-    if (blen == 0 || (text != NULL && len > INT_MAX))
-        return TRD_ERR_INPUT;
-    buf[0] = '\0';
-    if (version && vlen)
-        version[0] = '\0';
-    capture_handlers(&saved, NULL, ignore_structured);
-    rc = root_of(text != NULL ? xmlReaderForMemory(text, (int)len, path, NULL, opts)
-                              : xmlReaderForFile(path, NULL, opts),
-                 buf, blen, version, vlen);
-    restore_handlers(&saved);
-    return rc;
-}
-
-int trd_xml_root(const char *path, char *buf, size_t len, char *version, size_t vlen)
-{
-    return xml_root(path, NULL, 0, buf, len, version, vlen);
-}
-
-int trd_xml_root_text(const char *text, size_t len, char *buf, size_t blen, char *version,
-                      size_t vlen)
-{
-    return xml_root(NULL, text, len, buf, blen, version, vlen);
-}
-
-int trd_xml_root_name(const char *path, char *buf, size_t len)
-{
-    return trd_xml_root(path, buf, len, NULL, 0);
 }

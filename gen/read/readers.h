@@ -30,22 +30,6 @@ int trd_read_xml(trd_topo_t t, trd_diag *d, const char *path);
 int trd_read_xml_string(trd_topo_t t, trd_diag *d, const char *filename, const char *text,
                         size_t len);
 
-/* Local name of the root element of the XML file at path into buf (len
- * bytes): "machine" for a treeduce topology, "topology" for an
- * `lstopo --of xml` dump.  Reports nothing.
- * Returns TRD_OK; TRD_ERR_INPUT when the file cannot be read, is not XML, or
- *         the name does not fit in buf. */
-int trd_xml_root_name(const char *path, char *buf, size_t len);
-/* The same, and the root's "version" attribute into version (vlen bytes;
- * "" when it has none or it does not fit): "2.0" or "3.0" for an hwloc
- * dump, which hwloc refuses without naming it.  Returns as
- * trd_xml_root_name(). */
-int trd_xml_root(const char *path, char *buf, size_t len, char *version, size_t vlen);
-/* trd_xml_root() of the len bytes at text, for a file already read (a FIFO
- * cannot be read twice).  Returns as trd_xml_root_name(). */
-int trd_xml_root_text(const char *text, size_t len, char *buf, size_t blen, char *version,
-                      size_t vlen);
-
 /* ---- One node from hwloc (gen/read/hwloc_nodetype.c) ------------------------------ */
 
 /* Read a node shape (packages and cores per package) with hwloc from

@@ -18,7 +18,8 @@ different meanings in one build are one too many.
 Given the generator's library as built (and nm), the calls are held to the
 rooms too, by the object files: a symbol that an object of one room uses
 and an object of a higher room defines is a call upward, which a
-declaration in a lower room's header hides from the includes.
+declaration in a lower room's header hides from the includes; and no
+objects use each other in a cycle, within a room or across rooms.
 
 usage: check_gen_includes.py SOURCE_DIR [NM GEN_LIBRARY]
 Prints "gen includes: N files in M rooms, downward only, no cycle" (and
@@ -165,18 +166,46 @@ def check_calls(nm, library):
             used.append((f, symbol))
         elif kind.isupper():
             defined.setdefault(symbol, f)
+    calls = {}  # object -> {object it uses: the first symbol}
     for f, symbol in used:
         owner = defined.get(symbol)
         if owner and room_of(owner) > room_of(f):
             faults.append(
                 f"{f}:{line_of(f, symbol)}: calls {symbol}, which {owner} defines, of a higher "
                 f"room: {room_name(room_of(f))} may call {', '.join(ROOMS[: room_of(f) + 1])} only")
+        if owner and owner != f:
+            calls.setdefault(f, {}).setdefault(owner, symbol)
+    # no cycle among the objects either, within a room or across rooms
+    colour, path, closed = {}, [], set()
+
+    def walk(f):
+        colour[f] = 1
+        path.append(f)
+        for g in sorted(calls.get(f, {})):
+            if colour.get(g) == 1:
+                cyc = path[path.index(g):]
+                key = frozenset(cyc)
+                if key not in closed:
+                    closed.add(key)
+                    ring = cyc + [g]
+                    steps = ", ".join(f"{a} uses {calls[a][b]} of {b}"
+                                      for a, b in zip(ring, ring[1:]))
+                    faults.append(f"{f}:{line_of(f, calls[f][g])}: call cycle: {steps}")
+            elif g not in colour:
+                walk(g)
+        path.pop()
+        colour[f] = 2
+
+    for f in sorted(calls):
+        if f not in colour:
+            walk(f)
     return len(objects)
 
 
 calls = ""
 if len(sys.argv) > 3:
-    calls = f"; calls: {check_calls(sys.argv[2], sys.argv[3])} objects, downward only"
+    calls = (f"; calls: {check_calls(sys.argv[2], sys.argv[3])} objects, downward only, "
+             "no cycle")
 
 for fault in faults:
     print(fault)

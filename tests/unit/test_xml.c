@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "readers.h"
+#include "xml_common.h"
 #include "test_util.h"
 #include "topo.h"
 
