@@ -5,7 +5,10 @@
  *   - trd_test_load() and trd_test_load_text(): a finalized machine from a
  *     topology file or text;
  *   - trd_test_read_as() and TRD_EXPECT_ERRORS(): read a text with one of the
- *     readers of readers.h, finalize, and compare the exact messages. */
+ *     readers of readers.h, finalize, and compare the exact messages;
+ *   - trd_test_on_schedules() and trd_test_timed_open(): the machines whose
+ *     size ranges are drawn on the schedules (tune.h), and a timer for one
+ *     of their shapes. */
 #ifndef TRD_TEST_UTIL_H
 #define TRD_TEST_UTIL_H
 
@@ -16,9 +19,12 @@
 #include <string.h>
 
 #include "diag.h"
+#include "plan.h"
 #include "reader.h"
 #include "readers.h"
+#include "shape.h"
 #include "topo.h"
+#include "tune.h"
 
 /* ---- main() ------------------------------------------------------------------ */
 
@@ -235,6 +241,57 @@ static inline int trd_test_robust(const trd_test_format *fmt, const char *text, 
     }
     free(buf);
     return bad;
+}
+
+/* ---- Plans drawn on the schedules -------------------------------------------------- */
+
+/* Number of machines of trd_test_sched_machine(). */
+#define TRD_TEST_SCHED_MACHINES 2
+
+/* Machine k (0 .. TRD_TEST_SCHED_MACHINES - 1) of those whose size ranges
+ * and parameters are checked on the schedules, as trd_test_path() takes it:
+ * 16 nodes x 8 cores, and ethernet32. */
+static inline const char *trd_test_sched_machine(int k)
+{
+    static const char *const topos[TRD_TEST_SCHED_MACHINES] = {"tests/data/select-16x8.topo",
+                                                               "topologies/ethernet32.topo"};
+    return topos[k];
+}
+
+/* The machine of rel (trd_test_load()), planned into *p with its size
+ * ranges drawn on the schedules (one assertion more: the status of
+ * trd_select_on_schedules(), whose counts go to *stats).  The caller
+ * destroys the machine and *d. */
+static inline trd_topo_t trd_test_on_schedules(const char *rel, trd_diag **d, trd_machine_plan *p,
+                                               trd_select_stats *stats)
+{
+    trd_topo_t t = trd_test_load(rel, d);
+    trd_plan_build(t, p);
+    CU_ASSERT_EQUAL(trd_select_on_schedules(t, p, stats), TRD_OK);
+    return t;
+}
+
+/* The nnodes x ppn shape of a machine and a timer for it. */
+typedef struct trd_test_timed {
+    trd_shape_store st;
+    int *aux;
+    trd_timer *tm;
+} trd_test_timed;
+
+/* The nnodes x ppn shape of t into *x and a timer of it with p's gamma (two
+ * fatal assertions); *x stays where it is until trd_test_timed_release(). */
+static inline void trd_test_timed_open(trd_test_timed *x, trd_topo_t t, const trd_machine_plan *p,
+                                       int nnodes, int ppn)
+{
+    CU_ASSERT_FATAL(trd_machine_shape(t, nnodes, ppn, &x->st, &x->aux) == TRD_OK);
+    CU_ASSERT_FATAL(trd_timer_create(&x->tm, t, p, &x->st.s) == TRD_OK);
+}
+
+static inline void trd_test_timed_release(trd_test_timed *x)
+{
+    trd_timer_destroy(x->tm);
+    trd_shape_free(&x->st);
+    free(x->aux);
 }
 
 #endif /* TRD_TEST_UTIL_H */
