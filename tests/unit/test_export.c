@@ -35,7 +35,8 @@ static trd_machine_plan *plan_of(const char *rel)
 {
     static trd_machine_plan p;
     trd_topo_t t;
-    trd_diag *d = trd_diag_create();
+    trd_diag *d = NULL;
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(&d), TRD_OK);
     size_t len = 0;
     char *text;
     CU_ASSERT_EQUAL_FATAL(trd_read_text(trd_test_path(rel), &text, &len), TRD_OK);
