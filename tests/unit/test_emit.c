@@ -193,11 +193,7 @@ static void check_ranges(const trd_machine_plan *p, int nodes, int ppn, const tr
 static void check_selection(const char *rel)
 {
     trd_diag *d = NULL;
-    CU_ASSERT_EQUAL_FATAL(trd_diag_create(&d), TRD_OK);
-    trd_topo_t t = NULL;
-    CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
-    CU_ASSERT_EQUAL_FATAL(trd_read_dsl(t, d, trd_test_path(rel)), TRD_OK);
-    CU_ASSERT_EQUAL_FATAL(trd_topo_finalize(t, d), TRD_OK);
+    trd_topo_t t = trd_test_load(rel, &d);
     static trd_machine_plan p;
     trd_plan_build(t, &p);
     check_ranges(&p, p.nnodes, p.ppn, p.choice, p.nchoices);
