@@ -229,8 +229,8 @@ static trd_topo_t read_model(const char *path, int xml, const char *text, size_t
                              const char *what, trd_dsl_map **map, char *err, size_t errlen)
 {
     trd_topo_t t = NULL;
-    trd_diag *d = trd_diag_create();
-    if (!d || trd_topo_create(&t) != TRD_OK) {
+    trd_diag *d = NULL;
+    if (trd_diag_create(&d) != TRD_OK || trd_topo_create(&t) != TRD_OK) {
         trd_errf(err, errlen, "out of memory");
         trd_diag_destroy(d);
         return NULL;

@@ -322,7 +322,7 @@ int main(int argc, char **argv)
     agree mine, *all = NULL;
     memset(&mine, 0, sizeof mine);
     mine.node = -1;
-    trd_diag *d = trd_diag_create();
+    trd_diag *d = NULL;
     trd_topo_t topo = NULL;
     trd_machine_plan *plan = calloc(1, sizeof *plan);
     built b;
@@ -333,7 +333,7 @@ int main(int argc, char **argv)
         snprintf(mine.opts, sizeof mine.opts, HELP_OPTS);
     char *intext = NULL;
     size_t inlen = 0;
-    if (kind == 0 && (!d || !plan || trd_topo_create(&topo) != TRD_OK)) {
+    if (kind == 0 && (trd_diag_create(&d) != TRD_OK || !plan || trd_topo_create(&topo) != TRD_OK)) {
         snprintf(mine.err, sizeof mine.err, "out of memory");
         kind = -2;
     } else if (kind == 0 && trd_load_topology(&a.load, topo, d, &intext, &inlen) != TRD_OK) {

@@ -559,11 +559,13 @@ int main(int argc, char **argv)
     }
 
     /* input -> plan -> verify -> write */
-    trd_diag *d = trd_diag_create();
+    trd_diag *d = NULL;
     trd_topo_t t = NULL;
     char *intext = NULL;
     size_t inlen = 0;
-    int rc = d ? trd_topo_create(&t) : TRD_ERR_NOMEM;
+    int rc = trd_diag_create(&d);
+    if (rc == TRD_OK)
+        rc = trd_topo_create(&t);
     if (rc != TRD_OK) {
         fprintf(stderr, "treeduce-gen: out of memory\n");
         goto out;

@@ -25,9 +25,10 @@ struct trd_diag {
     int nsrcs, capsrcs;
 };
 
-trd_diag *trd_diag_create(void)
+int trd_diag_create(trd_diag **d)
 {
-    return calloc(1, sizeof(trd_diag));
+    *d = calloc(1, sizeof(trd_diag));
+    return *d ? TRD_OK : TRD_ERR_NOMEM;
 }
 
 void trd_diag_destroy(trd_diag *d)

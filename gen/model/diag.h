@@ -12,6 +12,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "trd_status.h"
+
 /* A position in an input file.  line and col are 1-based; line 0 means "the
  * file as a whole" (e.g. it cannot be opened) and prints as "file: ...". */
 typedef struct trd_loc {
@@ -22,10 +24,10 @@ typedef struct trd_loc {
 
 typedef struct trd_diag trd_diag;
 
-/* Create an empty diagnostic sink; trd_diag_destroy() frees it with every
- * message, name and source text it holds (NULL is ignored).  Returns NULL on
- * out-of-memory. */
-trd_diag *trd_diag_create(void);
+/* Create an empty diagnostic sink into *d; trd_diag_destroy() frees it with
+ * every message, name and source text it holds (NULL is ignored).  Returns
+ * TRD_OK, or TRD_ERR_NOMEM with *d NULL. */
+int trd_diag_create(trd_diag **d);
 void trd_diag_destroy(trd_diag *d);
 
 /* Keep a copy of a file name for the lifetime of d; returns the copy (or

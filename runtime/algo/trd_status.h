@@ -14,10 +14,9 @@
  *     where it says why a planner refuses), written with trd_errf (algo.h):
  *     the callee composes the message, the caller places it.
  * A function that cannot fail returns void; a query returns its value and
- * says what stands for none (-1, NULL, SIZE_MAX); an allocator of one object
- * that can fail only for memory returns it or NULL, as malloc does
- * (trd_diag_create).  A file's static helpers may answer their caller in
- * the file otherwise (-1, a count); what leaves the file is a status.
+ * says what stands for none (-1, NULL, SIZE_MAX).  A file's static helpers
+ * may answer their caller in the file otherwise (-1, a count); what leaves
+ * the file is a status.
  *
  * The runtime's side (runtime/, rt.h and treeduce.h): every function
  * returns an MPI error code, MPI_SUCCESS or an error class, unless it says

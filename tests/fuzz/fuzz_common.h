@@ -81,8 +81,8 @@ static inline int trd_fuzz_reader(trd_fuzz_read_fn read, const char *name, const
                                   size_t size)
 {
     trd_topo_t t = NULL;
-    trd_diag *d = trd_diag_create();
-    if (d == NULL || trd_topo_create(&t) != TRD_OK)
+    trd_diag *d = NULL;
+    if (trd_diag_create(&d) != TRD_OK || trd_topo_create(&t) != TRD_OK)
         abort();
     trd_fuzz_defaults(t);
     int rc = read(t, d, name, (const char *)data, size);

@@ -26,8 +26,8 @@ static char *written(const trd_wisdom *w, size_t *len)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static trd_topo_t t;
-    trd_diag *d = trd_diag_create();
-    if (d == NULL)
+    trd_diag *d = NULL;
+    if (trd_diag_create(&d) != TRD_OK)
         abort();
     if (t == NULL) { /* the machine, once */
         if (trd_topo_create(&t) != TRD_OK ||

@@ -19,11 +19,12 @@ int main(int argc, char **argv)
         return 2;
     }
     trd_topo_t t = NULL;
-    trd_diag *d = trd_diag_create();
-    if (!d || trd_topo_create(&t) != TRD_OK || trd_read_dsl(t, d, argv[1]) != TRD_OK ||
+    trd_diag *d = NULL;
+    if (trd_diag_create(&d) != TRD_OK)
+        return 1;
+    if (trd_topo_create(&t) != TRD_OK || trd_read_dsl(t, d, argv[1]) != TRD_OK ||
         trd_topo_finalize(t, d) != TRD_OK) {
-        if (d)
-            trd_diag_print(d, stderr);
+        trd_diag_print(d, stderr);
         return 1;
     }
     int a = trd_topo_find_node(t, argv[2]), b = trd_topo_find_node(t, argv[3]);

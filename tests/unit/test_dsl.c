@@ -231,7 +231,8 @@ static void test_alpha_r(void)
 static void test_alpha_r_model(void)
 {
     trd_topo_t t;
-    trd_diag *d = trd_diag_create();
+    trd_diag *d = NULL;
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(&d), TRD_OK);
     trd_loc loc = {trd_diag_intern(d, "api"), 3, 7};
     CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
     CU_ASSERT_EQUAL(trd_topo_add_link(t, d, loc, "ok", (trd_link_cost){2e-6, 1e9, 0, 2e-6}),
@@ -258,7 +259,8 @@ static void test_alpha_r_model(void)
 static void test_cost_range_model(void)
 {
     trd_topo_t t;
-    trd_diag *d = trd_diag_create();
+    trd_diag *d = NULL;
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(&d), TRD_OK);
     trd_loc loc = {trd_diag_intern(d, "api"), 1, 1};
     CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
     CU_ASSERT_EQUAL(trd_topo_add_link(t, d, loc, "den", (trd_link_cost){1e-6, 1e-320, 0, 0}),
@@ -290,7 +292,8 @@ static void test_default_nodetype(void)
     static const char text[] = "link l { latency 1us; bandwidth 1GB/s; }\n"
                                "switch s { link l; nodes n[1-3]; }\n";
     trd_topo_t t;
-    trd_diag *d = trd_diag_create();
+    trd_diag *d = NULL;
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(&d), TRD_OK);
     int cores[2] = {4, 4};
     CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
     CU_ASSERT_EQUAL(trd_topo_set_default_nodetype(t, 2, cores, "--nodetype"), TRD_OK);
@@ -307,7 +310,8 @@ static void test_default_nodetype(void)
 static void test_files(void)
 {
     trd_topo_t t;
-    trd_diag *d = trd_diag_create();
+    trd_diag *d = NULL;
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(&d), TRD_OK);
     CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
     CU_ASSERT_EQUAL_FATAL(trd_read_dsl(t, d, trd_test_path("tests/data/two-level.topo")), TRD_OK);
     CU_ASSERT_EQUAL_FATAL(trd_topo_finalize(t, d), TRD_OK);
@@ -323,7 +327,7 @@ static void test_files(void)
 
     /* The same file read as text from elsewhere: the XML is not found, when
      * a node first uses the type (hwloc reads no type that no node uses). */
-    d = trd_diag_create();
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(&d), TRD_OK);
     CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
     static const char text[] = "nodetype big { hwloc \"node-2x4.xml\"; }\n"
                                "link l { latency 1us; bandwidth 1GB/s; }\n";
@@ -343,7 +347,7 @@ static void test_files(void)
     trd_topo_destroy(t);
     trd_diag_destroy(d);
 
-    d = trd_diag_create();
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(&d), TRD_OK);
     CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
     CU_ASSERT_EQUAL(trd_read_dsl(t, d, "/nonexistent/x.topo"), TRD_ERR_IO);
     CU_ASSERT_EQUAL_FATAL(trd_diag_count(d), 1);
@@ -527,7 +531,8 @@ static void test_finalize_errors(void)
     static const char text[] = ETH PC "switch s0 { link eth; nodes n[0-3] : pc; }\n"
                                       "switch root { link eth; switches s0 s9; }\n";
     trd_topo_t t;
-    trd_diag *d = trd_diag_create();
+    trd_diag *d = NULL;
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(&d), TRD_OK);
     CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
     CU_ASSERT_EQUAL(trd_read_dsl_string(t, d, "t.topo", text, strlen(text)), TRD_OK);
     CU_ASSERT_EQUAL(trd_diag_count(d), 0);
@@ -606,7 +611,8 @@ static void test_map(void)
         {"switches", 473, 482, 487, 488, "s0 s1"},
     };
     trd_topo_t t;
-    trd_diag *d = trd_diag_create();
+    trd_diag *d = NULL;
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(&d), TRD_OK);
     trd_dsl_map *m = NULL;
     CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
     CU_ASSERT_EQUAL_FATAL(trd_read_dsl_string_map(t, d, "map.topo", mapped, strlen(mapped), &m),
@@ -646,7 +652,7 @@ static void test_map(void)
 
     /* A text with an error gives no map; NULL asks for none. */
     CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
-    d = trd_diag_create();
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(&d), TRD_OK);
     static trd_dsl_map stale;
     m = &stale; /* must be reset */
     CU_ASSERT_EQUAL(trd_read_dsl_string_map(t, d, "bad.topo", "link a { latency 1us; }", 23, &m),
@@ -665,7 +671,8 @@ static void test_map_empty_block(void)
 {
     static const char text[] = "switch s0 {\n}\n";
     trd_topo_t t;
-    trd_diag *d = trd_diag_create();
+    trd_diag *d = NULL;
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(&d), TRD_OK);
     trd_dsl_map *m = NULL;
     CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
     CU_ASSERT_EQUAL_FATAL(trd_read_dsl_string_map(t, d, "e.topo", text, strlen(text), &m), TRD_OK);
@@ -698,12 +705,12 @@ static void test_robust(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
     for (size_t cut = 0; cut <= 2 * len; cut++) {
         trd_topo_t t;
-        trd_diag *d = trd_diag_create();
+        trd_diag *d = NULL;
         size_t n = cut <= len ? cut : len;
         memcpy(buf, cluster, len);
         if (cut > len)
             buf[cut - len - 1] = '}';
-        if (trd_topo_create(&t) != TRD_OK || !d)
+        if (trd_diag_create(&d) != TRD_OK || trd_topo_create(&t) != TRD_OK)
             break;
         trd_dsl_map *m = NULL;
         int rc = trd_read_dsl_string_map(t, d, "t.topo", buf, n, &m);

@@ -66,7 +66,8 @@ static int count_entries(const char *dir)
 
 static void test_deterministic(void)
 {
-    trd_diag *d = trd_diag_create();
+    trd_diag *d = NULL;
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(&d), TRD_OK);
     trd_topo_t t = two_level(d);
     static trd_machine_plan p;
     trd_plan_build(t, &p);
@@ -111,7 +112,8 @@ static void test_deterministic(void)
 
 static void test_bad_name_writes_nothing(void)
 {
-    trd_diag *d = trd_diag_create();
+    trd_diag *d = NULL;
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(&d), TRD_OK);
     trd_topo_t t = two_level(d);
     static trd_machine_plan p;
     trd_plan_build(t, &p);
@@ -190,11 +192,8 @@ static void check_ranges(const trd_machine_plan *p, int nodes, int ppn, const tr
  * finds for every communicator shape the planned one the header promises. */
 static void check_selection(const char *rel)
 {
-    trd_diag *d = trd_diag_create();
-    trd_topo_t t = NULL;
-    CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
-    CU_ASSERT_EQUAL_FATAL(trd_read_dsl(t, d, trd_test_path(rel)), TRD_OK);
-    CU_ASSERT_EQUAL_FATAL(trd_topo_finalize(t, d), TRD_OK);
+    trd_diag *d = NULL;
+    trd_topo_t t = trd_test_load(rel, &d);
     static trd_machine_plan p;
     trd_plan_build(t, &p);
     check_ranges(&p, p.nnodes, p.ppn, p.choice, p.nchoices);

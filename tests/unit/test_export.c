@@ -34,16 +34,9 @@ static char *capture(int json, const trd_machine_plan *p, const char *name)
 static trd_machine_plan *plan_of(const char *rel)
 {
     static trd_machine_plan p;
-    trd_topo_t t;
-    trd_diag *d = trd_diag_create();
-    size_t len = 0;
-    char *text;
-    CU_ASSERT_EQUAL_FATAL(trd_read_text(trd_test_path(rel), &text, &len), TRD_OK);
-    CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
-    CU_ASSERT_EQUAL_FATAL(trd_read_dsl_string(t, d, rel, text, len), TRD_OK);
-    CU_ASSERT_EQUAL_FATAL(trd_topo_finalize(t, d), TRD_OK);
+    trd_diag *d = NULL;
+    trd_topo_t t = trd_test_load(rel, &d);
     trd_plan_build(t, &p);
-    free(text);
     trd_topo_destroy(t);
     trd_diag_destroy(d);
     return &p;

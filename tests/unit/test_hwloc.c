@@ -198,7 +198,8 @@ static void test_local(void)
 static void test_machine_xml(void)
 {
     trd_topo_t t;
-    trd_diag *d = trd_diag_create();
+    trd_diag *d = NULL;
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(&d), TRD_OK);
     const char *path = trd_test_path("topologies/epyc-2s.xml");
     char source[sizeof "hwloc " + TRD_TEST_PATH_MAX];
 
@@ -223,7 +224,7 @@ static void test_machine_xml(void)
     trd_diag_destroy(d);
 
     /* The node takes the host name of the dump. */
-    d = trd_diag_create();
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(&d), TRD_OK);
     CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
     CU_ASSERT_EQUAL_FATAL(
         trd_read_hwloc_machine(t, d, "xml", trd_test_path("topologies/buildhost.xml")), TRD_OK);
@@ -238,7 +239,8 @@ static void test_machine_xml(void)
 static void test_machine_local(void)
 {
     trd_topo_t t;
-    trd_diag *d = trd_diag_create();
+    trd_diag *d = NULL;
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(&d), TRD_OK);
     struct shape s = read_shape("local", NULL);
 
     CU_ASSERT_EQUAL_FATAL(s.rc, 0);
@@ -259,7 +261,8 @@ static void test_machine_local(void)
 static void test_machine_errors(void)
 {
     trd_topo_t t;
-    trd_diag *d = trd_diag_create();
+    trd_diag *d = NULL;
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(&d), TRD_OK);
 
     CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
     CU_ASSERT_EQUAL(trd_read_hwloc_machine(t, d, "xml", "/nonexistent/node.xml"), TRD_ERR_IO);
@@ -314,7 +317,8 @@ static void test_nodetype_hook(void)
     trd_loc loc = {"m.topo", 3, 1}, arg_loc = {"m.topo", 3, 20};
     trd_link_cost net = {TRD_DEFAULT_NET_LATENCY_S, TRD_DEFAULT_NET_BANDWIDTH_BPS, 0, 0};
     trd_topo_t t;
-    trd_diag *d = trd_diag_create();
+    trd_diag *d = NULL;
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(&d), TRD_OK);
     int sw;
 
     stub_shapes = stub_checks = 0;
@@ -341,7 +345,7 @@ static void test_nodetype_hook(void)
     trd_topo_destroy(t);
     trd_diag_destroy(d);
 
-    d = trd_diag_create();
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(&d), TRD_OK);
     CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
     CU_ASSERT_EQUAL(trd_topo_add_nodetype_hwloc(t, d, loc, "pc", NULL, "xml", "n.xml", arg_loc,
                                                 NULL, NULL, "hwloc n.xml"),

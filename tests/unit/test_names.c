@@ -29,7 +29,8 @@ static const trd_test_format ib = {trd_read_ibnet_string, defaults, "fabric.ibne
 static const char *check(const char *name)
 {
     static char msg[512];
-    trd_diag *d = trd_diag_create();
+    trd_diag *d = NULL;
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(&d), TRD_OK);
     msg[0] = '\0';
     if (trd_topo_check_name(d, (trd_loc){"f", 3, 7}, "switch", name) != TRD_OK)
         snprintf(msg, sizeof msg, "%s", trd_diag_message(d, 0));
@@ -123,7 +124,8 @@ static void test_readers_take(void)
  * '?', the caret still under the column. */
 static void test_message_shows_no_control(void)
 {
-    trd_diag *d = trd_diag_create();
+    trd_diag *d = NULL;
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(&d), TRD_OK);
     static const char text[] = "ok\nSwitchName=\x1b]0;x\x07 Nodes=a\r\n";
     trd_diag_add_source(d, "t.conf", text, sizeof text - 1);
     trd_diag_error(d, (trd_loc){"t.conf", 2, 12}, "switch '%s'", "\x1b]0;x\x07");

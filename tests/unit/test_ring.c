@@ -73,7 +73,8 @@ static int ring_dups(trd_topo_t t, const int *nodes, int n, char *why, size_t wh
 
 static void test_dfs_rings_are_contention_free(void)
 {
-    trd_diag *d = trd_diag_create();
+    trd_diag *d = NULL;
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(&d), TRD_OK);
     char why[256];
     int checked = 0;
     for (int trial = 0; trial < 400; trial++) {
@@ -139,7 +140,8 @@ static trd_topo_t two_switches(trd_diag *d)
  * sends two messages up each leaf switch's uplink. */
 static void test_interleaved_ring_contends(void)
 {
-    trd_diag *d = trd_diag_create();
+    trd_diag *d = NULL;
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(&d), TRD_OK);
     trd_topo_t t = two_switches(d);
     /* ring indices: a0..a3 = 0..3, b0..b3 = 4..7 */
     CU_ASSERT_STRING_EQUAL(trd_topo_node_name(t, 4), "b0");
@@ -165,7 +167,8 @@ static int ring_runs(trd_topo_t t, const int *nodes, int n, char *why, size_t wh
  * repeated), which mostly contend. */
 static void test_structural_equals_pairwise(void)
 {
-    trd_diag *d = trd_diag_create();
+    trd_diag *d = NULL;
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(&d), TRD_OK);
     char why[256], why2[256];
     int contended = 0, free_orders = 0;
     for (int trial = 0; trial < 300; trial++) {
@@ -218,7 +221,8 @@ static void test_structural_equals_pairwise(void)
  * linear time. */
 static void test_structural_refuses_non_dfs(void)
 {
-    trd_diag *d = trd_diag_create();
+    trd_diag *d = NULL;
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(&d), TRD_OK);
     trd_topo_t t = two_switches(d);
     int good[] = {4, 5, 6, 7, 0, 1, 2, 3}, bad[] = {0, 1, 4, 5, 2, 3, 6, 7};
     int split[] = {0, 0, 1, 2, 3, 0}; /* node a0's ranks in two runs of a one-switch ring */

@@ -221,7 +221,7 @@ static void test_finalize_errors(void)
 
     /* Without the defaults the CLI sets, nodes and switches lack their types. */
     CU_ASSERT_EQUAL(trd_topo_create(&r.t), TRD_OK);
-    r.d = trd_diag_create();
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(&r.d), TRD_OK);
     static const char one[] = "SwitchName=s0 Nodes=a\n";
     CU_ASSERT_EQUAL(trd_read_slurm_string(r.t, r.d, "topology.conf", one, strlen(one)), TRD_OK);
     CU_ASSERT_EQUAL(trd_topo_finalize(r.t, r.d), TRD_ERR_INPUT);

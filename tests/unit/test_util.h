@@ -101,7 +101,7 @@ static inline const char *trd_test_path(const char *rel)
 static inline trd_topo_t trd_test_load(const char *rel, trd_diag **d)
 {
     trd_topo_t t = NULL;
-    *d = trd_diag_create();
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(d), TRD_OK);
     CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
     CU_ASSERT_EQUAL_FATAL(trd_read_dsl(t, *d, trd_test_path(rel)), TRD_OK);
     CU_ASSERT_EQUAL_FATAL(trd_topo_finalize(t, *d), TRD_OK);
@@ -112,7 +112,7 @@ static inline trd_topo_t trd_test_load(const char *rel, trd_diag **d)
 static inline trd_topo_t trd_test_load_text(const char *name, const char *text, trd_diag **d)
 {
     trd_topo_t t = NULL;
-    *d = trd_diag_create();
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(d), TRD_OK);
     CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
     CU_ASSERT_EQUAL_FATAL(trd_read_dsl_string(t, *d, name, text, strlen(text)), TRD_OK);
     CU_ASSERT_EQUAL_FATAL(trd_topo_finalize(t, *d), TRD_OK);
@@ -137,13 +137,13 @@ typedef struct trd_test_result {
     int rc;
 } trd_test_result;
 
-/* A new topology (one assertion: that it was created) with fmt's defaults
- * set, and an empty trd_diag; rc is 0. */
+/* A new topology with fmt's defaults set, and an empty trd_diag (asserted
+ * created, the diag fatally); rc is 0. */
 static inline trd_test_result trd_test_fresh(const trd_test_format *fmt)
 {
     trd_test_result r = {NULL, NULL, 0};
     CU_ASSERT_EQUAL(trd_topo_create(&r.t), TRD_OK);
-    r.d = trd_diag_create();
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(&r.d), TRD_OK);
     if (fmt->setup != NULL)
         fmt->setup(r.t);
     return r;

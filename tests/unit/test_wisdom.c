@@ -95,7 +95,8 @@ static void test_wisdom_round_trip(void)
     sample(&w, hex);
     size_t len;
     char *text = write_text(&w, &len);
-    trd_diag *d = trd_diag_create();
+    trd_diag *d = NULL;
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(&d), TRD_OK);
     int rc = trd_wisdom_read_string("duo.wisdom", text, len, &r, d);
     if (rc != TRD_OK)
         printf("\n%s\n%s\n", text, trd_diag_message(d, 0));
@@ -152,7 +153,8 @@ static void test_wisdom_stale(void)
     sample(&w, hex);
     size_t len;
     char *text = write_text(&w, &len);
-    trd_diag *d = trd_diag_create();
+    trd_diag *d = NULL;
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(&d), TRD_OK);
     CU_ASSERT_EQUAL_FATAL(trd_wisdom_read_string("duo.wisdom", text, len, &r, d), TRD_OK);
     trd_test_result m = trd_test_read_as(
         &dsl, "m.topo",
@@ -182,7 +184,8 @@ static void test_wisdom_stale(void)
 static void refused_at(int line, const char *text, size_t len, const char *msg)
 {
     trd_wisdom w;
-    trd_diag *d = trd_diag_create();
+    trd_diag *d = NULL;
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(&d), TRD_OK);
     int rc = trd_wisdom_read_string("bad.wisdom", text, len, &w, d);
     const char *got = trd_diag_count(d) ? trd_diag_message(d, 0) : "(none)";
     if (rc != TRD_ERR_INPUT || trd_diag_count(d) != 1 || strcmp(got, msg) != 0)
@@ -205,7 +208,8 @@ static void test_wisdom_good_minimal(void)
     /* comments, blank lines, no range at all */
     static const char text[] = "# measured\n\n" HEAD "  # nothing measured\nend\n\n# after\n";
     trd_wisdom w;
-    trd_diag *d = trd_diag_create();
+    trd_diag *d = NULL;
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(&d), TRD_OK);
     CU_ASSERT_EQUAL(trd_wisdom_read_string("ok.wisdom", text, strlen(text), &w, d), TRD_OK);
     CU_ASSERT_EQUAL(trd_diag_count(d), 0);
     CU_ASSERT_EQUAL(w.digest_line, 5);
@@ -293,7 +297,8 @@ static void test_wisdom_robust(void)
         if (k > len)
             buf[(k - len - 1) / nd] = damage[(k - len - 1) % nd];
         trd_wisdom w;
-        trd_diag *d = trd_diag_create();
+        trd_diag *d = NULL;
+        CU_ASSERT_EQUAL_FATAL(trd_diag_create(&d), TRD_OK);
         int rc = trd_wisdom_read_string("r.wisdom", buf, n, &w, d);
         int ok = (rc == TRD_OK && trd_diag_count(d) == 0) ||
                  (rc == TRD_ERR_INPUT && trd_diag_count(d) == 1 && !w.range && !w.hosts);
@@ -310,7 +315,8 @@ static void test_wisdom_robust(void)
 static void test_wisdom_read_file(void)
 {
     trd_wisdom w;
-    trd_diag *d = trd_diag_create();
+    trd_diag *d = NULL;
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(&d), TRD_OK);
     CU_ASSERT_EQUAL(trd_wisdom_read("/nonexistent/x.wisdom", &w, d), TRD_ERR_IO);
     CU_ASSERT_STRING_EQUAL(trd_diag_message(d, 0),
                            "/nonexistent/x.wisdom: error: cannot read file: No such file or "

@@ -225,7 +225,7 @@ static void test_files(void)
     fclose(f);
 
     CU_ASSERT_EQUAL(trd_topo_create(&t), TRD_OK);
-    d = trd_diag_create();
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(&d), TRD_OK);
     CU_ASSERT_EQUAL(trd_read_xml(t, d, path), TRD_OK);
     CU_ASSERT_EQUAL(trd_topo_finalize(t, d), TRD_OK);
     CU_ASSERT_EQUAL(trd_topo_nnodes(t), 8);
@@ -251,7 +251,7 @@ static void test_files(void)
     /* The file is gone now. */
     CU_ASSERT_EQUAL(trd_xml_root_name(path, buf, sizeof buf), TRD_ERR_INPUT);
     CU_ASSERT_EQUAL(trd_topo_create(&t), TRD_OK);
-    d = trd_diag_create();
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(&d), TRD_OK);
     CU_ASSERT_EQUAL(trd_read_xml(t, d, path), TRD_ERR_IO);
     CU_ASSERT_EQUAL_FATAL(trd_diag_count(d), 1);
     snprintf(other, sizeof other, "%s: error: cannot read file: No such file or directory", path);
@@ -414,7 +414,8 @@ static void test_schema(void)
 static void test_no_half_result(void)
 {
     trd_topo_t t;
-    trd_diag *d = trd_diag_create();
+    trd_diag *d = NULL;
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(&d), TRD_OK);
     static const char text[] =
         HEAD LINK TYPE "  <switch name=\"r\" link=\"eth\"><nodes names=\"n1\" type=\"pc\" "
                        "extra=\"1\"/></switch>\n" TAIL;
