@@ -1010,7 +1010,7 @@ static int replace_file(cal_file *f, const char *text, size_t len, char *err, si
 {
     trd_outfile o;
     const char *what;
-    int e = trd_outfile_open(&o, f->real, &what);
+    int e = trd_outfile_open(&o, f->real, &what) != TRD_OK ? errno : 0;
     if (e) {
         trd_errf(err, errlen, "%s: cannot %s: %s; unchanged", f->path, what, strerror(e));
         return -1;
@@ -1038,7 +1038,8 @@ static int replace_file(cal_file *f, const char *text, size_t len, char *err, si
         trd_errf(err, errlen, "%s changed (or vanished) while measuring; not written", f->path);
         return -1;
     }
-    if ((e = trd_outfile_commit(&o, &what)) != 0) {
+    if (trd_outfile_commit(&o, &what) != TRD_OK) {
+        e = errno;
         trd_errf(err, errlen, "%s: cannot %s: %s; unchanged", f->path, what, strerror(e));
         return -1;
     }

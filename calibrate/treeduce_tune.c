@@ -240,7 +240,7 @@ static int write_wisdom(trd_outfile *out, const char *path, const trd_wisdom *w)
         e = errno ? errno : EIO;
         trd_outfile_discard(out);
     } else {
-        e = trd_outfile_commit(out, &what);
+        e = trd_outfile_commit(out, &what) != TRD_OK ? errno : 0;
     }
     if (e)
         fprintf(stderr, "treeduce-tune: %s: cannot %s: %s; nothing written\n", path, what,
@@ -327,7 +327,10 @@ int main(int argc, char **argv)
     trd_machine_plan *plan = calloc(1, sizeof *plan);
     built b;
     memset(&b, 0, sizeof b);
-    int kind = tune_parse_args(argc, argv, &a, me, mine.err, sizeof mine.err), code = 0;
+    int done, code = 0;
+    int kind = tune_parse_args(argc, argv, &a, me, &done, mine.err, sizeof mine.err) != TRD_OK ? -1
+               : done                                                                          ? 1
+                                                                                               : 0;
     tune_canon(&a, mine.opts, sizeof mine.opts);
     if (kind == 1)
         snprintf(mine.opts, sizeof mine.opts, HELP_OPTS);
@@ -379,7 +382,7 @@ int main(int argc, char **argv)
             snprintf(defname, sizeof defname, "%s.wisdom", b.m.name);
             path = defname;
         }
-        int e = code ? 0 : trd_outfile_open(&outf, path, &what);
+        int e = code || trd_outfile_open(&outf, path, &what) == TRD_OK ? 0 : errno;
         if (e) {
             fprintf(stderr, "treeduce-tune: %s: cannot %s: %s; nothing measured\n", path, what,
                     strerror(e));

@@ -85,8 +85,9 @@ static int coll_of(const char *name, size_t len)
 
 /* The command line into a; 0, 1 for --help/--version (printed by rank 0),
  * or -1 with a message in err. */
-int tune_parse_args(int argc, char **argv, args *a, int me, char *err, size_t errlen)
+int tune_parse_args(int argc, char **argv, args *a, int me, int *done, char *err, size_t errlen)
 {
+    *done = 0;
     enum {
         O_BUDGET = 256,
         O_MIN,
@@ -147,7 +148,7 @@ int tune_parse_args(int argc, char **argv, args *a, int me, char *err, size_t er
                                 "--budget '%s': expected a duration such as 90s, "
                                 "10m, 1h or plain seconds",
                                 optarg),
-                       -1;
+                       TRD_ERR_INPUT;
             break;
         case O_MIN:
         case O_MAX:
@@ -156,7 +157,7 @@ int tune_parse_args(int argc, char **argv, args *a, int me, char *err, size_t er
                                 "--%s '%s': expected bytes, a multiple of 8 from 8 "
                                 "to 1G (64K, 1M)",
                                 c == O_MIN ? "min-bytes" : "max-bytes", optarg),
-                       -1;
+                       TRD_ERR_INPUT;
             break;
         case O_FACTOR:
             errno = 0;
@@ -164,11 +165,12 @@ int tune_parse_args(int argc, char **argv, args *a, int me, char *err, size_t er
             if (end == optarg || *end || errno || !(a->o.factor >= 1.05 && a->o.factor <= 1024))
                 return snprintf(err, errlen, "--factor '%s': expected a number from 1.05 to 1024",
                                 optarg),
-                       -1;
+                       TRD_ERR_INPUT;
             break;
         case O_SIZE_TIME:
             if (parse_duration(optarg, &a->o.size_s) != 0)
-                return snprintf(err, errlen, "--size-time '%s': expected seconds", optarg), -1;
+                return snprintf(err, errlen, "--size-time '%s': expected seconds", optarg),
+                       TRD_ERR_INPUT;
             break;
         case O_PASSES: {
             char *stop;
@@ -176,7 +178,7 @@ int tune_parse_args(int argc, char **argv, args *a, int me, char *err, size_t er
             if (stop == optarg || *stop || v < 1 || v > TUNE_MAX_PASSES)
                 return snprintf(err, errlen, "--passes '%s': expected a whole number from 1 to %d",
                                 optarg, TUNE_MAX_PASSES),
-                       -1;
+                       TRD_ERR_INPUT;
             a->o.passes = (int)v;
             break;
         }
@@ -191,7 +193,7 @@ int tune_parse_args(int argc, char **argv, args *a, int me, char *err, size_t er
                                     "--colls: '%.*s' is not a collective (allreduce, "
                                     "reduce_scatter_block, allgather, reduce, bcast)",
                                     (int)n, p),
-                           -1;
+                           TRD_ERR_INPUT;
                 int dup = 0;
                 for (int i = 0; i < a->o.ncolls; i++)
                     dup |= a->o.coll[i] == k;
@@ -210,7 +212,7 @@ int tune_parse_args(int argc, char **argv, args *a, int me, char *err, size_t er
                                     "--shapes '%s': expected NODESxPPN of 2 or more "
                                     "ranks, comma-separated (1x2,2x1)",
                                     optarg),
-                           -1;
+                           TRD_ERR_INPUT;
                 a->o.shape[a->o.nshapes][0] = nn;
                 a->o.shape[a->o.nshapes++][1] = pp;
                 p += used + (p[used] == ',');
@@ -223,12 +225,13 @@ int tune_parse_args(int argc, char **argv, args *a, int me, char *err, size_t er
                 a->o.nspecs == TUNE_MAX_SPECS)
                 return snprintf(err, errlen, "--candidates '%s': expected [COLL=]NAME[:PARAMS]",
                                 optarg),
-                       -1;
+                       TRD_ERR_INPUT;
             int found = 0; /* "mpi" is one of every collective's */
             for (int cc = 0; cc < TRD_NCOLLS && !found; cc++)
                 found = (k < 0 || k == cc) && trd_algo_parse(cc, spec, &(const char *){NULL});
             if (!found)
-                return snprintf(err, errlen, "--candidates '%s': no such algorithm", optarg), -1;
+                return snprintf(err, errlen, "--candidates '%s': no such algorithm", optarg),
+                       TRD_ERR_INPUT;
             a->o.spec[a->o.nspecs].coll = k;
             snprintf(a->o.spec[a->o.nspecs++].spec, TRD_CANDIDATE_MAX, "%s", spec);
             break;
@@ -254,23 +257,25 @@ int tune_parse_args(int argc, char **argv, args *a, int me, char *err, size_t er
         case 'h':
             if (me == 0)
                 fputs(tune_usage, stdout);
-            return 1;
+            *done = 1;
+            return TRD_OK;
         case 'V':
             if (me == 0)
                 printf("treeduce-tune %s\n", TRD_VERSION);
-            return 1;
+            *done = 1;
+            return TRD_OK;
         case ':':
-            return snprintf(err, errlen, "%s needs a value", argv[optind - 1]), -1;
+            return snprintf(err, errlen, "%s needs a value", argv[optind - 1]), TRD_ERR_INPUT;
         default:
-            return snprintf(err, errlen, "unknown option '%s'", argv[optind - 1]), -1;
+            return snprintf(err, errlen, "unknown option '%s'", argv[optind - 1]), TRD_ERR_INPUT;
         }
     }
     if (optind + 1 != argc)
-        return snprintf(err, errlen, "expected one TOPOLOGY argument"), -1;
+        return snprintf(err, errlen, "expected one TOPOLOGY argument"), TRD_ERR_INPUT;
     if (a->o.min_bytes > a->o.max_bytes)
-        return snprintf(err, errlen, "--min-bytes is above --max-bytes"), -1;
+        return snprintf(err, errlen, "--min-bytes is above --max-bytes"), TRD_ERR_INPUT;
     a->load.input = argv[optind];
-    return 0;
+    return TRD_OK;
 }
 
 /* The options a measurement depends on, one a line, for the ranks to compare. */

@@ -16,9 +16,10 @@ typedef struct args {
     char colls[128], shapes[256];
 } args;
 
-/* The command line into a; 0, 1 for --help/--version (printed by rank me
- * 0), or -1 with a message in err. */
-int tune_parse_args(int argc, char **argv, args *a, int me, char *err, size_t errlen);
+/* The command line into a; *done 1 where it asked for --help or --version
+ * (printed by rank me 0), and nothing is to be run.  Returns TRD_OK, or
+ * TRD_ERR_INPUT with a message in err. */
+int tune_parse_args(int argc, char **argv, args *a, int me, int *done, char *err, size_t errlen);
 
 /* The options a measurement depends on, one a line, for the ranks to compare. */
 void tune_canon(const args *a, char *buf, size_t len);

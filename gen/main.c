@@ -229,14 +229,14 @@ static int write_file(const char *path, int (*fn)(FILE *, const void *, const ch
 {
     trd_outfile o;
     const char *what;
-    int e = trd_outfile_open(&o, path, &what);
+    int e = trd_outfile_open(&o, path, &what) != TRD_OK ? errno : 0;
     errno = 0;
     if (!e && fn(o.f, arg, name) != TRD_OK) {
         e = errno ? errno : EIO;
         what = "write";
         trd_outfile_discard(&o);
     } else if (!e) {
-        e = trd_outfile_commit(&o, &what);
+        e = trd_outfile_commit(&o, &what) != TRD_OK ? errno : 0;
     }
     if (e)
         fprintf(stderr, "%s: error: cannot %s: %s\n", path, what, strerror(e));

@@ -475,8 +475,10 @@ int trd_emit(trd_topo_t t, const trd_machine_plan *p, const trd_emit_opts *o, co
             rc = TRD_ERR_NOMEM;
             break;
         }
-        if ((e = trd_outfile_open(&out[f], final, &what)) != 0)
+        if (trd_outfile_open(&out[f], final, &what) != TRD_OK) {
+            e = errno;
             break;
+        }
         opened++;
         if (fwrite(files[f].text, 1, files[f].len, out[f].f) != files[f].len) {
             e = errno ? errno : EIO;
@@ -488,7 +490,7 @@ int trd_emit(trd_topo_t t, const trd_machine_plan *p, const trd_emit_opts *o, co
         if (rc == TRD_OK && !e) {
             free(final);
             final = strdup(out[f].path);
-            e = trd_outfile_commit(&out[f], &what);
+            e = trd_outfile_commit(&out[f], &what) != TRD_OK ? errno : 0;
         } else {
             trd_outfile_discard(&out[f]);
         }

@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "trd_status.h"
+
 /* The folder of path ("." for a bare name), malloc'd, or NULL. */
 static char *folder_of(const char *path)
 {
@@ -42,7 +44,8 @@ static int in_place(trd_outfile *o, const char **what)
     return 0;
 }
 
-int trd_outfile_open(trd_outfile *o, const char *path, const char **what)
+/* trd_outfile_open, returning 0 or the errno value. */
+static int open_errno(trd_outfile *o, const char *path, const char **what)
 {
     struct stat lst, st;
     o->tmp = NULL;
@@ -99,7 +102,8 @@ int trd_outfile_open(trd_outfile *o, const char *path, const char **what)
     return 0;
 }
 
-int trd_outfile_commit(trd_outfile *o, const char **what)
+/* trd_outfile_commit, returning 0 or the errno value. */
+static int commit_errno(trd_outfile *o, const char **what)
 {
     int e = 0;
     *what = "write";
@@ -138,4 +142,23 @@ void trd_outfile_discard(trd_outfile *o)
     o->f = NULL;
     o->tmp = NULL;
     o->path = NULL;
+}
+
+/* A step's errno value e as a status, e left in errno. */
+static int status_of(int e)
+{
+    if (e == 0)
+        return TRD_OK;
+    errno = e;
+    return e == ENOMEM ? TRD_ERR_NOMEM : TRD_ERR_IO;
+}
+
+int trd_outfile_open(trd_outfile *o, const char *path, const char **what)
+{
+    return status_of(open_errno(o, path, what));
+}
+
+int trd_outfile_commit(trd_outfile *o, const char **what)
+{
+    return status_of(commit_errno(o, what));
 }

@@ -23,15 +23,16 @@ typedef struct trd_outfile {
 } trd_outfile;
 
 /* Open an output for path (see above); the new file gets the mode a plain
- * creation would give (0666 less the umask).  Returns 0, or an errno value
- * with *what naming the step that failed ("create a temporary file beside",
- * "replace the symbolic link", ...) and nothing created. */
+ * creation would give (0666 less the umask).  Returns TRD_OK; TRD_ERR_IO
+ * (TRD_ERR_NOMEM) with errno set and *what naming the step that failed
+ * ("create a temporary file beside", "replace the symbolic link", ...) and
+ * nothing created. */
 int trd_outfile_open(trd_outfile *o, const char *path, const char **what);
 
 /* Flush, sync and close o, then rename the temporary file over the target
- * and sync its folder.  Returns 0, or an errno value with *what naming the
- * step ("write", "sync", "rename") and the temporary file removed: the
- * target is as it was. */
+ * and sync its folder.  Returns TRD_OK; TRD_ERR_IO (TRD_ERR_NOMEM) with
+ * errno set, *what naming the step ("write", "sync", "rename") and the
+ * temporary file removed: the target is as it was. */
 int trd_outfile_commit(trd_outfile *o, const char **what);
 
 /* Close o and remove its temporary file: the target is as it was. */

@@ -23,7 +23,9 @@
  * it is a query.  The two meet once, where the runtime plans a call
  * (runtime/exec.c, trd_plan_get): TRD_ERR_NOMEM becomes MPI_ERR_NO_MEM,
  * any other code makes the call fall back to the MPI library's own
- * routine, never fail. */
+ * routine, never fail.  (The benchmarks of bench/ are programs of their
+ * own, on neither side: they return 0 or -1 from their option parsing and
+ * exit non-zero.) */
 #ifndef TRD_STATUS_H
 #define TRD_STATUS_H
 
