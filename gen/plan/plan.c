@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "plan.h"
+#include "trd_select.h"
 
 int trd_model_candidates(const trd_algo **out, int cap)
 {
@@ -22,32 +23,6 @@ double trd_model_time(const trd_machine_plan *p, const trd_algo *a, int nodes, i
                       double bytes)
 {
     return a && a->model ? a->model(&p->levels, nodes, ppn, bytes) : INFINITY;
-}
-
-size_t trd_model_crossover(const trd_machine_plan *p, int nodes, int ppn)
-{
-    const trd_algo *nap = trd_algo_find(TRD_COLL_ALLREDUCE, "nap", 3);
-    const trd_algo *ring = trd_algo_find(TRD_COLL_ALLREDUCE, "ring", 4);
-    /* scan powers of two, then bisect between the last NAP-better size and
-     * the first ring-better one */
-    double lo = 0, hi = -1;
-    for (double b = 1; b <= 1099511627776.0; b *= 2) {
-        if (trd_model_time(p, ring, nodes, ppn, b) < trd_model_time(p, nap, nodes, ppn, b)) {
-            hi = b;
-            break;
-        }
-        lo = b;
-    }
-    if (hi < 0)
-        return SIZE_MAX;
-    while (hi - lo > 1) {
-        double mid = floor((lo + hi) / 2);
-        if (trd_model_time(p, ring, nodes, ppn, mid) < trd_model_time(p, nap, nodes, ppn, mid))
-            hi = mid;
-        else
-            lo = mid;
-    }
-    return (size_t)hi;
 }
 
 size_t trd_range_typical(size_t from, size_t below)
@@ -343,7 +318,7 @@ int trd_plan_build(trd_topo_t t, trd_machine_plan *p)
         l->ring_inter = l->far_inter = l->intra;
     else if (far_loads(t, l) != TRD_OK)
         return TRD_ERR_NOMEM;
-    p->nap_max_bytes_1node = trd_model_crossover(p, 1, p->ppn);
+    p->nap_max_bytes_1node = trd_select_noseg_crossover(&p->levels, p->ppn);
     select_ranges(p, n, p->ppn, p->choice, &p->nchoices);
     if (n > 1)
         select_shapes(p);

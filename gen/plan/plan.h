@@ -114,8 +114,4 @@ int trd_draw_ranges(const trd_range_probe *pr, trd_choice *choice, int *nchoices
  * TRD_OK or TRD_ERR_NOMEM. */
 int trd_plan_build(trd_topo_t t, trd_machine_plan *p);
 
-/* Smallest message size (bytes, >= 1) from which the ring's closed form is
- * below NAP's over nodes x ppn ranks; SIZE_MAX if never within 1 TiB. */
-size_t trd_model_crossover(const trd_machine_plan *p, int nodes, int ppn);
-
 #endif

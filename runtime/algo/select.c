@@ -4,11 +4,41 @@
 
 #include "phases.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "algos.h"
+
+/* One node without a segment: the algorithm below the crossover and the one
+ * from it (trd_select_noseg_crossover). */
+static const trd_algo *const noseg_below = &trd_allreduce_nap;
+static const trd_algo *const noseg_from = &trd_allreduce_ring;
+
+size_t trd_select_noseg_crossover(const trd_levels *l, int ppn)
+{
+    /* scan powers of two, then bisect between the last size where the
+     * algorithm below is faster and the first where the other one is */
+    double lo = 0, hi = -1;
+    for (double b = 1; b <= 1099511627776.0; b *= 2) {
+        if (noseg_from->model(l, 1, ppn, b) < noseg_below->model(l, 1, ppn, b)) {
+            hi = b;
+            break;
+        }
+        lo = b;
+    }
+    if (hi < 0)
+        return SIZE_MAX;
+    while (hi - lo > 1) {
+        double mid = floor((lo + hi) / 2);
+        if (noseg_from->model(l, 1, ppn, mid) < noseg_below->model(l, 1, ppn, mid))
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return (size_t)hi;
+}
 
 /* MPICH's switch points for the pieces across nodes [MPICH §4]. */
 #define TRD_REDSCAT_LONG_BYTES (512 * 1024)   /* commutative: halving below */
@@ -184,7 +214,7 @@ const trd_algo *trd_select(const trd_selection *sel, const trd_shape *sh, const 
     if (!call->commutative)
         return &trd_allreduce_rd;
     if (sh->nnodes == 1)
-        return bytes < sel->nap_max_bytes_1node ? &trd_allreduce_nap : &trd_allreduce_ring;
+        return bytes < sel->nap_max_bytes_1node ? noseg_below : noseg_from;
     int i = 0;
     while (i + 1 < sel->nchoices && bytes >= sel->choice[i].below)
         i++;

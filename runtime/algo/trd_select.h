@@ -76,6 +76,13 @@ typedef struct trd_selection {
     } tuned[TRD_COLL_MAX][TRD_MAX_RANGES];
 } trd_selection;
 
+/* The one-node rule without a segment (trd_select): the smallest message
+ * size in bytes (>= 1) from which the ring's closed form [MPICH §3] is below
+ * NAP's over ppn ranks on one node with link classes l, which trd_select
+ * takes as nap_max_bytes_1node; SIZE_MAX if never within 1 TiB.  The
+ * generator writes it into the machine's tables. */
+size_t trd_select_noseg_crossover(const trd_levels *l, int ppn);
+
 /* Resolve the tables for a communicator of nnodes nodes, at most ppn_max
  * ranks on a node and nranks ranks.  Returns TRD_OK, or TRD_ERR_INPUT with
  * why (a table
