@@ -174,13 +174,9 @@ static void test_cost_posted(void)
 /* A one-node shape is timed as the runtime runs it: shm reads the other
  * rank's buffer directly from TRD_CMA_MIN_DEFAULTS (32 KiB) up, and beats
  * the variants through the segment from 256 KiB; below 32 KiB it runs
- * through the segment.  Up to 128 KiB two ranks fold in one step, which the
- * model times above the segment's variants, as measured on the 2-core node
- * (bench_allreduce --also all, inputs written before each call, two runs:
- * one step 8.7 and 9.4 us at 32 KiB, 14.8 and 14.7 us at 64 KiB; shm:cyclic
- * 4.2 and 7.5 us, 8.2 and 13.1 us); the one step is faster than the two
- * steps by single copy it replaced there.  Multi-node shapes keep no single
- * copy. */
+ * through the segment.  (The one-step fold of every rank's input is
+ * shm:direct, a candidate of its own; shm keeps two steps at every size.)
+ * Multi-node shapes keep no single copy. */
 static void test_cost_one_node_single_copy(void)
 {
     trd_diag *d;
