@@ -31,9 +31,11 @@
  * core:8" -> 16; a bare number is an arity too; memory children in brackets
  * and attributes in parentheses are skipped).  Stops counting above
  * TRD_SYNTHETIC_MAX_PUS and returns that + 1 then; returns
- * TRD_SYNTHETIC_UNCLOSED where a '(' or '[' is never closed, which would
- * hide every arity after it from this count but not from hwloc ("pack(ge:100000
- * core:100000" kept hwloc busy for more than 30 s). */
+ * TRD_SYNTHETIC_UNCLOSED where a '(' or '[' is never closed by its own
+ * closer (a ')' for a '(', a ']' for a '['), which would hide every arity
+ * after it from this count but not from hwloc ("pack(ge:100000
+ * core:100000" and "pack(ge:100000 cor]e:100000", where a ']' seemed to
+ * close the '(', kept hwloc busy for minutes). */
 #define TRD_SYNTHETIC_UNCLOSED (~0ull)
 static unsigned long long synthetic_pus(const char *desc)
 {
@@ -45,12 +47,16 @@ static unsigned long long synthetic_pus(const char *desc)
         if (!*p)
             break;
         const char *tok = p;
+        char closer[32]; /* the closers the open brackets wait for, innermost last */
         int depth = 0;
         while (*p && (depth > 0 || !isspace((unsigned char)*p))) {
-            if (*p == '(' || *p == '[')
-                depth++;
-            else if ((*p == ')' || *p == ']') && depth > 0)
-                depth--;
+            if (*p == '(' || *p == '[') {
+                if (depth == (int)sizeof closer)
+                    return TRD_SYNTHETIC_UNCLOSED;
+                closer[depth++] = *p == '(' ? ')' : ']';
+            } else if (depth > 0 && *p == closer[depth - 1]) {
+                depth--; /* another closer closes nothing: hwloc judges it */
+            }
             p++;
         }
         if (depth > 0)

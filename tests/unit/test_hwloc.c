@@ -107,6 +107,9 @@ static void test_synthetic_errors(void)
     expect_error("synthetic", "pack(ge:100000 core:100000",
                  "synthetic description 'pack(ge:100000 core:100000' has a '(' or '[' that is "
                  "not closed");
+    expect_error("synthetic", "pack(ge:100000 cor]e:100000",
+                 "synthetic description 'pack(ge:100000 cor]e:100000' has a '(' or '[' that is "
+                 "not closed");
     expect_error("synthetic", "package:2 [numa core:4",
                  "synthetic description 'package:2 [numa core:4' has a '(' or '[' that is not "
                  "closed");
