@@ -2,9 +2,20 @@
 #ifndef TRD_UTIL_H
 #define TRD_UTIL_H
 
+#include <errno.h>
 #include <stdlib.h>
 
 #include "trd_status.h"
+
+/* A system call's errno value e as a status: TRD_OK for 0, else e left in
+ * errno and TRD_ERR_NOMEM for ENOMEM, TRD_ERR_IO for anything else. */
+static inline int trd__errno_status(int e)
+{
+    if (e == 0)
+        return TRD_OK;
+    errno = e;
+    return e == ENOMEM ? TRD_ERR_NOMEM : TRD_ERR_IO;
+}
 
 /* Make the array *p (of *cap elements of elt bytes) hold at least need
  * elements, doubling its capacity.  Returns TRD_OK, or TRD_ERR_NOMEM with *p

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "trd_status.h"
+#include "util.h"
 
 /* The folder of path ("." for a bare name), malloc'd, or NULL. */
 static char *folder_of(const char *path)
@@ -144,21 +144,12 @@ void trd_outfile_discard(trd_outfile *o)
     o->path = NULL;
 }
 
-/* A step's errno value e as a status, e left in errno. */
-static int status_of(int e)
-{
-    if (e == 0)
-        return TRD_OK;
-    errno = e;
-    return e == ENOMEM ? TRD_ERR_NOMEM : TRD_ERR_IO;
-}
-
 int trd_outfile_open(trd_outfile *o, const char *path, const char **what)
 {
-    return status_of(open_errno(o, path, what));
+    return trd__errno_status(open_errno(o, path, what));
 }
 
 int trd_outfile_commit(trd_outfile *o, const char **what)
 {
-    return status_of(commit_errno(o, what));
+    return trd__errno_status(commit_errno(o, what));
 }

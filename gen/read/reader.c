@@ -10,6 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "util.h"
+
 _Static_assert(TRD_MAX_INPUT_BYTES <= INT_MAX / 2, "lines and columns are ints");
 
 int trd_read_text(const char *path, char **out, size_t *len)
@@ -21,12 +23,11 @@ int trd_read_text(const char *path, char **out, size_t *len)
     int err = 0;
     *out = NULL;
     if (!f)
-        return errno == ENOMEM ? TRD_ERR_NOMEM : TRD_ERR_IO;
+        return trd__errno_status(errno ? errno : EIO);
     if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
         (uintmax_t)st.st_size > TRD_MAX_INPUT_BYTES) {
         fclose(f);
-        errno = EFBIG;
-        return TRD_ERR_IO;
+        return trd__errno_status(EFBIG);
     }
     /* Read up to one byte past the cap (anything but a regular file says its
      * size only by ending), plus room for the NUL after the text. */
@@ -58,8 +59,7 @@ int trd_read_text(const char *path, char **out, size_t *len)
     fclose(f);
     if (err) {
         free(text);
-        errno = err;
-        return err == ENOMEM ? TRD_ERR_NOMEM : TRD_ERR_IO;
+        return trd__errno_status(err);
     }
     text[n] = '\0';
     *len = n;
