@@ -47,15 +47,48 @@
 #define TRD_WISDOM_MAX_RANGES 4096 /* per file */
 #define TRD_WISDOM_STRING_MAX 256  /* machine, mpi and host strings, with the NUL */
 
+/* Verdicts of the check pass (treeduce-tune): which of the measured winner,
+ * the model's choice (the untuned library) and the MPI library's routine
+ * takes a checked size. */
+enum {
+    TRD_WISDOM_KEPT = 0, /* the measured winner: not slower than either beyond the noise */
+    TRD_WISDOM_TO_MODEL, /* the model's choice was faster beyond the noise */
+    TRD_WISDOM_TO_MPI,   /* the MPI library's routine was faster beyond the noise */
+    TRD_WISDOM_VERDICT_MAX
+};
+
+/* Most check points kept per range. */
+#define TRD_WISDOM_MAX_CHECKS 4
+
+/* One size of a range timed again after the choice (the check pass): the
+ * measured winner, the model's choice and the MPI library's routine
+ * interleaved, and the winner a second time for the pass's noise. */
+typedef struct trd_wisdom_point {
+    size_t bytes;                    /* the size checked, inside its range */
+    char alg[TRD_PARAMS_MAX + 32];   /* the measured winner checked */
+    double alg_us;                   /* its median time there, microseconds */
+    char model[TRD_PARAMS_MAX + 32]; /* what the model's tables run there ("NAME[:PARAMS]") */
+    double model_us;
+    double mpi_us;  /* the MPI library's routine */
+    double noise;   /* relative: the pass's noise (the winner timed twice) */
+    int verdict;    /* TRD_WISDOM_KEPT ... */
+    int line;       /* where it was read (0: not read) */
+} trd_wisdom_point;
+
 typedef struct trd_wisdom_range {
     int coll; /* enum trd_coll */
     int nnodes, ppn;
     size_t from, below;               /* bytes; below SIZE_MAX: no end */
-    char alg[TRD_PARAMS_MAX + 32];    /* "NAME" or "NAME:PARAMS", or "mpi" */
+    char alg[TRD_PARAMS_MAX + 32];    /* "NAME" or "NAME:PARAMS", "mpi", or "model": the
+                                       * model's tables choose here (the check found them
+                                       * faster than the measured winner) */
     double us;                        /* the winner's median time, microseconds */
     char runner[TRD_PARAMS_MAX + 32]; /* the runner-up, "" none */
     double runner_us;                 /* its time, 0 none */
     int line;                         /* where it was read (0: not read) */
+    int src;                          /* which file of a merge (trd_wisdom_merge), 0 the first */
+    int ncheck;                       /* the check pass's sizes in this range */
+    trd_wisdom_point check[TRD_WISDOM_MAX_CHECKS];
 } trd_wisdom_range;
 
 typedef struct trd_wisdom {

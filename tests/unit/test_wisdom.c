@@ -66,13 +66,16 @@ static void sample(trd_wisdom *w, const char *digest)
     w->hosts = hosts;
     w->budget_s = 120.5;
     w->complete = 1;
-    range[0] = (trd_wisdom_range){TRD_COLL_ALLREDUCE, 1,    2,     0,         4096,
-                                  "shm:rx:2",         1.25, "mpi", 0.1 + 0.2, 0};
-    range[1] = (trd_wisdom_range){TRD_COLL_ALLREDUCE, 1,     2,    4096, SIZE_MAX, "mpi",
-                                  1234.5678901234567, "shm", 1300, 0};
-    range[2] = (trd_wisdom_range){TRD_COLL_BCAST, 2, 1, 0, SIZE_MAX, "binomial", 3e-3, "", 0, 0};
-    range[3] =
-        (trd_wisdom_range){TRD_COLL_REDUCE_SCATTER_BLOCK, 1, 1, 0, SIZE_MAX, "mpi", 0.5, "", 0, 0};
+    range[0] = (trd_wisdom_range){.coll = TRD_COLL_ALLREDUCE, .nnodes = 1, .ppn = 2, .from = 0,
+                                  .below = 4096, .alg = "shm:rx:2", .us = 1.25, .runner = "mpi",
+                                  .runner_us = 0.1 + 0.2};
+    range[1] = (trd_wisdom_range){.coll = TRD_COLL_ALLREDUCE, .nnodes = 1, .ppn = 2, .from = 4096,
+                                  .below = SIZE_MAX, .alg = "mpi", .us = 1234.5678901234567,
+                                  .runner = "shm", .runner_us = 1300};
+    range[2] = (trd_wisdom_range){.coll = TRD_COLL_BCAST, .nnodes = 2, .ppn = 1, .from = 0,
+                                  .below = SIZE_MAX, .alg = "binomial", .us = 3e-3};
+    range[3] = (trd_wisdom_range){.coll = TRD_COLL_REDUCE_SCATTER_BLOCK, .nnodes = 1, .ppn = 1,
+                                  .from = 0, .below = SIZE_MAX, .alg = "mpi", .us = 0.5};
     w->nranges = 4;
     w->range = range;
 }
