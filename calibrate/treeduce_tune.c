@@ -25,6 +25,7 @@
 
 #include "outfile.h"
 #include "rt.h"
+#include "tune.h"
 #include "tune_setup.h"
 #include "wisdom.h"
 
@@ -152,63 +153,26 @@ static int in_shape(const int *node, int np, int nnodes_m, shape s, int me)
 /* The ranges of a complete table into w. */
 static int add_ranges(const tune_table *t, trd_wisdom *w, int cap)
 {
-    int i = 0, first = w->nranges;
-    while (i < t->npoints) {
-        int j = i;
-        while (j + 1 < t->npoints && t->point[j + 1].win == t->point[i].win)
-            j++;
-        if (w->nranges == cap)
-            return -1;
-        const tune_point *p = &t->point[(i + j) / 2];
-        trd_wisdom_range *r = &w->range[w->nranges++];
-        memset(r, 0, sizeof *r);
-        r->coll = t->coll;
-        r->nnodes = t->nnodes;
-        r->ppn = t->ppn;
-        /* a change lies between two measured sizes: the range ends at their
-         * geometric middle, in whole doubles */
-        r->from = i == 0 ? 0 : w->range[w->nranges - 2].below;
-        if (j + 1 < t->npoints) {
-            size_t a = t->point[j].bytes / 8, b = t->point[j + 1].bytes / 8;
-            size_t mid = (size_t)llround(sqrt((double)a * (double)b));
-            r->below = (mid > a ? mid : a + 1) * 8;
-        } else {
-            r->below = SIZE_MAX;
-        }
-        snprintf(r->alg, sizeof r->alg, "%s", t->cands[p->win]);
-        r->us = p->us;
-        if (p->runner >= 0) {
-            snprintf(r->runner, sizeof r->runner, "%s", t->cands[p->runner]);
-            r->runner_us = p->runner_us;
-        }
-        i = j + 1;
-    }
-    /* at most TRD_MAX_RANGES a table, as the runtime reads them: the
-     * narrowest range (in octaves; the last one has no end) goes to the
-     * range before it (the first to the one after) */
-    while (w->nranges - first > TRD_MAX_RANGES) {
-        int k = -1;
-        double kw = INFINITY;
-        for (int r = first; r + 1 < w->nranges; r++) {
-            double from = w->range[r].from ? (double)w->range[r].from : 8;
-            double width = log2((double)w->range[r].below / from);
-            if (width < kw) {
-                kw = width;
-                k = r;
-            }
-        }
-        if (k > first)
-            w->range[k - 1].below = w->range[k].below;
-        else
-            w->range[k + 1].from = 0;
-        memmove(&w->range[k], &w->range[k + 1], (size_t)(w->nranges - k - 1) * sizeof w->range[0]);
-        w->nranges--;
-    }
+    if (w->nranges + t->nranges > cap)
+        return -1;
+    memcpy(&w->range[w->nranges], t->range, (size_t)t->nranges * sizeof t->range[0]);
+    w->nranges += t->nranges;
     return 0;
+}
+
+static void print_bound(size_t b)
+{
+    if (b >= ((size_t)1 << 20) && b % ((size_t)1 << 20) == 0)
+        fprintf(stderr, "%zuM", b >> 20);
+    else if (b >= 1024 && b % 1024 == 0)
+        fprintf(stderr, "%zuK", b >> 10);
+    else
+        fprintf(stderr, "%zu", b);
 }
 
 static void print_table(const tune_table *t, const trd_wisdom *w, int first)
 {
+    static const char *const verdict[] = {"kept", "to the model", "to MPI"};
     fprintf(stderr, "  %-20s %3dx%-3d %7.1f s:", trd_coll_name(t->coll), t->nnodes, t->ppn,
             t->seconds);
     if (!t->complete) {
@@ -219,16 +183,25 @@ static void print_table(const tune_table *t, const trd_wisdom *w, int first)
         fprintf(stderr, " nothing ran\n");
         return;
     }
+    fprintf(stderr, " noise %.1f%%%s\n", 100 * t->noise, t->checked ? "" : ", not checked");
     for (int i = first; i < w->nranges && w->range[i].coll == t->coll &&
                         w->range[i].nnodes == t->nnodes && w->range[i].ppn == t->ppn;
          i++) {
         const trd_wisdom_range *r = &w->range[i];
-        if (r->below == SIZE_MAX)
-            fprintf(stderr, " [%zu, -) %s %.3g us", r->from, r->alg, r->us);
-        else
-            fprintf(stderr, " [%zu, %zu) %s %.3g us;", r->from, r->below, r->alg, r->us);
+        fprintf(stderr, "    [");
+        print_bound(r->from);
+        fprintf(stderr, ", ");
+        print_bound(r->below);
+        fprintf(stderr, ") %s %.4g us", r->alg, r->us);
+        for (int k = 0; k < r->ncheck; k++) {
+            const trd_wisdom_point *q = &r->check[k];
+            fprintf(stderr, "%s ", k ? ";" : "; checked");
+            print_bound(q->bytes);
+            fprintf(stderr, ": %s %.4g, model %s %.4g, mpi %.4g: %s", q->alg, q->alg_us, q->model,
+                    q->model_us, q->mpi_us, verdict[q->verdict]);
+        }
+        fputc('\n', stderr);
     }
-    fprintf(stderr, "\n");
 }
 
 /* Write w into out (opened before measuring, for path) and put it in place. */
@@ -344,7 +317,7 @@ int main(int argc, char **argv)
             trd_diag_print(d, stderr);
         first_message(d, mine.err, sizeof mine.err);
         kind = -2;
-    } else if (kind == 0 && (trd_plan_build(topo, plan) != TRD_OK ||
+    } else if (kind == 0 && (trd_plan_machine(topo, plan, NULL, NULL) != TRD_OK ||
                              tune_build_machine(topo, plan, &b) != TRD_OK)) {
         snprintf(mine.err, sizeof mine.err, "out of memory");
         kind = -2;
@@ -404,6 +377,7 @@ int main(int argc, char **argv)
         goto done;
     }
     tune_clock clk = {MPI_Wtime(), a.o.budget_s, 0, 0, 0};
+    tune_model md = {topo, plan};
     int ntab = 0;
     for (int s = 0; s < nsh; s++)
         for (int i = 0; i < a.o.ncolls; i++) {
@@ -451,10 +425,11 @@ int main(int argc, char **argv)
                     continue; /* the budget cut an earlier pass of it */
                 }
                 if (finish)
-                    rc = tune_finish(&b.m, &a.o, sub, &tab[t], &clk, !state[0]);
+                    rc = tune_finish(&b.m, &md, &a.o, sub, &tab[t], &clk, !state[0]);
                 else if (clk.stopped)
                     continue;
-                else if ((rc = tune_measure(&b.m, &a.o, sub, &tab[t], &clk, k)) == MPI_SUCCESS &&
+                else if ((rc = tune_measure(&b.m, &md, &a.o, sub, &tab[t], &clk, k)) ==
+                             MPI_SUCCESS &&
                          k == 0)
                     nt = t + 1;
                 if (rc != MPI_SUCCESS) {

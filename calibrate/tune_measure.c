@@ -10,19 +10,33 @@
  * before a group's timed ones), so that every candidate runs its cached plan
  * as an application repeating a call does; each call follows a barrier, and
  * every call's time is the slowest rank's (one MAX reduction at the end of
- * the size); a candidate's time is its median.  A candidate more than twice
- * as slow as the fastest at two consecutive sizes in the first pass is
- * dropped for the larger ones.
+ * the size); a candidate's time is its median.  The MPI library's routine
+ * runs twice in each round: the two medians' difference is the size's
+ * noise, and the table's noise is their median over its sizes and passes.
+ * Which candidates a size times in the first pass (the pruning) is the rule
+ * of tune_rules.h: skipped only where measured behind and predicted out of
+ * reach, and timed again at least once per factor 8 in size; a candidate
+ * that comes back within reach is timed at the sizes it skipped.
  * Before each timed call (and each warm-up call) every rank writes the
  * call's input, as an application does (write_input).
  * After the passes (treeduce_tune.c runs each over every table in turn),
  * each change of winner between two grid sizes is bisected between the
  * two winners and the MPI library's routine, at the geometric middle in whole
- * doubles, until the sizes are within 2^(1/4).
+ * doubles, until the sizes are within 2^(1/4); the ranges reach half a
+ * bisection step beyond the smallest and the largest size measured.  Then
+ * the check pass times each range's winner, the model's choice there (what
+ * the untuned library runs) and the MPI library's routine, interleaved, at
+ * the range's ends and middle, the winner twice for the pass's noise: where
+ * the winner is slower than either beyond that noise, the faster one takes
+ * the size (tune_check_verdict), and the range is cut where the verdicts
+ * change.
  */
 #include "tune_run.h"
 
 #include "rt.h"
+#include "trd_select.h"
+#include "tune.h"
+#include "tune_rules.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -30,20 +44,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SLOW_FACTOR 2.0
-#define SLOW_SIZES 2
 #define BISECT_RATIO 1.1892071150027210667 /* 2^(1/4) */
+#define EDGE_RATIO 1.0905077326652576592   /* 2^(1/8): half a bisection step */
 #define MIN_ITERS 3
 #define MAX_ITERS 999
-#define TUNE_TIE 0.03    /* relative: a winner this close to the smaller size's keeps it (pick) */
-#define TUNE_TIE_US 0.02 /* and absolute, microseconds: the clock's and the barrier's jitter */
-/* The MPI library's routine wins where it is this close to the fastest:
- * relative, and absolute in microseconds.  Differences this small between
- * two candidates changed sign between two tuner runs on the same node
- * (docs/tuning.md), and where the library's routine is picked the tuned
- * library costs no more than its call. */
-#define TUNE_MPI_TIE 0.05
-#define TUNE_MPI_TIE_US 0.05
+/* Ranges of one table: the runtime reads TRD_MAX_RANGES, of which the model's
+ * parts below the first and above the last take two. */
+#define TUNE_TABLE_RANGES (TRD_MAX_RANGES - 2)
+/* The model's predictions come from the schedules (trd_timer) up to this
+ * many ranks, from the closed forms above (allreduce; the pieces have none
+ * there, so none of theirs is skipped). */
+#define TUNE_MODEL_MAX_RANKS 64
 /* candidates interleaved at once: fewer than the plans the runtime keeps per
  * communicator (TRD_PLAN_CACHE), the MPI library's routine needing none */
 #define TUNE_GROUP (TRD_PLAN_CACHE - 1)
@@ -92,9 +103,9 @@ typedef struct ctx {
     tune_table *t;
     tune_clock *clk;
     double *send, *recv, *ref; /* send: the input; recv: the output; ref: the library's */
-    double *times;             /* [ncands * MAX_ITERS] */
-    int *dead;                 /* [ncands] wrong: never chosen */
-    int *slow;                 /* [ncands] consecutive sizes much slower than the best */
+    double *times;             /* [(TUNE_MAX_CANDS + 1) * MAX_ITERS] */
+    int *dead;                 /* [TUNE_MAX_CANDS] wrong: never chosen */
+    double noise;              /* relative: the table's so far (ties, pick) */
 } ctx;
 
 /* Whether spec, a candidate of collective coll, is the MPI library's routine. */
@@ -173,17 +184,6 @@ static void fill(const ctx *x, int count, double *out)
         out[k] = -1.0;
 }
 
-static double median(double *v, int n)
-{
-    for (int i = 1; i < n; i++) /* n is small: insertion sort */
-        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
-            double tmp = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = tmp;
-        }
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static void fmt_bytes(char *buf, size_t len, size_t b)
 {
     if (b >= ((size_t)1 << 20) && b % ((size_t)1 << 20) == 0)
@@ -221,15 +221,17 @@ static void write_input(const ctx *x, int count)
         in[k] = -in[k];
 }
 
-/* Measure candidates idx[0..n) at bytes; us[i] their medians (INFINITY: not
- * run at this size).  *stop 1 where the budget left no time for it (nothing
- * measured).  Returns MPI_SUCCESS or an error code. */
+/* Measure candidates idx[0..n) at bytes (a candidate may be listed twice:
+ * each listing is timed on its own, interleaved with the others); us[i]
+ * their medians (INFINITY: not run at this size).  *stop 1 where the budget
+ * left no time for it (nothing measured).  Returns MPI_SUCCESS or an error
+ * code. */
 static int measure_size(ctx *x, const int *idx, int n, size_t bytes, double *us, int *stop,
                         const char *what)
 {
     tune_table *t = x->t;
     int count = (int)(bytes / 8), rc;
-    int flags[TUNE_MAX_CANDS];
+    int flags[TUNE_MAX_CANDS + 1];
     *stop = 0;
     fill(x, count, x->ref);
     if ((rc = run(x, NULL, count, x->ref)) != MPI_SUCCESS)
@@ -243,7 +245,7 @@ static int measure_size(ctx *x, const int *idx, int n, size_t bytes, double *us,
     }
     if ((rc = MPI_Allreduce(MPI_IN_PLACE, flags, n, MPI_INT, MPI_MAX, x->comm)) != MPI_SUCCESS)
         return rc;
-    int live[TUNE_MAX_CANDS], nlive = 0;
+    int live[TUNE_MAX_CANDS + 1], nlive = 0;
     for (int i = 0; i < n; i++) {
         us[i] = INFINITY;
         if (flags[i] & 2) {
@@ -292,7 +294,7 @@ static int measure_size(ctx *x, const int *idx, int n, size_t bytes, double *us,
     if (x->rank == 0 && what) {
         char b[32], left[32] = "";
         fmt_bytes(b, sizeof b, bytes);
-        double f = x->clk->steps ? (double)x->clk->done / (double)x->clk->steps : 0;
+        double f = x->clk->steps ? fmin(1, (double)x->clk->done / (double)x->clk->steps) : 0;
         double el = MPI_Wtime() - x->clk->start;
         if (f > 0.02)
             fmt_secs(left, sizeof left, el * (1 - f) / f);
@@ -320,7 +322,7 @@ static int measure_size(ctx *x, const int *idx, int n, size_t bytes, double *us,
         MPI_SUCCESS)
         return rc;
     for (int j = 0; j < nlive; j++)
-        us[live[j]] = median(x->times + (size_t)j * (size_t)iters, iters) * 1e6;
+        us[live[j]] = tune_median(x->times + (size_t)j * (size_t)iters, iters) * 1e6;
     if (x->rank == 0 && x->o->verbose) {
         fprintf(stderr, "treeduce-tune:   %zu B, median us:", bytes);
         for (int j = 0; j < nlive; j++)
@@ -332,16 +334,17 @@ static int measure_size(ctx *x, const int *idx, int n, size_t bytes, double *us,
 
 /* The fastest and second fastest of us[0..n) that are not dead into p, an
  * exact tie to the candidate listed first; then the MPI library's routine
- * wins where it is within TUNE_MPI_TIE (and TUNE_MPI_TIE_US) of the fastest, as a
- * tuned library must never be slower than the library it replaces; else
- * prev (the winner at the next smaller size, -1 none) stays the winner
- * where it is within TUNE_TIE (and TUNE_TIE_US): differences that small are the noise of a busy
- * node, and following them would cut the sizes into ranges that only the
- * noise tells apart. */
+ * wins where it is within the table's noise (x->noise) of the fastest: a
+ * tie, and where the library's routine is picked the tuned library costs no
+ * more than its call; never where another candidate is faster beyond the
+ * noise.  Else prev (the winner at the next smaller size, -1 none) stays
+ * the winner where it is within the noise: differences that small are the
+ * noise of the node, and following them would cut the sizes into ranges
+ * that only the noise tells apart. */
 static void pick(const ctx *x, const int *idx, int n, const double *us, size_t bytes, int prev,
                  tune_point *p)
 {
-    double prev_us = INFINITY;
+    double prev_us = INFINITY, tie = 1 + x->noise;
     *p = (tune_point){bytes, -1, -1, 0, 0};
     for (int i = 0; i < n; i++) {
         if (!isfinite(us[i]) || x->dead[idx[i]])
@@ -361,15 +364,13 @@ static void pick(const ctx *x, const int *idx, int n, const double *us, size_t b
     }
     if (p->win < 0)
         return;
-    /* the MPI library's routine within the tie of the fastest: it, as a
-     * tuned library must never be slower than the library it replaces */
     for (int i = 0; i < n; i++)
         if (is_mpi(x->t->coll, x->t->cands[idx[i]]) && idx[i] != p->win && isfinite(us[i]) &&
-            !x->dead[idx[i]] && us[i] <= p->us * (1 + TUNE_MPI_TIE) + TUNE_MPI_TIE_US) {
+            !x->dead[idx[i]] && us[i] <= p->us * tie) {
             *p = (tune_point){bytes, idx[i], p->win, us[i], p->us};
             return;
         }
-    if (prev >= 0 && prev != p->win && prev_us <= p->us * (1 + TUNE_TIE) + TUNE_TIE_US)
+    if (prev >= 0 && prev != p->win && prev_us <= p->us * tie)
         *p = (tune_point){bytes, prev, p->win, prev_us, p->us};
 }
 
@@ -415,7 +416,7 @@ static void combine(double (*pus)[TUNE_MAX_CANDS], int np, const int *idx, int n
             worst = isfinite(best[k]) ? fmax(worst, pus[k][idx[i]] / best[k]) : INFINITY;
         us[i] = worst;
     }
-    double mid = median(best, np); /* sorts best */
+    double mid = tune_median(best, np); /* sorts best */
     for (int i = 0; i < n; i++)
         us[i] *= mid;
 }
@@ -447,9 +448,13 @@ static int cmp_point(const void *a, const void *b)
 struct tune_state {
     int ngrid;
     size_t grid[TUNE_MAX_POINTS];
-    int *dead, *slow, *gn;                          /* gn: candidates timed at each size */
+    int *dead, *gn;                                 /* gn: candidates timed at each size */
     int (*gidx)[TUNE_MAX_CANDS];                    /* and which */
     double (*pus)[TUNE_MAX_PASSES][TUNE_MAX_CANDS]; /* each pass's times, by candidate */
+    double (*noise)[TUNE_MAX_PASSES];               /* each size's twin difference, NAN none */
+    double *model;                                  /* [ngrid][TUNE_MAX_CANDS] predicted us */
+    tune_prune prune;
+    int twin; /* the candidate timed twice (the MPI library's routine), -1 none */
 };
 
 static void state_free(tune_table *t)
@@ -458,21 +463,67 @@ static void state_free(tune_table *t)
     if (!st)
         return;
     free(st->dead);
-    free(st->slow);
     free(st->gn);
     free(st->gidx);
     free(st->pus);
+    free(st->noise);
+    free(st->model);
+    tune_prune_free(&st->prune);
     free(st);
     t->st = NULL;
 }
 
+/* The model's predictions for every candidate of t at every size of the
+ * grid into st->model (microseconds; NAN where the model has none), made on
+ * rank 0 and sent to every rank, so that every rank times the same
+ * candidates: the schedules timed as the generator times them (trd_timer)
+ * on the communicator's own shape, or above TUNE_MODEL_MAX_RANKS the
+ * allreduce's closed forms. */
+static int model_matrix(const trd_machine *m, const tune_model *md, MPI_Comm comm, tune_table *t,
+                        tune_state *st)
+{
+    size_t cells = (size_t)st->ngrid * TUNE_MAX_CANDS;
+    trd_comm *c = NULL;
+    int rank, rc = trd_comm_get(comm, m, &c); /* collective on its first use */
+    if (rc != MPI_SUCCESS)
+        return rc;
+    for (size_t k = 0; k < cells; k++)
+        st->model[k] = NAN;
+    MPI_Comm_rank(comm, &rank);
+    if (rank == 0 && md && md->t && !c->fallback) {
+        trd_timer *tm = NULL;
+        int big = c->size > TUNE_MODEL_MAX_RANKS;
+        if (!big && trd_timer_create(&tm, md->t, md->p, &c->shape) != TRD_OK)
+            tm = NULL;
+        for (int i = 0; i < t->ncands && (tm || big); i++) {
+            const char *params;
+            const trd_algo *a = trd_algo_parse(t->coll, t->cands[i], &params);
+            if (!a || (a->flags & TRD_ALGO_LIBRARY))
+                continue;
+            for (int g = 0; g < st->ngrid; g++) {
+                double us = NAN;
+                if (big) {
+                    if (t->coll == TRD_ALLREDUCE && a->model && !*params)
+                        us = trd_model_time(md->p, a, t->nnodes, t->ppn, (double)st->grid[g]) * 1e6;
+                } else if (trd_timer_us(tm, a, params, st->grid[g] / 8, &us) != TRD_OK) {
+                    us = NAN;
+                }
+                st->model[(size_t)g * TUNE_MAX_CANDS + (size_t)i] = us;
+            }
+        }
+        trd_timer_destroy(tm);
+    }
+    /* NAN and INFINITY travel as they are */
+    return MPI_Bcast(st->model, (int)cells, MPI_DOUBLE, 0, comm);
+}
+
 /* The table's candidates and grid, and its state, for the first pass;
  * t->st stays NULL where there is nothing to measure (t->complete). */
-static int state_open(const trd_machine *m, const tune_opts *o, MPI_Comm comm, int size,
-                      tune_table *t)
+static int state_open(const trd_machine *m, const tune_model *md, const tune_opts *o, MPI_Comm comm,
+                      int size, tune_table *t)
 {
-    t->npoints = t->complete = t->wrong = t->passes_done = 0;
-    t->seconds = 0;
+    t->npoints = t->complete = t->wrong = t->passes_done = t->nranges = t->checked = 0;
+    t->seconds = t->noise = 0;
     size_t grid[TUNE_MAX_POINTS];
     int ngrid = tune_grid(o, t->coll, size, grid, TUNE_MAX_POINTS);
     char all[TUNE_MAX_CANDS][TRD_CANDIDATE_MAX];
@@ -493,16 +544,40 @@ static int state_open(const trd_machine *m, const tune_opts *o, MPI_Comm comm, i
     t->st = st;
     st->ngrid = ngrid;
     memcpy(st->grid, grid, (size_t)ngrid * sizeof grid[0]);
-    st->dead = calloc((size_t)t->ncands, sizeof(int));
-    st->slow = calloc((size_t)t->ncands, sizeof(int));
+    st->dead = calloc(TUNE_MAX_CANDS, sizeof(int));
     st->gn = calloc((size_t)ngrid, sizeof *st->gn);
     st->gidx = malloc((size_t)ngrid * sizeof *st->gidx);
     st->pus = malloc((size_t)ngrid * sizeof *st->pus);
-    if (!st->dead || !st->slow || !st->gn || !st->gidx || !st->pus) {
+    st->noise = malloc((size_t)ngrid * sizeof *st->noise);
+    st->model = malloc((size_t)ngrid * TUNE_MAX_CANDS * sizeof *st->model);
+    if (!st->dead || !st->gn || !st->gidx || !st->pus || !st->noise || !st->model ||
+        tune_prune_init(&st->prune, t->ncands) != 0) {
         state_free(t);
         return MPI_ERR_NO_MEM;
     }
-    return MPI_SUCCESS;
+    for (int g = 0; g < ngrid; g++)
+        for (int k = 0; k < TUNE_MAX_PASSES; k++)
+            st->noise[g][k] = NAN;
+    st->twin = -1;
+    for (int i = 0; i < t->ncands && st->twin < 0; i++)
+        if (is_mpi(t->coll, t->cands[i]))
+            st->twin = i;
+    int rc = model_matrix(m, md, comm, t, st);
+    if (rc != MPI_SUCCESS)
+        state_free(t);
+    return rc;
+}
+
+/* The table's noise: the median of its sizes' twin differences so far. */
+static double table_noise(const tune_state *st)
+{
+    double v[TUNE_MAX_POINTS * TUNE_MAX_PASSES];
+    int n = 0;
+    for (int g = 0; g < st->ngrid; g++)
+        for (int k = 0; k < TUNE_MAX_PASSES; k++)
+            if (!isnan(st->noise[g][k]))
+                v[n++] = st->noise[g][k];
+    return tune_median(v, n);
 }
 
 /* The candidates timed at grid size g in the first pass, less those found
@@ -521,7 +596,7 @@ static int ctx_open(ctx *x, const trd_machine *m, const tune_opts *o, MPI_Comm c
                     tune_clock *clk)
 {
     tune_state *st = t->st;
-    *x = (ctx){m, o, comm, 0, 0, t, clk, NULL, NULL, NULL, NULL, st->dead, st->slow};
+    *x = (ctx){m, o, comm, 0, 0, t, clk, NULL, NULL, NULL, NULL, st->dead, table_noise(st)};
     MPI_Comm_rank(comm, &x->rank);
     MPI_Comm_size(comm, &x->size);
     size_t maxcount = st->grid[st->ngrid - 1] / 8;
@@ -529,7 +604,7 @@ static int ctx_open(ctx *x, const trd_machine *m, const tune_opts *o, MPI_Comm c
     x->send = malloc(ns * sizeof(double));
     x->recv = malloc(nr * sizeof(double));
     x->ref = malloc(nr * sizeof(double));
-    x->times = malloc((size_t)t->ncands * MAX_ITERS * sizeof(double));
+    x->times = malloc((size_t)(TUNE_MAX_CANDS + 1) * MAX_ITERS * sizeof(double));
     if (!x->send || !x->recv || !x->ref || !x->times)
         return MPI_ERR_NO_MEM;
     /* values in [0, 1), different on every rank, the same in every run */
@@ -549,15 +624,60 @@ static void ctx_close(ctx *x)
     free(x->times);
 }
 
-int tune_measure(const trd_machine *m, const tune_opts *o, MPI_Comm comm, tune_table *t,
-                 tune_clock *clk, int pass)
+/* Measure grid size g in pass `pass` with candidates idx[0..n), the twin
+ * (the MPI library's routine) a second time beside them: its times into
+ * st->pus[g][pass], its noise into st->noise[g][pass]; us[0..n) the times. */
+static int measure_grid(ctx *x, tune_state *st, int g, int pass, const int *idx, int n, double *us,
+                        int *stop)
+{
+    int all[TUNE_MAX_CANDS + 1], twin_at = -1, rc;
+    double u[TUNE_MAX_CANDS + 1];
+    memcpy(all, idx, (size_t)n * sizeof *idx);
+    for (int i = 0; i < n; i++)
+        if (idx[i] == st->twin)
+            twin_at = i;
+    int nall = n + (twin_at >= 0);
+    if (twin_at >= 0)
+        all[n] = st->twin;
+    if ((rc = measure_size(x, all, nall, st->grid[g], u, stop, "")) != MPI_SUCCESS || *stop)
+        return rc;
+    for (int i = 0; i < TUNE_MAX_CANDS; i++)
+        st->pus[g][pass][i] = INFINITY;
+    for (int i = 0; i < n; i++)
+        st->pus[g][pass][idx[i]] = us[i] = u[i];
+    st->noise[g][pass] = twin_at >= 0 ? tune_twin_noise(u[twin_at], u[n]) : NAN;
+    return MPI_SUCCESS;
+}
+
+/* The first pass's timer (tune_time_fn): measure_grid, which may stop
+ * for the budget (1) or fail (f->rc). */
+struct first {
+    ctx *x;
+    tune_state *st;
+    int rc;
+};
+
+static int first_time(void *arg, int g, const int *idx, int n, double *us)
+{
+    struct first *f = arg;
+    int stop = 0;
+    if ((f->rc = measure_grid(f->x, f->st, g, 0, idx, n, us, &stop)) != MPI_SUCCESS)
+        return 2;
+    if (stop)
+        return 1;
+    f->x->clk->done++;
+    return 0;
+}
+
+int tune_measure(const trd_machine *m, const tune_model *md, const tune_opts *o, MPI_Comm comm,
+                 tune_table *t, tune_clock *clk, int pass)
 {
     double t_start = MPI_Wtime();
     int rc, stop = 0;
     if (pass == 0) {
         int size;
         MPI_Comm_size(comm, &size);
-        if ((rc = state_open(m, o, comm, size, t)) != MPI_SUCCESS)
+        if ((rc = state_open(m, md, o, comm, size, t)) != MPI_SUCCESS)
             return rc;
     }
     tune_state *st = t->st;
@@ -566,31 +686,23 @@ int tune_measure(const trd_machine *m, const tune_opts *o, MPI_Comm comm, tune_t
     ctx x;
     if ((rc = ctx_open(&x, m, o, comm, t, clk)) != MPI_SUCCESS)
         goto out;
-    int idx[TUNE_MAX_CANDS];
-    double us[TUNE_MAX_CANDS];
-    /* a candidate dropped as slow in the first pass is not timed again at
-     * that size */
-    for (int g = 0; g < st->ngrid; g++) {
-        if (pass == 0)
-            for (int i = 0; i < t->ncands; i++)
-                if (!x.dead[i] && x.slow[i] < SLOW_SIZES)
-                    st->gidx[g][st->gn[g]++] = i;
-        int n = live_at(st, g, idx);
-        if ((rc = measure_size(&x, idx, n, st->grid[g], us, &stop, "")) != MPI_SUCCESS || stop)
-            break;
-        clk->done++;
-        for (int i = 0; i < TUNE_MAX_CANDS; i++)
-            st->pus[g][pass][i] = INFINITY;
-        for (int i = 0; i < n; i++)
-            st->pus[g][pass][idx[i]] = us[i];
-        if (pass > 0)
-            continue;
-        tune_point p;
-        pick(&x, idx, n, us, st->grid[g], -1, &p);
-        for (int i = 0; i < n; i++)
-            x.slow[idx[i]] = p.win >= 0 && isfinite(us[i]) && us[i] > SLOW_FACTOR * p.us
-                                 ? x.slow[idx[i]] + 1
-                                 : 0;
+    if (pass == 0) {
+        /* the first pass chooses which candidates each size times (tune_rules.h) */
+        struct first f = {&x, st, MPI_SUCCESS};
+        int ndone;
+        int r = tune_first_pass(&st->prune, st->grid, st->ngrid, st->model, st->dead,
+                                &st->gidx[0][0], st->gn, TUNE_MAX_CANDS, first_time, &f, &ndone);
+        rc = r == -1 ? MPI_ERR_NO_MEM : f.rc;
+        stop = r == 1;
+    } else {
+        int idx[TUNE_MAX_CANDS];
+        double us[TUNE_MAX_CANDS];
+        for (int g = 0; g < st->ngrid; g++) {
+            int n = live_at(st, g, idx);
+            if ((rc = measure_grid(&x, st, g, pass, idx, n, us, &stop)) != MPI_SUCCESS || stop)
+                break;
+            clk->done++;
+        }
     }
     if (rc == MPI_SUCCESS && !stop)
         t->passes_done++;
@@ -602,8 +714,248 @@ out:
     return rc;
 }
 
-int tune_finish(const trd_machine *m, const tune_opts *o, MPI_Comm comm, tune_table *t,
-                tune_clock *clk, int bisect)
+/* ---- Ranges and the check pass ----------------------------------------------- */
+
+/* The geometric middle of sizes a < b in whole doubles, above a. */
+static size_t middle(size_t a, size_t b)
+{
+    size_t u = a / 8, v = b / 8;
+    size_t mid = (size_t)llround(sqrt((double)u * (double)v));
+    return (mid > u ? mid : u + 1) * 8;
+}
+
+/* Merge the narrowest (in octaves) of r[0..*n) into the range before it
+ * (the first into the one after) until at most cap are left. */
+static void merge_narrowest(trd_wisdom_range *r, int *n, int cap)
+{
+    while (*n > cap) {
+        int k = 0;
+        double kw = INFINITY;
+        for (int i = 0; i < *n; i++) {
+            double width = log2((double)r[i].below / (double)(r[i].from ? r[i].from : 8));
+            if (width < kw) {
+                kw = width;
+                k = i;
+            }
+        }
+        if (k > 0)
+            r[k - 1].below = r[k].below;
+        else
+            r[k + 1].from = r[k].from;
+        memmove(&r[k], &r[k + 1], (size_t)(*n - k - 1) * sizeof r[0]);
+        (*n)--;
+    }
+}
+
+/* t->point's winners as ranges into t->range: a change between two
+ * measured sizes at their geometric middle; the first range from half a
+ * bisection step below the smallest size (0 where that is one double), the
+ * last to half a step above the largest; at most TUNE_TABLE_RANGES
+ * (merge_narrowest).  Returns MPI_SUCCESS or MPI_ERR_NO_MEM. */
+static int make_ranges(tune_table *t)
+{
+    trd_wisdom_range *r = calloc((size_t)(t->npoints ? t->npoints : 1), sizeof *r);
+    int n = 0;
+    if (!r)
+        return MPI_ERR_NO_MEM;
+    for (int i = 0; i < t->npoints;) {
+        int j = i;
+        while (j + 1 < t->npoints && t->point[j + 1].win == t->point[i].win)
+            j++;
+        const tune_point *p = &t->point[(i + j) / 2];
+        trd_wisdom_range *q = &r[n++];
+        q->coll = t->coll;
+        q->nnodes = t->nnodes;
+        q->ppn = t->ppn;
+        if (i == 0) {
+            size_t lo = t->point[0].bytes;
+            q->from = lo <= 8 ? 0 : (size_t)((double)lo / EDGE_RATIO) / 8 * 8;
+        } else {
+            q->from = r[n - 2].below;
+        }
+        if (j + 1 < t->npoints)
+            q->below = middle(t->point[j].bytes, t->point[j + 1].bytes);
+        else
+            q->below = ((size_t)ceil((double)t->point[j].bytes * EDGE_RATIO / 8) + 1) * 8;
+        snprintf(q->alg, sizeof q->alg, "%s", t->cands[p->win]);
+        q->us = p->us;
+        if (p->runner >= 0) {
+            snprintf(q->runner, sizeof q->runner, "%s", t->cands[p->runner]);
+            q->runner_us = p->runner_us;
+        }
+        i = j + 1;
+    }
+    merge_narrowest(r, &n, TUNE_TABLE_RANGES);
+    memcpy(t->range, r, (size_t)n * sizeof *r);
+    t->nranges = n;
+    free(r);
+    return MPI_SUCCESS;
+}
+
+/* The index of candidate spec in t->cands, added (not timed on the grid)
+ * where it is not one; -1 where there is no room. */
+static int cand_index(tune_table *t, const char *spec)
+{
+    for (int i = 0; i < t->ncands; i++)
+        if (strcmp(t->cands[i], spec) == 0)
+            return i;
+    if (t->ncands == TUNE_MAX_CANDS)
+        return -1;
+    snprintf(t->cands[t->ncands], TRD_CANDIDATE_MAX, "%s", spec);
+    return t->ncands++;
+}
+
+/* What the machine's tables choose for the table's call at bytes on comm
+ * without the wisdom (the untuned library's choice) into spec. */
+static void model_choice(const ctx *x, size_t bytes, char *spec, size_t len)
+{
+    trd_comm *c = NULL;
+    snprintf(spec, len, "mpi");
+    if (trd_comm_get(x->comm, x->m, &c) != MPI_SUCCESS || c->fallback)
+        return;
+    trd_call call = {x->t->coll, bytes / 8, 8, 0, 0, 1, 0};
+    const char *params = "";
+    const trd_algo *a = trd_select(&c->sel, &c->shape, &call, &params);
+    if (a)
+        snprintf(spec, len, "%s%s%s", a->name, *params ? ":" : "", params);
+}
+
+/* One check point: the winner w, the model's choice and the MPI library's
+ * routine at bytes, interleaved, the winner twice, o->passes times in a
+ * row; each one's median over the passes into q (alg_us, model_us, mpi_us)
+ * and the twin's into *twin_us. */
+static int check_point(ctx *x, int w, size_t bytes, trd_wisdom_point *q, double *twin_us, int *stop)
+{
+    tune_table *t = x->t;
+    char spec[TRD_CANDIDATE_MAX];
+    model_choice(x, bytes, spec, sizeof spec);
+    int model = cand_index(t, spec), mpi = -1;
+    for (int i = 0; i < t->ncands && mpi < 0; i++)
+        if (is_mpi(t->coll, t->cands[i]))
+            mpi = i;
+    if (mpi < 0)
+        mpi = cand_index(t, "mpi");
+    if (model < 0 || mpi < 0)
+        return MPI_ERR_NO_MEM;
+    int idx[4] = {w, model, mpi, w}, n = 0, at[4];
+    int list[4];
+    for (int i = 0; i < 4; i++) { /* the model's choice or the library's may be the winner */
+        int k = 0;
+        while (k < n && !(list[k] == idx[i] && i < 3))
+            k++;
+        if (k == n || i == 3)
+            list[k = n++] = idx[i];
+        at[i] = k;
+    }
+    double v[4][TUNE_MAX_PASSES], one[4];
+    int np = x->o->passes, rc;
+    for (int k = 0; k < np; k++) {
+        if ((rc = measure_size(x, list, n, bytes, one, stop, " (checking)")) != MPI_SUCCESS ||
+            *stop)
+            return rc;
+        for (int i = 0; i < 4; i++)
+            v[i][k] = one[at[i]];
+    }
+    *q = (trd_wisdom_point){.bytes = bytes};
+    snprintf(q->alg, sizeof q->alg, "%s", t->cands[w]);
+    snprintf(q->model, sizeof q->model, "%s", spec);
+    q->alg_us = tune_median(v[0], np);
+    q->model_us = tune_median(v[1], np);
+    q->mpi_us = tune_median(v[2], np);
+    *twin_us = tune_median(v[3], np);
+    return MPI_SUCCESS;
+}
+
+/* The spec that takes a check point of a range won by alg. */
+static const char *verdict_alg(const trd_wisdom_point *q)
+{
+    return q->verdict == TRD_WISDOM_TO_MPI     ? "mpi"
+           : q->verdict == TRD_WISDOM_TO_MODEL ? "model"
+                                               : q->alg;
+}
+
+/* The check pass over t->range (docs/tuning.md): each range's first and
+ * last sizes and its middle checked (check_point), the table's noise the
+ * median of the twins' differences, each point's verdict, and each range
+ * cut where they change. */
+static int check_ranges(ctx *x, int *stop)
+{
+    tune_table *t = x->t;
+    int rc = MPI_SUCCESS, npts = 0;
+    double twin[TRD_MAX_RANGES][3], diff[TRD_MAX_RANGES * 3];
+    for (int r = 0; r < t->nranges; r++) {
+        trd_wisdom_range *q = &t->range[r];
+        int w = cand_index(t, q->alg);
+        /* the ends of the range within the sizes measured (the buffers' sizes) */
+        const tune_state *st = t->st;
+        size_t lo = q->from < st->grid[0] ? st->grid[0] : (q->from + 7) / 8 * 8;
+        size_t hi = (q->below - 1) / 8 * 8;
+        if (hi > st->grid[st->ngrid - 1])
+            hi = st->grid[st->ngrid - 1];
+        size_t at[3] = {lo, middle(lo, hi > lo ? hi : lo + 8), hi};
+        q->ncheck = 0;
+        if (w < 0)
+            return MPI_ERR_NO_MEM;
+        for (int k = 0; k < 3; k++) {
+            if (at[k] > hi || at[k] < lo || (q->ncheck && at[k] <= q->check[q->ncheck - 1].bytes))
+                continue;
+            if ((rc = check_point(x, w, at[k], &q->check[q->ncheck], &twin[r][q->ncheck], stop)) !=
+                    MPI_SUCCESS ||
+                *stop)
+                return rc;
+            diff[npts++] = tune_twin_noise(q->check[q->ncheck].alg_us, twin[r][q->ncheck]);
+            q->ncheck++;
+        }
+    }
+    t->noise = tune_median(diff, npts);
+    /* the verdicts, and the ranges cut where they change */
+    trd_wisdom_range out[TRD_MAX_RANGES * 3];
+    int n = 0;
+    for (int r = 0; r < t->nranges; r++) {
+        const trd_wisdom_range *q = &t->range[r];
+        size_t from = q->from;
+        for (int k = 0; k < q->ncheck;) {
+            trd_wisdom_point p = q->check[k];
+            p.noise = t->noise;
+            p.verdict = tune_check_verdict(p.alg_us, p.model_us, p.mpi_us, t->noise);
+            const char *who = verdict_alg(&p);
+            trd_wisdom_range *o = &out[n++];
+            *o = *q;
+            o->from = from;
+            o->ncheck = 0;
+            if (p.verdict != TRD_WISDOM_KEPT) {
+                snprintf(o->alg, sizeof o->alg, "%s", who);
+                o->us = p.verdict == TRD_WISDOM_TO_MPI ? p.mpi_us : p.model_us;
+                snprintf(o->runner, sizeof o->runner, "%s", q->alg);
+                o->runner_us = p.alg_us;
+            }
+            /* the points after it with the same verdict stay in this part */
+            for (;;) {
+                o->check[o->ncheck++] = p;
+                if (++k == q->ncheck)
+                    break;
+                p = q->check[k];
+                p.noise = t->noise;
+                p.verdict = tune_check_verdict(p.alg_us, p.model_us, p.mpi_us, t->noise);
+                if (strcmp(verdict_alg(&p), who) != 0)
+                    break;
+            }
+            o->below = k == q->ncheck ? q->below : middle(o->check[o->ncheck - 1].bytes, p.bytes);
+            from = o->below;
+        }
+        if (q->ncheck == 0)
+            out[n++] = *q;
+    }
+    /* cut parts beyond what the runtime reads go to their neighbours */
+    merge_narrowest(out, &n, TUNE_TABLE_RANGES);
+    memcpy(t->range, out, (size_t)n * sizeof out[0]);
+    t->nranges = n;
+    t->checked = 1;
+    return MPI_SUCCESS;
+}
+
+int tune_finish(const trd_machine *m, const tune_model *md, const tune_opts *o, MPI_Comm comm,
+                tune_table *t, tune_clock *clk, int bisect)
 {
     double t_start = MPI_Wtime();
     tune_state *st = t->st;
@@ -617,6 +969,7 @@ int tune_finish(const trd_machine *m, const tune_opts *o, MPI_Comm comm, tune_ta
     ctx x;
     if ((rc = ctx_open(&x, m, o, comm, t, clk)) != MPI_SUCCESS)
         goto out;
+    t->noise = x.noise;
     int idx[TUNE_MAX_CANDS];
     double us[TUNE_MAX_CANDS];
     /* each size's winner from the passes measured */
@@ -662,7 +1015,22 @@ int tune_finish(const trd_machine *m, const tune_opts *o, MPI_Comm comm, tune_ta
     if (rc == MPI_SUCCESS) {
         drop_dead(&x);
         qsort(t->point, (size_t)t->npoints, sizeof t->point[0], cmp_point);
+        if ((rc = make_ranges(t)) != MPI_SUCCESS)
+            goto out;
         t->complete = 1;
+        /* the check pass: only where the grid was measured whole and a
+         * model is at hand; a budget that runs out keeps the ranges */
+        if (bisect && !stop && md && md->t && t->nranges > 0) {
+            trd_wisdom_range keep[TRD_MAX_RANGES];
+            int nkeep = t->nranges;
+            memcpy(keep, t->range, (size_t)nkeep * sizeof keep[0]);
+            rc = check_ranges(&x, &stop);
+            if (rc != MPI_SUCCESS || stop) {
+                memcpy(t->range, keep, (size_t)nkeep * sizeof keep[0]);
+                t->nranges = nkeep;
+                t->checked = 0;
+            }
+        }
     }
 out:
     if (stop)

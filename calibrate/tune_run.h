@@ -7,7 +7,10 @@
 #include <mpi.h>
 #include <stddef.h>
 
+#include "plan.h"
+#include "topo.h"
 #include "treeduce_rt.h"
+#include "wisdom.h"
 
 #define TUNE_MAX_SPECS 32   /* --candidates options */
 #define TUNE_MAX_SHAPES 64  /* shapes formed from one job */
@@ -47,12 +50,29 @@ typedef struct tune_point {
 
 typedef struct tune_state tune_state; /* a table's, between its passes (tune_measure.c) */
 
+/* The machine as the model sees it, for the pruning's predictions and the
+ * check pass's untuned choice: the description and its plan as
+ * treeduce-gen makes it (trd_plan_machine); t NULL: no model (nothing is
+ * skipped, nothing checked). */
+typedef struct tune_model {
+    trd_topo_t t;
+    const trd_machine_plan *p;
+} tune_model;
+
 typedef struct tune_table {
     int coll, nnodes, ppn;
     int ncands;
     char cands[TUNE_MAX_CANDS][TRD_CANDIDATE_MAX];
     int npoints; /* sorted by bytes once measured */
     tune_point point[TUNE_MAX_POINTS];
+    /* The measured ranges (tune_finish): from the bisection bound below the
+     * smallest size measured to the one above the largest, each checked
+     * against the model's choice and the MPI library's routine where the
+     * check pass ran (wisdom.h); nranges 0: none. */
+    int nranges;
+    trd_wisdom_range range[TRD_MAX_RANGES];
+    double noise;    /* relative: the median of the twin timings' differences */
+    int checked;     /* the check pass ran over every range */
     int complete;    /* every size measured */
     int wrong;       /* candidates that gave a wrong result */
     double seconds;  /* wall time spent measuring the table (MPI_Wtime) */
@@ -72,20 +92,21 @@ typedef struct tune_clock {
  * on nranks ranks into bytes[0..cap); returns how many. */
 int tune_grid(const tune_opts *o, int coll, int nranks, size_t *bytes, int cap);
 
-/* One pass over t's grid (pass 0 .. o->passes - 1, in order; pass 0 sets
+/* One pass over t's grid, md the model (pass 0 .. o->passes - 1, in order; pass 0 sets
  * up the table's candidates and grid), for t->coll on comm (every rank of
  * comm calls it; t->nnodes, t->ppn its shape) with machine m.  Where the
  * budget runs out, c->stopped is set (on every rank of comm) and the pass
  * does not count.  Returns MPI_SUCCESS or an MPI error code. */
-int tune_measure(const trd_machine *m, const tune_opts *o, MPI_Comm comm, tune_table *t,
-                 tune_clock *c, int pass);
+int tune_measure(const trd_machine *m, const tune_model *md, const tune_opts *o, MPI_Comm comm,
+                 tune_table *t, tune_clock *c, int pass);
 
 /* After the passes: each size's winner from every pass done, then (where
- * bisect) each change of winner bisected.  t->complete where at least one
- * pass covered the grid.  Frees what the passes kept.  Returns MPI_SUCCESS
- * or an MPI error code. */
-int tune_finish(const trd_machine *m, const tune_opts *o, MPI_Comm comm, tune_table *t,
-                tune_clock *c, int bisect);
+ * bisect) each change of winner bisected, then the ranges (t->range) and,
+ * where bisect and md has a model, the check pass over them (docs/tuning.md).
+ * t->complete where at least one pass covered the grid.  Frees what the
+ * passes kept.  Returns MPI_SUCCESS or an MPI error code. */
+int tune_finish(const trd_machine *m, const tune_model *md, const tune_opts *o, MPI_Comm comm,
+                tune_table *t, tune_clock *c, int bisect);
 
 /* Whether spec (a candidate) is kept by the --candidates of o for coll: 1
  * where one of them names it or its algorithm, or none applies to coll;

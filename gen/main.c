@@ -311,11 +311,7 @@ typedef struct planned {
 /* Plan: the closed forms, the ranges and parameters on the schedules. */
 static int plan_machine(trd_topo_t t, planned *pl)
 {
-    int rc = trd_plan_build(t, &pl->plan);
-    if (rc == TRD_OK)
-        rc = trd_select_on_schedules(t, &pl->plan, &pl->sel);
-    if (rc == TRD_OK)
-        rc = trd_search_params(t, &pl->plan, &pl->search);
+    int rc = trd_plan_machine(t, &pl->plan, &pl->sel, &pl->search);
     if (rc != TRD_OK)
         fprintf(stderr, "treeduce-gen: out of memory\n");
     return rc;

@@ -128,7 +128,7 @@ static int time_exact(trd_timer *tm, const trd_algo *a, const char *params, size
 {
     char why[256];
     trd_sched s;
-    trd_call call = {TRD_COLL_ALLREDUCE, count, 8, 0, 0, 1, 0};
+    trd_call call = {a->coll, count, 8, 0, 0, 1, 0}; /* root 0, commutative */
     double sec;
     *e = (struct tmemo){a, "", count, INFINITY, 0, 1};
     snprintf(e->params, sizeof e->params, "%s", params);
@@ -583,4 +583,17 @@ int trd_search_params(trd_topo_t t, trd_machine_plan *p, trd_search_stats *stats
     }
     stats->seconds = (double)(clock() - t0) / CLOCKS_PER_SEC;
     return TRD_OK;
+}
+
+int trd_plan_machine(trd_topo_t t, trd_machine_plan *p, trd_select_stats *sel,
+                     trd_search_stats *search)
+{
+    trd_select_stats s0;
+    trd_search_stats s1;
+    int rc = trd_plan_build(t, p);
+    if (rc == TRD_OK)
+        rc = trd_select_on_schedules(t, p, sel ? sel : &s0);
+    if (rc == TRD_OK)
+        rc = trd_search_params(t, p, search ? search : &s1);
+    return rc;
 }

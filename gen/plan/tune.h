@@ -16,8 +16,10 @@
 /* Largest planned shape whose parameters are searched on the schedules. */
 #define TRD_SEARCH_MAX_RANKS 64
 
-/* The timings of one shape's schedules for the selection, memoised: a
- * commutative allreduce of count doubles, out of place.  Schedules whose
+/* The timings of one shape's schedules for the selection, memoised: the
+ * algorithm's collective (allreduce for the selection; any of them for
+ * treeduce-tune's pruning) over count doubles, commutative, out of place,
+ * root 0.  Schedules whose
  * ops grow with the count (the node phases' chunks of one segment slot
  * each) are timed exactly while they hold at most TRD_TIME_MAX_OPS ops;
  * above, their time is extrapolated linearly from the two largest counts
@@ -39,7 +41,8 @@ typedef struct trd_timer trd_timer;
 int trd_timer_create(trd_timer **tm, trd_topo_t t, const trd_machine_plan *p, const trd_shape *sh);
 void trd_timer_destroy(trd_timer *tm);
 
-/* Predicted microseconds of a with params for count doubles (at least 1):
+/* Predicted microseconds of a with params for count doubles (at least 1;
+ * one rank's block for reduce_scatter_block and allgather):
  * *us gets INFINITY where a does not plan for the shape.  Returns TRD_OK,
  * TRD_ERR_STATE where a schedule cannot be timed, or TRD_ERR_NOMEM. */
 int trd_timer_us(trd_timer *tm, const trd_algo *a, const char *params, size_t count, double *us);
@@ -98,6 +101,15 @@ typedef struct trd_search_stats {
  * runtime uses them where the communicator has the shape's rank count.
  * Returns TRD_OK or TRD_ERR_NOMEM. */
 int trd_search_params(trd_topo_t t, trd_machine_plan *p, trd_search_stats *stats);
+
+/* The whole plan as treeduce-gen makes it, and the library it generates
+ * without wisdom runs: trd_plan_build (the closed forms), then
+ * trd_select_on_schedules and trd_search_params, their counts into sel and
+ * search (either may be NULL).  treeduce-tune plans its machine the same
+ * way, so that its "untuned" choice is the untuned library's.  Returns
+ * TRD_OK or TRD_ERR_NOMEM. */
+int trd_plan_machine(trd_topo_t t, trd_machine_plan *p, trd_select_stats *sel,
+                     trd_search_stats *search);
 
 /* --predict: CSV "algorithm,bytes,predicted_us" of every allreduce
  * algorithm that plans over the whole machine (each node's cores, shared

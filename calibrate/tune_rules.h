@@ -1,0 +1,90 @@
+/* treeduce-tune's rules that need no MPI (tune_rules.c): which candidates a
+ * table times at each size of its grid (the pruning), the noise of a pass,
+ * and the check pass's verdict.  The measuring (tune_measure.c) calls them;
+ * the unit tests drive them with a fake timer.
+ *
+ * Pruning, in the spirit of FFTW's planner, which measures every plan for
+ * the problem at hand and never carries a verdict from one size to another:
+ * a candidate may be skipped at a size only where the measurements and the
+ * model agree that it is out of reach there, and it is timed again at least
+ * once per factor TUNE_RETIME_FACTOR in size whatever it did below
+ * (docs/tuning.md).
+ */
+#ifndef TUNE_RULES_H
+#define TUNE_RULES_H
+
+#include <stddef.h>
+
+/* Measured: a candidate more than TUNE_SLOW_FACTOR times as slow as the
+ * fastest at TUNE_SLOW_SIZES timed sizes in a row is behind. */
+#define TUNE_SLOW_FACTOR 2.0
+#define TUNE_SLOW_SIZES 2
+/* Modelled: a prediction more than TUNE_MODEL_REACH times the best
+ * prediction at a size is out of reach there; the model's TUNE_MODEL_TOP
+ * best are always timed. */
+#define TUNE_MODEL_REACH 2.0
+#define TUNE_MODEL_TOP 3
+/* Every candidate is timed again at least once per this factor in size. */
+#define TUNE_RETIME_FACTOR 8.0
+
+/* What the pruning keeps of one table's candidates between its sizes. */
+typedef struct tune_prune {
+    int ncands;
+    int *slow;    /* [ncands] timed sizes in a row at > TUNE_SLOW_FACTOR x the fastest */
+    size_t *last; /* [ncands] bytes of the size it was last timed at; 0: never */
+} tune_prune;
+
+/* Set up pr for ncands candidates (arrays allocated, freed by
+ * tune_prune_free).  Returns 0, or -1 out of memory. */
+int tune_prune_init(tune_prune *pr, int ncands);
+void tune_prune_free(tune_prune *pr);
+
+/* Whether candidate i is timed at bytes: yes unless it is behind on the
+ * measurements (TUNE_SLOW_SIZES sizes), and the model's prediction
+ * model[i] (microseconds; NAN: the model has none, which keeps it; INFINITY:
+ * the model cannot plan it there) is more than TUNE_MODEL_REACH times the
+ * best of model[0..pr->ncands), and it is not among the model's
+ * TUNE_MODEL_TOP best there, and it was timed at a size more than
+ * bytes / TUNE_RETIME_FACTOR.  Returns 1 or 0. */
+int tune_prune_keep(const tune_prune *pr, const double *model, int i, size_t bytes);
+
+/* After candidates idx[0..n) were timed at bytes in us[0..n) microseconds
+ * (INFINITY: not run there): each one's last size and slow count. */
+void tune_prune_update(tune_prune *pr, const int *idx, int n, const double *us, size_t bytes);
+
+/* Times candidates idx[0..n) at grid size g into us[0..n) (microseconds,
+ * INFINITY: not run there); may mark candidates dead.  Returns 0, 1 to stop
+ * (nothing measured at g), or another value, an error, which ends the pass
+ * with it. */
+typedef int (*tune_time_fn)(void *arg, int g, const int *idx, int n, double *us);
+
+/* The first pass over a table's grid grid[0..ngrid) (ascending bytes) for
+ * pr->ncands candidates: at each size the candidates that are not dead
+ * (dead[i]) and that tune_prune_keep keeps (model[g * cap + i], the model's
+ * predictions) are listed in gidx[g * cap ..] (gn[g] of them) and timed by
+ * time_fn, then pr is updated (tune_prune_update); a candidate timed again
+ * after skipping sizes that is now within TUNE_SLOW_FACTOR of the fastest
+ * is listed at the sizes it skipped, and each of those sizes is timed
+ * again, whole, by time_fn.  Returns 0 with *ndone the sizes done (ngrid),
+ * or what time_fn returned (1: stopped) with *ndone those done before. */
+int tune_first_pass(tune_prune *pr, const size_t *grid, int ngrid, const double *model,
+                    const int *dead, int *gidx, int *gn, int cap, tune_time_fn time_fn, void *arg,
+                    int *ndone);
+
+/* The relative difference of two timings of one candidate, |a - b| /
+ * min(a, b); 0 where either is not positive and finite. */
+double tune_twin_noise(double a, double b);
+
+/* The median of v[0..n) (v is sorted in place); 0 for n 0. */
+double tune_median(double *v, int n);
+
+/* The check pass's verdict (TRD_WISDOM_KEPT, _TO_MODEL, _TO_MPI of
+ * wisdom.h) for the measured winner's time alg_us beside the model's
+ * choice's model_us and the MPI library's mpi_us (microseconds, INFINITY:
+ * not run), with the pass's relative noise: the winner stays unless one of
+ * the other two is faster beyond the noise; then the MPI library's routine
+ * takes it where the model's choice is not faster than it beyond the noise,
+ * else the model's choice. */
+int tune_check_verdict(double alg_us, double model_us, double mpi_us, double noise);
+
+#endif

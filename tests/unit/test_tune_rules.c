@@ -1,0 +1,239 @@
+/* treeduce-tune's rules without MPI (calibrate/tune_rules.h), driven by a
+ * fake timer over a whole grid as the first pass runs them:
+ *   - a candidate 3x behind at small sizes and 2x ahead at large ones wins
+ *     every large size, whatever the model predicts for it (right, or
+ *     wrong by 10x everywhere);
+ *   - a candidate behind on the measurements is skipped only where the
+ *     model also puts it out of reach, and is timed again at least once per
+ *     factor TUNE_RETIME_FACTOR in size;
+ *   - the model's best TUNE_MODEL_TOP are timed at every size;
+ *   - the check pass's verdicts and the noise of twin timings. */
+#include <math.h>
+
+#include "test_util.h"
+#include "tune_rules.h"
+#include "wisdom.h"
+
+#define CAP 8
+#define NGRID 24 /* 8 B .. 64 MiB, factor 2 */
+
+/* The fake machine: per candidate a time in microseconds at bytes. */
+typedef double (*fake_fn)(int cand, size_t bytes);
+
+typedef struct run {
+    fake_fn truth;
+    int ncands;
+    int calls;               /* time_fn calls */
+    int timed[NGRID][CAP];   /* how often each candidate was timed at each size */
+    double best[NGRID][CAP]; /* its last time there (INFINITY: never) */
+} run;
+
+static int fake_time(void *arg, int g, const int *idx, int n, double *us)
+{
+    run *r = arg;
+    r->calls++;
+    for (int i = 0; i < n; i++) {
+        us[i] = r->truth(idx[i], (size_t)8 << g);
+        r->timed[g][idx[i]]++;
+        r->best[g][idx[i]] = us[i];
+    }
+    return 0;
+}
+
+/* The first pass over 8 B .. 64 MiB with model(c, bytes) as the model. */
+static void first_pass(run *r, double (*model)(int, size_t))
+{
+    size_t grid[NGRID];
+    double pred[NGRID * CAP];
+    int gidx[NGRID * CAP], gn[NGRID], dead[CAP] = {0}, ndone;
+    tune_prune pr;
+    for (int g = 0; g < NGRID; g++) {
+        grid[g] = (size_t)8 << g;
+        for (int c = 0; c < CAP; c++) {
+            pred[g * CAP + c] = c < r->ncands ? model(c, grid[g]) : NAN;
+            r->best[g][c] = INFINITY;
+            r->timed[g][c] = 0;
+        }
+    }
+    r->calls = 0;
+    CU_ASSERT_EQUAL_FATAL(tune_prune_init(&pr, r->ncands), 0);
+    CU_ASSERT_EQUAL(
+        tune_first_pass(&pr, grid, NGRID, pred, dead, gidx, gn, CAP, fake_time, r, &ndone), 0);
+    CU_ASSERT_EQUAL(ndone, NGRID);
+    for (int g = 0; g < NGRID; g++) /* what was listed is what was timed */
+        for (int c = 0; c < r->ncands; c++) {
+            int listed = 0;
+            for (int k = 0; k < gn[g]; k++)
+                listed |= gidx[g * CAP + k] == c;
+            CU_ASSERT_EQUAL(listed, r->timed[g][c] > 0);
+        }
+    tune_prune_free(&pr);
+}
+
+/* The fastest candidate timed at size g, -1 none. */
+static int winner(const run *r, int g)
+{
+    int w = -1;
+    for (int c = 0; c < r->ncands; c++)
+        if (isfinite(r->best[g][c]) && (w < 0 || r->best[g][c] < r->best[g][w]))
+            w = c;
+    return w;
+}
+
+/* 0: the fast small one (1 us + 1 ns/B); 1: 3x behind it below 64 KiB, 2x
+ * ahead from 64 KiB; 2: the MPI library's routine, 1.5x behind; 3, 4, 5:
+ * 1.1x, 1.2x and 1.3x behind the first everywhere (the model's best three
+ * are timed at every size: these keep the second out of them). */
+static double truth_cross(int c, size_t b)
+{
+    double a = 1 + (double)b * 1e-3;
+    if (c == 0)
+        return a;
+    if (c == 1)
+        return b < 65536 ? 3 * a : a / 2;
+    if (c == 2)
+        return 1.5 * a;
+    return (1 + 0.1 * (c - 2)) * a;
+}
+
+static double model_right(int c, size_t b)
+{
+    return c == 2 ? NAN : truth_cross(c, b); /* the library's routine has no model */
+}
+
+static double model_wrong(int c, size_t b)
+{
+    return c == 1 ? 10 * truth_cross(0, b) : c == 2 ? NAN : truth_cross(c, b);
+}
+
+static void test_late_winner(void)
+{
+    double (*models[])(int, size_t) = {model_right, model_wrong};
+    for (int m = 0; m < 2; m++) {
+        run r = {.truth = truth_cross, .ncands = 6};
+        first_pass(&r, models[m]);
+        for (int g = 0; g < NGRID; g++) {
+            size_t b = (size_t)8 << g;
+            /* the true winner of every size is the one found */
+            CU_ASSERT_EQUAL(winner(&r, g), b < 65536 ? 0 : 1);
+            /* the library's routine has no prediction: always timed */
+            CU_ASSERT(r.timed[g][2] > 0);
+        }
+        /* behind at the small sizes: skipped at some of them */
+        int skipped = 0;
+        for (int g = 0; g < NGRID; g++)
+            skipped += r.timed[g][1] == 0;
+        CU_ASSERT(skipped > 0);
+    }
+}
+
+/* A candidate always 3x behind, the model agreeing: timed at least once per
+ * factor 8; never skipped where the model puts it within reach.  2 is the
+ * MPI library's routine, 3 and 4 are 1.1x and 1.2x behind the first. */
+static double truth_behind(int c, size_t b)
+{
+    double a = 2 + (double)b * 1e-3;
+    return c == 1 ? 3 * a : c == 0 ? a : (1 + 0.1 * (c - 2)) * a;
+}
+
+static double model_behind(int c, size_t b)
+{
+    return c == 2 ? NAN : truth_behind(c, b);
+}
+
+static double model_close(int c, size_t b)
+{
+    return c == 1 ? 1.5 * truth_behind(0, b) : c == 2 ? NAN : truth_behind(c, b);
+}
+
+static void test_retime(void)
+{
+    run r = {.truth = truth_behind, .ncands = 5};
+    first_pass(&r, model_behind);
+    int last = -1, skipped = 0;
+    for (int g = 0; g < NGRID; g++) {
+        if (r.timed[g][1]) {
+            if (last >= 0)
+                CU_ASSERT((double)((size_t)8 << g) <=
+                          TUNE_RETIME_FACTOR * (double)((size_t)8 << last));
+            last = g;
+        } else {
+            skipped++;
+        }
+    }
+    CU_ASSERT(skipped > 0);       /* the rule does skip */
+    CU_ASSERT(last >= NGRID - 3); /* and comes back near the top */
+    /* the model puts it within reach: timed everywhere */
+    run r2 = {.truth = truth_behind, .ncands = 5};
+    first_pass(&r2, model_close);
+    for (int g = 0; g < NGRID; g++)
+        CU_ASSERT(r2.timed[g][1] > 0);
+}
+
+/* Seven candidates, six 3x behind the first: the model's best three are
+ * timed at every size, the others not at every one. */
+static double truth_many(int c, size_t b)
+{
+    double a = 1 + (double)b * 1e-4;
+    return c == 0 ? a : 3 * a * (1 + 0.01 * c);
+}
+
+static double model_many(int c, size_t b)
+{
+    return c == 0 ? truth_many(0, b) : 10 * truth_many(c, b);
+}
+
+static void test_model_top(void)
+{
+    run r = {.truth = truth_many, .ncands = 7};
+    first_pass(&r, model_many);
+    for (int g = 0; g < NGRID; g++)
+        for (int c = 0; c < 3; c++) /* 0, 1, 2: the model's best three */
+            CU_ASSERT(r.timed[g][c] > 0);
+    int skipped = 0;
+    for (int g = 0; g < NGRID; g++)
+        for (int c = 3; c < 7; c++)
+            skipped += r.timed[g][c] == 0;
+    CU_ASSERT(skipped > 0);
+}
+
+static void test_verdict(void)
+{
+    /* the winner within the noise of both: kept */
+    CU_ASSERT_EQUAL(tune_check_verdict(10.4, 10, 10.2, 0.05), TRD_WISDOM_KEPT);
+    CU_ASSERT_EQUAL(tune_check_verdict(10, 10, 10, 0), TRD_WISDOM_KEPT);
+    /* the model's choice faster beyond it */
+    CU_ASSERT_EQUAL(tune_check_verdict(431.5, 139.6, 160, 0), TRD_WISDOM_TO_MODEL);
+    /* the library's routine faster beyond it, and no slower than the model's */
+    CU_ASSERT_EQUAL(tune_check_verdict(27.39, 27.0, 26.09, 0), TRD_WISDOM_TO_MPI);
+    /* both faster, the library's within the noise of the model's: the library */
+    CU_ASSERT_EQUAL(tune_check_verdict(20, 10, 10.3, 0.05), TRD_WISDOM_TO_MPI);
+    /* the model's faster than the library's beyond the noise: the model */
+    CU_ASSERT_EQUAL(tune_check_verdict(20, 10, 12, 0.05), TRD_WISDOM_TO_MODEL);
+    /* a model choice that did not run */
+    CU_ASSERT_EQUAL(tune_check_verdict(20, INFINITY, 12, 0.05), TRD_WISDOM_TO_MPI);
+    CU_ASSERT_EQUAL(tune_check_verdict(10, INFINITY, 12, 0.05), TRD_WISDOM_KEPT);
+}
+
+static void test_noise(void)
+{
+    CU_ASSERT_DOUBLE_EQUAL(tune_twin_noise(10, 11), 0.1, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(tune_twin_noise(11, 10), 0.1, 1e-12);
+    CU_ASSERT_EQUAL(tune_twin_noise(10, INFINITY), 0);
+    CU_ASSERT_EQUAL(tune_twin_noise(0, 1), 0);
+    double v[] = {0.3, 0.1, 0.2, 0.4};
+    CU_ASSERT_DOUBLE_EQUAL(tune_median(v, 4), 0.25, 1e-12);
+    CU_ASSERT_EQUAL(tune_median(v, 0), 0);
+}
+
+int main(void)
+{
+    static const trd_test_case tests[] = {
+        {"a late winner wins the large sizes", test_late_winner},
+        {"timed again once per factor 8", test_retime},
+        {"the model's best three always timed", test_model_top},
+        {"the check pass's verdicts", test_verdict},
+        {"the noise of twin timings", test_noise},
+    };
+    return trd_test_main("tune_rules", tests, TRD_NTESTS(tests));
+}
