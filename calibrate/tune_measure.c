@@ -4,9 +4,10 @@
  * compared with the MPI library's (bcast and allgather exactly, reductions
  * within rounding); a wrong one is reported and never chosen, one that
  * falls back to the MPI library's routine (trd_fell_back) is left out at
- * that size.  One warm-up round sets the iterations for the size's time
- * target; then the candidates run interleaved (A, B, C, A, B, C, ...) in
- * groups the runtime's plan cache holds (TUNE_GROUP; one untimed call of each
+ * that size.  Those checked calls are the warm-up round: their time sets
+ * the iterations for the size's time target; then the candidates run
+ * interleaved (A, B, C, A, B, C, ...) in groups the runtime's plan cache
+ * holds (TUNE_GROUP; where there are several, one untimed call of each
  * before a group's timed ones), so that every candidate runs its cached plan
  * as an application repeating a call does; each call follows a barrier, and
  * every call's time is the slowest rank's (one MAX reduction at the end of
@@ -47,7 +48,15 @@
 #define BISECT_RATIO 1.1892071150027210667 /* 2^(1/4) */
 #define EDGE_RATIO 1.0905077326652576592   /* 2^(1/8): half a bisection step */
 #define MIN_ITERS 3
+/* Under SimGrid's SMPI a call's simulated time is the same at every
+ * iteration once its plan is made (no noise is simulated): MIN_ITERS are
+ * timed, and the simulation is not run a thousand times for the same
+ * number. */
+#if defined(SMPI_H)
+#define MAX_ITERS MIN_ITERS
+#else
 #define MAX_ITERS 999
+#endif
 /* Ranges of one table: the runtime reads TRD_MAX_RANGES, of which the model's
  * parts below the first and above the last take two. */
 #define TUNE_TABLE_RANGES (TRD_MAX_RANGES - 2)
@@ -236,6 +245,11 @@ static int measure_size(ctx *x, const int *idx, int n, size_t bytes, double *us,
     fill(x, count, x->ref);
     if ((rc = run(x, NULL, count, x->ref)) != MPI_SUCCESS)
         return rc;
+    /* the checked calls are the warm-up round too: the first call of each
+     * candidate plans it, and their time sets the iterations that fit the
+     * size's time */
+    MPI_Barrier(x->comm);
+    double est[2] = {MPI_Wtime(), 0};
     for (int i = 0; i < n; i++) {
         const char *spec = t->cands[idx[i]];
         fill(x, count, x->recv);
@@ -243,6 +257,7 @@ static int measure_size(ctx *x, const int *idx, int n, size_t bytes, double *us,
         flags[i] = (!is_mpi(t->coll, spec) && trd_fell_back()) |
                    (e != MPI_SUCCESS || !same(x, (size_t)count)) << 1;
     }
+    est[0] = MPI_Wtime() - est[0];
     if ((rc = MPI_Allreduce(MPI_IN_PLACE, flags, n, MPI_INT, MPI_MAX, x->comm)) != MPI_SUCCESS)
         return rc;
     int live[TUNE_MAX_CANDS + 1], nlive = 0;
@@ -264,14 +279,6 @@ static int measure_size(ctx *x, const int *idx, int n, size_t bytes, double *us,
             live[nlive++] = i;
         }
     }
-    /* warm-up round: the iterations that fit the size's time (barriers included) */
-    double est[2] = {MPI_Wtime(), 0};
-    for (int j = 0; j < nlive; j++) {
-        write_input(x, count);
-        MPI_Barrier(x->comm);
-        run(x, t->cands[idx[live[j]]], count, x->recv);
-    }
-    est[0] = MPI_Wtime() - est[0];
     if (x->rank == 0) {
         double now = MPI_Wtime() - x->clk->start;
         est[1] = x->clk->budget_s > 0 && now + MIN_ITERS * est[0] > x->clk->budget_s;
@@ -303,10 +310,11 @@ static int measure_size(ctx *x, const int *idx, int n, size_t bytes, double *us,
                 t->nnodes, t->ppn, b, what, nlive, nlive == 1 ? "" : "s", iters);
     }
     /* more candidates interleaved than the runtime keeps plans would time a
-     * new plan per call: groups of at most TUNE_GROUP, each warmed once */
+     * new plan per call: groups of at most TUNE_GROUP, each warmed once (one
+     * group was by the checked calls) */
     for (int g = 0; g < nlive; g += TUNE_GROUP) {
         int end = g + TUNE_GROUP < nlive ? g + TUNE_GROUP : nlive;
-        for (int j = g; j < end; j++)
+        for (int j = g; j < end && nlive > TUNE_GROUP; j++)
             run(x, t->cands[idx[live[j]]], count, x->recv);
         for (int it = 0; it < iters; it++)
             for (int j = g; j < end; j++) {
