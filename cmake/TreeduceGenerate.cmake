@@ -1,13 +1,15 @@
-# treeduce_generate(NAME <name> TOPOLOGY <file|local> [WISDOM <file>] [OUTPUT_DIR <dir>]
+# treeduce_generate(NAME <name> TOPOLOGY <file|local> [WISDOM <file>...] [OUTPUT_DIR <dir>]
 #                   [OPTIONS <gen args>...])
 #
 # Runs treeduce-gen at build time and builds libtreeduce_<name>.so, which
 # defines MPI_Allreduce (through PMPI) and trd_<name>_allreduce.  The target
 # is treeduce_<name>; link it into an MPI program, or LD_PRELOAD the library.
 # WISDOM (or OPTIONS --wisdom <file>) names what treeduce-tune measured on
-# the machine (treeduce-wisdom(5)); relative paths, the topology's too, are
-# from the current source directory.  Regenerates when the topology file,
-# the wisdom or the generator changes.
+# the machine (treeduce-wisdom(5)): one file or several, which combine (the
+# newer measurement where two overlap), those of WISDOM first, in order;
+# relative paths, the topology's too, are from the current source
+# directory.  Regenerates when the topology file, a wisdom file or the
+# generator changes.
 #
 # The generator is the target treeduce-gen in treeduce's own build (or the
 # host build's, imported, under TREEDUCE_SMPI), and treeduce::treeduce-gen
@@ -34,7 +36,7 @@ function(treeduce_generator gen_var deps_var)
 endfunction()
 
 function(treeduce_generate)
-  cmake_parse_arguments(TG "" "NAME;TOPOLOGY;OUTPUT_DIR;WISDOM" "OPTIONS" ${ARGN})
+  cmake_parse_arguments(TG "" "NAME;TOPOLOGY;OUTPUT_DIR" "OPTIONS;WISDOM" ${ARGN})
   if(NOT TG_NAME OR NOT TG_TOPOLOGY)
     message(FATAL_ERROR "treeduce_generate: NAME and TOPOLOGY are required")
   endif()
@@ -70,11 +72,11 @@ function(treeduce_generate)
   endforeach()
   set(TG_OPTIONS ${opts})
   set(wisdom_opts "")
-  if(TG_WISDOM)
-    get_filename_component(wisdom "${TG_WISDOM}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+  foreach(file IN LISTS TG_WISDOM)
+    get_filename_component(wisdom "${file}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
     list(APPEND deps "${wisdom}")
-    set(wisdom_opts --wisdom "${wisdom}")
-  endif()
+    list(APPEND wisdom_opts --wisdom "${wisdom}")
+  endforeach()
   set(outs "${TG_OUTPUT_DIR}/trd_${TG_NAME}.h" "${TG_OUTPUT_DIR}/trd_${TG_NAME}.c"
            "${TG_OUTPUT_DIR}/trd_${TG_NAME}_mpi.c")
   add_custom_command(

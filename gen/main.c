@@ -28,6 +28,8 @@
 #define TRD_VERSION "0.0.0"
 #endif
 
+#define MAX_WISDOM 64 /* --wisdom files */
+
 static const char usage[] =
     "usage: treeduce-gen [options] TOPOLOGY\n"
     "\n"
@@ -70,7 +72,9 @@ static const char usage[] =
     "                       (coll_tuned_dynamic_rules_filename)\n"
     "      --wisdom FILE    use the size ranges treeduce-tune measured on this machine\n"
     "                       (treeduce-wisdom(5)) where it measured them, the model elsewhere;\n"
-    "                       refused unless measured on this description (--digest)\n"
+    "                       refused unless measured on this description (--digest); given\n"
+    "                       several times, the files combine (one MPI library), the newer\n"
+    "                       measurement where two overlap\n"
     "      --digest         print the digest of the machine that a wisdom file must carry\n"
     "      --nodetype SPEC  node type where the input gives none, as an hwloc synthetic\n"
     "                       description (default \"package:1 core:1\")\n"
@@ -292,7 +296,9 @@ typedef struct args {
     const char *input, *outdir, *name, *format, *dot;
     const char *nodetype, *latency, *bandwidth, *alpha_r_ratio;
     const char *schedule, *algorithm, *bytes, *break_spec, *predict;
-    const char *export_mpich, *export_ompi, *simgrid, *wisdom;
+    const char *export_mpich, *export_ompi, *simgrid;
+    const char *wisdom[MAX_WISDOM]; /* --wisdom, in command-line order */
+    int nwisdom;
     int explain, digest;
     char cmd[4096]; /* the command line for the banner */
 } args;
@@ -303,9 +309,12 @@ typedef struct planned {
     trd_select_stats sel;
     trd_search_stats search;
     trd_check_stats check;
-    trd_wisdom wisdom;            /* --wisdom, read and checked (nranges 0: none) */
-    char wisdom_sha256[65];       /* of its text */
-    trd_check_stats wisdom_check; /* its algorithms verified */
+    trd_wisdom in[MAX_WISDOM];          /* each --wisdom file, read and checked */
+    char wisdom_sha256[MAX_WISDOM][65]; /* of each one's text */
+    trd_wisdom wisdom;                  /* the files merged (nranges 0: none) */
+    trd_wisdom_conflict *conflicts;     /* [nconflicts] where they disagree */
+    int nconflicts;
+    trd_check_stats wisdom_check; /* the merged algorithms verified */
 } planned;
 
 /* Plan: the closed forms, the ranges and parameters on the schedules. */
@@ -317,21 +326,31 @@ static int plan_machine(trd_topo_t t, planned *pl)
     return rc;
 }
 
-/* --wisdom: read, measured on this description, and every algorithm it
- * names planned and verified on its shape, before anything is written. */
+/* --wisdom: each file read and measured on this description, the files
+ * merged, and every algorithm the merge keeps planned and verified on its
+ * shape, before anything is written. */
 static int read_wisdom(const args *a, trd_topo_t t, trd_diag *d, planned *pl)
 {
-    size_t len = 0;
-    char *text;
-    int rc = trd__read_input(d, a->wisdom, &text, &len);
-    if (rc != TRD_OK)
-        return rc;
-    rc = trd_wisdom_read_string(a->wisdom, text, len, &pl->wisdom, d);
+    int rc = TRD_OK;
+    for (int i = 0; i < a->nwisdom; i++) { /* every file's errors, not only the first's */
+        size_t len = 0;
+        char *text;
+        int r = trd__read_input(d, a->wisdom[i], &text, &len);
+        if (r == TRD_OK) {
+            r = trd_wisdom_read_string(a->wisdom[i], text, len, &pl->in[i], d);
+            if (r == TRD_OK)
+                trd_sha256_hex(text, len, pl->wisdom_sha256[i]);
+            free(text);
+        }
+        if (r == TRD_OK)
+            r = trd_wisdom_check(&pl->in[i], t, d);
+        if (rc == TRD_OK)
+            rc = r;
+        if (r == TRD_ERR_NOMEM)
+            return r;
+    }
     if (rc == TRD_OK)
-        trd_sha256_hex(text, len, pl->wisdom_sha256);
-    free(text);
-    if (rc == TRD_OK)
-        rc = trd_wisdom_check(&pl->wisdom, t, d);
+        rc = trd_wisdom_merge(pl->in, a->nwisdom, &pl->wisdom, &pl->conflicts, &pl->nconflicts, d);
     if (rc == TRD_OK) {
         trd_check_opts co = {a->input, a->break_spec};
         rc = trd_check_wisdom(t, &pl->wisdom, &co, d, &pl->wisdom_check);
@@ -378,13 +397,17 @@ static int write_outputs(const args *a, trd_topo_t t, trd_diag *d, const planned
         }
     }
     if (rc == TRD_OK && a->outdir) {
+        const char *sha[MAX_WISDOM];
+        for (int i = 0; i < a->nwisdom; i++)
+            sha[i] = pl->wisdom_sha256[i];
         trd_emit_opts eo = {.name = machine_name,
                             .input = a->input,
                             .input_sha256 = hash,
                             .command = a->cmd,
-                            .wisdom = a->wisdom ? &pl->wisdom : NULL,
+                            .wisdom = a->nwisdom ? &pl->wisdom : NULL,
                             .wisdom_input = a->wisdom,
-                            .wisdom_sha256 = pl->wisdom_sha256};
+                            .wisdom_sha256 = sha,
+                            .nwisdom = a->nwisdom};
         if ((rc = trd_emit(t, p, &eo, a->outdir, d)) != TRD_OK)
             trd_diag_print(d, stderr);
     }
@@ -415,9 +438,9 @@ static int write_outputs(const args *a, trd_topo_t t, trd_diag *d, const planned
             printf("parameters (rm bases, smp/flex inter-node algorithm) searched for %d range%s:\n"
                    "  %d schedules timed, %.2f s\n",
                    srch->searched, srch->searched == 1 ? "" : "s", srch->evaluated, srch->seconds);
-        if (rc == TRD_OK && a->wisdom) {
+        if (rc == TRD_OK && a->nwisdom) {
             const trd_check_stats *wc = &pl->wisdom_check;
-            rc = trd_explain_wisdom(stdout, t, p, &pl->wisdom, a->wisdom);
+            rc = trd_explain_wisdom(stdout, t, p, &pl->wisdom, pl->conflicts, pl->nconflicts);
             printf("  the wisdom's algorithms verified on their shapes: %d schedules, %.2f s\n",
                    wc->nverified, wc->seconds);
             if (wc->covered || wc->skipped)
@@ -517,7 +540,11 @@ int main(int argc, char **argv)
             a.simgrid = optarg;
             break;
         case OPT_WISDOM:
-            a.wisdom = optarg;
+            if (a.nwisdom == MAX_WISDOM) {
+                fprintf(stderr, "treeduce-gen: --wisdom: at most %d files\n", MAX_WISDOM);
+                return 2;
+            }
+            a.wisdom[a.nwisdom++] = optarg;
             break;
         case OPT_DIGEST:
             a.digest = 1;
@@ -579,7 +606,7 @@ int main(int argc, char **argv)
         trd_topo_digest(t, hex);
         printf("%s\n", hex);
     }
-    if (a.wisdom && (rc = read_wisdom(&a, t, d, &pl)) != TRD_OK) {
+    if (a.nwisdom && (rc = read_wisdom(&a, t, d, &pl)) != TRD_OK) {
         trd_diag_print(d, stderr);
         fprintf(stderr, "treeduce-gen: %d error%s; nothing written\n", trd_diag_count(d),
                 trd_diag_count(d) == 1 ? "" : "s");
@@ -600,6 +627,9 @@ int main(int argc, char **argv)
     rc = write_outputs(&a, t, d, &pl, intext, inlen);
 out:
     trd_wisdom_free(&pl.wisdom);
+    for (int i = 0; i < a.nwisdom; i++)
+        trd_wisdom_free(&pl.in[i]);
+    free(pl.conflicts);
     free(intext);
     trd_topo_destroy(t);
     trd_diag_destroy(d);

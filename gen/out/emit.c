@@ -190,7 +190,8 @@ static void us_text(sbuf *b, double us)
 }
 
 /* How many ranges from w->range[i] on belong to range i's collective and
- * shape (the reader keeps a shape's ranges together). */
+ * shape (the reader and the merge keep a shape's ranges together, in
+ * order). */
 static int shape_ranges(const trd_wisdom *w, int i)
 {
     const trd_wisdom_range *r = &w->range[i];
@@ -201,47 +202,156 @@ static int shape_ranges(const trd_wisdom *w, int i)
     return n;
 }
 
-/* The ranges of w, one table per collective and shape in the file's order,
- * each with what was measured in its comment, then the tuned shapes. */
-static void tuned_tables(sbuf *b, const trd_wisdom *w, const char *file)
+/* A size range of a tuned table before adjacent model entries merge: a
+ * range of the wisdom, or sizes none covers (r NULL). */
+typedef struct tpiece {
+    size_t from, below;
+    const trd_wisdom_range *r;
+} tpiece;
+
+static int model_piece(const tpiece *p)
+{
+    return !p->r || trd_wisdom_is_model(p->r);
+}
+
+/* The pieces of ranges w->range[i..i+n) from 0 to SIZE_MAX, the gaps
+ * included, into pc (2n+1 of them at most); returns how many. */
+static int shape_pieces(const trd_wisdom *w, int i, int n, tpiece *pc)
+{
+    int np = 0;
+    size_t at = 0;
+    for (int k = i; k < i + n; k++) {
+        const trd_wisdom_range *r = &w->range[k];
+        if (r->from > at)
+            pc[np++] = (tpiece){at, r->from, NULL};
+        pc[np++] = (tpiece){r->from, r->below, r};
+        at = r->below;
+    }
+    if (at != SIZE_MAX)
+        pc[np++] = (tpiece){at, SIZE_MAX, NULL};
+    return np;
+}
+
+/* The table's entries: a run of the model's pieces is one. */
+static int table_entries(const tpiece *pc, int np)
+{
+    int ne = 0;
+    for (int k = 0; k < np; k++)
+        ne += !(k > 0 && model_piece(&pc[k]) && model_piece(&pc[k - 1]));
+    return ne;
+}
+
+/* Every tuned table fits what the runtime reads (TRD_MAX_RANGES entries):
+ * TRD_OK, or TRD_ERR_INPUT at the first range of a shape that does not,
+ * TRD_ERR_NOMEM. */
+static int tuned_fit(const trd_wisdom *w, const char *input, trd_diag *d)
+{
+    tpiece *pc = malloc(((size_t)w->nranges * 2 + 1) * sizeof *pc);
+    int rc = pc ? TRD_OK : TRD_ERR_NOMEM;
+    for (int i = 0; i < w->nranges && rc == TRD_OK;) {
+        const trd_wisdom_range *r = &w->range[i];
+        int n = shape_ranges(w, i), ne = table_entries(pc, shape_pieces(w, i, n, pc));
+        if (ne > TRD_MAX_RANGES) {
+            const char *file = trd_wisdom_range_file(w, r);
+            trd_diag_error(d, (trd_loc){trd_diag_intern(d, file ? file : input), r->line, 1},
+                           "%s %dx%d: the wisdom's ranges and the model's sizes between them "
+                           "make %d size ranges, the runtime reads at most %d",
+                           trd_coll_name(r->coll), r->nnodes, r->ppn, ne, TRD_MAX_RANGES);
+            rc = TRD_ERR_INPUT;
+        }
+        i += n;
+    }
+    free(pc);
+    return rc;
+}
+
+/* "FILE:LINE" of range r, for the comments. */
+static void range_origin(sbuf *b, const trd_wisdom *w, const trd_wisdom_range *r)
+{
+    const char *file = trd_wisdom_range_file(w, r);
+    c_text(b, file ? file : "wisdom");
+    sb_printf(b, ":%d", r->line);
+}
+
+/* The ranges of w, one table per collective and shape in the order the
+ * files give them, each with what was measured and where in its comment,
+ * the sizes no range covers as the model's entries; then the tuned shapes. */
+static void tuned_tables(sbuf *b, const trd_wisdom *w, const trd_emit_opts *o)
 {
     int nt = 0;
-    sb_printf(b, "\n/* Measured on the machine: wisdom ");
-    c_text(b, file);
-    sb_printf(b, " of %s, under\n *   ", w->date);
+    tpiece *pc = malloc(((size_t)w->nranges * 2 + 1) * sizeof *pc);
+    if (!pc) {
+        b->oom = 1;
+        return;
+    }
+    sb_printf(b, "\n/* Measured on the machine, under\n *   ");
     c_text(b, w->mpi);
-    sb_printf(b, "\n * Per collective and communicator shape, the fastest of every candidate\n"
-                 " * and the MPI library's routine in each size range, with its median time\n"
-                 " * and the runner-up's; the model above fills the shapes and collectives\n"
-                 " * not measured. */\n");
+    sb_printf(b, "\n * by wisdom");
+    for (int f = 0; f < o->nwisdom; f++) {
+        sb_printf(b, "\n *   ");
+        c_text(b, o->wisdom_input[f]);
+        if (f < w->nsources)
+            sb_printf(b, " of %s", w->source[f].date);
+    }
+    sb_printf(b, "\n * (where two overlap, the newer).  Per collective and communicator shape,\n"
+                 " * the fastest of every candidate and the MPI library's routine in each size\n"
+                 " * range, with its median time and the runner-up's; an entry without an\n"
+                 " * algorithm is the model's (the sizes no range covers, or where the check\n"
+                 " * found the model's choice faster), and the model above fills the shapes\n"
+                 " * and collectives not measured. */\n");
     for (int i = 0; i < w->nranges; nt++) {
         const trd_wisdom_range *r = &w->range[i];
-        int n = shape_ranges(w, i);
-        sb_printf(b, "/* %s, %d node%s x %d (line %d):\n", trd_coll_name(r->coll), r->nnodes,
-                  r->nnodes == 1 ? "" : "s", r->ppn, r->line);
-        for (int k = i; k < i + n; k++) {
-            const trd_wisdom_range *q = &w->range[k];
+        int n = shape_ranges(w, i), np = shape_pieces(w, i, n, pc);
+        sb_printf(b, "/* %s, %d node%s x %d:\n", trd_coll_name(r->coll), r->nnodes,
+                  r->nnodes == 1 ? "" : "s", r->ppn);
+        for (int k = 0; k < np; k++) {
+            const tpiece *q = &pc[k];
+            if (k > 0 && model_piece(q) && model_piece(&pc[k - 1]))
+                continue; /* the model's entry goes on */
             sb_printf(b, " *   from %zu B: ", q->from);
-            c_text(b, q->alg);
-            sb_add(b, " ", 1);
-            us_text(b, q->us);
-            if (q->runner[0]) {
-                sb_printf(b, ", runner-up ");
-                c_text(b, q->runner);
-                sb_add(b, " ", 1);
-                us_text(b, q->runner_us);
+            if (model_piece(q)) {
+                sb_printf(b, "the model");
+                const char *sep = " (";
+                for (int m = k; m < np && model_piece(&pc[m]); m++)
+                    if (pc[m].r) {
+                        sb_printf(b, "%s", sep);
+                        range_origin(b, w, pc[m].r);
+                        sep = ", ";
+                    }
+                if (strcmp(sep, " (") != 0)
+                    sb_printf(b, ": faster in the check)");
+                sb_add(b, "\n", 1);
+                continue;
             }
-            sb_add(b, "\n", 1);
+            c_text(b, q->r->alg);
+            sb_add(b, " ", 1);
+            us_text(b, q->r->us);
+            if (q->r->runner[0]) {
+                sb_printf(b, ", runner-up ");
+                c_text(b, q->r->runner);
+                sb_add(b, " ", 1);
+                us_text(b, q->r->runner_us);
+            }
+            sb_printf(b, " (");
+            range_origin(b, w, q->r);
+            sb_printf(b, ")\n");
         }
-        sb_printf(b, " */\nstatic const trd_size_choice tuned_%d[%d] = {\n", nt, n);
-        for (int k = i; k < i + n; k++) {
-            const trd_wisdom_range *q = &w->range[k];
-            const char *params = "";
-            const trd_algo *a = trd_algo_parse(q->coll, q->alg, &params);
+        sb_printf(b, " */\nstatic const trd_size_choice tuned_%d[%d] = {\n", nt,
+                  table_entries(pc, np));
+        for (int k = 0; k < np; k++) {
+            const tpiece *q = &pc[k];
+            if (model_piece(q) && k + 1 < np && model_piece(&pc[k + 1]))
+                continue; /* the model's entry ends further on */
             sb_printf(b, "    {.below = ");
             size_value(b, q->below);
+            if (model_piece(q)) {
+                sb_printf(b, ", .alg = NULL, .params = NULL},\n");
+                continue;
+            }
+            const char *params = "";
+            const trd_algo *a = trd_algo_parse(q->r->coll, q->r->alg, &params);
             sb_printf(b, ", .alg = ");
-            c_string(b, a ? a->name : q->alg);
+            c_string(b, a ? a->name : q->r->alg);
             sb_printf(b, ", .params = ");
             c_string(b, params);
             sb_printf(b, "},\n");
@@ -262,10 +372,11 @@ static void tuned_tables(sbuf *b, const trd_wisdom *w, const char *file)
         sb_printf(b,
                   "    {.coll = TRD_COLL_%s, .nnodes = %d, .ppn = %d, .choices = tuned_%d, "
                   ".nchoices = %d},\n",
-                  coll, r->nnodes, r->ppn, nt, n);
+                  coll, r->nnodes, r->ppn, nt, table_entries(pc, shape_pieces(w, i, n, pc)));
         i += n;
     }
     sb_printf(b, "};\n");
+    free(pc);
 }
 
 static int tables(trd_topo_t t, const trd_machine_plan *p, const trd_emit_opts *o, sbuf *b)
@@ -350,7 +461,7 @@ static int tables(trd_topo_t t, const trd_machine_plan *p, const trd_emit_opts *
                   p->shape[s].nchoices);
     sb_printf(b, "};\n");
     if (w)
-        tuned_tables(b, w, o->wisdom_input);
+        tuned_tables(b, w, o);
     sb_printf(b, "\n");
     sb_printf(b, "static const trd_machine machine = {\n");
     sb_printf(b, "    .name = ");
@@ -424,13 +535,15 @@ int trd_emit(trd_topo_t t, const trd_machine_plan *p, const trd_emit_opts *o, co
     c_text(&banner, o->input);
     sb_printf(&banner, "\n * sha256:  %s\n * command: ", o->input_sha256);
     c_text(&banner, o->command);
-    if (o->wisdom) {
+    for (int f = 0; o->wisdom && f < o->nwisdom; f++) {
         sb_printf(&banner, "\n * wisdom:  ");
-        c_text(&banner, o->wisdom_input);
-        sb_printf(&banner, "\n * sha256:  %s", o->wisdom_sha256);
+        c_text(&banner, o->wisdom_input[f]);
+        sb_printf(&banner, "\n * sha256:  %s", o->wisdom_sha256[f]);
     }
     sb_add(&banner, "\n */", 4);
-    int rc = tables(t, p, o, &tab);
+    int rc = o->wisdom ? tuned_fit(o->wisdom, o->input, d) : TRD_OK;
+    if (rc == TRD_OK)
+        rc = tables(t, p, o, &tab);
     char nnodes[32], nsw[32];
     snprintf(nnodes, sizeof nnodes, "%d", trd_topo_nnodes(t));
     snprintf(nsw, sizeof nsw, "%d", trd_topo_nswitches(t));

@@ -350,17 +350,48 @@ static double model_us(trd_timer *tm, const trd_cost_model *cm, const trd_shape 
     return us;
 }
 
-/* One shape's ranges r[0..n): each with what was measured, the model's
- * time for the winner and the model's own pick at the range's typical
- * size. */
+/* "FILE:LINE" of range r of w. */
+static void print_origin(FILE *f, const trd_wisdom *w, const trd_wisdom_range *r)
+{
+    const char *file = trd_wisdom_range_file(w, r);
+    fprintf(f, "%s:%d", file ? file : "wisdom", r->line);
+}
+
+/* "[FROM, BELOW)" in bytes, "-" for no end. */
+static void print_bytes_range(FILE *f, size_t from, size_t below)
+{
+    if (below == SIZE_MAX)
+        fprintf(f, "[%zu, -)", from);
+    else
+        fprintf(f, "[%zu, %zu)", from, below);
+}
+
+/* The check points of range q: the three times and the verdict. */
+static void explain_checks(FILE *f, const trd_wisdom_range *q)
+{
+    static const char *const to[TRD_WISDOM_VERDICT_MAX] = {"kept", "to the model", "to MPI"};
+    for (int k = 0; k < q->ncheck && k < TRD_WISDOM_MAX_CHECKS; k++) {
+        const trd_wisdom_point *c = &q->check[k];
+        int v = c->verdict >= 0 && c->verdict < TRD_WISDOM_VERDICT_MAX ? c->verdict : 0;
+        fprintf(f,
+                "      checked at %zu B: tuned %s %.4g us, untuned (%s) %.4g us, MPI %.4g us, "
+                "noise %.1f%%: %s\n",
+                c->bytes, c->alg, c->alg_us, c->model, c->model_us, c->mpi_us, c->noise * 100,
+                to[v]);
+    }
+}
+
+/* One shape's ranges r[0..n) of w: each with where it was measured and
+ * what, the model's time for the winner and the model's own pick at the
+ * range's typical size, and its check points. */
 static int explain_wisdom_shape(FILE *f, trd_topo_t t, const trd_machine_plan *p,
-                                const trd_wisdom_range *r, int n)
+                                const trd_wisdom *w, const trd_wisdom_range *r, int n)
 {
     trd_shape_store st;
     trd_timer *tm = NULL;
-    int *aux, agree = 0, judged = 0, rc;
-    fprintf(f, "  %s, %d node%s x %d rank%s (line %d):\n", trd_coll_name(r->coll), r->nnodes,
-            r->nnodes == 1 ? "" : "s", r->ppn, r->ppn == 1 ? "" : "s", r->line);
+    int *aux, agree = 0, judged = 0, models = 0, rc;
+    fprintf(f, "  %s, %d node%s x %d rank%s:\n", trd_coll_name(r->coll), r->nnodes,
+            r->nnodes == 1 ? "" : "s", r->ppn, r->ppn == 1 ? "" : "s");
     if (r->nnodes > trd_topo_nnodes(t) || (long)r->nnodes * r->ppn > TRD_SEARCH_MAX_RANKS) {
         fprintf(f, "    no model above %d ranks\n", TRD_SEARCH_MAX_RANKS);
         return TRD_OK;
@@ -374,6 +405,8 @@ static int explain_wisdom_shape(FILE *f, trd_topo_t t, const trd_machine_plan *p
         const trd_wisdom_range *q = &r[i];
         size_t at = trd_range_typical(q->from, q->below);
         fprintf(f, "    ");
+        print_origin(f, w, q);
+        fprintf(f, ": ");
         print_size(f, q->from);
         if (q->below == SIZE_MAX) {
             fprintf(f, " and up (at ");
@@ -383,17 +416,24 @@ static int explain_wisdom_shape(FILE *f, trd_topo_t t, const trd_machine_plan *p
             fprintf(f, " (at ");
         }
         print_size(f, at);
+        if (trd_wisdom_is_model(q)) {
+            /* no winner of its own: what the model's tables run there */
+            models++;
+            fprintf(f, "): the model's tables, faster in the check than the measured winner\n");
+            explain_checks(f, q);
+            continue;
+        }
         fprintf(f, "): measured %s %.4g us", q->alg, q->us);
         if (q->runner[0])
             fprintf(f, ", runner-up %s %.4g us", q->runner, q->runner_us);
         fprintf(f, "\n      model: ");
         /* the winner as the model times it */
         const char *params = "";
-        const trd_algo *w = trd_algo_parse(q->coll, q->alg, &params);
-        if (w && (w->flags & TRD_ALGO_LIBRARY))
-            w = NULL; /* no schedule to time */
-        double wus = w ? model_us(tm, &cm, &st.s, w, params, at) : NAN;
-        if (!w)
+        const trd_algo *win = trd_algo_parse(q->coll, q->alg, &params);
+        if (win && (win->flags & TRD_ALGO_LIBRARY))
+            win = NULL; /* no schedule to time */
+        double wus = win ? model_us(tm, &cm, &st.s, win, params, at) : NAN;
+        if (!win)
             fprintf(f, "none for the MPI library");
         else if (isnan(wus))
             fprintf(f, "none at this size");
@@ -416,7 +456,7 @@ static int explain_wisdom_shape(FILE *f, trd_topo_t t, const trd_machine_plan *p
         if (best < 0 || isinf(tt[best])) {
             fprintf(f, "; picks none here");
         } else {
-            int same = w && w == cand[best];
+            int same = win && win == cand[best];
             judged++;
             agree += same;
             fprintf(f, "; picks %s: %s", cand[best]->name, same ? "agrees" : "differs");
@@ -433,11 +473,12 @@ static int explain_wisdom_shape(FILE *f, trd_topo_t t, const trd_machine_plan *p
                     sp->choice[c].params[0] ? ":" : "", sp->choice[c].params);
         }
         fprintf(f, "\n");
+        explain_checks(f, q);
     }
     fprintf(f, "    the model's pick agrees with the measured winner on %d of %d range%s\n", agree,
-            n, n == 1 ? "" : "s");
-    if (judged < n)
-        fprintf(f, "    (%d without a model pick)\n", n - judged);
+            n - models, n - models == 1 ? "" : "s");
+    if (judged < n - models)
+        fprintf(f, "    (%d without a model pick)\n", n - models - judged);
 out:
     trd_timer_destroy(tm);
     trd_shape_free(&st);
@@ -445,45 +486,116 @@ out:
     return rc;
 }
 
-int trd_explain_wisdom(FILE *f, trd_topo_t t, const trd_machine_plan *p, const trd_wisdom *w,
-                       const char *file)
+/* What the model fills of a measured shape, w->range[i..i+n): the sizes
+ * below the first range, between two and above the last, and the ranges
+ * the check gave to the model. */
+static void explain_fills(FILE *f, const trd_wisdom *w, int i, int n)
 {
-    fprintf(f,
-            "\nmeasured size ranges, used in place of the model's (wisdom %s:\n  machine %s, %s, "
-            "%d rank%s%s,\n  MPI ",
-            file, w->machine, w->date, w->nranks, w->nranks == 1 ? "" : "s",
-            w->complete ? "" : ", cut short by its budget");
+    const trd_wisdom_range *r = &w->range[i];
+    const char *sep = " ";
+    size_t at = 0;
+    fprintf(f, "    %s %dx%d:", trd_coll_name(r->coll), r->nnodes, r->ppn);
+    for (int k = i; k <= i + n; k++) {
+        const trd_wisdom_range *q = k < i + n ? &w->range[k] : NULL;
+        size_t end = q ? q->from : SIZE_MAX;
+        if (end > at && at != SIZE_MAX) {
+            fprintf(f, "%s", sep);
+            print_size(f, at);
+            if (end == SIZE_MAX) {
+                fprintf(f, " and up");
+            } else {
+                fprintf(f, " .. ");
+                print_size(f, end);
+            }
+            sep = ", ";
+        }
+        if (q && trd_wisdom_is_model(q)) {
+            fprintf(f, "%s", sep);
+            print_size(f, q->from);
+            if (q->below == SIZE_MAX) {
+                fprintf(f, " and up");
+            } else {
+                fprintf(f, " .. ");
+                print_size(f, q->below);
+            }
+            fprintf(f, " (");
+            print_origin(f, w, q);
+            fprintf(f, ", by its check)");
+            sep = ", ";
+        }
+        if (q)
+            at = q->below;
+    }
+    fprintf(f, "%s\n", strcmp(sep, " ") == 0 ? " none" : "");
+}
+
+int trd_explain_wisdom(FILE *f, trd_topo_t t, const trd_machine_plan *p, const trd_wisdom *w,
+                       const trd_wisdom_conflict *conflicts, int nconflicts)
+{
+    fprintf(f, "\nmeasured size ranges, used in place of the model's (machine %s,\n  MPI ",
+            w->machine);
     print_plain(f, w->mpi);
-    fprintf(f, "):\n  each range's winner and runner-up as measured, the model's time for the\n"
-               "  winner and the model's own pick (the collective's algorithms that plan for\n"
-               "  the shape, default parameters, timed on the schedules' cost model) at the\n"
-               "  range's typical size:\n");
+    fprintf(f, "):\n");
+    for (int s = 0; s < w->nsources; s++) {
+        const trd_wisdom_source *src = &w->source[s];
+        fprintf(f, "  wisdom %s: %s, %d rank%s%s\n", src->file ? src->file : "", src->date,
+                src->nranks, src->nranks == 1 ? "" : "s",
+                src->complete ? "" : ", cut short by its budget");
+    }
+    if (!w->nsources)
+        fprintf(f, "  wisdom %s: %s, %d rank%s%s\n", w->file ? w->file : "", w->date, w->nranks,
+                w->nranks == 1 ? "" : "s", w->complete ? "" : ", cut short by its budget");
+    fprintf(f, "  each range's file and line, its winner and runner-up as measured, the\n"
+               "  model's time for the winner and the model's own pick (the collective's\n"
+               "  algorithms that plan for the shape, default parameters, timed on the\n"
+               "  schedules' cost model) at the range's typical size, and the sizes that the\n"
+               "  check pass timed again:\n");
     for (int i = 0; i < w->nranges;) {
         const trd_wisdom_range *r = &w->range[i];
         int n = 1;
         while (i + n < w->nranges && w->range[i + n].coll == r->coll &&
                w->range[i + n].nnodes == r->nnodes && w->range[i + n].ppn == r->ppn)
             n++;
-        int rc = explain_wisdom_shape(f, t, p, r, n);
+        int rc = explain_wisdom_shape(f, t, p, w, r, n);
         if (rc)
             return rc;
         i += n;
     }
-    fprintf(f, "  the model fills (every size of a measured shape comes from the wisdom):");
+    for (int k = 0; k < nconflicts; k++) {
+        const trd_wisdom_conflict *c = &conflicts[k];
+        const char *nf = "", *of = "", *nd = "", *od = "";
+        if (c->newer_src >= 0 && c->newer_src < w->nsources) {
+            nf = w->source[c->newer_src].file ? w->source[c->newer_src].file : "";
+            nd = w->source[c->newer_src].date;
+        }
+        if (c->older_src >= 0 && c->older_src < w->nsources) {
+            of = w->source[c->older_src].file ? w->source[c->older_src].file : "";
+            od = w->source[c->older_src].date;
+        }
+        fprintf(f, "  conflict: %s %dx%d ", trd_coll_name(c->coll), c->nnodes, c->ppn);
+        print_bytes_range(f, c->from, c->below);
+        fprintf(f, ": %s:%d (%s) measured %s, %s:%d (%s) measured %s; ", nf, c->newer_line, nd,
+                c->newer_alg, of, c->older_line, od, c->older_alg);
+        if (strcmp(nd, od) == 0)
+            fprintf(f, "the one given later (%s) is used\n", nf);
+        else
+            fprintf(f, "the newer (%s) is used\n", nf);
+    }
+    fprintf(f, "  the model fills the sizes no range covers (and those the check gave it):\n");
+    for (int i = 0; i < w->nranges;) {
+        int n = 1;
+        while (i + n < w->nranges && w->range[i + n].coll == w->range[i].coll &&
+               w->range[i + n].nnodes == w->range[i].nnodes &&
+               w->range[i + n].ppn == w->range[i].ppn)
+            n++;
+        explain_fills(f, w, i, n);
+        i += n;
+    }
     for (int c = 0; c < TRD_COLL_MAX; c++) {
         int shapes = 0;
         for (int i = 0; i < w->nranges; i++)
-            shapes += w->range[i].coll == c && w->range[i].from == 0;
-        fprintf(f, "\n    %s: ", trd_coll_name(c));
-        if (!shapes) {
-            fprintf(f, "every shape");
-            continue;
-        }
-        fprintf(f, "every shape but");
-        for (int i = 0; i < w->nranges; i++)
-            if (w->range[i].coll == c && w->range[i].from == 0)
-                fprintf(f, " %dx%d", w->range[i].nnodes, w->range[i].ppn);
+            shapes += w->range[i].coll == c;
+        fprintf(f, "    %s: every %sshape\n", trd_coll_name(c), shapes ? "other " : "");
     }
-    fprintf(f, "\n");
     return ferror(f) ? TRD_ERR_IO : TRD_OK;
 }

@@ -1,8 +1,9 @@
 /* Wisdom files (wisdom.h, treeduce-wisdom(5)): the digest of a machine's
- * description, the reader, the check against a description, the writer.
- * The reader takes a line at a time, the header's keywords in their fixed
- * order, then the ranges and "end"; it stops at the first error, so that
- * nothing is ever half-read. */
+ * description, the reader, the check against a description, the merge of
+ * several files, the writer.  The reader takes a line at a time, the
+ * header's keywords in their fixed order, then the ranges with their check
+ * lines and "end"; it stops at the first error, so that nothing is ever
+ * half-read. */
 #include "wisdom.h"
 
 #include <errno.h>
@@ -296,8 +297,8 @@ static int read_string(wctx *c, const char *what, int tabs_ok, char out[TRD_WISD
 }
 
 /* An algorithm of collective coll ("NAME", "NAME:PARAMS" or "mpi"); "-" for
- * none where none is allowed. */
-static int read_alg(wctx *c, int coll, int none_ok, char *out, size_t cap)
+ * none where none is allowed, "model" where the model is. */
+static int read_alg(wctx *c, int coll, int none_ok, int model_ok, char *out, size_t cap)
 {
     tok k = next(c);
     const char *params = NULL;
@@ -310,13 +311,19 @@ static int read_alg(wctx *c, int coll, int none_ok, char *out, size_t cap)
             out[0] = '\0';
             return 0;
         }
+        if (model_ok && strcmp(spec, TRD_WISDOM_MODEL) == 0) {
+            memcpy(out, spec, k.len + 1);
+            return 0;
+        }
         ok = trd_algo_parse(coll, spec, &params) && strlen(params) < TRD_PARAMS_MAX;
     }
     if (!ok) {
         char names[512], w[600];
         trd_algo_names(coll, names, sizeof names);
         snprintf(w, sizeof w, "an algorithm of %s (%s)%s", trd_coll_name(coll), names,
-                 none_ok ? " or '-'" : "");
+                 none_ok    ? " or '-'"
+                 : model_ok ? " or '" TRD_WISDOM_MODEL "'"
+                            : "");
         expected(c, &k, w);
         return -1;
     }
@@ -333,6 +340,16 @@ static int fits(const tok *k, const char *pattern)
         if (pattern[i] == '9' ? !(k->s[i] >= '0' && k->s[i] <= '9') : k->s[i] != pattern[i])
             return 0;
     return 1;
+}
+
+/* "[FROM, BELOW)" for messages, BELOW "-" for no end. */
+static const char *range_text(size_t from, size_t below, char *buf, size_t len)
+{
+    if (below == SIZE_MAX)
+        snprintf(buf, len, "[%zu, -)", from);
+    else
+        snprintf(buf, len, "[%zu, %zu)", from, below);
+    return buf;
 }
 
 static int read_range(wctx *c, trd_wisdom *w, const trd_wisdom_range *prev)
@@ -376,18 +393,27 @@ static int read_range(wctx *c, trd_wisdom *w, const trd_wisdom_range *prev)
     }
     r.from = (size_t)from;
     r.below = (size_t)below;
-    if (read_alg(c, r.coll, 0, r.alg, sizeof r.alg) ||
+    if (read_alg(c, r.coll, 0, w->version >= 2, r.alg, sizeof r.alg) ||
         read_time(c, "a time in microseconds", &r.us) ||
-        read_alg(c, r.coll, 1, r.runner, sizeof r.runner) ||
+        read_alg(c, r.coll, 1, 0, r.runner, sizeof r.runner) ||
         read_time(c, "a time in microseconds", &r.runner_us))
         return -1;
     line_end(c);
     if (c->failed)
         return -1;
 
-    /* A shape's ranges: together, in order, from 0, no gap, the last without end. */
+    /* A shape's ranges: together, in order, not overlapping; in version 1
+     * also from 0, no gap, the last without end. */
     int same = prev && prev->coll == r.coll && prev->nnodes == r.nnodes && prev->ppn == r.ppn;
-    if (same && prev->below != SIZE_MAX) {
+    if (same && w->version >= 2) {
+        if (r.from < prev->below) {
+            char a[64], b2[64];
+            err(c, from_col, "%s %dx%d range %s overlaps %s of line %d", trd_coll_name(r.coll),
+                r.nnodes, r.ppn, range_text(r.from, r.below, a, sizeof a),
+                range_text(prev->from, prev->below, b2, sizeof b2), prev->line);
+            return -1;
+        }
+    } else if (same && prev->below != SIZE_MAX) {
         if (r.from != prev->below) {
             err(c, from_col,
                 "expected %s %dx%d to go on from %zu (where its range before ends), got %zu",
@@ -395,7 +421,7 @@ static int read_range(wctx *c, trd_wisdom *w, const trd_wisdom_range *prev)
             return -1;
         }
     } else {
-        if (prev && !same && prev->below != SIZE_MAX) {
+        if (prev && !same && prev->below != SIZE_MAX && w->version < 2) {
             err(c, k.col, "expected a range of %s %dx%d from %zu (its last range ends with '-')",
                 trd_coll_name(prev->coll), prev->nnodes, prev->ppn, prev->below);
             return -1;
@@ -408,7 +434,7 @@ static int read_range(wctx *c, trd_wisdom *w, const trd_wisdom_range *prev)
                 return -1;
             }
         }
-        if (r.from != 0) {
+        if (r.from != 0 && w->version < 2) {
             err(c, from_col, "expected %s %dx%d to start from 0 (its first range), got %zu",
                 trd_coll_name(r.coll), r.nnodes, r.ppn, r.from);
             return -1;
@@ -441,6 +467,63 @@ static int read_range(wctx *c, trd_wisdom *w, const trd_wisdom_range *prev)
     return 0;
 }
 
+static const char *const verdicts[TRD_WISDOM_VERDICT_MAX] = {"kept", "model", "mpi"};
+
+/* A check line (keyword k read): one size of the last range timed again. */
+static int read_check(wctx *c, trd_wisdom *w, const tok *k)
+{
+    if (w->version < 2) {
+        err(c, k->col, "check lines need wisdom version 2, this file is version %d", w->version);
+        return -1;
+    }
+    if (!w->nranges) {
+        err(c, k->col, "expected a 'range' line before its 'check' lines");
+        return -1;
+    }
+    trd_wisdom_range *r = &w->range[w->nranges - 1];
+    char rt[64];
+    range_text(r->from, r->below, rt, sizeof rt);
+    if (r->ncheck >= TRD_WISDOM_MAX_CHECKS) {
+        err(c, k->col, "%s %dx%d range %s of line %d has more than %d check lines",
+            trd_coll_name(r->coll), r->nnodes, r->ppn, rt, r->line, TRD_WISDOM_MAX_CHECKS);
+        return -1;
+    }
+    trd_wisdom_point pt = {0};
+    pt.line = c->line;
+    const char *at = c->p;
+    int col = next(c).col;
+    c->p = at;
+    uintmax_t bytes;
+    if (read_uint(c, "a size in bytes", SIZE_MAX - 1, &bytes))
+        return -1;
+    if (bytes < r->from || bytes >= r->below) {
+        err(c, col, "check at %ju B lies outside its range %s of line %d", bytes, rt, r->line);
+        return -1;
+    }
+    pt.bytes = (size_t)bytes;
+    if (read_alg(c, r->coll, 0, 0, pt.alg, sizeof pt.alg) ||
+        read_time(c, "a time in microseconds", &pt.alg_us) ||
+        read_alg(c, r->coll, 0, 0, pt.model, sizeof pt.model) ||
+        read_time(c, "a time in microseconds", &pt.model_us) ||
+        read_time(c, "a time in microseconds", &pt.mpi_us) ||
+        read_time(c, "a relative noise (0 or more)", &pt.noise))
+        return -1;
+    tok v = next(c);
+    pt.verdict = -1;
+    for (int i = 0; i < TRD_WISDOM_VERDICT_MAX; i++)
+        if (tok_is(&v, verdicts[i]))
+            pt.verdict = i;
+    if (pt.verdict < 0) {
+        expected(c, &v, "a verdict (kept, model or mpi)");
+        return -1;
+    }
+    line_end(c);
+    if (c->failed)
+        return -1;
+    r->check[r->ncheck++] = pt;
+    return 0;
+}
+
 /* The header's keywords, in order. */
 enum { H_MAGIC, H_MACHINE, H_DIGEST, H_MPI, H_DATE, H_RANKS, H_HOSTS, H_BUDGET, H_BODY };
 static const char *const header[] = {"treeduce-wisdom", "machine", "digest", "mpi", "date",
@@ -466,8 +549,9 @@ static void read_line(wctx *c, trd_wisdom *w, int *state)
         uintmax_t ver;
         if (read_uint(c, "a version number", INT32_MAX, &ver))
             return;
-        if (ver != TRD_WISDOM_VERSION) {
-            err(c, v.col, "expected wisdom version %d, got version %ju", TRD_WISDOM_VERSION, ver);
+        if (ver < 1 || ver > TRD_WISDOM_VERSION) {
+            err(c, v.col, "expected wisdom version 1 or %d, got version %ju", TRD_WISDOM_VERSION,
+                ver);
             return;
         }
         w->version = (int)ver;
@@ -494,6 +578,7 @@ static void read_line(wctx *c, trd_wisdom *w, int *state)
     case H_MPI:
         if (read_string(c, "MPI library", 1, w->mpi))
             return;
+        w->mpi_line = c->line;
         break;
     case H_DATE: {
         tok v = next(c);
@@ -532,7 +617,7 @@ static void read_line(wctx *c, trd_wisdom *w, int *state)
     }
     default:
         if (tok_is(&k, "end")) {
-            if (w->nranges && w->range[w->nranges - 1].below != SIZE_MAX) {
+            if (w->version < 2 && w->nranges && w->range[w->nranges - 1].below != SIZE_MAX) {
                 const trd_wisdom_range *p = &w->range[w->nranges - 1];
                 err(c, k.col,
                     "expected a range of %s %dx%d from %zu (its last range ends with '-')",
@@ -544,8 +629,12 @@ static void read_line(wctx *c, trd_wisdom *w, int *state)
                 *state = H_BODY + 1;
             return;
         }
+        if (tok_is(&k, "check")) {
+            read_check(c, w, &k);
+            return;
+        }
         if (!tok_is(&k, "range")) {
-            expected(c, &k, "'range' or 'end'");
+            expected(c, &k, w->version >= 2 ? "'range', 'check' or 'end'" : "'range' or 'end'");
             return;
         }
         read_range(c, w, w->nranges ? &w->range[w->nranges - 1] : NULL);
@@ -631,6 +720,243 @@ int trd_wisdom_check(const trd_wisdom *w, trd_topo_t t, trd_diag *d)
     return TRD_ERR_INPUT;
 }
 
+const char *trd_wisdom_range_file(const trd_wisdom *w, const trd_wisdom_range *r)
+{
+    if (r->src >= 0 && r->src < w->nsources)
+        return w->source[r->src].file;
+    return w->file;
+}
+
+int trd_wisdom_is_model(const trd_wisdom_range *r)
+{
+    return strcmp(r->alg, TRD_WISDOM_MODEL) == 0;
+}
+
+const char *trd_wisdom_verdict_name(int verdict)
+{
+    return verdict >= 0 && verdict < TRD_WISDOM_VERDICT_MAX ? verdicts[verdict] : NULL;
+}
+
+/* ---- Merge ------------------------------------------------------------------- */
+
+/* Text from a file's header on one line of a message: control characters
+ * (the tab of an MPI library's line) as blanks. */
+static const char *plain(const char *s, char *buf, size_t len)
+{
+    size_t i = 0;
+    for (; s[i] && i + 1 < len; i++)
+        buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? ' ' : s[i];
+    buf[i] = '\0';
+    return buf;
+}
+
+static int same_shape(const trd_wisdom_range *a, const trd_wisdom_range *b)
+{
+    return a->coll == b->coll && a->nnodes == b->nnodes && a->ppn == b->ppn;
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* One range of a merge's input: its file and the file's rank by age. */
+typedef struct mrange {
+    const trd_wisdom_range *r;
+    int src, prio; /* prio: higher is newer */
+} mrange;
+
+typedef struct merger {
+    trd_wisdom *out;
+    int cap;
+    trd_wisdom_conflict *conf;
+    int nconf, confcap;
+} merger;
+
+/* The conflicts of the range used, r clipped to [from, below), with the
+ * other files' ranges of its shape m[0..nm). */
+static int conflicts_of(merger *g, const mrange *use, size_t from, size_t below, const mrange *m,
+                        int nm)
+{
+    for (int i = 0; i < nm; i++) {
+        const trd_wisdom_range *o = m[i].r;
+        size_t lo = o->from > from ? o->from : from, hi = o->below < below ? o->below : below;
+        if (m[i].src == use->src || lo >= hi || !strcmp(o->alg, use->r->alg))
+            continue;
+        if (trd__grow((void **)&g->conf, &g->confcap, g->nconf + 1, sizeof *g->conf))
+            return TRD_ERR_NOMEM;
+        trd_wisdom_conflict *c = &g->conf[g->nconf++];
+        memset(c, 0, sizeof *c);
+        c->coll = o->coll;
+        c->nnodes = o->nnodes;
+        c->ppn = o->ppn;
+        c->from = lo;
+        c->below = hi;
+        c->newer_src = use->src;
+        c->newer_line = use->r->line;
+        c->older_src = m[i].src;
+        c->older_line = o->line;
+        snprintf(c->newer_alg, sizeof c->newer_alg, "%s", use->r->alg);
+        snprintf(c->older_alg, sizeof c->older_alg, "%s", o->alg);
+    }
+    return TRD_OK;
+}
+
+/* One shape's ranges m[0..nm) into g->out: at each size the newest range
+ * that covers it, a range's run of sizes as one range (clipped, or split
+ * where a newer one lies inside it). */
+static int merge_shape(merger *g, const mrange *m, int nm)
+{
+    size_t *at = malloc((size_t)nm * 2 * sizeof *at);
+    if (!at)
+        return TRD_ERR_NOMEM;
+    int nat = 0, rc = TRD_OK;
+    for (int i = 0; i < nm; i++) {
+        at[nat++] = m[i].r->from;
+        at[nat++] = m[i].r->below;
+    }
+    qsort(at, (size_t)nat, sizeof *at, cmp_size);
+    const mrange *cur = NULL;
+    size_t cur_from = 0;
+    for (int j = 0; j < nat && rc == TRD_OK; j++) {
+        if (j + 1 < nat && at[j + 1] == at[j])
+            continue; /* the elementary pieces: [at[j], next boundary) */
+        const mrange *best = NULL;
+        for (int i = 0; i < nm && at[j] != SIZE_MAX; i++)
+            if (m[i].r->from <= at[j] && at[j] < m[i].r->below && (!best || m[i].prio > best->prio))
+                best = &m[i];
+        if (best == cur)
+            continue;
+        if (cur) { /* cur's run ends at at[j] */
+            if (trd__grow((void **)&g->out->range, &g->cap, g->out->nranges + 1,
+                          sizeof *g->out->range)) {
+                rc = TRD_ERR_NOMEM;
+                break;
+            }
+            trd_wisdom_range *r = &g->out->range[g->out->nranges++];
+            *r = *cur->r;
+            r->from = cur_from;
+            r->below = at[j];
+            r->src = cur->src;
+            r->ncheck = 0;
+            for (int k = 0; k < cur->r->ncheck; k++)
+                if (cur->r->check[k].bytes >= r->from && cur->r->check[k].bytes < r->below)
+                    r->check[r->ncheck++] = cur->r->check[k];
+            rc = conflicts_of(g, cur, r->from, r->below, m, nm);
+        }
+        cur = best;
+        cur_from = at[j];
+    }
+    free(at);
+    return rc;
+}
+
+int trd_wisdom_merge(const trd_wisdom *in, int n, trd_wisdom *out, trd_wisdom_conflict **conflicts,
+                     int *nconflicts, trd_diag *d)
+{
+    memset(out, 0, sizeof *out);
+    *conflicts = NULL;
+    *nconflicts = 0;
+    out->version = TRD_WISDOM_VERSION;
+    if (n < 1)
+        return TRD_OK;
+    int bad = 0;
+    for (int i = 1; i < n; i++) {
+        const trd_wisdom *a = &in[0], *b = &in[i];
+        const char *fa = a->file ? a->file : "wisdom", *fb = b->file ? b->file : "wisdom";
+        char x[TRD_WISDOM_STRING_MAX], y[TRD_WISDOM_STRING_MAX];
+        if (strcmp(a->digest, b->digest)) {
+            trd_diag_error(d, (trd_loc){fb, b->digest_line, b->digest_line ? 8 : 0},
+                           "wisdom measured on machine '%s' (digest %.8s...), %s on machine '%s' "
+                           "(digest %.8s...)",
+                           plain(b->machine, x, sizeof x), b->digest, fa,
+                           plain(a->machine, y, sizeof y), a->digest);
+            bad = 1;
+        } else if (strcmp(a->mpi, b->mpi)) {
+            trd_diag_error(d, (trd_loc){fb, b->mpi_line, b->mpi_line ? 5 : 0},
+                           "wisdom measured under '%s', %s under '%s'", plain(b->mpi, x, sizeof x),
+                           fa, plain(a->mpi, y, sizeof y));
+            bad = 1;
+        }
+    }
+    if (bad)
+        return TRD_ERR_INPUT;
+
+    merger g = {out, 0, NULL, 0, 0};
+    int rc = TRD_OK, most = 0, total = 0, nm = 0;
+    mrange *m = NULL;
+    out->source = calloc((size_t)n, sizeof *out->source);
+    if (!out->source)
+        goto nomem;
+    out->nsources = n;
+    memcpy(out->machine, in[0].machine, sizeof out->machine);
+    memcpy(out->digest, in[0].digest, sizeof out->digest);
+    memcpy(out->mpi, in[0].mpi, sizeof out->mpi);
+    out->digest_line = in[0].digest_line;
+    out->mpi_line = in[0].mpi_line;
+    out->file = n == 1 ? in[0].file : NULL;
+    out->complete = 1;
+    for (int i = 0; i < n; i++) {
+        out->source[i].file = in[i].file;
+        memcpy(out->source[i].date, in[i].date, sizeof in[i].date);
+        out->source[i].nranks = in[i].nranks;
+        out->source[i].complete = in[i].complete;
+        if (strcmp(in[i].date, out->date) > 0)
+            memcpy(out->date, in[i].date, sizeof out->date);
+        if (in[i].nranks > in[most].nranks)
+            most = i;
+        out->budget_s += in[i].budget_s;
+        out->complete &= in[i].complete != 0;
+        total += in[i].nranges;
+    }
+    out->nranks = in[most].nranks;
+    if (out->nranks > 0) {
+        out->hosts = malloc((size_t)out->nranks * sizeof *out->hosts);
+        if (!out->hosts)
+            goto nomem;
+        memcpy(out->hosts, in[most].hosts, (size_t)out->nranks * sizeof *out->hosts);
+    }
+    m = malloc((size_t)(total ? total : 1) * sizeof *m);
+    if (!m)
+        goto nomem;
+    /* the shapes in the order they first appear, file by file */
+    for (int i = 0; i < n && rc == TRD_OK; i++) {
+        for (int k = 0; k < in[i].nranges && rc == TRD_OK; k++) {
+            const trd_wisdom_range *r = &in[i].range[k];
+            int seen = k > 0 && same_shape(&in[i].range[k - 1], r); /* a file keeps them together */
+            for (int i2 = 0; i2 <= i && !seen; i2++)
+                for (int k2 = 0; k2 < (i2 < i ? in[i2].nranges : k) && !seen; k2++)
+                    seen = same_shape(&in[i2].range[k2], r);
+            if (seen)
+                continue;
+            nm = 0;
+            for (int i2 = i; i2 < n; i2++) {
+                int prio = 0;
+                for (int j = 0; j < n; j++) {
+                    int c = strcmp(in[j].date, in[i2].date);
+                    prio += c < 0 || (c == 0 && j < i2);
+                }
+                for (int k2 = 0; k2 < in[i2].nranges; k2++)
+                    if (same_shape(&in[i2].range[k2], r))
+                        m[nm++] = (mrange){&in[i2].range[k2], i2, prio};
+            }
+            rc = merge_shape(&g, m, nm);
+        }
+    }
+    free(m);
+    if (rc != TRD_OK)
+        goto nomem;
+    *conflicts = g.conf;
+    *nconflicts = g.nconf;
+    return TRD_OK;
+nomem:
+    free(g.conf);
+    trd_wisdom_free(out);
+    trd_diag_error(d, (trd_loc){in[0].file ? in[0].file : "wisdom", 0, 0}, "out of memory");
+    return TRD_ERR_NOMEM;
+}
+
 /* ---- Writer ------------------------------------------------------------------ */
 
 static void put_string(FILE *f, const char *s)
@@ -659,7 +985,8 @@ int trd_wisdom_write(FILE *f, const trd_wisdom *w)
         put_string(f, w->hosts[i]);
     }
     fprintf(f, "\nbudget %.17g %d\n", w->budget_s, w->complete ? 1 : 0);
-    fprintf(f, "# range COLL NODES PPN FROM BELOW ALG US RUNNER RUNNER_US\n");
+    fprintf(f, "# range COLL NODES PPN FROM BELOW ALG US RUNNER RUNNER_US\n"
+               "# check BYTES ALG ALG_US MODEL MODEL_US MPI_US NOISE VERDICT\n");
     for (int i = 0; i < w->nranges; i++) {
         const trd_wisdom_range *r = &w->range[i];
         fprintf(f, "range %s %d %d %zu ", trd_coll_name(r->coll), r->nnodes, r->ppn, r->from);
@@ -669,6 +996,12 @@ int trd_wisdom_write(FILE *f, const trd_wisdom *w)
             fprintf(f, "%zu", r->below);
         fprintf(f, " %s %.17g %s %.17g\n", r->alg, r->us, r->runner[0] ? r->runner : "-",
                 r->runner[0] ? r->runner_us : 0.0);
+        for (int k = 0; k < r->ncheck && k < TRD_WISDOM_MAX_CHECKS; k++) {
+            const trd_wisdom_point *q = &r->check[k];
+            const char *v = trd_wisdom_verdict_name(q->verdict);
+            fprintf(f, "check %zu %s %.17g %s %.17g %.17g %.17g %s\n", q->bytes, q->alg, q->alg_us,
+                    q->model, q->model_us, q->mpi_us, q->noise, v ? v : "kept");
+        }
     }
     fputs("end\n", f);
     return ferror(f) ? TRD_ERR_IO : TRD_OK;
@@ -678,5 +1011,6 @@ void trd_wisdom_free(trd_wisdom *w)
 {
     free(w->hosts);
     free(w->range);
+    free(w->source);
     memset(w, 0, sizeof *w);
 }

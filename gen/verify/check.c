@@ -709,10 +709,13 @@ int trd_check_wisdom(trd_topo_t t, const trd_wisdom *w, const trd_check_opts *o,
     for (int i = 0; i < w->nranges && !rc; i++) {
         const trd_wisdom_range *r = &w->range[i];
         const char *params = "";
+        if (trd_wisdom_is_model(r)) /* the model's tables: verified with the plan */
+            continue;
         const trd_algo *a = trd_algo_parse(r->coll, r->alg, &params);
         if (!a || (a->flags & TRD_ALGO_LIBRARY) || wisdom_seen(w, i))
             continue;
-        c.loc = (trd_loc){w->file ? w->file : o->input, r->line, 1};
+        const char *file = trd_wisdom_range_file(w, r);
+        c.loc = (trd_loc){file ? file : o->input, r->line, 1};
         rc = check_wisdom_range(&c, r, a, params, &stats->covered);
     }
     if (rc == TRD_ERR_NOMEM)

@@ -89,14 +89,16 @@ int trd_check_schedules(trd_topo_t t, const trd_machine_plan *p, const trd_check
                         trd_diag *d, trd_check_stats *stats);
 
 /* Verify, as trd_check_schedules verifies the planned choices, the
- * algorithm of each range of w (not the MPI library's) on its shape: the
+ * algorithm of each range of w (not the MPI library's, nor a range that
+ * the model's tables take, TRD_WISDOM_MODEL) on its shape: the
  * first nnodes of t's nodes in ring order with ppn ranks each, a call of the
  * range's collective with a commutative operation, every variant.  A shape
  * above the rank limits is verified on 2 or 3 nodes (a power of two or not)
  * of the same ranks per node (the covering argument above; counted in
  * stats->covered).  An algorithm that does not plan for its shape (more
  * nodes than t has, parameters or a call it refuses) or fails verification
- * is an error in d at its range's line of w->file.  stats counts what was
+ * is an error in d at its range's line of its file (trd_wisdom_range_file:
+ * a merged range names the file it came from).  stats counts what was
  * verified.  Returns TRD_OK, TRD_ERR_INPUT, TRD_ERR_VERIFY or
  * TRD_ERR_NOMEM. */
 int trd_check_wisdom(trd_topo_t t, const trd_wisdom *w, const trd_check_opts *o, trd_diag *d,

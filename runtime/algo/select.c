@@ -123,16 +123,16 @@ int trd_selection_tune(trd_selection *sel, const trd_tuned_shape *tuned, int ntu
         for (int k = 0; k < ts->nchoices; k++) {
             const trd_size_choice *c = &ts->choices[k];
             const trd_algo *a = c->alg ? trd_algo_find(ts->coll, c->alg, strlen(c->alg)) : NULL;
-            if (!a) {
+            if (!a && c->alg) {
                 snprintf(why, whylen,
                          "the machine's measured tables name an algorithm '%.40s' of %s that "
                          "this runtime does not have",
-                         c->alg ? c->alg : "", trd_coll_name(ts->coll));
+                         c->alg, trd_coll_name(ts->coll));
                 goto bad;
             }
             sel->tuned[ts->coll][k].below = c->below;
             sel->tuned[ts->coll][k].alg = a;
-            sel->tuned[ts->coll][k].params = c->params ? c->params : "";
+            sel->tuned[ts->coll][k].params = a && c->params ? c->params : "";
         }
         sel->ntuned[ts->coll] = ts->nchoices;
     }
@@ -166,8 +166,10 @@ const trd_algo *trd_select(const trd_selection *sel, const trd_shape *sh, const 
         int i = 0;
         while (i + 1 < n && bytes >= sel->tuned[call->coll][i].below)
             i++;
-        *params = sel->tuned[call->coll][i].params;
-        return sel->tuned[call->coll][i].alg;
+        if (sel->tuned[call->coll][i].alg) { /* NULL: the rules below decide */
+            *params = sel->tuned[call->coll][i].params;
+            return sel->tuned[call->coll][i].alg;
+        }
     }
     *params = "";
     switch (call->coll) {

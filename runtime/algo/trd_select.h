@@ -19,7 +19,9 @@ extern "C" {
 /* One message-size range of the generated selection [MPICH §3]. */
 typedef struct trd_size_choice {
     size_t below;       /* the range ends before this many bytes; SIZE_MAX: no end */
-    const char *alg;    /* the allreduce algorithm's registry name */
+    const char *alg;    /* the algorithm's registry name; in a measured table
+                         * (trd_tuned_shape) NULL: the model's range or the
+                         * piece's rule there (trd_select) */
     const char *params; /* its parameters, "" the default (chosen on the schedules' cost
                          * model for the shape's rank count) */
 } trd_size_choice;
@@ -40,7 +42,10 @@ typedef struct trd_shape_choice {
  * (the smallest if none is).  -1 if nshapes is 0. */
 int trd_shape_pick(const trd_shape_choice *shapes, int nshapes, int nnodes, int ppn);
 
-#define TRD_MAX_RANGES 16
+/* Most size ranges of a table the runtime reads (planned or measured: a
+ * measured table holds the ranges of several wisdom files and the model's
+ * entries between them). */
+#define TRD_MAX_RANGES 32
 
 /* The size ranges measured on the machine for one collective and one
  * communicator shape (treeduce-tune's wisdom, treeduce-gen --wisdom): a
@@ -49,7 +54,10 @@ int trd_shape_pick(const trd_shape_choice *shapes, int nshapes, int nnodes, int 
  * bcast: every call), in place of the model's ranges and of the pieces'
  * fixed rules.  Bytes are the call's count times the type's extent (the
  * block of one rank for reduce_scatter_block and allgather).  An algorithm
- * named "mpi" hands the range to the MPI library's own routine. */
+ * named "mpi" hands the range to the MPI library's own routine; an entry
+ * with alg NULL hands it back to the selection without measurements (the
+ * sizes no wisdom range covers, and those where the check found the
+ * model's choice faster). */
 typedef struct trd_tuned_shape {
     int coll; /* enum trd_coll */
     int nnodes, ppn;
@@ -71,7 +79,7 @@ typedef struct trd_selection {
     int ntuned[TRD_COLL_MAX];
     struct {
         size_t below;
-        const trd_algo *alg;
+        const trd_algo *alg; /* NULL: the model's range or the piece's rule */
         const char *params;
     } tuned[TRD_COLL_MAX][TRD_MAX_RANGES];
 } trd_selection;
@@ -93,9 +101,10 @@ int trd_selection_init(trd_selection *sel, const trd_shape_choice *shapes, int n
 
 /* Resolve into sel the measured ranges of tuned[0..ntuned) whose shape is
  * exactly that of a communicator of nnodes nodes with ppn ranks on each
- * (ppn 0: its nodes hold different counts, none is).  Returns TRD_OK, or
- * TRD_ERR_INPUT with why where one of them names an algorithm this runtime does not have for
- * its collective or has no or too many ranges: sel then has none. */
+ * (ppn 0: its nodes hold different counts, none is); an entry with alg NULL
+ * is kept as such (the model's there).  Returns TRD_OK, or TRD_ERR_INPUT
+ * with why where one of them names an algorithm this runtime does not have
+ * for its collective or has no or too many ranges: sel then has none. */
 int trd_selection_tune(trd_selection *sel, const trd_tuned_shape *tuned, int ntuned, int nnodes,
                        int ppn, char *why, size_t whylen);
 
@@ -103,7 +112,9 @@ int trd_selection_tune(trd_selection *sel, const trd_tuned_shape *tuned, int ntu
  * forced, and its parameters (*params, "" the default).  First the measured
  * range of sel that holds the call's bytes (count x extent), where
  * trd_selection_tune found one for call's collective: allgather and bcast
- * always, the reductions for a predefined commutative op; then:
+ * always, the reductions for a predefined commutative op; where that range
+ * has no algorithm (a size no measurement covers, or one the check gave to
+ * the model), or none was measured:
  *   allreduce  a user-defined op (call->whole): shm on one node with a
  *              segment where the vector fits a slot, else rd, so that the op
  *              sees whole vectors at every size, as MPICH calls it;

@@ -1,7 +1,8 @@
 /* libFuzzer harness: wisdom files (trd_wisdom_read_string, gen/read/wisdom.c).
  * A file the reader takes is checked against a small machine, written,
  * and read back: the written text must read, to the same bytes when
- * written again.  Every message is formatted into the sink. */
+ * written again; merged with itself it must give its own ranges and no
+ * conflict.  Every message is formatted into the sink. */
 #include "fuzz_common.h" /* first: it defines _GNU_SOURCE */
 
 #include <string.h>
@@ -51,6 +52,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(text);
         free(text2);
         trd_wisdom_free(&again);
+        trd_wisdom twice[2] = {w, w}, m;
+        trd_wisdom_conflict *conf;
+        int nconf;
+        if (trd_wisdom_merge(twice, 2, &m, &conf, &nconf, d) != TRD_OK || nconf != 0 ||
+            m.nranges != w.nranges)
+            abort();
+        for (int i = 0; i < w.nranges; i++)
+            if (m.range[i].from != w.range[i].from || m.range[i].below != w.range[i].below ||
+                m.range[i].line != w.range[i].line || m.range[i].src != 1)
+                abort(); /* the later file, the same ranges */
+        free(conf);
+        trd_wisdom_free(&m);
     }
     trd_wisdom_free(&w);
     trd_diag_print(d, trd_fuzz_sink());

@@ -72,7 +72,7 @@ static void test_deterministic(void)
     static trd_machine_plan p;
     trd_plan_build(t, &p);
     trd_emit_opts o = {"twolevel", "two.topo", "00ff", "treeduce-gen two.topo -o out",
-                       NULL,       NULL,       NULL};
+                       NULL,       NULL,       NULL,   0};
     char a[] = "/tmp/trd-emit-a-XXXXXX", b[] = "/tmp/trd-emit-b-XXXXXX";
     CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(a));
     CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(b));
@@ -119,7 +119,7 @@ static void test_bad_name_writes_nothing(void)
     trd_plan_build(t, &p);
     char a[] = "/tmp/trd-emit-c-XXXXXX";
     CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(a));
-    trd_emit_opts o = {"two-level", "two.topo", "00", "x", NULL, NULL, NULL};
+    trd_emit_opts o = {"two-level", "two.topo", "00", "x", NULL, NULL, NULL, 0};
     CU_ASSERT_NOT_EQUAL(trd_emit(t, &p, &o, a, d), TRD_OK);
     CU_ASSERT_EQUAL(count_entries(a), 0);
     CU_ASSERT_EQUAL(trd_diag_count(d), 1);

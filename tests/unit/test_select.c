@@ -8,9 +8,11 @@
 #include <CUnit/Basic.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "plan.h"
 #include "test_util.h"
+#include "trd_select.h"
 #include "tune.h"
 
 /* ---- Selection on the schedules ------------------------------------------------- */
@@ -116,11 +118,65 @@ static void test_closed_ranges(void)
     trd_diag_destroy(d);
 }
 
+/* A measured table with entries without an algorithm (the model's sizes):
+ * the measured algorithm inside its ranges, the model's ranges (allreduce)
+ * and MPICH's rules (the pieces) in the others. */
+static void test_tuned_model(void)
+{
+    static const trd_size_choice planned[] = {{1024, "nap", ""}, {SIZE_MAX, "ring", ""}};
+    static const trd_shape_choice shapes[] = {{4, 1, planned, 2}};
+    static const trd_size_choice ar[] = {{.below = 512, .alg = "rd", .params = ""},
+                                         {.below = 8192, .alg = NULL, .params = NULL},
+                                         {.below = SIZE_MAX, .alg = "rabenseifner", .params = ""}};
+    static const trd_size_choice ag[] = {{.below = 4096, .alg = NULL, .params = NULL},
+                                         {.below = SIZE_MAX, .alg = "bruck", .params = ""}};
+    static const trd_tuned_shape tuned[] = {{TRD_COLL_ALLREDUCE, 4, 1, ar, 3},
+                                            {TRD_COLL_ALLGATHER, 4, 1, ag, 2}};
+    trd_selection sel;
+    char why[256] = "";
+    CU_ASSERT_EQUAL_FATAL(trd_selection_init(&sel, shapes, 1, 0, 4, 1, 4, why, sizeof why), 0);
+    CU_ASSERT_EQUAL_FATAL(trd_selection_tune(&sel, tuned, 2, 4, 1, why, sizeof why), 0);
+    CU_ASSERT_EQUAL(sel.ntuned[TRD_COLL_ALLREDUCE], 3);
+    CU_ASSERT_PTR_NULL(sel.tuned[TRD_COLL_ALLREDUCE][1].alg);
+    CU_ASSERT_STRING_EQUAL(sel.tuned[TRD_COLL_ALLREDUCE][1].params, "");
+    trd_shape sh = {.nranks = 4, .nnodes = 4};
+    static const struct {
+        int coll;
+        size_t bytes;
+        const char *alg;
+    } want[] = {
+        {TRD_COLL_ALLREDUCE, 8, "rd"},                 /* measured */
+        {TRD_COLL_ALLREDUCE, 600, "nap"},              /* the model's range below 1024 */
+        {TRD_COLL_ALLREDUCE, 4096, "ring"},            /* the model's range from 1024 */
+        {TRD_COLL_ALLREDUCE, 1 << 20, "rabenseifner"}, /* measured */
+        {TRD_COLL_ALLGATHER, 64, "rd"},                /* MPICH's rule: 4 ranks, short */
+        {TRD_COLL_ALLGATHER, 1 << 20, "bruck"},        /* measured */
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        trd_call call = {want[i].coll, want[i].bytes / 8, 8, 0, 0, 1, 0};
+        const char *params = NULL;
+        const trd_algo *a = trd_select(&sel, &sh, &call, &params);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+        if (strcmp(a->name, want[i].alg) != 0)
+            printf("\n  %s at %zu B: %s, expected %s\n", trd_coll_name(want[i].coll), want[i].bytes,
+                   a->name, want[i].alg);
+        CU_ASSERT_STRING_EQUAL(a->name, want[i].alg);
+        CU_ASSERT_EQUAL(a->coll, want[i].coll);
+        CU_ASSERT_PTR_NOT_NULL(params);
+    }
+    /* an unknown algorithm is still refused, NULL is not */
+    static const trd_size_choice bad[] = {{.below = SIZE_MAX, .alg = "nope", .params = ""}};
+    static const trd_tuned_shape tbad[] = {{TRD_COLL_ALLREDUCE, 4, 1, bad, 1}};
+    CU_ASSERT_EQUAL(trd_selection_tune(&sel, tbad, 1, 4, 1, why, sizeof why), TRD_ERR_INPUT);
+    CU_ASSERT_EQUAL(sel.ntuned[TRD_COLL_ALLREDUCE], 0);
+}
+
 int main(void)
 {
     static const trd_test_case tests[] = {
         {"size ranges drawn on the schedules are the fastest inside", test_select},
         {"size ranges on the closed forms change where the fastest does", test_closed_ranges},
+        {"a measured table's model entries select as without it", test_tuned_model},
     };
     return trd_test_main("select", tests, TRD_NTESTS(tests));
 }
