@@ -287,6 +287,9 @@ static int verdict(const agree *all, int np, int kind, const char *input)
 
 int main(int argc, char **argv)
 {
+    int early = tune_before_mpi(argc, argv);
+    if (early >= 0)
+        return early;
     MPI_Init(&argc, &argv);
     int me, np;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);

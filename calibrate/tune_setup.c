@@ -9,6 +9,14 @@
 
 #include "tune_setup.h"
 
+#ifdef TRD_SMPI_INTERP
+#include <simgrid/actor.h>
+/* The SMPI build's program is a shared object that smpirun loads; this
+ * section and the start code it is linked with (trd_smpi_runnable,
+ * cmake/TreeduceSmpi.cmake) let it be run directly as well. */
+__attribute__((used, section(".interp"))) const char tune_interp[] = TRD_SMPI_INTERP;
+#endif
+
 #ifndef TRD_VERSION
 #define TRD_VERSION "0.1.0"
 #endif
@@ -276,6 +284,29 @@ int tune_parse_args(int argc, char **argv, args *a, int me, int *done, char *err
         return snprintf(err, errlen, "--min-bytes is above --max-bytes"), TRD_ERR_INPUT;
     a->load.input = argv[optind];
     return TRD_OK;
+}
+
+int tune_before_mpi(int argc, char **argv)
+{
+#ifdef TRD_SMPI_INTERP
+    if (sg_actor_self()) /* a rank of smpirun's simulation */
+        return -1;
+    static args a;
+    char err[512];
+    int done;
+    if (tune_parse_args(argc, argv, &a, 0, &done, err, sizeof err) != TRD_OK) {
+        fprintf(stderr, "treeduce-tune: %s\n\n%s", err, tune_usage);
+        return 1;
+    }
+    if (!done)
+        fprintf(stderr, "treeduce-tune: this is an SMPI build: run it under smpirun -platform "
+                        "PLATFORM.xml -np P\n");
+    return done ? 0 : 1;
+#else
+    (void)argc;
+    (void)argv;
+    return -1;
+#endif
 }
 
 /* The options a measurement depends on, one a line, for the ranks to compare. */

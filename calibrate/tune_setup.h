@@ -21,6 +21,12 @@ typedef struct args {
  * TRD_ERR_INPUT with a message in err. */
 int tune_parse_args(int argc, char **argv, args *a, int me, int *done, char *err, size_t errlen);
 
+/* Before MPI_Init: -1 to go on, or the exit status of an SMPI build run
+ * directly, not by smpirun, where MPI_Init has no simulation to join: its
+ * --help, --version or command-line error printed as under MPI, or, for a
+ * good command line, that it runs under smpirun (1). */
+int tune_before_mpi(int argc, char **argv);
+
 /* The options a measurement depends on, one a line, for the ranks to compare. */
 void tune_canon(const args *a, char *buf, size_t len);
 

@@ -33,3 +33,24 @@ add_library(MPI::MPI_C INTERFACE IMPORTED)
 set_target_properties(MPI::MPI_C PROPERTIES INTERFACE_COMPILE_DEFINITIONS SMPI_NO_OVERRIDE_MALLOC)
 set(MPIEXEC_EXECUTABLE "${TREEDUCE_SMPIRUN}")
 set(MPIEXEC_NUMPROC_FLAG -np)
+
+# smpicc's shared object has no program interpreter and entry point 0: run
+# directly (treeduce-tune --help), the kernel jumps to address 0 of it and it
+# dies of SIGSEGV before main().  trd_smpi_runnable(TARGET) links a program
+# with the C start code of a position-independent executable (Scrt1.o, entry
+# _start) and gives its sources the host's program interpreter
+# (TRD_SMPI_INTERP, for a .interp section), so that run directly its main()
+# starts, outside any simulation; smpirun loads it as before.
+function(trd_smpi_runnable target)
+  execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=Scrt1.o
+                  OUTPUT_VARIABLE start OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE rc1)
+  execute_process(COMMAND ${CMAKE_READELF} -l ${CMAKE_COMMAND} OUTPUT_VARIABLE phdrs RESULT_VARIABLE rc2)
+  if(rc1 EQUAL 0 AND IS_ABSOLUTE "${start}" AND EXISTS "${start}" AND rc2 EQUAL 0
+     AND phdrs MATCHES "program interpreter: ([^]\n]+)\\]")
+    target_compile_definitions(${target} PRIVATE "TRD_SMPI_INTERP=\"${CMAKE_MATCH_1}\"")
+    target_link_options(${target} PRIVATE "${start}" -Wl,-e,_start)
+  else()
+    message(STATUS "${target}: no Scrt1.o or program interpreter found; the SMPI build's "
+                   "${target} runs only under smpirun")
+  endif()
+endfunction()
