@@ -47,14 +47,14 @@
 
 #define BISECT_RATIO 1.1892071150027210667 /* 2^(1/4) */
 #define EDGE_RATIO 1.0905077326652576592   /* 2^(1/8): half a bisection step */
-#define MIN_ITERS 3
 /* Under SimGrid's SMPI a call's simulated time is the same at every
- * iteration once its plan is made (no noise is simulated): MIN_ITERS are
- * timed, and the simulation is not run a thousand times for the same
- * number. */
+ * iteration once its plan is made (no noise is simulated): one is timed,
+ * and the simulation is not run a thousand times for the same number. */
 #if defined(SMPI_H)
-#define MAX_ITERS MIN_ITERS
+#define MIN_ITERS 1
+#define MAX_ITERS 1
 #else
+#define MIN_ITERS 3
 #define MAX_ITERS 999
 #endif
 /* Under SMPI the sizes above this run on buffers of SMPI_SHARED_MALLOC,

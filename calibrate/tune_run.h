@@ -17,6 +17,14 @@
 #define TUNE_MAX_CANDS 128  /* candidates of one table */
 #define TUNE_MAX_POINTS 512 /* sizes measured in one table, the bisection's included */
 #define TUNE_MAX_PASSES 9   /* --passes */
+/* --passes by default: the node's speed changes within seconds
+ * (docs/tuning.md); under SimGrid's SMPI a simulated time is the same in
+ * every pass. */
+#if defined(SMPI_H)
+#define TUNE_DEFAULT_PASSES 1
+#else
+#define TUNE_DEFAULT_PASSES 3
+#endif
 /* Most bytes of one rank's buffers for the pieces whose vector is a block per
  * rank (reduce_scatter_block's input, allgather's output): larger sizes of
  * the grid are not measured on those shapes. */

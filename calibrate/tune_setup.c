@@ -41,7 +41,8 @@ const char tune_usage[] =
     "      --size-time SECONDS time spent per size of a table, candidates together (default\n"
     "                          0.2; less where a budget asks)\n"
     "      --passes N          times over each table's sizes, a few seconds apart; the winner\n"
-    "                          is the candidate least behind the fastest in any pass (default 3)\n"
+    "                          is the candidate least behind the fastest in any pass (default 3;\n"
+    "                          1 under SMPI, whose simulated times do not vary)\n"
     "      --verbose           every candidate's median time at every size, on stderr\n"
     "      --format FMT, --nodetype DESC, --latency TIME, --bandwidth BW, --alpha-r-ratio R\n"
     "                          read TOPOLOGY as treeduce-gen does (same defaults)\n"
@@ -138,7 +139,7 @@ int tune_parse_args(int argc, char **argv, args *a, int me, int *done, char *err
     a->o.max_bytes = (size_t)64 << 20;
     a->o.factor = 2;
     a->o.size_s = 0.2;
-    a->o.passes = 3;
+    a->o.passes = TUNE_DEFAULT_PASSES;
     for (int k = 0; k < TRD_NCOLLS; k++)
         a->o.coll[a->o.ncolls++] = k;
     snprintf(a->colls, sizeof a->colls, "all");

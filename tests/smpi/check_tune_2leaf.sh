@@ -31,7 +31,7 @@ TREEDUCE_SHM=0 "$smpirun" -platform leaf.xml -hostfile leaf.hosts -np 8 $sim \
   "$bin/treeduce-tune" "$topo" --alpha-r-ratio 0 --colls allreduce --shapes 8x1 \
   --min-bytes 16 --max-bytes 1M --factor 16 --size-time 0.002 --passes 1 -o leaf.wisdom \
   2>tune.err || { cat tune.err; fail "treeduce-tune exited $?"; }
-grep -q '^range allreduce 8 1 0 ' leaf.wisdom || { cat tune.err leaf.wisdom; fail "no allreduce 8x1 table"; }
+grep -q '^range allreduce 8 1 [0-9]* ' leaf.wisdom || { cat tune.err leaf.wisdom; fail "no allreduce 8x1 table"; }
 # the runtime and the benchmark compiled once, each machine's routines on top
 mkdir -p obj && cd obj || exit 1
 "$smpicc" -c -O2 -DNDEBUG -DSMPI_NO_OVERRIDE_MALLOC -I"$src/runtime" -I"$src/runtime/algo" \
