@@ -622,11 +622,12 @@ static int ctx_open(ctx *x, const trd_machine *m, const tune_opts *o, MPI_Comm c
                     tune_clock *clk)
 {
     tune_state *st = t->st;
-    *x = (ctx){m, o, comm, 0, 0, t, clk, NULL, NULL, NULL, NULL, NULL, NULL, st->dead,
-               table_noise(st)};
+    *x = (ctx){m,    o,        comm,           0, 0, t, clk, NULL, NULL, NULL, NULL, NULL,
+               NULL, st->dead, table_noise(st)};
     MPI_Comm_rank(comm, &x->rank);
     MPI_Comm_size(comm, &x->size);
-    size_t top = st->grid[st->ngrid - 1], maxcount = (top < CHECKED_BYTES ? top : CHECKED_BYTES) / 8;
+    size_t top = st->grid[st->ngrid - 1],
+           maxcount = (top < CHECKED_BYTES ? top : CHECKED_BYTES) / 8;
     size_t ns = send_elems(t->coll, maxcount, x->size), nr = recv_elems(t->coll, maxcount, x->size);
     x->send = malloc(ns * sizeof(double));
     x->recv = malloc(nr * sizeof(double));
@@ -636,7 +637,8 @@ static int ctx_open(ctx *x, const trd_machine *m, const tune_opts *o, MPI_Comm c
         return MPI_ERR_NO_MEM;
 #if defined(SMPI_H)
     if (top > CHECKED_BYTES) {
-        size_t bs = send_elems(t->coll, top / 8, x->size), br = recv_elems(t->coll, top / 8, x->size);
+        size_t bs = send_elems(t->coll, top / 8, x->size),
+               br = recv_elems(t->coll, top / 8, x->size);
         x->bsend = SMPI_SHARED_MALLOC(bs * sizeof(double));
         x->brecv = SMPI_SHARED_MALLOC(br * sizeof(double));
         if (!x->bsend || !x->brecv)
@@ -912,24 +914,24 @@ static int check_point(ctx *x, int w, size_t bytes, trd_wisdom_point *q, double 
 static const char *verdict_alg(const trd_wisdom_point *q)
 {
     return q->verdict == TRD_WISDOM_TO_MPI     ? "mpi"
-           : q->verdict == TRD_WISDOM_TO_MODEL ? "model"
+           : q->verdict == TRD_WISDOM_TO_MODEL ? TRD_WISDOM_MODEL
                                                : q->alg;
 }
 
 /* The check pass over t->range (docs/tuning.md): each range's first and
  * last sizes and its middle checked (check_point), the table's noise the
- * median of the twins' differences, each point's verdict, and each range
- * cut where they change. */
+ * median of the twins' differences.  Returns MPI_SUCCESS (*stop where the
+ * budget ran out) or an MPI error code. */
 static int check_ranges(ctx *x, int *stop)
 {
     tune_table *t = x->t;
-    int rc = MPI_SUCCESS, npts = 0;
-    double twin[TRD_MAX_RANGES][3], diff[TRD_MAX_RANGES * 3];
+    const tune_state *st = t->st;
+    int rc, npts = 0;
+    double diff[TRD_MAX_RANGES * 3];
     for (int r = 0; r < t->nranges; r++) {
         trd_wisdom_range *q = &t->range[r];
         int w = cand_index(t, q->alg);
         /* the ends of the range within the sizes measured (the buffers' sizes) */
-        const tune_state *st = t->st;
         size_t lo = q->from < st->grid[0] ? st->grid[0] : (q->from + 7) / 8 * 8;
         size_t hi = (q->below - 1) / 8 * 8;
         if (hi > st->grid[st->ngrid - 1])
@@ -939,60 +941,69 @@ static int check_ranges(ctx *x, int *stop)
         if (w < 0)
             return MPI_ERR_NO_MEM;
         for (int k = 0; k < 3; k++) {
-            if (at[k] > hi || at[k] < lo || (q->ncheck && at[k] <= q->check[q->ncheck - 1].bytes))
+            double twin;
+            trd_wisdom_point *p = &q->check[q->ncheck];
+            if (at[k] > hi || at[k] < lo || (q->ncheck && at[k] <= p[-1].bytes))
                 continue;
-            if ((rc = check_point(x, w, at[k], &q->check[q->ncheck], &twin[r][q->ncheck], stop)) !=
-                    MPI_SUCCESS ||
-                *stop)
+            if ((rc = check_point(x, w, at[k], p, &twin, stop)) != MPI_SUCCESS || *stop)
                 return rc;
-            diff[npts++] = tune_twin_noise(q->check[q->ncheck].alg_us, twin[r][q->ncheck]);
+            diff[npts++] = tune_twin_noise(p->alg_us, twin);
             q->ncheck++;
         }
     }
     t->noise = tune_median(diff, npts);
-    /* the verdicts, and the ranges cut where they change */
-    trd_wisdom_range out[TRD_MAX_RANGES * 3];
+    return MPI_SUCCESS;
+}
+
+/* Each checked size's verdict with the table's noise, and each range of t
+ * cut at the geometric middle between checked sizes whose verdicts differ:
+ * a part the model's choice or the library's routine takes names it
+ * ("model", "mpi") with its time, the measured winner as its runner-up.
+ * Returns MPI_SUCCESS or MPI_ERR_NO_MEM. */
+static int cut_ranges(tune_table *t)
+{
+    trd_wisdom_range *out = malloc((size_t)t->nranges * 3 * sizeof *out);
     int n = 0;
+    if (!out)
+        return MPI_ERR_NO_MEM;
     for (int r = 0; r < t->nranges; r++) {
-        const trd_wisdom_range *q = &t->range[r];
+        trd_wisdom_range *q = &t->range[r];
+        for (int k = 0; k < q->ncheck; k++) {
+            trd_wisdom_point *p = &q->check[k];
+            p->noise = t->noise;
+            p->verdict = tune_check_verdict(p->alg_us, p->model_us, p->mpi_us, t->noise);
+        }
+        if (q->ncheck == 0) {
+            out[n++] = *q;
+            continue;
+        }
         size_t from = q->from;
         for (int k = 0; k < q->ncheck;) {
-            trd_wisdom_point p = q->check[k];
-            p.noise = t->noise;
-            p.verdict = tune_check_verdict(p.alg_us, p.model_us, p.mpi_us, t->noise);
-            const char *who = verdict_alg(&p);
+            const trd_wisdom_point *p = &q->check[k];
+            const char *who = verdict_alg(p);
             trd_wisdom_range *o = &out[n++];
             *o = *q;
             o->from = from;
             o->ncheck = 0;
-            if (p.verdict != TRD_WISDOM_KEPT) {
+            if (p->verdict != TRD_WISDOM_KEPT) {
                 snprintf(o->alg, sizeof o->alg, "%s", who);
-                o->us = p.verdict == TRD_WISDOM_TO_MPI ? p.mpi_us : p.model_us;
+                o->us = p->verdict == TRD_WISDOM_TO_MPI ? p->mpi_us : p->model_us;
                 snprintf(o->runner, sizeof o->runner, "%s", q->alg);
-                o->runner_us = p.alg_us;
+                o->runner_us = p->alg_us;
             }
-            /* the points after it with the same verdict stay in this part */
-            for (;;) {
-                o->check[o->ncheck++] = p;
-                if (++k == q->ncheck)
-                    break;
-                p = q->check[k];
-                p.noise = t->noise;
-                p.verdict = tune_check_verdict(p.alg_us, p.model_us, p.mpi_us, t->noise);
-                if (strcmp(verdict_alg(&p), who) != 0)
-                    break;
-            }
-            o->below = k == q->ncheck ? q->below : middle(o->check[o->ncheck - 1].bytes, p.bytes);
+            /* the checked sizes after it with the same verdict stay in this part */
+            while (k < q->ncheck && strcmp(verdict_alg(&q->check[k]), who) == 0)
+                o->check[o->ncheck++] = q->check[k++];
+            o->below = k == q->ncheck ? q->below
+                                      : middle(o->check[o->ncheck - 1].bytes, q->check[k].bytes);
             from = o->below;
         }
-        if (q->ncheck == 0)
-            out[n++] = *q;
     }
     /* cut parts beyond what the runtime reads go to their neighbours */
     merge_narrowest(out, &n, TUNE_TABLE_RANGES);
     memcpy(t->range, out, (size_t)n * sizeof out[0]);
     t->nranges = n;
-    t->checked = 1;
+    free(out);
     return MPI_SUCCESS;
 }
 
@@ -1067,10 +1078,11 @@ int tune_finish(const trd_machine *m, const tune_model *md, const tune_opts *o, 
             int nkeep = t->nranges;
             memcpy(keep, t->range, (size_t)nkeep * sizeof keep[0]);
             rc = check_ranges(&x, &stop);
+            if (rc == MPI_SUCCESS && !stop && (rc = cut_ranges(t)) == MPI_SUCCESS)
+                t->checked = 1;
             if (rc != MPI_SUCCESS || stop) {
                 memcpy(t->range, keep, (size_t)nkeep * sizeof keep[0]);
                 t->nranges = nkeep;
-                t->checked = 0;
             }
         }
     }
