@@ -48,6 +48,12 @@ for placement in 1x2:n0,n0 2x1:n0,n1; do
   # routine's, or the model's where the check found the untuned choice faster
   grep "^range bcast " "$w" | grep -vq "^range bcast [0-9]* [0-9]* [0-9]* [0-9-]* \(mpi\|model\) " &&
     fail "$w: bcast chose neither mpi nor the model"
+  # the ranges cover what was measured: from 0 (the grid starts at one
+  # double) to half a bisection step above 32 KiB, the largest size of
+  # the grid (8 B times powers of 4 up to 64 KiB)
+  awk '/^range / { if ($6 == "-" || $6 + 0 <= 32768 || $6 + 0 > 32768 * 1.1) last[$2] = $6; else last[$2] = "ok" }
+       END { for (c in last) if (last[c] != "ok") { print c " ends at " last[c]; bad = 1 }; exit bad }' "$w" ||
+    fail "$w: a table does not end half a bisection step above 32 KiB"
   grep -q "^check " "$w" || fail "$w: no check lines"
   verdicts "$w" || fail "$w: a check's verdict is not its numbers'"
   "$gen" "$topo" --wisdom "$w" -o "$work/$name" || fail "treeduce-gen --wisdom $w"
