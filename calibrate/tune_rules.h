@@ -37,6 +37,8 @@ typedef struct tune_prune {
 /* Set up pr for ncands candidates (arrays allocated, freed by
  * tune_prune_free).  Returns 0, or -1 out of memory. */
 int tune_prune_init(tune_prune *pr, int ncands);
+
+/* Free pr's arrays (pr itself is the caller's). */
 void tune_prune_free(tune_prune *pr);
 
 /* Whether candidate i is timed at bytes: yes unless it is behind on the
