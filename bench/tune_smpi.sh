@@ -200,7 +200,7 @@ run_one() {
         -- "${cfg[@]}" -- --sizes "$sizes" --iters "$iters" --shared-from 1G --fell-back \
         >"$f.out" 2>"$f.err") || rc=$?
     local ran
-    ran=$(grep -ho 'MPI_Allreduce runs [^ ]*' "$f.err" | sed 's/MPI_Allreduce runs //' | sort -u |
+    ran=$({ grep -ho 'MPI_Allreduce runs [^ ]*' "$f.err" || true; } | sed 's/MPI_Allreduce runs //' | sort -u |
         tr '\n' ' ' | sed 's/,/;/g; s/ *$//')
     awk -F, -v o="$order" -v r="${r//,/;}" -v ran="$ran" -v rc="$rc" -v wall=$((SECONDS - t0)) '
         /^[0-9]/ { print o "," r "," $0 "," (rc ? "rc=" rc : "ok") "," wall "," ran }' "$f.out" >"$f.tmp"
