@@ -9,7 +9,8 @@
 # 16 B and 1 MiB on the same platform with bench/scale.sh's simulation
 # settings.  Passes when the tuned time at 1 MiB is at most the untuned one
 # (simulated time is exact: 1e-9 relative), every result is right and every
-# command exits 0.  Exits 77 (skipped) without SimGrid or the SMPI build.
+# command exits 0.  Then a planted bad choice (the ring alone measured at
+# small sizes) must be overruled by the check pass.  Exits 77 (skipped) without SimGrid or the SMPI build.
 smpirun=$1 smpicc=$2 gen=$3 bin=$4 src=$5 work=$6
 topo=$src/tests/data/leaf2x4-thin.topo
 if ! command -v "$smpirun" >/dev/null 2>&1 || ! command -v "$smpicc" >/dev/null 2>&1; then
@@ -32,6 +33,19 @@ TREEDUCE_SHM=0 "$smpirun" -platform leaf.xml -hostfile leaf.hosts -np 8 $sim \
   --min-bytes 16 --max-bytes 1M --factor 16 --size-time 0.002 --passes 1 -o leaf.wisdom \
   2>tune.err || { cat tune.err; fail "treeduce-tune exited $?"; }
 grep -q '^range allreduce 8 1 [0-9]* ' leaf.wisdom || { cat tune.err leaf.wisdom; fail "no allreduce 8x1 table"; }
+# a planted bad choice: the ring alone measured at 8 .. 64 B, 14 latencies
+# where the model's choice and the library's recursive doubling take 3; the
+# check pass must give those sizes to one of them, and say so
+# shellcheck disable=SC2086
+TREEDUCE_SHM=0 "$smpirun" -platform leaf.xml -hostfile leaf.hosts -np 8 $sim \
+  "$bin/treeduce-tune" "$topo" --alpha-r-ratio 0 --colls allreduce --shapes 8x1 \
+  --max-bytes 64 --candidates allreduce=ring -o planted.wisdom 2>planted.err ||
+  { cat planted.err; fail "treeduce-tune (ring only) exited $?"; }
+cat planted.wisdom
+awk '$1 == "range" && $7 == "ring" { found = 1 } END { exit !found }' planted.wisdom &&
+  fail "the planted ring kept a range"
+grep -q '^check 8 ring [0-9.e+-]* [^ ]* [0-9.e+-]* [0-9.e+-]* 0 \(model\|mpi\)$' planted.wisdom ||
+  fail "no check line gives 8 B to the model or the library"
 # the runtime and the benchmark compiled once, each machine's routines on top
 mkdir -p obj && cd obj || exit 1
 "$smpicc" -c -O2 -DNDEBUG -DSMPI_NO_OVERRIDE_MALLOC -I"$src/runtime" -I"$src/runtime/algo" \
