@@ -27,10 +27,10 @@
  * bisection step beyond the smallest and the largest size measured.  Then
  * the check pass times each range's winner, the model's choice there (what
  * the untuned library runs) and the MPI library's routine, interleaved, at
- * the range's ends and middle, the winner twice for the pass's noise: where
- * the winner is slower than either beyond that noise, the faster one takes
- * the size (tune_check_verdict), and the range is cut where the verdicts
- * change.
+ * the range's ends and every grid size inside it, the winner twice for the
+ * pass's noise: where the winner is slower than either beyond that noise,
+ * the faster one takes the size (tune_check_verdict), and the range is cut
+ * where the verdicts change.
  */
 #include "tune_run.h"
 
@@ -918,41 +918,78 @@ static const char *verdict_alg(const trd_wisdom_point *q)
                                                : q->alg;
 }
 
-/* The check pass over t->range (docs/tuning.md): each range's first and
- * last sizes and its middle checked (check_point), the table's noise the
- * median of the twins' differences.  Returns MPI_SUCCESS (*stop where the
- * budget ran out) or an MPI error code. */
-static int check_ranges(ctx *x, int *stop)
+/* The sizes the check pass times: per range of t its first and last size
+ * within the grid measured and every size of the grid between them (the
+ * middle where there is none), each with its range's index. */
+typedef struct checks {
+    int n;
+    trd_wisdom_point *p; /* [n] */
+    int *range;          /* [n] */
+} checks;
+
+/* The check pass over t->range (docs/tuning.md): every size of c timed
+ * (check_point), the table's noise the median of the twins' differences.
+ * Returns MPI_SUCCESS (*stop where the budget ran out) or an MPI error
+ * code. */
+static int check_ranges(ctx *x, checks *c, int *stop)
 {
     tune_table *t = x->t;
     const tune_state *st = t->st;
-    int rc, npts = 0;
-    double diff[TRD_MAX_RANGES * 3];
+    int cap = t->nranges * (st->ngrid + 3), rc;
+    double *diff = malloc((size_t)cap * sizeof *diff);
+    c->n = 0;
+    c->p = calloc((size_t)cap, sizeof *c->p);
+    c->range = malloc((size_t)cap * sizeof *c->range);
+    if (!diff || !c->p || !c->range) {
+        free(diff);
+        return MPI_ERR_NO_MEM;
+    }
     for (int r = 0; r < t->nranges; r++) {
-        trd_wisdom_range *q = &t->range[r];
+        const trd_wisdom_range *q = &t->range[r];
         int w = cand_index(t, q->alg);
         /* the ends of the range within the sizes measured (the buffers' sizes) */
         size_t lo = q->from < st->grid[0] ? st->grid[0] : (q->from + 7) / 8 * 8;
-        size_t hi = (q->below - 1) / 8 * 8;
+        size_t hi = (q->below - 1) / 8 * 8, at[TUNE_MAX_POINTS + 3];
+        int nat = 0;
         if (hi > st->grid[st->ngrid - 1])
             hi = st->grid[st->ngrid - 1];
-        size_t at[3] = {lo, middle(lo, hi > lo ? hi : lo + 8), hi};
-        q->ncheck = 0;
-        if (w < 0)
+        if (w < 0) {
+            free(diff);
             return MPI_ERR_NO_MEM;
-        for (int k = 0; k < 3; k++) {
+        }
+        if (lo > hi)
+            continue;
+        at[nat++] = lo;
+        for (int g = 0; g < st->ngrid; g++)
+            if (st->grid[g] > lo && st->grid[g] < hi)
+                at[nat++] = st->grid[g];
+        if (nat == 1 && middle(lo, hi) < hi)
+            at[nat++] = middle(lo, hi);
+        if (hi > lo)
+            at[nat++] = hi;
+        for (int k = 0; k < nat; k++) {
             double twin;
-            trd_wisdom_point *p = &q->check[q->ncheck];
-            if (at[k] > hi || at[k] < lo || (q->ncheck && at[k] <= p[-1].bytes))
-                continue;
-            if ((rc = check_point(x, w, at[k], p, &twin, stop)) != MPI_SUCCESS || *stop)
+            if ((rc = check_point(x, w, at[k], &c->p[c->n], &twin, stop)) != MPI_SUCCESS || *stop) {
+                free(diff);
                 return rc;
-            diff[npts++] = tune_twin_noise(p->alg_us, twin);
-            q->ncheck++;
+            }
+            diff[c->n] = tune_twin_noise(c->p[c->n].alg_us, twin);
+            c->range[c->n++] = r;
         }
     }
-    t->noise = tune_median(diff, npts);
+    t->noise = tune_median(diff, c->n);
+    free(diff);
     return MPI_SUCCESS;
+}
+
+/* Keep at most TRD_WISDOM_MAX_CHECKS of the n checked sizes p[0..n) in
+ * o->check: the first, the last and those evenly between. */
+static void keep_checks(trd_wisdom_range *o, const trd_wisdom_point *p, int n)
+{
+    int m = n < TRD_WISDOM_MAX_CHECKS ? n : TRD_WISDOM_MAX_CHECKS;
+    o->ncheck = m;
+    for (int i = 0; i < m; i++)
+        o->check[i] = p[m > 1 ? (int)((long)i * (n - 1) / (m - 1)) : 0];
 }
 
 /* Each checked size's verdict with the table's noise, and each range of t
@@ -960,31 +997,31 @@ static int check_ranges(ctx *x, int *stop)
  * a part the model's choice or the library's routine takes names it
  * ("model", "mpi") with its time, the measured winner as its runner-up.
  * Returns MPI_SUCCESS or MPI_ERR_NO_MEM. */
-static int cut_ranges(tune_table *t)
+static int cut_ranges(tune_table *t, checks *c)
 {
-    trd_wisdom_range *out = malloc((size_t)t->nranges * 3 * sizeof *out);
+    trd_wisdom_range *out = malloc((size_t)(t->nranges + c->n) * sizeof *out);
     int n = 0;
     if (!out)
         return MPI_ERR_NO_MEM;
-    for (int r = 0; r < t->nranges; r++) {
-        trd_wisdom_range *q = &t->range[r];
-        for (int k = 0; k < q->ncheck; k++) {
-            trd_wisdom_point *p = &q->check[k];
-            p->noise = t->noise;
-            p->verdict = tune_check_verdict(p->alg_us, p->model_us, p->mpi_us, t->noise);
-        }
-        if (q->ncheck == 0) {
+    for (int k = 0; k < c->n; k++) {
+        c->p[k].noise = t->noise;
+        c->p[k].verdict =
+            tune_check_verdict(c->p[k].alg_us, c->p[k].model_us, c->p[k].mpi_us, t->noise);
+    }
+    for (int r = 0, k = 0; r < t->nranges; r++) {
+        const trd_wisdom_range *q = &t->range[r];
+        size_t from = q->from;
+        if (k == c->n || c->range[k] != r) { /* nothing checked in it */
             out[n++] = *q;
             continue;
         }
-        size_t from = q->from;
-        for (int k = 0; k < q->ncheck;) {
-            const trd_wisdom_point *p = &q->check[k];
+        while (k < c->n && c->range[k] == r) {
+            const trd_wisdom_point *p = &c->p[k];
             const char *who = verdict_alg(p);
             trd_wisdom_range *o = &out[n++];
+            int first = k;
             *o = *q;
             o->from = from;
-            o->ncheck = 0;
             if (p->verdict != TRD_WISDOM_KEPT) {
                 snprintf(o->alg, sizeof o->alg, "%s", who);
                 o->us = p->verdict == TRD_WISDOM_TO_MPI ? p->mpi_us : p->model_us;
@@ -992,10 +1029,11 @@ static int cut_ranges(tune_table *t)
                 o->runner_us = p->alg_us;
             }
             /* the checked sizes after it with the same verdict stay in this part */
-            while (k < q->ncheck && strcmp(verdict_alg(&q->check[k]), who) == 0)
-                o->check[o->ncheck++] = q->check[k++];
-            o->below = k == q->ncheck ? q->below
-                                      : middle(o->check[o->ncheck - 1].bytes, q->check[k].bytes);
+            while (k < c->n && c->range[k] == r && strcmp(verdict_alg(&c->p[k]), who) == 0)
+                k++;
+            keep_checks(o, &c->p[first], k - first);
+            o->below =
+                k == c->n || c->range[k] != r ? q->below : middle(c->p[k - 1].bytes, c->p[k].bytes);
             from = o->below;
         }
     }
@@ -1077,9 +1115,12 @@ int tune_finish(const trd_machine *m, const tune_model *md, const tune_opts *o, 
             trd_wisdom_range keep[TRD_MAX_RANGES];
             int nkeep = t->nranges;
             memcpy(keep, t->range, (size_t)nkeep * sizeof keep[0]);
-            rc = check_ranges(&x, &stop);
-            if (rc == MPI_SUCCESS && !stop && (rc = cut_ranges(t)) == MPI_SUCCESS)
+            checks c = {0, NULL, NULL};
+            rc = check_ranges(&x, &c, &stop);
+            if (rc == MPI_SUCCESS && !stop && (rc = cut_ranges(t, &c)) == MPI_SUCCESS)
                 t->checked = 1;
+            free(c.p);
+            free(c.range);
             if (rc != MPI_SUCCESS || stop) {
                 memcpy(t->range, keep, (size_t)nkeep * sizeof keep[0]);
                 t->nranges = nkeep;
