@@ -25,6 +25,19 @@ static void print_size(FILE *f, size_t b)
         fprintf(f, "%zu B", b);
 }
 
+/* The sizes [from, below) as "4 KiB .. 64 KiB", or "4 KiB and up" where
+ * below is SIZE_MAX. */
+static void print_sizes(FILE *f, size_t from, size_t below)
+{
+    print_size(f, from);
+    if (below == SIZE_MAX) {
+        fprintf(f, " and up");
+    } else {
+        fprintf(f, " .. ");
+        print_size(f, below);
+    }
+}
+
 static void print_link(FILE *f, trd_link_cost l)
 {
     fprintf(f, "%.3g us, %.4g GB/s", l.latency_s * 1e6, l.bandwidth_Bps / 1e9);
@@ -407,14 +420,8 @@ static int explain_wisdom_shape(FILE *f, trd_topo_t t, const trd_machine_plan *p
         fprintf(f, "    ");
         print_origin(f, w, q);
         fprintf(f, ": ");
-        print_size(f, q->from);
-        if (q->below == SIZE_MAX) {
-            fprintf(f, " and up (at ");
-        } else {
-            fprintf(f, " .. ");
-            print_size(f, q->below);
-            fprintf(f, " (at ");
-        }
+        print_sizes(f, q->from, q->below);
+        fprintf(f, " (at ");
         print_size(f, at);
         if (trd_wisdom_is_model(q)) {
             /* no winner of its own: what the model's tables run there */
@@ -500,24 +507,12 @@ static void explain_fills(FILE *f, const trd_wisdom *w, int i, int n)
         size_t end = q ? q->from : SIZE_MAX;
         if (end > at && at != SIZE_MAX) {
             fprintf(f, "%s", sep);
-            print_size(f, at);
-            if (end == SIZE_MAX) {
-                fprintf(f, " and up");
-            } else {
-                fprintf(f, " .. ");
-                print_size(f, end);
-            }
+            print_sizes(f, at, end);
             sep = ", ";
         }
         if (q && trd_wisdom_is_model(q)) {
             fprintf(f, "%s", sep);
-            print_size(f, q->from);
-            if (q->below == SIZE_MAX) {
-                fprintf(f, " and up");
-            } else {
-                fprintf(f, " .. ");
-                print_size(f, q->below);
-            }
+            print_sizes(f, q->from, q->below);
             fprintf(f, " (");
             print_origin(f, w, q);
             fprintf(f, ", by its check)");
