@@ -7,7 +7,7 @@
 #   bench/run.sh [NEW [OLD]] [extra bench_allreduce options]
 # Without OLD it first tunes this node: treeduce-tune measures every
 # candidate and the MPI library's routine (2 ranks, for
-# TREEDUCE_TUNE_BUDGET, default 5m) into bench/results/wisdom-HOST.wisdom,
+# TREEDUCE_TUNE_BUDGET, default 10m) into bench/results/wisdom-HOST.wisdom,
 # and NEW is reconfigured with TREEDUCE_LOCAL_WISDOM set to it, which builds
 # libtreeduce_local_tuned.so; then the allreduce and the pieces run tuned
 # (new) beside untuned (old) and the MPI library's, as with OLD below.  If
@@ -41,7 +41,7 @@ echo "$plan"
 if [ -z "$old" ]; then
     perscsv="$top/bench/results/persistent-$host.csv"
     wisdom="$top/bench/results/wisdom-$host.wisdom"
-    budget=${TREEDUCE_TUNE_BUDGET:-5m}
+    budget=${TREEDUCE_TUNE_BUDGET:-10m}
     tuned=$build/libtreeduce_local_tuned.so
     echo
     echo "== tuning this node: treeduce-tune local --budget $budget, 2 ranks"

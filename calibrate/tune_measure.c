@@ -28,9 +28,10 @@
  * the check pass times each range's winner, the model's choice there (what
  * the untuned library runs) and the MPI library's routine, interleaved, at
  * the range's ends and every grid size inside it, the winner twice for the
- * pass's noise: where the winner is slower than either beyond that noise,
- * the faster one takes the size (tune_check_verdict), and the range is cut
- * where the verdicts change.
+ * pass's noise: the winner keeps a size only where it is faster than the
+ * model's choice beyond that noise and not slower than the library's
+ * routine beyond it, else one of those takes it (tune_check_verdict), and
+ * the range is cut where the verdicts change.
  */
 #include "tune_run.h"
 
@@ -1005,8 +1006,8 @@ static int cut_ranges(tune_table *t, checks *c)
         return MPI_ERR_NO_MEM;
     for (int k = 0; k < c->n; k++) {
         c->p[k].noise = t->noise;
-        c->p[k].verdict =
-            tune_check_verdict(c->p[k].alg_us, c->p[k].model_us, c->p[k].mpi_us, t->noise);
+        c->p[k].verdict = tune_check_verdict(c->p[k].alg_us, c->p[k].model_us, c->p[k].mpi_us,
+                                             t->noise, strcmp(c->p[k].alg, c->p[k].model) == 0);
     }
     for (int r = 0, k = 0; r < t->nranges; r++) {
         const trd_wisdom_range *q = &t->range[r];

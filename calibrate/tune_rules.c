@@ -152,10 +152,10 @@ double tune_median(double *v, int n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-int tune_check_verdict(double alg_us, double model_us, double mpi_us, double noise)
+int tune_check_verdict(double alg_us, double model_us, double mpi_us, double noise, int same)
 {
-    double other = fmin(model_us, mpi_us);
-    if (!(alg_us > other * (1 + noise)))
+    int beats_model = same || alg_us * (1 + noise) < model_us;
+    if (beats_model && alg_us <= mpi_us * (1 + noise))
         return TRD_WISDOM_KEPT;
     return mpi_us <= model_us * (1 + noise) ? TRD_WISDOM_TO_MPI : TRD_WISDOM_TO_MODEL;
 }

@@ -83,10 +83,14 @@ double tune_median(double *v, int n);
 /* The check pass's verdict (TRD_WISDOM_KEPT, _TO_MODEL, _TO_MPI of
  * wisdom.h) for the measured winner's time alg_us beside the model's
  * choice's model_us and the MPI library's mpi_us (microseconds, INFINITY:
- * not run), with the pass's relative noise: the winner stays unless one of
- * the other two is faster beyond the noise; then the MPI library's routine
- * takes it where the model's choice is not faster than it beyond the noise,
- * else the model's choice. */
-int tune_check_verdict(double alg_us, double model_us, double mpi_us, double noise);
+ * not run), with the pass's relative noise; same 1 where the model's choice
+ * is the measured winner.  The winner keeps the size where it is faster
+ * than the model's choice beyond the noise (or is that choice) and not
+ * slower than the library's routine beyond it: a tie goes to what the
+ * library generated without wisdom runs, which is never worse than itself.
+ * Else the MPI library's routine takes it where it is within the noise of
+ * the model's choice, or faster, and the model's choice where that is
+ * faster beyond the noise. */
+int tune_check_verdict(double alg_us, double model_us, double mpi_us, double noise, int same);
 
 #endif

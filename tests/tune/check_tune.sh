@@ -7,8 +7,9 @@
 # runtime and check_wisdom.c, run at np 2 on the same placement (every
 # range's winner runs, results equal PMPI's).  Every check line's verdict
 # is the one its own times and noise give (the check pass: the winner
-# stays unless the model's choice or the MPI library's routine is faster
-# beyond the noise), and a range the check gave away names who took it.  A
+# stays where it is faster than the model's choice beyond the noise, or is
+# that choice, and not slower than the MPI library's routine beyond it),
+# and a range the check gave away names who took it.  A
 # budget run: cut short, "budget 1 0", nothing of the table cut short.  A
 # candidate with wrong results: reported, never chosen.  What is asserted
 # holds at any speed of the machine: no winner, no table measured within the
@@ -24,8 +25,9 @@ verdicts() {
   awk '
     /^range / { if (rng != "" && need != "" && !seen) { print "no check backs: " rng; bad = 1 }
                 rng = $0; seen = 0; need = ($7 == "model") ? "model" : "" }
-    /^check / { a = $4 + 0; m = $6 + 0; p = $7 + 0; n = $8 + 0; o = (m < p) ? m : p
-                v = (a > o * (1 + n)) ? ((p <= m * (1 + n)) ? "mpi" : "model") : "kept"
+    /^check / { a = $4 + 0; m = $6 + 0; p = $7 + 0; n = $8 + 0
+                beats = ($3 == $5) || a * (1 + n) < m
+                v = (beats && a <= p * (1 + n)) ? "kept" : (p <= m * (1 + n)) ? "mpi" : "model"
                 if ($9 != v) { print "verdict " $9 ", its numbers say " v ": " $0; bad = 1 }
                 if ($9 == need) seen = 1 }
     END { if (rng != "" && need != "" && !seen) { print "no check backs: " rng; bad = 1 }

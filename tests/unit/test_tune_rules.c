@@ -199,20 +199,23 @@ static void test_model_top(void)
 
 static void test_verdict(void)
 {
-    /* the winner within the noise of both: kept */
-    CU_ASSERT_EQUAL(tune_check_verdict(10.4, 10, 10.2, 0.05), TRD_WISDOM_KEPT);
-    CU_ASSERT_EQUAL(tune_check_verdict(10, 10, 10, 0), TRD_WISDOM_KEPT);
+    /* faster than the model's choice beyond the noise, not slower than the
+     * library's routine beyond it: kept */
+    CU_ASSERT_EQUAL(tune_check_verdict(9, 10, 12, 0.05, 0), TRD_WISDOM_KEPT);
+    CU_ASSERT_EQUAL(tune_check_verdict(10, 10, 10, 0, 1), TRD_WISDOM_KEPT);
+    CU_ASSERT_EQUAL(tune_check_verdict(10, INFINITY, 12, 0.05, 0), TRD_WISDOM_KEPT);
+    /* faster only within the noise: a tie, which the model's choice takes */
+    CU_ASSERT_EQUAL(tune_check_verdict(9.8, 10, 12, 0.05, 0), TRD_WISDOM_TO_MODEL);
     /* the model's choice faster beyond it */
-    CU_ASSERT_EQUAL(tune_check_verdict(431.5, 139.6, 160, 0), TRD_WISDOM_TO_MODEL);
-    /* the library's routine faster beyond it, and no slower than the model's */
-    CU_ASSERT_EQUAL(tune_check_verdict(27.39, 27.0, 26.09, 0), TRD_WISDOM_TO_MPI);
-    /* both faster, the library's within the noise of the model's: the library */
-    CU_ASSERT_EQUAL(tune_check_verdict(20, 10, 10.3, 0.05), TRD_WISDOM_TO_MPI);
-    /* the model's faster than the library's beyond the noise: the model */
-    CU_ASSERT_EQUAL(tune_check_verdict(20, 10, 12, 0.05), TRD_WISDOM_TO_MODEL);
-    /* a model choice that did not run */
-    CU_ASSERT_EQUAL(tune_check_verdict(20, INFINITY, 12, 0.05), TRD_WISDOM_TO_MPI);
-    CU_ASSERT_EQUAL(tune_check_verdict(10, INFINITY, 12, 0.05), TRD_WISDOM_KEPT);
+    CU_ASSERT_EQUAL(tune_check_verdict(431.5, 139.6, 160, 0, 0), TRD_WISDOM_TO_MODEL);
+    CU_ASSERT_EQUAL(tune_check_verdict(20, 10, 12, 0.05, 0), TRD_WISDOM_TO_MODEL);
+    /* the library's routine faster, or within the noise of the model's */
+    CU_ASSERT_EQUAL(tune_check_verdict(27.39, 27.0, 26.09, 0, 0), TRD_WISDOM_TO_MPI);
+    CU_ASSERT_EQUAL(tune_check_verdict(20, 10, 10.3, 0.05, 0), TRD_WISDOM_TO_MPI);
+    CU_ASSERT_EQUAL(tune_check_verdict(10.4, 10, 10.2, 0.05, 0), TRD_WISDOM_TO_MPI);
+    CU_ASSERT_EQUAL(tune_check_verdict(20, INFINITY, 12, 0.05, 0), TRD_WISDOM_TO_MPI);
+    /* the winner is the model's choice, the library's routine faster beyond the noise */
+    CU_ASSERT_EQUAL(tune_check_verdict(10, 10, 8, 0.05, 1), TRD_WISDOM_TO_MPI);
 }
 
 static void test_noise(void)
