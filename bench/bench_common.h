@@ -60,7 +60,7 @@
 
 #define MIN_ITERS 20
 #define SECONDS_PER_SIZE 0.5    /* iterations shrink to fit; at least MIN_ITERS */
-#define BENCH_MAX_LIBS 2        /* --lib NEW --lib OLD */
+#define BENCH_MAX_LIBS 3        /* --lib NEW --lib OLD --lib mpi */
 #define BENCH_MAX_CANDIDATES 64 /* --also all: forced algorithms of one collective */
 /* the libraries, and the algorithms beside them (--also) */
 #define BENCH_MAX_ROUTINES (BENCH_MAX_LIBS + BENCH_MAX_CANDIDATES)
@@ -316,10 +316,11 @@ static inline void bench_lib_mpi(int l)
 }
 
 /* Replaces libs[] by the --lib libraries, if any: "treeduce" for one, "new"
- * and "old" for two; "mpi" names the MPI library's routines (bench_lib_mpi). */
+ * and "old" for two, and "mpi_b" for a third, which must be "mpi"; "mpi"
+ * names the MPI library's routines (bench_lib_mpi). */
 static inline void bench_load_libs(void)
 {
-    static const char *const names[BENCH_MAX_LIBS] = {"new", "old"};
+    static const char *const names[BENCH_MAX_LIBS] = {"new", "old", "mpi_b"};
 
     if (opt.nlib == 0)
         return;
@@ -329,6 +330,10 @@ static inline void bench_load_libs(void)
         die("--lib needs a program whose MPI_Allreduce is the MPI library's (bench_allreduce, "
             "bench_pieces; no LD_PRELOAD)");
     for (int l = 0; l < opt.nlib; l++) {
+        if (l == 2 && strcmp(opt.lib[l], "mpi"))
+            die("--lib %s: the third --lib can only be mpi (the MPI library's routine timed "
+                "twice: the run's A/B noise)",
+                opt.lib[l]);
         if (!strcmp(opt.lib[l], "mpi")) {
             if (l == 0)
                 die("--lib mpi: give the library under test first (--lib NEW.so --lib mpi)");
@@ -1091,6 +1096,10 @@ static inline void bench_print_ratios(void)
     else
         printf("# new/old = new time / old time (> 1.05: new more than 5%% slower; the two take "
                "turns at\n#   going first); speed-up = MPI time / new time (> 1: new faster)\n");
+    if (opt.nlib == 3)
+        printf("# mpi_b_us: the MPI library's routine timed a second time, in turn with the "
+               "others;\n#   mpi_b/mpi: what the run's noise alone makes of one routine timed "
+               "twice\n");
     for (int l = 0; l < nbase; l++)
         if (libs[l].algorithm)
             printf("# %s_us: %s's allreduce with algorithm %s, timed in turn with the others; "
@@ -1121,7 +1130,34 @@ static inline int bench_best(const double *t)
 /* Whether libs[l] is the old of two libraries: new/old follows it. */
 static inline int bench_is_old(int l)
 {
-    return opt.nlib == 2 && l == 1;
+    return opt.nlib >= 2 && l == 1;
+}
+
+/* Whether libs[l] is the MPI library's routine timed a second time beside
+ * two libraries (--lib NEW --lib OLD --lib mpi): mpi_b/mpi follows it. */
+static inline int bench_is_mpi_b(int l)
+{
+    return opt.nlib == 3 && l == 2;
+}
+
+/* The ratio column of libs[l], l >= 1: new/old, mpi_b/mpi, or its time over
+ * the first library's; its head in the table (csv 0) or the CSV (csv 1). */
+static inline double bench_ratio(int l, const double *t)
+{
+    if (bench_is_old(l))
+        return t[0] / t[1];
+    return bench_is_mpi_b(l) ? t[l] / t[nlibs] : t[l] / t[0];
+}
+
+static inline void bench_ratio_head(int l, int csv, char *head, size_t len)
+{
+    if (bench_is_old(l))
+        snprintf(head, len, csv ? "new_over_old" : "new/old");
+    else if (bench_is_mpi_b(l))
+        snprintf(head, len, csv ? "mpi_b_over_mpi" : "mpi_b/mpi");
+    else
+        snprintf(head, len, csv ? "%s_over_%s" : "%s/%s", csv ? libs[l].name : libs[l].abbr,
+                 csv ? libs[0].name : libs[0].abbr);
 }
 
 /* The table's time columns, each after a blank: one per library and routine
@@ -1138,11 +1174,8 @@ static inline void bench_print_time_heads(void)
     }
     printf(" %13s", "mpi_us");
     for (int l = 1; l < nbase; l++) {
-        if (bench_is_old(l))
-            snprintf(head, sizeof head, "new/old");
-        else
-            snprintf(head, sizeof head, "%s/%s", libs[l].abbr, libs[0].abbr);
-        printf(" %8s", head);
+        bench_ratio_head(l, 0, head, sizeof head);
+        printf(" %9s", head);
     }
     if (bench_all()) {
         snprintf(head, sizeof head, "%s/best", libs[0].abbr);
@@ -1166,7 +1199,7 @@ static inline void bench_print_times(const double *t, const double *t_loop)
         printf(" %13.2f", t[l] * 1e6);
     printf(" %13.2f", t[nlibs] * 1e6);
     for (int l = 1; l < nbase; l++)
-        printf(" %8.3f", bench_is_old(l) ? t[0] / t[1] : t[l] / t[0]);
+        printf(" %9.3f", bench_ratio(l, t));
     if (bench_all() && b < 0)
         printf(" %-18s %13s %8s", "-", "-", "-");
     else if (bench_all())
@@ -1186,12 +1219,11 @@ static inline const char *bench_csv_time_heads(void)
     for (int l = 0; l < nbase; l++)
         n += (size_t)snprintf(heads + n, sizeof heads - n, "%s_us,", libs[l].name);
     n += (size_t)snprintf(heads + n, sizeof heads - n, "mpi_us,");
-    for (int l = 1; l < nbase && n < sizeof heads; l++)
-        if (bench_is_old(l))
-            n += (size_t)snprintf(heads + n, sizeof heads - n, "new_over_old,");
-        else
-            n += (size_t)snprintf(heads + n, sizeof heads - n, "%s_over_%s,", libs[l].name,
-                                  libs[0].name);
+    for (int l = 1; l < nbase && n < sizeof heads; l++) {
+        char head[64];
+        bench_ratio_head(l, 1, head, sizeof head);
+        n += (size_t)snprintf(heads + n, sizeof heads - n, "%s,", head);
+    }
     if (n < sizeof heads)
         n += (size_t)snprintf(heads + n, sizeof heads - n, "speedup");
     for (int l = 0; l < nbase && n < sizeof heads; l++)
@@ -1216,7 +1248,7 @@ static inline void bench_csv_times(FILE *csv, const double *t, const double *t_l
         fprintf(csv, "%.3f,", t[l] * 1e6);
     fprintf(csv, "%.3f,", t[nlibs] * 1e6);
     for (int l = 1; l < nbase; l++)
-        fprintf(csv, "%.4f,", bench_is_old(l) ? t[0] / t[1] : t[l] / t[0]);
+        fprintf(csv, "%.4f,", bench_ratio(l, t));
     fprintf(csv, "%.4f", t[nlibs] / t[0]);
     for (int l = 0; l < nbase; l++)
         fprintf(csv, ",%.3f", t_loop[l] * 1e6);
