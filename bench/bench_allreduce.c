@@ -90,7 +90,7 @@
  *
  * Usage: bench_allreduce [--min-bytes N] [--max-bytes N] [--iters N]
  *                        [--warmup N] [--csv FILE] [--copy-bytes N]
- *                        [--lib LIB [--lib LIB]] [--also NAME|all] [--check-only]
+ *                        [--lib LIB [--lib LIB [--lib mpi]]] [--also NAME|all] [--check-only]
  *                        [--verify]
  * Sizes take a K, M or G suffix (powers of 1024); --copy-bytes 0 skips the
  * bandwidth measurement and the bound.  --iters is the most iterations per
@@ -379,14 +379,15 @@ int main(int argc, char **argv)
         return bench_usage(
             "usage: bench_allreduce [--min-bytes N] [--max-bytes N] [--iters N] [--warmup N] "
             "[--csv FILE] [--copy-bytes N]\n"
-            "                       [--lib LIB [--lib LIB]] [--also NAME|all] [--check-only] "
+            "                       [--lib LIB [--lib LIB [--lib mpi]]] [--also NAME|all] "
+            "[--check-only] "
             "[--verify]\n"
             "  sizes in bytes, with an optional K, M or G suffix (1024-based);\n"
             "  --copy-bytes 0 skips the memory bandwidth measurement and the "
             "bound;\n"
             "  --lib: a libtreeduce_MACHINE.so to time instead of MPI_Allreduce; "
-            "twice:\n  NEW's and OLD's side by side; --lib mpi as the second: the MPI library's "
-            "routine\n  timed twice;\n"
+            "twice:\n  NEW's and OLD's side by side; --lib mpi as the second or third: the MPI "
+            "library's\n  routine timed twice;\n"
             "  --also NAME: also the (first) library's allreduce with algorithm NAME, e.g. "
             "repro;\n"
             "  --also all: every algorithm that can be forced, and the fastest of them;\n"

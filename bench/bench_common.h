@@ -1141,7 +1141,7 @@ static inline int bench_is_mpi_b(int l)
 }
 
 /* The ratio column of libs[l], l >= 1: new/old, mpi_b/mpi, or its time over
- * the first library's; its head in the table (csv 0) or the CSV (csv 1). */
+ * the first library's. */
 static inline double bench_ratio(int l, const double *t)
 {
     if (bench_is_old(l))
@@ -1149,6 +1149,8 @@ static inline double bench_ratio(int l, const double *t)
     return bench_is_mpi_b(l) ? t[l] / t[nlibs] : t[l] / t[0];
 }
 
+/* The head of libs[l]'s ratio column (bench_ratio) in the table (csv 0) or
+ * the CSV (csv 1), at most len bytes into head. */
 static inline void bench_ratio_head(int l, int csv, char *head, size_t len)
 {
     if (bench_is_old(l))

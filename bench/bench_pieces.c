@@ -75,7 +75,7 @@
  *
  * Usage: bench_pieces [--piece rsb|allgather|reduce|bcast|all] [--min-bytes N]
  *                     [--max-bytes N] [--iters N] [--warmup N] [--csv FILE]
- *                     [--copy-bytes N] [--lib LIB [--lib LIB]] [--also all]
+ *                     [--copy-bytes N] [--lib LIB [--lib LIB [--lib mpi]]] [--also all]
  *                     [--check-only] [--verify]
  * Sizes take a K, M or G suffix (powers of 1024); --copy-bytes 0 skips the
  * bandwidth measurement and the bound.  --iters is the most
@@ -472,12 +472,14 @@ int main(int argc, char **argv)
         return bench_usage(
             "usage: bench_pieces [--piece rsb|allgather|reduce|bcast|all] [--min-bytes N]\n"
             "                    [--max-bytes N] [--iters N] [--warmup N] [--csv FILE]\n"
-            "                    [--copy-bytes N] [--lib LIB [--lib LIB]] [--also all]\n"
+            "                    [--copy-bytes N] [--lib LIB [--lib LIB [--lib mpi]]] [--also "
+            "all]\n"
             "                    [--check-only] [--verify]\n"
             "  sizes in bytes, with an optional K, M or G suffix (1024-based);\n"
             "  --copy-bytes 0 skips the memory bandwidth measurement and the bound;\n"
             "  --lib: a libtreeduce_MACHINE.so to time instead of MPI_X; twice: NEW's and OLD's\n"
-            "  side by side; --lib mpi as the second: the MPI library's routine timed twice\n"
+            "  side by side; --lib mpi as the second or third: the MPI library's routine timed\n"
+            "  twice\n"
             "  --also all: every algorithm that can be forced, and the fastest of them;\n"
             "  --verify: every timed call's result checked against the values written\n");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
