@@ -7,6 +7,7 @@
 
 #include "reader.h"
 #include "readers.h"
+#include "util.h"
 #include "xml_common.h"
 
 static int has_suffix(const char *s, const char *suf)
@@ -97,4 +98,68 @@ int trd_load_topology(const trd_load_opts *a, trd_topo_t t, trd_diag *d, char **
     if (rc == TRD_OK && trd_diag_count(d) == 0)
         rc = trd_topo_finalize(t, d);
     return rc == TRD_OK && trd_diag_count(d) > 0 ? TRD_ERR_INPUT : rc;
+}
+
+int trd_read_hosts(trd_diag *d, const char *path, trd_topo_t t, int **node_of_rank, int *nranks)
+{
+    char *text = NULL;
+    const char *file = path, *txt;
+    size_t len = 0;
+    int n = 0, cap = 0, line = 1, *nodes = NULL;
+    *node_of_rank = NULL;
+    *nranks = 0;
+    int rc = trd__read_input(d, path, &text, &len);
+    txt = text;
+    if (rc == TRD_OK)
+        rc = trd__text_begin(d, path, &txt, len, &file);
+    const char *bol = txt;
+    for (size_t i = 0; rc == TRD_OK && i < len;) {
+        if (strchr(", \t\r\n", txt[i])) {
+            if (txt[i++] == '\n') {
+                line++;
+                bol = txt + i;
+            }
+            continue;
+        }
+        size_t j = i;
+        while (j < len && !strchr(", \t\r\n", txt[j]))
+            j++;
+        trd_loc at = {file, line, (int)(txt + i - bol) + 1};
+        if (n == TRD_MAX_HOSTS_RANKS) {
+            trd_diag_error(d, at, "more than %d ranks", TRD_MAX_HOSTS_RANKS);
+            rc = TRD_ERR_INPUT;
+            break;
+        }
+        char *name = strndup(txt + i, j - i);
+        if (!name || trd__grow((void **)&nodes, &cap, n + 1, sizeof *nodes) != TRD_OK) {
+            free(name);
+            rc = TRD_ERR_NOMEM;
+            break;
+        }
+        int v = trd_topo_find_node(t, name);
+        char *dot = strchr(name, '.');
+        if (v < 0 && dot) { /* a fully qualified name may carry the domain the topology omits */
+            *dot = '\0';
+            v = trd_topo_find_node(t, name);
+            *dot = '.';
+        }
+        if (v < 0)
+            trd_diag_error(d, at, "host '%s' is not a node of machine '%s'", name,
+                           trd_topo_name(t) ? trd_topo_name(t) : "?");
+        free(name);
+        nodes[n++] = v;
+        i = j;
+    }
+    if (rc == TRD_OK && n == 0)
+        trd_diag_error(d, (trd_loc){file, 0, 0}, "no host names: expected one per rank");
+    if (rc == TRD_OK && trd_diag_count(d) > 0)
+        rc = TRD_ERR_INPUT;
+    free(text);
+    if (rc != TRD_OK) {
+        free(nodes);
+        return rc;
+    }
+    *node_of_rank = nodes;
+    *nranks = n;
+    return TRD_OK;
 }

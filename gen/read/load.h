@@ -38,4 +38,18 @@ const char *trd_input_format(const char *path, const char *text, size_t len);
 int trd_load_topology(const trd_load_opts *o, trd_topo_t t, trd_diag *d, char **intext,
                       size_t *inlen);
 
+/* Most ranks a placement file (trd_read_hosts) may place. */
+#define TRD_MAX_HOSTS_RANKS (1 << 20)
+
+/* A placement, one host name per rank in rank order, from the file at
+ * path: names separated by white space or commas, as the runtime reads a
+ * TREEDUCE_HOSTS file; a name that is no node of t is looked up again
+ * without its domain (from its first '.'), as the runtime does.  *node_of_rank
+ * gets a malloc'd array of *nranks ring indices of t (the caller frees it).
+ * Each unknown host is reported to d at its line and column ("host 'x' is
+ * not a node of machine 'm'"), every one of them; a file without names, or
+ * with more than TRD_MAX_HOSTS_RANKS, once.  Returns TRD_OK, TRD_ERR_INPUT
+ * or TRD_ERR_IO (reported to d), or TRD_ERR_NOMEM. */
+int trd_read_hosts(trd_diag *d, const char *path, trd_topo_t t, int **node_of_rank, int *nranks);
+
 #endif
