@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "shape.h"
+#include "trd_select.h"
 
 /* ---- The timer --------------------------------------------------------------- */
 
@@ -596,4 +597,43 @@ int trd_plan_machine(trd_topo_t t, trd_machine_plan *p, trd_select_stats *sel,
     if (rc == TRD_OK)
         rc = trd_search_params(t, p, search ? search : &s1);
     return rc;
+}
+
+const trd_algo *trd_plan_select(const trd_machine_plan *p, const trd_shape *sh,
+                                const trd_call *call, const char **params, char *why, size_t whylen)
+{
+    int nsh = p->nshapes ? p->nshapes : 1, ppn_min, ppn_max;
+    trd_size_choice *ch = malloc((size_t)nsh * TRD_MAX_CHOICES * sizeof *ch);
+    trd_shape_choice *shapes = malloc((size_t)nsh * sizeof *shapes);
+    const trd_algo *a = NULL;
+    trd_selection sel;
+    if (!ch || !shapes) {
+        snprintf(why, whylen, "out of memory");
+        goto out;
+    }
+    /* the tables as emit.c writes them; one node has none, and a
+     * placeholder that the selection never consults */
+    if (p->nshapes == 0) {
+        ch[0] = (trd_size_choice){SIZE_MAX, "ring", ""};
+        shapes[0] = (trd_shape_choice){p->nnodes > 1 ? p->nnodes : 2, p->ppn, ch, 1};
+    }
+    for (int s = 0; s < p->nshapes; s++) {
+        const trd_shape_plan *sp = &p->shape[s];
+        trd_size_choice *c = ch + (size_t)s * TRD_MAX_CHOICES;
+        for (int i = 0; i < sp->nchoices; i++)
+            c[i] = (trd_size_choice){sp->choice[i].below, sp->choice[i].alg->name,
+                                     sp->choice[i].params};
+        shapes[s] = (trd_shape_choice){sp->nnodes, sp->ppn, c, sp->nchoices};
+    }
+    trd_shape_ppn(sh, &ppn_min, &ppn_max);
+    if (sh->nranks < 2)
+        snprintf(why, whylen, "%d rank: a collective needs 2 to select an algorithm", sh->nranks);
+    else if (trd_selection_init(&sel, shapes, nsh, p->nap_max_bytes_1node, sh->nnodes, ppn_max,
+                                sh->nranks, why, whylen) == TRD_OK &&
+             !(a = trd_select(&sel, sh, call, params)))
+        snprintf(why, whylen, "the selection has no algorithm for the call");
+out:
+    free(ch);
+    free(shapes);
+    return a;
 }

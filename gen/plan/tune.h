@@ -111,6 +111,16 @@ int trd_search_params(trd_topo_t t, trd_machine_plan *p, trd_search_stats *stats
 int trd_plan_machine(trd_topo_t t, trd_machine_plan *p, trd_select_stats *sel,
                      trd_search_stats *search);
 
+/* The allreduce algorithm the runtime built from plan p selects for call
+ * on sh (at least 2 ranks), with its parameters (*params, "" the default):
+ * p's planned shapes as the generated tables carry them, resolved for sh's
+ * nodes, ranks per node and ranks (trd_selection_init), then trd_select
+ * (trd_select.h), as the runtime selects when nothing is forced and no
+ * wisdom was measured.  Returns the algorithm, or NULL with why. */
+const trd_algo *trd_plan_select(const trd_machine_plan *p, const trd_shape *sh,
+                                const trd_call *call, const char **params, char *why,
+                                size_t whylen);
+
 /* --predict: CSV "algorithm,bytes,predicted_us" of every allreduce
  * algorithm that plans over the whole machine (each node's cores, shared
  * memory on the node, commutative op, doubles, out of place) for 8 B ..
