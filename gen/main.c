@@ -11,6 +11,7 @@
 #include "load.h"
 #include "emit.h"
 #include "export.h"
+#include "linkload.h"
 #include "outfile.h"
 #include "plan.h"
 #include "reader.h"
@@ -59,6 +60,15 @@ static const char usage[] =
     "      --bytes N        with --schedule: message size in bytes (doubles)\n"
     "      --predict MAX    CSV of every allreduce algorithm's predicted time over the whole\n"
     "                       machine, 8 B .. MAX (the schedules' cost model)\n"
+    "      --link-loads N   the bytes one allreduce of N bytes (doubles, sum) puts on each\n"
+    "                       directed link of the switch tree: a line 'link NAME up|down BYTES'\n"
+    "                       per link, a node's to its switch and each switch's uplink; the\n"
+    "                       algorithm the library selects at N, or --algorithm\n"
+    "      --order ORDER    with --link-loads: where the ranks are: tree (nodes in ring order,\n"
+    "                       a node's ranks consecutive; the default), shuffled (the nodes taking\n"
+    "                       the leaf switches in turn) or FILE (one host name per rank)\n"
+    "      --ppn K          with --link-loads, --order tree or shuffled: K ranks per node\n"
+    "                       (default: each node's cores)\n"
     "      --break-schedule ALG:RANK:OP  testing: drop that op from every schedule of an\n"
     "                       algorithm named ALG (any collective) before it is verified\n"
     "      --dot FILE       write the switch tree with the ring as Graphviz ('-': stdout)\n"
@@ -102,7 +112,10 @@ enum {
     OPT_EXPORT_OMPI,
     OPT_SIMGRID,
     OPT_WISDOM,
-    OPT_DIGEST
+    OPT_DIGEST,
+    OPT_LINK_LOADS,
+    OPT_ORDER,
+    OPT_PPN
 };
 
 /* Machine name turned into a C identifier. */
@@ -297,7 +310,8 @@ typedef struct args {
     const char *nodetype, *latency, *bandwidth, *alpha_r_ratio;
     const char *schedule, *algorithm, *bytes, *break_spec, *predict;
     const char *export_mpich, *export_ompi, *simgrid;
-    const char *wisdom[MAX_WISDOM]; /* --wisdom, in command-line order */
+    const char *link_loads, *order, *ppn; /* --link-loads BYTES, its placement */
+    const char *wisdom[MAX_WISDOM];       /* --wisdom, in command-line order */
     int nwisdom;
     int explain, digest;
     char cmd[4096]; /* the command line for the banner */
@@ -316,6 +330,184 @@ typedef struct planned {
     int nconflicts;
     trd_check_stats wisdom_check; /* the merged algorithms verified */
 } planned;
+
+/* Most ranks per node --ppn takes: the most cores a node type may have. */
+#define TRD_CLI_MAX_PPN 4096
+
+/* A name of the input in the lines of --link-loads: a space, a backslash, a
+ * ':' or a '=' (the separators of those lines) written as \xHH, so that
+ * every line splits on white space; the readers refuse control characters. */
+static void put_name(FILE *f, const char *name)
+{
+    for (const char *c = name; *c; c++)
+        if (strchr(" \\:=", *c))
+            fprintf(f, "\\x%02x", (unsigned char)*c);
+        else
+            putc(*c, f);
+}
+
+/* --order tree|shuffled with --ppn: every node of t in that order, K ranks
+ * (or its cores) each, into a malloc'd *node_of_rank of *nranks.  Returns
+ * TRD_OK, TRD_ERR_INPUT (reported) or TRD_ERR_NOMEM. */
+static int order_placement(trd_topo_t t, const args *a, int shuffled, int **node_of_rank,
+                           int *nranks)
+{
+    int N = trd_topo_nnodes(t), ppn = 0, n = 0;
+    int *order = malloc((size_t)N * sizeof *order);
+    *node_of_rank = NULL;
+    if (a->ppn) {
+        char *end;
+        long v = strtol(a->ppn, &end, 10);
+        if (*end || end == a->ppn || v < 1 || v > TRD_CLI_MAX_PPN) {
+            fprintf(stderr, "treeduce-gen: --ppn '%s': expected a number of ranks from 1 to %d\n",
+                    a->ppn, TRD_CLI_MAX_PPN);
+            free(order);
+            return TRD_ERR_INPUT;
+        }
+        ppn = (int)v;
+    }
+    if (!order)
+        return TRD_ERR_NOMEM;
+    for (int v = 0; v < N; v++)
+        order[v] = v;
+    if (shuffled && trd_topo_leaf_alternating(t, order) != TRD_OK) {
+        free(order);
+        return TRD_ERR_NOMEM;
+    }
+    for (int v = 0; v < N; v++)
+        n += ppn ? ppn : trd_topo_nodetype_ncores(t, trd_topo_node_type(t, v));
+    if (!(*node_of_rank = malloc((size_t)n * sizeof **node_of_rank))) {
+        free(order);
+        return TRD_ERR_NOMEM;
+    }
+    *nranks = 0;
+    for (int k = 0; k < N; k++) {
+        int v = order[k], c = ppn ? ppn : trd_topo_nodetype_ncores(t, trd_topo_node_type(t, v));
+        for (int j = 0; j < c; j++)
+            (*node_of_rank)[(*nranks)++] = v;
+    }
+    free(order);
+    return TRD_OK;
+}
+
+/* --link-loads BYTES: plan the allreduce of BYTES (doubles, sum) that the
+ * runtime selects for the placement of --order and --ppn (or the one of
+ * --algorithm), verify it, and print the bytes one call puts on each
+ * directed link of the switch tree (linkload.h): a header comment, then
+ * 'link NAME up|down BYTES' for every node (ring order) and every switch
+ * but the root (DFS order), then a comment with the totals.  Returns TRD_OK,
+ * TRD_ERR_INPUT (a bad argument, a schedule that does not plan),
+ * TRD_ERR_VERIFY or TRD_ERR_NOMEM. */
+static int print_link_loads(trd_topo_t t, const trd_machine_plan *p, const args *a, trd_diag *d)
+{
+    char why[512];
+    double bytes;
+    const char *params = "", *order = a->order ? a->order : "tree";
+    const char *kind = strcmp(order, "tree") == 0       ? "tree"
+                       : strcmp(order, "shuffled") == 0 ? "shuffled"
+                                                        : "file";
+    const trd_algo *alg = NULL;
+    int *node_of_rank = NULL, *aux = NULL, nranks = 0, rc;
+    trd_shape_store st = {0};
+    trd_sched s = {0};
+    trd_link_loads ll = {0};
+    if (parse_bytes(a->link_loads, &bytes) != 0) {
+        fprintf(stderr,
+                "treeduce-gen: --link-loads '%s': expected a size from 1 B to 1 TiB such as 8MiB\n",
+                a->link_loads);
+        return TRD_ERR_INPUT;
+    }
+    if (a->algorithm && !(alg = trd_algo_parse(TRD_COLL_ALLREDUCE, a->algorithm, &params))) {
+        char names[512];
+        trd_algo_names(TRD_COLL_ALLREDUCE, names, sizeof names);
+        fprintf(stderr, "treeduce-gen: --algorithm '%s': expected one of %s\n", a->algorithm,
+                names);
+        return TRD_ERR_INPUT;
+    }
+    if (!alg && a->nwisdom) {
+        fprintf(stderr, "treeduce-gen: --link-loads: selects as the model does, not from "
+                        "--wisdom; name the measured choice with --algorithm\n");
+        return TRD_ERR_INPUT;
+    }
+    if (strcmp(kind, "file") != 0) {
+        rc = order_placement(t, a, strcmp(kind, "shuffled") == 0, &node_of_rank, &nranks);
+    } else if (a->ppn) {
+        fprintf(stderr, "treeduce-gen: --ppn: the file of --order places every rank; give one "
+                        "or the other\n");
+        rc = TRD_ERR_INPUT;
+    } else if ((rc = trd_read_hosts(d, order, t, &node_of_rank, &nranks)) != TRD_OK) {
+        trd_diag_print(d, stderr);
+    }
+    if (rc == TRD_OK && nranks < 2) {
+        fprintf(stderr,
+                "treeduce-gen: --link-loads: the placement has %d rank; an allreduce "
+                "between ranks needs 2 or more\n",
+                nranks);
+        rc = TRD_ERR_INPUT;
+    }
+    if (rc == TRD_OK)
+        rc = trd_placement_shape(t, node_of_rank, nranks, &st, &aux);
+    trd_call call = {TRD_COLL_ALLREDUCE, (size_t)bytes / 8 ? (size_t)bytes / 8 : 1, 8, 0, 0, 1, 0};
+    if (rc == TRD_OK && !alg &&
+        !(alg = trd_plan_select(p, &st.s, &call, &params, why, sizeof why))) {
+        fprintf(stderr, "treeduce-gen: --link-loads: %s\n", why);
+        rc = TRD_ERR_INPUT;
+    }
+    if (rc == TRD_OK && trd_plan(&s, alg, params, &st.s, &call, -1, why, sizeof why)) {
+        fprintf(stderr, "treeduce-gen: --link-loads: %s\n", why);
+        rc = TRD_ERR_INPUT;
+    }
+    if (rc == TRD_OK) {
+        trd_verify_opts vo = {t, 1, 1};
+        if ((rc = trd_sched_verify(&s, &st.s, &vo, why, sizeof why)) != TRD_OK)
+            fprintf(stderr, "treeduce-gen: --link-loads: %s%s%s does not verify: %s\n", alg->name,
+                    *params ? ":" : "", params, why);
+    }
+    if (rc == TRD_OK && (rc = trd_sched_link_loads(&s, &st.s, t, &ll, why, sizeof why)) != TRD_OK)
+        fprintf(stderr, "treeduce-gen: --link-loads: %s\n", why);
+    if (rc == TRD_OK) {
+        int ppn_min, ppn_max, S = ll.nswitches;
+        trd_shape_ppn(&st.s, &ppn_min, &ppn_max);
+        printf("# link loads of one allreduce: bytes=%zu count=%zu extent=8 algorithm=%s%s%s "
+               "chosen=%s nodes=%d ppn=%d",
+               call.count * call.extent, call.count, alg->name, *params ? ":" : "", params,
+               a->algorithm ? "forced" : "selected", st.s.nnodes, ppn_min);
+        if (ppn_max != ppn_min)
+            printf("..%d", ppn_max);
+        printf(" ranks=%d order=%s\n# nodes in rank order (node:ranks):", nranks, kind);
+        for (int r = 0, run; r < nranks; r += run) {
+            for (run = 1; r + run < nranks && node_of_rank[r + run] == node_of_rank[r]; run++)
+                ;
+            putchar(' ');
+            put_name(stdout, trd_topo_node_name(t, node_of_rank[r]));
+            printf(":%d", run);
+        }
+        putchar('\n');
+        for (int v = 0; v < S + ll.nnodes; v++) {
+            int x = v < ll.nnodes ? S + v : v - ll.nnodes; /* nodes first, then switches */
+            if (x < S && trd_topo_switch_parent(t, x) < 0)
+                continue; /* the root has no uplink */
+            for (int down = 0; down < 2; down++) {
+                fputs("link ", stdout);
+                put_name(stdout, x < S ? trd_topo_switch_name(t, x) : trd_topo_node_name(t, x - S));
+                printf(" %s %llu\n", down ? "down" : "up",
+                       (unsigned long long)ll.bytes[2 * x + down]);
+            }
+        }
+        printf("# between nodes: %llu messages, %llu bytes; within nodes: %llu messages, %llu "
+               "bytes\n",
+               (unsigned long long)ll.inter_messages, (unsigned long long)ll.inter_bytes,
+               (unsigned long long)ll.intra_messages, (unsigned long long)ll.intra_bytes);
+    }
+    if (rc == TRD_ERR_NOMEM)
+        fprintf(stderr, "treeduce-gen: out of memory\n");
+    trd_link_loads_free(&ll);
+    trd_sched_free(&s);
+    trd_shape_free(&st);
+    free(aux);
+    free(node_of_rank);
+    return rc;
+}
 
 /* Plan: the closed forms, the ranges and parameters on the schedules. */
 static int plan_machine(trd_topo_t t, planned *pl)
@@ -396,6 +588,8 @@ static int write_outputs(const args *a, trd_topo_t t, trd_diag *d, const planned
             fprintf(stderr, "treeduce-gen: --predict: a schedule could not be timed\n");
         }
     }
+    if (rc == TRD_OK && a->link_loads)
+        rc = print_link_loads(t, p, a, d);
     if (rc == TRD_OK && a->outdir) {
         const char *sha[MAX_WISDOM];
         for (int i = 0; i < a->nwisdom; i++)
@@ -474,6 +668,9 @@ int main(int argc, char **argv)
         {"simgrid", required_argument, NULL, OPT_SIMGRID},
         {"wisdom", required_argument, NULL, OPT_WISDOM},
         {"digest", no_argument, NULL, OPT_DIGEST},
+        {"link-loads", required_argument, NULL, OPT_LINK_LOADS},
+        {"order", required_argument, NULL, OPT_ORDER},
+        {"ppn", required_argument, NULL, OPT_PPN},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0}};
@@ -549,6 +746,15 @@ int main(int argc, char **argv)
         case OPT_DIGEST:
             a.digest = 1;
             break;
+        case OPT_LINK_LOADS:
+            a.link_loads = optarg;
+            break;
+        case OPT_ORDER:
+            a.order = optarg;
+            break;
+        case OPT_PPN:
+            a.ppn = optarg;
+            break;
         case 'h':
             fputs(usage, stdout);
             return 0;
@@ -565,12 +771,17 @@ int main(int argc, char **argv)
         return 2;
     }
     if (!a.outdir && !a.explain && !a.dot && !a.schedule && !a.predict && !a.export_mpich &&
-        !a.export_ompi && !a.simgrid && !a.digest) {
+        !a.export_ompi && !a.simgrid && !a.digest && !a.link_loads) {
         fprintf(
             stderr,
             "treeduce-gen: nothing to do: give -o DIR, --explain, --dot FILE, --schedule RANK,\n"
-            "  --predict MAX, --export-mpich FILE, --export-ompi FILE, --simgrid FILE or "
-            "--digest\n");
+            "  --predict MAX, --link-loads N, --export-mpich FILE, --export-ompi FILE,\n"
+            "  --simgrid FILE or --digest\n");
+        return 2;
+    }
+    if ((a.order || a.ppn) && !a.link_loads) {
+        fprintf(stderr, "treeduce-gen: --%s: goes with --link-loads N\n",
+                a.order ? "order" : "ppn");
         return 2;
     }
     a.input = argv[optind];
@@ -612,7 +823,8 @@ int main(int argc, char **argv)
                 trd_diag_count(d) == 1 ? "" : "s");
         goto out;
     }
-    if (!a.outdir && !a.explain && !a.schedule && !a.predict && !a.export_mpich && !a.export_ompi) {
+    if (!a.outdir && !a.explain && !a.schedule && !a.predict && !a.link_loads && !a.export_mpich &&
+        !a.export_ompi) {
         rc = topology_outputs(&a, t);
         goto out;
     }
