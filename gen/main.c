@@ -10,6 +10,7 @@
 #include "check.h"
 #include "load.h"
 #include "emit.h"
+#include "emulate.h"
 #include "export.h"
 #include "linkload.h"
 #include "outfile.h"
@@ -78,6 +79,8 @@ static const char usage[] =
     "      --simgrid FILE   write the machine as a SimGrid platform (XML, DTD 4.1) to FILE and an\n"
     "                       smpirun hostfile (node:cores, ring order) to FILE.hosts ('.xml' "
     "dropped)\n"
+    "      --emulate FILE   write the cluster that bench/cluster.sh emulates (switches, nodes as\n"
+    "                       host names, link rates) as text to FILE\n"
     "      --export-ompi FILE   write an Open MPI coll/tuned dynamic rules file for MPI_Allreduce\n"
     "                       (coll_tuned_dynamic_rules_filename)\n"
     "      --wisdom FILE    use the size ranges treeduce-tune measured on this machine\n"
@@ -111,6 +114,7 @@ enum {
     OPT_EXPORT_MPICH,
     OPT_EXPORT_OMPI,
     OPT_SIMGRID,
+    OPT_EMULATE,
     OPT_WISDOM,
     OPT_DIGEST,
     OPT_LINK_LOADS,
@@ -298,6 +302,24 @@ static int write_simgrid(const char *path, trd_topo_t t)
     return rc == TRD_OK ? write_file(path, simgrid_platform, t, NULL) : rc;
 }
 
+static int emulate_cluster(FILE *f, const void *t, const char *name)
+{
+    (void)name;
+    return trd_emulate_cluster(f, (trd_topo_t)t);
+}
+
+/* --emulate's node names, checked as host names before anything is
+ * written (emulate.h): a name refused leaves no output at all. */
+static int check_emulate(const char *path, trd_topo_t t)
+{
+    char err[600];
+    if (trd_emulate_check_names(t, err, sizeof err) != TRD_OK) {
+        fprintf(stderr, "%s: error: %s\n", path, err);
+        return TRD_ERR_INPUT;
+    }
+    return TRD_OK;
+}
+
 static int dot_file(FILE *f, const void *t, const char *name)
 {
     (void)name;
@@ -309,7 +331,7 @@ typedef struct args {
     const char *input, *outdir, *name, *format, *dot;
     const char *nodetype, *latency, *bandwidth, *alpha_r_ratio;
     const char *schedule, *algorithm, *bytes, *break_spec, *predict;
-    const char *export_mpich, *export_ompi, *simgrid;
+    const char *export_mpich, *export_ompi, *simgrid, *emulate;
     const char *link_loads, *order, *ppn; /* --link-loads BYTES, its placement */
     const char *wisdom[MAX_WISDOM];       /* --wisdom, in command-line order */
     int nwisdom;
@@ -552,7 +574,8 @@ static int read_wisdom(const args *a, trd_topo_t t, trd_diag *d, planned *pl)
 
 /* Write what the command line asks for: every output or none but those
  * before a failure. */
-/* The outputs that need the topology only, not a plan: --dot, --simgrid. */
+/* The outputs that need the topology only, not a plan: --dot, --simgrid,
+ * --emulate. */
 static int topology_outputs(const args *a, trd_topo_t t)
 {
     int rc = TRD_OK;
@@ -560,6 +583,8 @@ static int topology_outputs(const args *a, trd_topo_t t)
         rc = strcmp(a->dot, "-") == 0 ? trd_dot(stdout, t) : write_file(a->dot, dot_file, t, NULL);
     if (rc == TRD_OK && a->simgrid)
         rc = write_simgrid(a->simgrid, t);
+    if (rc == TRD_OK && a->emulate)
+        rc = write_file(a->emulate, emulate_cluster, t, NULL);
     return rc;
 }
 
@@ -666,6 +691,7 @@ int main(int argc, char **argv)
         {"export-mpich", required_argument, NULL, OPT_EXPORT_MPICH},
         {"export-ompi", required_argument, NULL, OPT_EXPORT_OMPI},
         {"simgrid", required_argument, NULL, OPT_SIMGRID},
+        {"emulate", required_argument, NULL, OPT_EMULATE},
         {"wisdom", required_argument, NULL, OPT_WISDOM},
         {"digest", no_argument, NULL, OPT_DIGEST},
         {"link-loads", required_argument, NULL, OPT_LINK_LOADS},
@@ -736,6 +762,9 @@ int main(int argc, char **argv)
         case OPT_SIMGRID:
             a.simgrid = optarg;
             break;
+        case OPT_EMULATE:
+            a.emulate = optarg;
+            break;
         case OPT_WISDOM:
             if (a.nwisdom == MAX_WISDOM) {
                 fprintf(stderr, "treeduce-gen: --wisdom: at most %d files\n", MAX_WISDOM);
@@ -771,12 +800,12 @@ int main(int argc, char **argv)
         return 2;
     }
     if (!a.outdir && !a.explain && !a.dot && !a.schedule && !a.predict && !a.export_mpich &&
-        !a.export_ompi && !a.simgrid && !a.digest && !a.link_loads) {
+        !a.export_ompi && !a.simgrid && !a.emulate && !a.digest && !a.link_loads) {
         fprintf(
             stderr,
             "treeduce-gen: nothing to do: give -o DIR, --explain, --dot FILE, --schedule RANK,\n"
             "  --predict MAX, --link-loads N, --export-mpich FILE, --export-ompi FILE,\n"
-            "  --simgrid FILE or --digest\n");
+            "  --simgrid FILE, --emulate FILE or --digest\n");
         return 2;
     }
     if ((a.order || a.ppn) && !a.link_loads) {
@@ -812,6 +841,8 @@ int main(int argc, char **argv)
                 trd_diag_count(d) == 1 ? "" : "s");
         goto out;
     }
+    if (a.emulate && (rc = check_emulate(a.emulate, t)) != TRD_OK)
+        goto out;
     if (a.digest) {
         char hex[65];
         trd_topo_digest(t, hex);
