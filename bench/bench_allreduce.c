@@ -304,7 +304,7 @@ static void verify_args(void *ctx, int who, unsigned stamp)
 static int measure(double *x, double *y, size_t bytes, double *t, double *t_loop)
 {
     struct args c = {x, y, (int)(bytes / sizeof(double))};
-    struct bench_timing b = {call, "MPI_Allreduce", &c, write_args, verify_args, NULL};
+    struct bench_timing b = {call, "MPI_Allreduce", &c, write_args, verify_args};
     return bench_measure(&b, t, t_loop);
 }
 

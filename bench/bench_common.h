@@ -601,10 +601,6 @@ struct bench_timing {
      * aborts the job if the call's results are not those of the values of
      * stamp; NULL: none. */
     void (*verify)(void *ctx, int who, unsigned stamp);
-    /* Whether routine who is one of the MPI library's (which bench_measure_turns
-     * follows by an untimed call, bench_settle); NULL: who == nlibs or a
-     * --lib mpi. */
-    int (*is_mpi)(int who);
 };
 
 /* The stamp of the last write (bench_timed): every rank makes the same calls. */
@@ -660,22 +656,16 @@ static inline double bench_timed(const struct bench_timing *b, int who)
     return t0;
 }
 
-/* Whether routine who of b is one of the MPI library's. */
-static inline int bench_is_mpi(const struct bench_timing *b, int who)
-{
-    if (b->is_mpi)
-        return b->is_mpi(who);
-    return who >= nlibs || (libs[who].path && !strcmp(libs[who].path, "mpi"));
-}
-
 /* An untimed call of routine who, its send buffer written first, as
- * bench_timed makes it.  The interleaved rounds make one before a routine of
- * treeduce's that would follow a call of the MPI library's: that call may
- * leave the node in a state no application of treeduce's finds.  MPICH's
- * allreduce from 64 MiB maps and unmaps a temporary buffer of the message's
- * size in every call, and in a virtual machine that shadows the page tables
- * the next call then faults on all of its own memory again: 2-4x its time,
- * charged to whichever routine came next. */
+ * bench_timed makes it.  The interleaved rounds make one before each timed
+ * call of a routine that another routine's call preceded: an application
+ * repeating a call finds the node as that call left it (its segment's lines
+ * in the caches where it left them, its memory mapped), never as another
+ * routine leaves it.  A call after another routine's pays for that
+ * routine's aftermath: MPICH's allreduce from 64 MiB maps and unmaps a
+ * temporary buffer of the message's size in every call, so that in a
+ * virtual machine that shadows the page tables the next call faults on all
+ * of its own memory again (2-4x its time). */
 static inline void bench_settle(const struct bench_timing *b, int who)
 {
     if (b->write)
@@ -686,10 +676,10 @@ static inline void bench_settle(const struct bench_timing *b, int who)
 }
 
 /* bench_timed of routine who after routine prev (-1: none): settled first
- * (bench_settle) where prev is the MPI library's and who is not. */
+ * (bench_settle) where prev is another routine. */
 static inline double bench_timed_after(const struct bench_timing *b, int who, int prev)
 {
-    if (prev >= 0 && bench_is_mpi(b, prev) && !bench_is_mpi(b, who))
+    if (prev != who)
         bench_settle(b, who);
     return bench_timed(b, who);
 }
@@ -749,8 +739,8 @@ static inline int bench_turn_shuffled(int i, int k)
 
 /* Times n routines (who = 0 .. n-1) interleaved, call k of round i being
  * routine turn(i, k) (each routine once per round; bench_timed: each after
- * the write of its send buffer; one of treeduce's after one of the MPI
- * library's settled first, bench_settle), after --warmup rounds; t_out[who]: median
+ * the write of its send buffer; each after an untimed call of its own,
+ * bench_settle), after --warmup rounds; t_out[who]: median
  * (seconds) of the slowest rank's time; returns the number of iterations. */
 static inline int bench_measure_turns(const struct bench_timing *b, int n,
                                       int (*turn)(int i, int k), double *t_out)
@@ -993,7 +983,7 @@ static inline void xfer_write(void *ctx, unsigned stamp)
  * rank must call it. */
 static inline double xfer_time(bench_call_fn call, struct xfer_args *a, int iters)
 {
-    struct bench_timing b = {call, "the data-movement floor", a, xfer_write, NULL, NULL};
+    struct bench_timing b = {call, "the data-movement floor", a, xfer_write, NULL};
     double *t = xmalloc((size_t)iters * sizeof *t), med;
 
     for (int i = 0; i < iters; i++)

@@ -358,7 +358,7 @@ static void verify_args(void *ctx, int who, unsigned stamp)
 static int measure(enum piece pc, double *x, double *y, size_t count, double *t, double *t_loop)
 {
     struct args c = {pc, x, y, (int)count};
-    struct bench_timing b = {call_args, piece_mpi[pc], &c, write_args, verify_args, NULL};
+    struct bench_timing b = {call_args, piece_mpi[pc], &c, write_args, verify_args};
     return bench_measure(&b, t, t_loop);
 }
 

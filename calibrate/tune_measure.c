@@ -19,13 +19,14 @@
  * reach, and timed again at least once per factor 8 in size; a candidate
  * that comes back within reach is timed at the sizes it skipped.
  * Before each timed call (and each warm-up call) every rank writes the
- * call's input, as an application does (write_input).  A candidate that
- * would follow a call of the MPI library's routine makes one untimed call
- * first: that routine may leave the node as no application of the tuned
- * library finds it (MPICH's allreduce from 64 MiB maps and unmaps a
- * temporary buffer of the message's size in every call, and in a virtual
- * machine that shadows the page tables the next call then faults on all
- * of its memory again, 2-4x its time).
+ * call's input, as an application does (write_input).  Each timed call
+ * follows an untimed call of the same candidate: an application repeating a
+ * call finds the node as that call left it, never as another candidate
+ * leaves it, and a call after another's pays for that one's aftermath
+ * (MPICH's allreduce from 64 MiB maps and unmaps a temporary buffer of the
+ * message's size in every call, and in a virtual machine that shadows the
+ * page tables the next call then faults on all of its memory again, 2-4x
+ * its time).
  * After the passes (treeduce_tune.c runs each over every table in turn),
  * each change of winner between two grid sizes is bisected between the
  * two winners and the MPI library's routine, at the geometric middle in whole
@@ -341,12 +342,10 @@ static int measure_size(ctx *x, const int *idx, int n, size_t bytes, double *us,
         int end = g + TUNE_GROUP < nlive ? g + TUNE_GROUP : nlive;
         for (int j = g; j < end && nlive > TUNE_GROUP; j++)
             run(x, t->cands[idx[live[j]]], count, x->recv);
-        int after_mpi = 0; /* the call before was the MPI library's routine */
         for (int it = 0; it < iters; it++)
             for (int j = g; j < end; j++) {
                 const char *spec = t->cands[idx[live[j]]];
-                int mpi = is_mpi(t->coll, spec);
-                if (after_mpi && !mpi) { /* settled: see the top of the file */
+                if (end - g > 1) { /* settled: see the top of the file */
                     write_input(x, count);
                     run(x, spec, count, x->recv);
                 }
@@ -355,7 +354,6 @@ static int measure_size(ctx *x, const int *idx, int n, size_t bytes, double *us,
                 double t0 = MPI_Wtime();
                 run(x, spec, count, x->recv);
                 x->times[(size_t)j * (size_t)iters + (size_t)it] = MPI_Wtime() - t0;
-                after_mpi = mpi;
             }
     }
     /* every call's time is the slowest rank's: one reduction for the size */
