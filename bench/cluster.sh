@@ -3,7 +3,7 @@
 #
 #   bench/cluster.sh TOPOLOGY [--ppn K] [--order tree|shuffled|FILE] [--mpi mpich|openmpi]
 #                    [--rate-scale X] [--env NAME=VALUE]... [--timeout S] [--build DIR]
-#                    [--keep] -- PROGRAM [ARGS]
+#                    [--link-bytes FILE] [--keep] -- PROGRAM [ARGS]
 #   bench/cluster.sh --teardown RUNID
 #
 # treeduce-gen TOPOLOGY --emulate (gen/out/emulate.h) gives the switch tree,
@@ -39,6 +39,12 @@
 # written, so that some eight busy links stay within it, and when
 # the fastest is faster, every rate is divided by fastest / 50 MB/s (one
 # factor, so the ratios between links stay), unless --rate-scale X is given.
+#
+# --link-bytes FILE: after the program, the bytes each link carried since
+# the cluster came up, per direction, from tc's counters on the egress of its
+# two ends (headers included): "link NODE up|down BYTES" for a node's link
+# (up: from the node to its switch), "switch INDEX up|down BYTES" for the
+# uplink of the switch of that index (treeduce-gen --emulate's, DFS order).
 #
 # Exit status: the program's (the launcher's); 124 on --timeout (default
 # 600 s); 77, with one line saying why, when this host cannot emulate (not
@@ -105,7 +111,7 @@ if [ "${1:-}" = --teardown ]; then
 fi
 
 # ---- options -----------------------------------------------------------------
-topo= ppn= order=tree mpi=mpich scale= timeout_s=600 keep=0
+topo= ppn= order=tree mpi=mpich scale= timeout_s=600 keep=0 linkbytes=
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=$here/build
 envs=()
@@ -121,6 +127,7 @@ while [ $# -gt 0 ]; do
     --env) envs+=("${2:?}"); shift 2 ;;
     --timeout) timeout_s=${2:?}; shift 2 ;;
     --build) build=${2:?}; shift 2 ;;
+    --link-bytes) linkbytes=${2:?}; shift 2 ;;
     --keep) keep=1; shift ;;
     --) shift; break ;;
     *) usage ;;
@@ -319,7 +326,26 @@ mpich)
     # UCX over TCP on the node's link only (docs/scale.md, An emulated cluster)
     cmd=("$launcher" -launcher ssh -launcher-exec "$DIR/rsh" -iface "$HOSTIF" -f "$DIR/hostfile"
          -n "$nranks" -genv UCX_TLS tcp,self,sm -genv UCX_NET_DEVICES eth0)
-    for e in ${envs[@]+"${envs[@]}"}; do cmd+=(-genv "${e%%=*}" "${e#*=}"); done
+    # MPICH before 4.2 can deadlock in MPI_Finalize between hosts: each rank
+    # preloads the build's libtrd_cluster_finalize.so, which holds it in a
+    # barrier that progresses UCX before MPICH's PMI barrier (the file says
+    # why; docs/scale.md)
+    preload=
+    if "$launcher" --version 2>/dev/null | grep -Eq 'Version: *4\.[01]\.'; then
+        preload=$build/libtrd_cluster_finalize.so
+        [ -r "$preload" ] || die "$preload not found: MPICH $("$launcher" --version |
+            awk '/Version:/ { print $2 }') needs it to finalize (build it, or give --build DIR)"
+        mkdir -m 1777 "$DIR/finalize"
+        cmd+=(-genv TRD_FINALIZE_DIR "$DIR/finalize")
+    fi
+    for e in ${envs[@]+"${envs[@]}"}; do
+        if [ -n "$preload" ] && [ "${e%%=*}" = LD_PRELOAD ]; then
+            preload="$preload ${e#*=}"
+            continue
+        fi
+        cmd+=(-genv "${e%%=*}" "${e#*=}")
+    done
+    [ -z "$preload" ] || cmd+=(-genv LD_PRELOAD "$preload")
     ;;
 openmpi)
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -343,4 +369,20 @@ wait "$lpid"
 status=$?
 lpid=
 [ "$status" = 124 ] && echo "$me: run $RUNID: timed out after $timeout_s s" >&2
+if [ -n "$linkbytes" ]; then
+    # qdisc_bytes NS DEV: the bytes tbf sent on DEV's egress
+    qdisc_bytes() { tc -n "$1" -s qdisc show dev "$2" | awk '/Sent/ { print $2; exit }'; }
+    {
+        echo "# bytes on each link since run $RUNID came up, per direction (tc -s qdisc)"
+        while read -r i name sw cores bps; do
+            echo "link $name up $(qdisc_bytes "$NSP-n$i" eth0)"
+            echo "link $name down $(qdisc_bytes "$FAB" "n$i")"
+        done <"$DIR/nodes"
+        while read -r sw parent up_bps; do
+            [ "$parent" -ge 0 ] || continue
+            echo "switch $sw up $(qdisc_bytes "$FAB" "u$sw")"
+            echo "switch $sw down $(qdisc_bytes "$FAB" "d$sw")"
+        done <"$DIR/switches"
+    } >"$linkbytes" || echo "$me: --link-bytes $linkbytes: not written" >&2
+fi
 exit "$status"
