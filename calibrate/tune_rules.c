@@ -152,10 +152,16 @@ double tune_median(double *v, int n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* t plus its margin: noise times t, at least TUNE_TIE_US. */
+static double with_margin(double t, double noise)
+{
+    return t + fmax(noise * t, TUNE_TIE_US);
+}
+
 int tune_check_verdict(double alg_us, double model_us, double mpi_us, double noise, int same)
 {
-    int beats_model = same || alg_us * (1 + noise) < model_us;
-    if (beats_model && alg_us <= mpi_us * (1 + noise))
+    int beats_model = same || with_margin(alg_us, noise) < model_us;
+    if (beats_model && alg_us <= with_margin(mpi_us, noise))
         return TRD_WISDOM_KEPT;
-    return mpi_us <= model_us * (1 + noise) ? TRD_WISDOM_TO_MPI : TRD_WISDOM_TO_MODEL;
+    return mpi_us <= with_margin(model_us, noise) ? TRD_WISDOM_TO_MPI : TRD_WISDOM_TO_MODEL;
 }

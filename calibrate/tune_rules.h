@@ -80,6 +80,17 @@ double tune_twin_noise(double a, double b);
 /* The median of v[0..n) (v is sorted in place); 0 for n 0. */
 double tune_median(double *v, int n);
 
+/* The least difference (microseconds) the check pass takes for a verdict:
+ * closer times are a tie.  The tuner calls every candidate through
+ * trd_X_with, which parses the algorithm's name on each call: 0.11 us more
+ * than the library's own selected call on this node (2 ranks, 16-512 B:
+ * 0.35-0.39 us against 0.24-0.28).  There shm and nap measured 0.79 and
+ * 0.77-0.79 us in the check pass, a difference of 0.02 us beyond the pass's
+ * relative noise, and the tuned library with nap ran 0.01-0.03 us (4-12%)
+ * slower than the untuned one with shm; differences that small are not the
+ * candidates'. */
+#define TUNE_TIE_US 0.05
+
 /* The check pass's verdict (TRD_WISDOM_KEPT, _TO_MODEL, _TO_MPI of
  * wisdom.h) for the measured winner's time alg_us beside the model's
  * choice's model_us and the MPI library's mpi_us (microseconds, INFINITY:
@@ -90,7 +101,8 @@ double tune_median(double *v, int n);
  * library generated without wisdom runs, which is never worse than itself.
  * Else the MPI library's routine takes it where it is within the noise of
  * the model's choice, or faster, and the model's choice where that is
- * faster beyond the noise. */
+ * faster beyond the noise.  "Beyond the noise" is by more than the larger
+ * of noise times the time and TUNE_TIE_US. */
 int tune_check_verdict(double alg_us, double model_us, double mpi_us, double noise, int same);
 
 #endif
