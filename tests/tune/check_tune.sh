@@ -21,13 +21,18 @@ fail() { echo "FAIL: $*"; exit 1; }
 # verdicts FILE: each check line's verdict from its own numbers, and each
 # range taken by the check ('model', or 'mpi' where the measured winner was
 # another) backed by a check line of that verdict
+# (a lead counts beyond the larger of the noise and TUNE_TIE_US, as
+# tune_check_verdict takes it)
+tie=$(awk '$1 == "#define" && $2 == "TUNE_TIE_US" { print $3 }' "$src/calibrate/tune_rules.h")
+[ -n "$tie" ] || fail "no TUNE_TIE_US in calibrate/tune_rules.h"
 verdicts() {
-  awk '
+  awk -v tie="$tie" '
+    function margin(t, n) { return t + (n * t > tie ? n * t : tie) }
     /^range / { if (rng != "" && need != "" && !seen) { print "no check backs: " rng; bad = 1 }
                 rng = $0; seen = 0; need = ($7 == "model") ? "model" : "" }
     /^check / { a = $4 + 0; m = $6 + 0; p = $7 + 0; n = $8 + 0
-                beats = ($3 == $5) || a * (1 + n) < m
-                v = (beats && a <= p * (1 + n)) ? "kept" : (p <= m * (1 + n)) ? "mpi" : "model"
+                beats = ($3 == $5) || margin(a, n) < m
+                v = (beats && a <= margin(p, n)) ? "kept" : (p <= margin(m, n)) ? "mpi" : "model"
                 if ($9 != v) { print "verdict " $9 ", its numbers say " v ": " $0; bad = 1 }
                 if ($9 == need) seen = 1 }
     END { if (rng != "" && need != "" && !seen) { print "no check backs: " rng; bad = 1 }
