@@ -91,6 +91,24 @@ static inline __attribute__((format(printf, 1, 2))) void die(const char *fmt, ..
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
+/* die() for an error that every rank finds alike, as in its command line:
+ * the message, then MPI_Finalize and exit status 1.  MPI_Abort can end the
+ * job before the launcher has passed the message on (mpi.bench.columns saw
+ * no message at all, once). */
+static inline __attribute__((format(printf, 1, 2))) void die_all(const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, BENCH_PROG ": rank %d: %s\n", rank, msg);
+    fflush(stderr);
+    MPI_Finalize();
+    exit(1);
+}
+
 /* malloc of n bytes (at least 1), or die(): never NULL.  The caller frees. */
 static inline void *xmalloc(size_t n)
 {
@@ -296,8 +314,8 @@ static inline void bench_lib_open(int l, const char *path)
     /* dlopen hands out a file already loaded (same path, or a link to it) once */
     for (int k = 0; k < l; k++)
         if (libs[k].allreduce == b->allreduce)
-            die("--lib %s is the library --lib %s, already loaded: give two files", path,
-                libs[k].path);
+            die_all("--lib %s is the library --lib %s, already loaded: give two files", path,
+                    libs[k].path);
 }
 
 /* libs[l] as the MPI library's own routines (--lib mpi), called through
@@ -327,16 +345,16 @@ static inline void bench_load_libs(void)
     /* A treeduce already in the process (linked in or preloaded) defines its
      * runtime's symbols globally, and the libraries would share its copies. */
     if (dlsym(RTLD_DEFAULT, "MPI_Allreduce") != dlsym(RTLD_DEFAULT, "PMPI_Allreduce"))
-        die("--lib needs a program whose MPI_Allreduce is the MPI library's (bench_allreduce, "
-            "bench_pieces; no LD_PRELOAD)");
+        die_all("--lib needs a program whose MPI_Allreduce is the MPI library's (bench_allreduce, "
+                "bench_pieces; no LD_PRELOAD)");
     for (int l = 0; l < opt.nlib; l++) {
         if (l == 2 && strcmp(opt.lib[l], "mpi"))
-            die("--lib %s: the third --lib can only be mpi (the MPI library's routine timed "
-                "twice: the run's A/B noise)",
-                opt.lib[l]);
+            die_all("--lib %s: the third --lib can only be mpi (the MPI library's routine timed "
+                    "twice: the run's A/B noise)",
+                    opt.lib[l]);
         if (!strcmp(opt.lib[l], "mpi")) {
             if (l == 0)
-                die("--lib mpi: give the library under test first (--lib NEW.so --lib mpi)");
+                die_all("--lib mpi: give the library under test first (--lib NEW.so --lib mpi)");
             bench_lib_mpi(l);
         } else
             bench_lib_open(l, opt.lib[l]);
