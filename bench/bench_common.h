@@ -78,16 +78,25 @@ static struct {
 
 static int rank, nprocs;
 
+/* Writes the message fmt, ap (printf-style) to stderr with the program's
+ * name and rank, in one line. */
+static inline __attribute__((format(printf, 1, 0))) void bench_vsay(const char *fmt, va_list ap)
+{
+    char msg[512];
+
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    fprintf(stderr, BENCH_PROG ": rank %d: %s\n", rank, msg);
+    fflush(stderr);
+}
+
 /* Reports msg (printf-style) with the program's name and rank, and aborts the job. */
 static inline __attribute__((format(printf, 1, 2))) void die(const char *fmt, ...)
 {
-    char msg[512];
     va_list ap;
 
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    bench_vsay(fmt, ap);
     va_end(ap);
-    fprintf(stderr, BENCH_PROG ": rank %d: %s\n", rank, msg);
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
@@ -97,14 +106,11 @@ static inline __attribute__((format(printf, 1, 2))) void die(const char *fmt, ..
  * no message at all, once). */
 static inline __attribute__((format(printf, 1, 2))) void die_all(const char *fmt, ...)
 {
-    char msg[512];
     va_list ap;
 
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    bench_vsay(fmt, ap);
     va_end(ap);
-    fprintf(stderr, BENCH_PROG ": rank %d: %s\n", rank, msg);
-    fflush(stderr);
     MPI_Finalize();
     exit(1);
 }
