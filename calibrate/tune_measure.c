@@ -337,15 +337,15 @@ static int measure_size(ctx *x, const int *idx, int n, size_t bytes, double *us,
     }
     /* more candidates interleaved than the runtime keeps plans would time a
      * new plan per call: groups of at most TUNE_GROUP, each warmed once (one
-     * group was by the checked calls) */
+     * group was by the checked calls) by the untimed call before each timed
+     * one, which settles it where a group interleaves several (see the top
+     * of the file) */
     for (int g = 0; g < nlive; g += TUNE_GROUP) {
         int end = g + TUNE_GROUP < nlive ? g + TUNE_GROUP : nlive;
-        for (int j = g; j < end && nlive > TUNE_GROUP; j++)
-            run(x, t->cands[idx[live[j]]], count, x->recv);
         for (int it = 0; it < iters; it++)
             for (int j = g; j < end; j++) {
                 const char *spec = t->cands[idx[live[j]]];
-                if (end - g > 1) { /* settled: see the top of the file */
+                if (end - g > 1 || (it == 0 && nlive > TUNE_GROUP)) {
                     write_input(x, count);
                     run(x, spec, count, x->recv);
                 }
