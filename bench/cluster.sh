@@ -4,6 +4,7 @@
 #   bench/cluster.sh TOPOLOGY [--ppn K] [--order tree|shuffled|FILE] [--mpi mpich|openmpi]
 #                    [--rate-scale X] [--env NAME=VALUE]... [--timeout S] [--build DIR]
 #                    [--link-bytes FILE] [--keep] -- PROGRAM [ARGS]
+#   bench/cluster.sh TOPOLOGY --rates [--rate-scale X] [--build DIR]
 #   bench/cluster.sh --teardown RUNID
 #
 # treeduce-gen TOPOLOGY --emulate (gen/out/emulate.h) gives the switch tree,
@@ -46,6 +47,11 @@
 # (up: from the node to its switch), "switch INDEX up|down BYTES" for the
 # uplink of the switch of that index (treeduce-gen --emulate's, DFS order).
 #
+# --rates: nothing is brought up or run (no root needed); prints the rate
+# scale, "scale X", and each link's shaped rate in bytes per second, "node
+# NAME BPS" (its link to its switch) and "switch INDEX BPS" (the uplink of
+# that switch), e.g. for the link bound of a benchmark (bench/cluster_run.sh).
+#
 # Exit status: the program's (the launcher's); 124 on --timeout (default
 # 600 s); 77, with one line saying why, when this host cannot emulate (not
 # root, no ip netns, no tc, no launcher).  Everything is torn down on every
@@ -60,7 +66,7 @@ die() { echo "$me: $*" >&2; exit 2; }
 skip() { echo "$me: skipped: $*" >&2; exit 77; }
 
 usage() {
-    sed -n '4,7p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '4,8p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -111,7 +117,7 @@ if [ "${1:-}" = --teardown ]; then
 fi
 
 # ---- options -----------------------------------------------------------------
-topo= ppn= order=tree mpi=mpich scale= timeout_s=600 keep=0 linkbytes=
+topo= ppn= order=tree mpi=mpich scale= timeout_s=600 keep=0 linkbytes= rates=0
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=$here/build
 envs=()
@@ -129,11 +135,12 @@ while [ $# -gt 0 ]; do
     --build) build=${2:?}; shift 2 ;;
     --link-bytes) linkbytes=${2:?}; shift 2 ;;
     --keep) keep=1; shift ;;
+    --rates) rates=1; shift ;;
     --) shift; break ;;
     *) usage ;;
     esac
 done
-[ $# -ge 1 ] || die "no PROGRAM after --"
+[ $# -ge 1 ] || [ "$rates" = 1 ] || die "no PROGRAM after --"
 [ -z "$ppn" ] || [[ $ppn =~ ^[1-9][0-9]*$ ]] || die "--ppn '$ppn': expected a positive integer"
 [[ $timeout_s =~ ^[1-9][0-9]*$ ]] || die "--timeout '$timeout_s': expected seconds"
 [ -z "$scale" ] || awk -v x="$scale" 'BEGIN { exit !(x + 0 > 0) }' || die "--rate-scale '$scale': expected a number > 0"
@@ -148,6 +155,23 @@ esac
 gen=$build/treeduce-gen
 [ -x "$gen" ] || die "$gen not found (build first, or give --build DIR)"
 [ -r "$topo" ] || die "$topo: cannot read"
+
+# default_scale DESCRIPTION: links up to 50 MB/s as written, else the
+# fastest at 50 MB/s
+default_scale() {
+    awk '$1 == "switch" && $4 > m { m = $4 } $1 == "node" && $6 > m { m = $6 }
+         END { print (m > 50e6) ? m / 50e6 : 1 }' "$1"
+}
+if [ "$rates" = 1 ]; then
+    desc=$(mktemp) || exit 1
+    trap 'rm -f "$desc"' EXIT
+    "$gen" "$topo" --emulate "$desc" || exit 1
+    [ -n "$scale" ] || scale=$(default_scale "$desc")
+    awk -v s="$scale" 'BEGIN { print "scale", s }
+        $1 == "node" { printf "node %s %.0f\n", $3, $6 / s }
+        $1 == "switch" && $3 >= 0 { printf "switch %s %.0f\n", $2, $4 / s }' "$desc"
+    exit 0
+fi
 
 # ---- can this host emulate? -----------------------------------------------------
 [ "$(id -u)" = 0 ] || skip "not root (network namespaces need root)"
@@ -193,11 +217,7 @@ awk '$1 == "node" { print $2, $3, $4, $5, $6 }' "$DIR/cluster" >"$DIR/nodes"
 nnodes=$(wc -l <"$DIR/nodes")
 [ "$nnodes" -le 250 ] || die "$nnodes nodes: at most 250 are emulated (one /24)"
 
-# the rate scale: links up to 50 MB/s as written, else the fastest at 50 MB/s
-if [ -z "$scale" ]; then
-    scale=$(awk '$1 == "switch" && $4 > m { m = $4 } $1 == "node" && $6 > m { m = $6 }
-                 END { print (m > 50e6) ? m / 50e6 : 1 }' "$DIR/cluster")
-fi
+[ -n "$scale" ] || scale=$(default_scale "$DIR/cluster")
 
 # a /24 of 198.18.0.0/15 that no address or route of this host uses
 used=$( { ip -4 addr; ip -4 route; } 2>/dev/null)
@@ -326,32 +346,36 @@ mpich)
     # UCX over TCP on the node's link only (docs/scale.md, An emulated cluster)
     cmd=("$launcher" -launcher ssh -launcher-exec "$DIR/rsh" -iface "$HOSTIF" -f "$DIR/hostfile"
          -n "$nranks" -genv UCX_TLS tcp,self,sm -genv UCX_NET_DEVICES eth0)
-    # MPICH before 4.2 can deadlock in MPI_Finalize between hosts: each rank
-    # preloads the build's libtrd_cluster_finalize.so, which holds it in a
-    # barrier that progresses UCX before MPICH's PMI barrier (the file says
-    # why; docs/scale.md)
-    preload=
+    # Each rank preloads the build's libtrd_cluster_finalize.so, which stands
+    # between MPICH and UCX (the file says how; docs/scale.md):
+    # - MPICH before 4.2 can deadlock in MPI_Finalize between hosts: the
+    #   library holds each rank in a barrier that progresses UCX before
+    #   MPICH's PMI barrier;
+    # - a rank whose UCX progress finds nothing 64 times in a row yields its
+    #   CPU: MPICH's ch4 polls without yielding, and with more ranks than
+    #   CPUs a waiting rank kept the one it waits for off the CPU for a
+    #   scheduler slice (4 ms) per message.
+    preload=$build/libtrd_cluster_finalize.so
+    [ -r "$preload" ] || die "$preload not found: the MPICH launch needs it (build it, or give --build DIR)"
+    cmd+=(-genv TRD_CLUSTER_YIELD 64)
     if "$launcher" --version 2>/dev/null | grep -Eq 'Version: *4\.[01]\.'; then
-        preload=$build/libtrd_cluster_finalize.so
-        [ -r "$preload" ] || die "$preload not found: MPICH $("$launcher" --version |
-            awk '/Version:/ { print $2 }') needs it to finalize (build it, or give --build DIR)"
         mkdir -m 1777 "$DIR/finalize"
         cmd+=(-genv TRD_FINALIZE_DIR "$DIR/finalize")
     fi
     for e in ${envs[@]+"${envs[@]}"}; do
-        if [ -n "$preload" ] && [ "${e%%=*}" = LD_PRELOAD ]; then
+        if [ "${e%%=*}" = LD_PRELOAD ]; then
             preload="$preload ${e#*=}"
             continue
         fi
         cmd+=(-genv "${e%%=*}" "${e#*=}")
     done
-    [ -z "$preload" ] || cmd+=(-genv LD_PRELOAD "$preload")
+    cmd+=(-genv LD_PRELOAD "$preload")
     ;;
 openmpi)
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     cmd=("$launcher" --allow-run-as-root --oversubscribe --mca plm_rsh_agent "$DIR/rsh"
          --mca rmaps seq --hostfile "$DIR/ranks" -np "$nranks" --bind-to none
-         --mca pml ob1 --mca btl tcp,self,vader --mca osc ^ucx
+         --mca pml ob1 --mca btl tcp,self,vader --mca osc ^ucx --mca mpi_yield_when_idle 1
          --mca btl_tcp_if_include "$net.0/24" --mca oob_tcp_if_include "$net.0/24")
     for e in ${envs[@]+"${envs[@]}"}; do cmd+=(-x "$e"); done
     ;;
