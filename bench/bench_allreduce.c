@@ -70,6 +70,15 @@
  * for data not already in cache: smaller messages may beat it.  tr/bound and
  * mpi/bound are the measured times over the bound.
  *
+ * Link bound (--link-rate B, bytes per second, ranks on N > 1 nodes: the
+ * groups of MPI_COMM_TYPE_SHARED).  In place of the memory bound, bound_us
+ * is then the time each node's link takes to carry what any allreduce must
+ * send over it in each direction, 2 (N-1)/N m bytes at B [TREE Lemmas 1-3]: every
+ * node's m-byte contribution but the share it keeps leaves the node once
+ * reduced, and every reduced byte it lacks comes in.  It counts the links
+ * only (no latency, no copies) and is the floor of an emulated cluster whose
+ * node links are shaped to B (bench/cluster.sh).
+ *
  * Data-movement floor.  When all ranks share one node, xfer_us is the time
  * the copies between the ranks' caches of an allreduce through a shared
  * segment take here, timed like the calls (after a barrier, slowest rank,
@@ -89,7 +98,7 @@
  * the measured times over it.
  *
  * Usage: bench_allreduce [--min-bytes N] [--max-bytes N] [--iters N]
- *                        [--warmup N] [--csv FILE] [--copy-bytes N]
+ *                        [--warmup N] [--csv FILE] [--copy-bytes N] [--link-rate B]
  *                        [--lib LIB [--lib LIB [--lib mpi]]] [--also NAME|all] [--check-only]
  *                        [--verify]
  * Sizes take a K, M or G suffix (powers of 1024); --copy-bytes 0 skips the
@@ -105,12 +114,23 @@
 #define XFER_ONE_STEP_MAX (64u << 10)
 
 static const char *also; /* --also */
+static double link_rate; /* --link-rate, bytes per second; 0: none */
+static int nnodes;       /* the nodes the ranks are on (MPI_COMM_TYPE_SHARED) */
 
 /* The options of bench_parse_args that only this benchmark takes. */
 static int parse_arg(const char *a, const char *v)
 {
     if (!strcmp(a, "--copy-bytes"))
         return parse_size(v, &copy_bytes) ? -1 : 1;
+    if (!strcmp(a, "--link-rate")) {
+        char *end;
+        link_rate = strtod(v, &end);
+        if (*end && end[1] == '\0' && strchr("kMG", *end))
+            link_rate *= *end == 'k' ? 1e3 : *end == 'M' ? 1e6 : 1e9;
+        else if (*end)
+            return -1;
+        return link_rate > 0 ? 1 : -1;
+    }
     if (!strcmp(a, "--also")) {
         also = v;
         return *v ? 1 : -1;
@@ -211,9 +231,14 @@ static void check(size_t count, int inplace)
 }
 
 /* Seconds the bytes any allreduce of m bytes per rank must move take at the
- * summed bandwidth (see the header); 0 when there is no bound. */
+ * summed bandwidth, or over each node's link with --link-rate (see the
+ * header); 0 when there is no bound. */
 static double bound_s(size_t m)
 {
+    if (link_rate > 0)
+        return nnodes > 1 && m >= BOUND_MIN_BYTES
+                   ? 2.0 * (nnodes - 1) / nnodes * (double)m / link_rate
+                   : 0;
     if (bw.sum_Bps <= 0 || m < BOUND_MIN_BYTES)
         return 0;
     return 2.0 * nprocs * (double)m / bw.sum_Bps;
@@ -342,7 +367,15 @@ static void print_header(void)
            "rank, in us\n");
     bench_print_ratios();
     printf("# algbw = bytes / %s time; busbw = algbw * 2(p-1)/p; GB/s = 1e9 B/s\n", tr);
-    if (bw.sum_Bps > 0) {
+    if (link_rate > 0 && nnodes > 1) {
+        char size[32];
+        human(size, sizeof size, BOUND_MIN_BYTES);
+        printf("# bound_us (size >= %s) = 2 (N-1)/N m / B: the link bound of N = %d nodes whose "
+               "links carry\n"
+               "#   B = %.4g B/s each way (--link-rate); %s/bound, mpi/bound = %s, MPI time / "
+               "bound_us\n",
+               size, nnodes, link_rate, ab, tr);
+    } else if (bw.sum_Bps > 0) {
         char size[32];
         bench_print_copy_bw();
         human(size, sizeof size, BOUND_MIN_BYTES);
@@ -378,13 +411,15 @@ int main(int argc, char **argv)
     if (bench_parse_args(argc, argv, parse_arg) != 0)
         return bench_usage(
             "usage: bench_allreduce [--min-bytes N] [--max-bytes N] [--iters N] [--warmup N] "
-            "[--csv FILE] [--copy-bytes N]\n"
+            "[--csv FILE] [--copy-bytes N] [--link-rate B]\n"
             "                       [--lib LIB [--lib LIB [--lib mpi]]] [--also NAME|all] "
             "[--check-only] "
             "[--verify]\n"
             "  sizes in bytes, with an optional K, M or G suffix (1024-based);\n"
             "  --copy-bytes 0 skips the memory bandwidth measurement and the "
             "bound;\n"
+            "  --link-rate B: the bound is the link bound of the ranks' nodes, each node's link\n"
+            "  carrying B bytes/s (k, M, G: 1e3, 1e6, 1e9) each way;\n"
             "  --lib: a libtreeduce_MACHINE.so to time instead of MPI_Allreduce; "
             "twice:\n  NEW's and OLD's side by side; --lib mpi as the second or third: the MPI "
             "library's\n  routine timed twice;\n"
@@ -393,6 +428,15 @@ int main(int argc, char **argv)
             "  --also all: every algorithm that can be forced, and the fastest of them;\n"
             "  --verify: every timed call's result checked against the values written\n");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    {
+        MPI_Comm node;
+        int node_rank, leader;
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+        MPI_Comm_rank(node, &node_rank);
+        leader = node_rank == 0;
+        MPI_Allreduce(&leader, &nnodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Comm_free(&node);
+    }
     bench_load_libs();
     add_also();
 
