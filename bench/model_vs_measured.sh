@@ -96,22 +96,7 @@ else
 fi
 [ -z "$save" ] || cp "$work/measured.csv" "$save"
 
-awk -F, -v algs="$algs" '
-function spearman(n, x, y,    i, j, rx, ry, mx, my, sxy, sxx, syy) {
-    # ranks with ties averaged
-    for (i = 1; i <= n; i++) {
-        rx[i] = 1; ry[i] = 1
-        for (j = 1; j <= n; j++) {
-            if (x[j] < x[i]) rx[i]++; else if (j != i && x[j] == x[i]) rx[i] += 0.5
-            if (y[j] < y[i]) ry[i]++; else if (j != i && y[j] == y[i]) ry[i] += 0.5
-        }
-    }
-    for (i = 1; i <= n; i++) { mx += rx[i] / n; my += ry[i] / n }
-    for (i = 1; i <= n; i++) {
-        sxy += (rx[i] - mx) * (ry[i] - my); sxx += (rx[i] - mx) ^ 2; syy += (ry[i] - my) ^ 2
-    }
-    return sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : 0
-}
+awk -F, -v algs="$algs" "$(cat "$top/bench/spearman.awk")"'
 BEGIN { split(algs, want, " "); for (i in want) wanted[want[i]] = 1 }
 FNR == 1 { file++ }
 file == 1 && FNR > 1 { pred[$1 "," $2] = $3; next }

@@ -90,9 +90,10 @@ treeduce_algs=(auto nap rm flex smp rd rabenseifner ring hring)
 smpi_algs=(default mpich mvapich2 mvapich2_rs mvapich2_two_level rdb smp_rdb impi lr rab1 rab2
     rab_rdb smp_binomial smp_binomial_pipeline smp_rsag smp_rsag_lr smp_rsag_rab redbcast ompi
     ompi_ring_segmented rab)
-sim=(--cfg=smpi/lat-factor:0:1 --cfg=smpi/bw-factor:0:1 --cfg=network/crosstraffic:0
-    --cfg=network/TCP-gamma:0 --cfg=smpi/simulate-computation:no --log=root.thres:warning
-    --cfg=smpi/reduce:binomial --cfg=smpi/bcast:binomial_tree --cfg=smpi/barrier:ompi_recursivedoubling)
+# the simulation settings (sim) and the build of bench_smpi, shared with
+# bench/three_way.sh
+. "$top/bench/smpi_common.sh"
+sim=("${smpi_sim[@]}")
 
 # case -> topology, placement, sizes, --shared-from
 case_topo() {
@@ -164,16 +165,8 @@ predict_machine() { # topo bytes
 build_machine() { # topo -> prints the binary
     local topo=$1 m
     m=$(basename "$topo" .topo)
-    local dir=$out/bin/$m bin=$out/bin/bench_smpi_$m
-    if [ ! -x "$bin" ] || [ "$topo" -nt "$bin" ] || [ "$gen" -nt "$bin" ]; then
-        mkdir -p "$dir"
-        "$gen" "$topo" --alpha-r-ratio 0 -o "$dir" >/dev/null
-        "$gen" "$topo" --simgrid "$dir/$m.xml"
-        smpicc -O2 -DNDEBUG -DSMPI_NO_OVERRIDE_MALLOC -o "$bin" "$top/bench/bench_smpi.c" "$top"/runtime/*.c \
-            "$top"/runtime/algo/*.c "$dir"/trd_"$m".c "$dir"/trd_"$m"_mpi.c -I"$top/runtime" \
-            -I"$top/runtime/algo" -I"$dir" -lm -lpthread
-    fi
-    echo "$bin"
+    smpi_build_bench "$gen" "$topo" "$out/bin/$m" "$out/bin/bench_smpi_$m"
+    echo "$out/bin/bench_smpi_$m"
 }
 
 hostfile_for() { # case dir m -> prints the hostfile

@@ -5,13 +5,14 @@
 #   best forced treeduce algorithm, what auto ran; built-ins that gave wrong
 #   results; and per case and size the Spearman rank correlation between the
 #   model's predicted times (treeduce-gen --predict) and the simulated ones
-#   over the forced treeduce algorithms.
+#   over the forced treeduce algorithms (bench/spearman.awk: ties share
+#   their average rank).
 #   scale.png: bench/plot.sh of scale.csv (gnuplot): speed-up of auto over
 #   the best correct built-in per case, their bandwidths and the model's.
 #   bench/scale_summary.sh DIR
 set -eu
 dir=$1
-awk -F, -v dir="$dir" '
+awk -F, -v dir="$dir" "$(cat "$(dirname "$0")/spearman.awk")"'
 function fmt(t) { return t == "" ? "-" : sprintf("%.4g", t * 1e6) }
 NR == 1 { next }
 $4 == "" { next }
@@ -49,16 +50,7 @@ END {
         na = split(algs[key], al, " "); k = 0
         for (j = 1; j <= na; j++)
             if ((m, al[j], b) in pred) { k++; x[k] = pred[m, al[j], b]; y[k] = sim[key, al[j]] }
-        rho = "-"
-        if (k >= 3) {
-            d2 = 0
-            for (j = 1; j <= k; j++) {
-                rx = 1; ry = 1
-                for (l = 1; l <= k; l++) { if (x[l] < x[j]) rx++; if (y[l] < y[j]) ry++ }
-                d2 += (rx - ry) ^ 2
-            }
-            rho = sprintf("%.2f", 1 - 6 * d2 / (k * (k * k - 1)))
-        }
+        rho = k >= 3 ? sprintf("%.2f", spearman(k, x, y)) : "-"
         sp = (key in autot) && (key in bs) && autot[key] > 0 ? sprintf("%.2f", bs[key] / autot[key]) : "-"
         printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", c, b, fmt(autot[key]), bsa[key], fmt(bs[key]),
             sp, ba[key], fmt(bt[key]), autoran[key], rho, bad[key] > (dir "/summary.csv")
