@@ -23,8 +23,7 @@
  * seconds (default 60) it gives up the wait with a message on stderr, and the run goes on as it
  * would without this library.
  *
- * Without TRD_FINALIZE_DIR, PMI_RANK or PMI_SIZE it does nothing but pass
- * the calls on.
+ * Without TRD_FINALIZE_DIR, PMI_RANK or PMI_SIZE it holds no barrier.
  *
  * It also makes waiting polite: MPICH's ch4 progress loop polls UCX without
  * ever yielding the CPU.  An emulated cluster runs more ranks than this host
@@ -32,8 +31,11 @@
  * for off the CPU for a scheduler slice: 8 ms for an 8-byte allreduce of 4
  * ranks on 2 CPUs, 0.3 ms with yielding.  With TRD_CLUSTER_YIELD=N, after N
  * progress calls in a row that found nothing, each further one calls
- * sched_yield (Open MPI's mpi_yield_when_idle does the same).  Not for production use: a site runs MPICH 4.2 or later, or
- * Open MPI, where none of this is needed (docs/scale.md). */
+ * sched_yield (Open MPI's mpi_yield_when_idle does the same).  Without it,
+ * the calls pass on unchanged.
+ *
+ * Not for production use: a site runs MPICH 4.2 or later, or Open MPI, on
+ * nodes with a core per rank, where none of this is needed (docs/scale.md). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>

@@ -60,8 +60,8 @@ static void fill(double *x, size_t n)
     }
 }
 
-static const char *const coll_names[TRD_NCOLLS] = {"allreduce", "reduce_scatter_block",
-                                                   "allgather", "reduce", "bcast"};
+static const char *const coll_names[TRD_NCOLLS] = {"allreduce", "reduce_scatter_block", "allgather",
+                                                   "reduce", "bcast"};
 
 enum { BLOCKING, NONBLOCKING, PERSISTENT };
 static const char *const mode_names[] = {"blocking", "nonblocking", "persistent"};
@@ -168,8 +168,8 @@ static int run(MPI_Comm comm, int coll, size_t count, const char *alg, int mode)
         int cmp = coll != TRD_REDUCE || me == root;
         char msg[300];
         snprintf(msg, sizeof msg, "%d ranks: %s of %zu doubles (%s, %s, start %d): rc %d/%d%s", p,
-                 coll_names[coll], count, alg ? alg : "auto", mode_names[mode], start, rc,
-                 rc2, cmp && memcmp(out, ref, nout * sizeof *out) ? ", result differs" : "");
+                 coll_names[coll], count, alg ? alg : "auto", mode_names[mode], start, rc, rc2,
+                 cmp && memcmp(out, ref, nout * sizeof *out) ? ", result differs" : "");
         check(comm,
               rc == MPI_SUCCESS && rc2 == MPI_SUCCESS &&
                   (!cmp || !memcmp(out, ref, nout * sizeof *out)),
@@ -204,8 +204,8 @@ static void matrix(MPI_Comm comm, const char *name)
             for (size_t k = 0; k < NCOUNTS; k++)
                 ran |= !run(comm, coll, counts[k], cand[i], BLOCKING);
             /* it ran its own schedule at one count at least */
-            snprintf(msg, sizeof msg, "%s: %s forced %.63s: %s", name, coll_names[coll],
-                     cand[i], is_mpi ? "ran a schedule" : "fell back at every count");
+            snprintf(msg, sizeof msg, "%s: %s forced %.63s: %s", name, coll_names[coll], cand[i],
+                     is_mpi ? "ran a schedule" : "fell back at every count");
             check(comm, ran == !is_mpi, msg);
             if (wrank == 0)
                 printf("%s: %s %s: %zu counts\n", name, coll_names[coll], cand[i], NCOUNTS);
