@@ -64,6 +64,16 @@ static const char *const coll_names[TRD_NCOLLS] = {"allreduce", "reduce_scatter_
                                                    "reduce", "bcast"};
 
 enum { BLOCKING, NONBLOCKING, PERSISTENT };
+
+/* The persistent collectives are MPI 4.0's: an MPI 3.1 library (Open MPI 4)
+ * runs the other forms. */
+#if MPI_VERSION >= 4
+#define LAST_MODE PERSISTENT
+#define INIT_CALL(call) (call)
+#else
+#define LAST_MODE NONBLOCKING
+#define INIT_CALL(call) MPI_ERR_OTHER /* never reached */
+#endif
 static const char *const mode_names[] = {"blocking", "nonblocking", "persistent"};
 
 /* One call of collective coll with count elements (a rank's block for
@@ -114,31 +124,32 @@ static int run(MPI_Comm comm, int coll, size_t count, const char *alg, int mode)
             switch (coll) {
             case TRD_ALLREDUCE:
                 rc = !r     ? MPI_Allreduce(in, out, n, MPI_DOUBLE, MPI_SUM, comm)
-                     : init ? MPI_Allreduce_init(in, out, n, MPI_DOUBLE, MPI_SUM, comm,
-                                                 MPI_INFO_NULL, r)
+                     : init ? INIT_CALL(MPI_Allreduce_init(in, out, n, MPI_DOUBLE, MPI_SUM, comm,
+                                                           MPI_INFO_NULL, r))
                             : MPI_Iallreduce(in, out, n, MPI_DOUBLE, MPI_SUM, comm, r);
                 break;
             case TRD_REDUCE_SCATTER_BLOCK:
                 rc = !r     ? MPI_Reduce_scatter_block(in, out, n, MPI_DOUBLE, MPI_SUM, comm)
-                     : init ? MPI_Reduce_scatter_block_init(in, out, n, MPI_DOUBLE, MPI_SUM, comm,
-                                                            MPI_INFO_NULL, r)
+                     : init ? INIT_CALL(MPI_Reduce_scatter_block_init(
+                                  in, out, n, MPI_DOUBLE, MPI_SUM, comm, MPI_INFO_NULL, r))
                             : MPI_Ireduce_scatter_block(in, out, n, MPI_DOUBLE, MPI_SUM, comm, r);
                 break;
             case TRD_ALLGATHER:
                 rc = !r     ? MPI_Allgather(in, n, MPI_DOUBLE, out, n, MPI_DOUBLE, comm)
-                     : init ? MPI_Allgather_init(in, n, MPI_DOUBLE, out, n, MPI_DOUBLE, comm,
-                                                 MPI_INFO_NULL, r)
+                     : init ? INIT_CALL(MPI_Allgather_init(in, n, MPI_DOUBLE, out, n, MPI_DOUBLE,
+                                                           comm, MPI_INFO_NULL, r))
                             : MPI_Iallgather(in, n, MPI_DOUBLE, out, n, MPI_DOUBLE, comm, r);
                 break;
             case TRD_REDUCE:
                 rc = !r     ? MPI_Reduce(in, out, n, MPI_DOUBLE, MPI_SUM, root, comm)
-                     : init ? MPI_Reduce_init(in, out, n, MPI_DOUBLE, MPI_SUM, root, comm,
-                                              MPI_INFO_NULL, r)
+                     : init ? INIT_CALL(MPI_Reduce_init(in, out, n, MPI_DOUBLE, MPI_SUM, root, comm,
+                                                        MPI_INFO_NULL, r))
                             : MPI_Ireduce(in, out, n, MPI_DOUBLE, MPI_SUM, root, comm, r);
                 break;
             default:
                 rc = !r     ? MPI_Bcast(out, n, MPI_DOUBLE, root, comm)
-                     : init ? MPI_Bcast_init(out, n, MPI_DOUBLE, root, comm, MPI_INFO_NULL, r)
+                     : init ? INIT_CALL(
+                                  MPI_Bcast_init(out, n, MPI_DOUBLE, root, comm, MPI_INFO_NULL, r))
                             : MPI_Ibcast(out, n, MPI_DOUBLE, root, comm, r);
                 break;
             }
@@ -210,7 +221,7 @@ static void matrix(MPI_Comm comm, const char *name)
             if (wrank == 0)
                 printf("%s: %s %s: %zu counts\n", name, coll_names[coll], cand[i], NCOUNTS);
         }
-        for (int mode = BLOCKING; mode <= PERSISTENT; mode++)
+        for (int mode = BLOCKING; mode <= LAST_MODE; mode++)
             for (size_t k = 0; k < NCOUNTS; k++)
                 run(comm, coll, counts[k], NULL, mode);
     }
