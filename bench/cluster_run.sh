@@ -108,33 +108,6 @@ else
 fi
 libs+=(--lib mpi)
 
-# speedups CSV: the speed-up over the MPI library at each size, and where
-# it is below 1 beyond the run's A/B noise (as bench/verdict.sh takes it:
-# the larger of |mpi_b/mpi - 1| at the size and its median over the CSV)
-speedups() {
-    awk -F, -v new="$new" '
-        function abs(x) { return x < 0 ? -x : x }
-        NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
-        { n++; what[n] = ("piece" in col ? $col["piece"] " " : "") $col["bytes"] " B"
-          # the MPI routine timed twice: mpi_b beside two libraries, old beside one
-          ab[n] = abs(("mpi_b_over_mpi" in col ? $col["mpi_b_over_mpi"] : $col["old_us"] / $col["mpi_us"]) - 1)
-          sp[n] = $col["speedup"]; s[n] = ab[n] }
-        END {
-            for (i = 2; i <= n; i++)
-                for (j = i; j > 1 && s[j - 1] > s[j]; j--) { t = s[j]; s[j] = s[j - 1]; s[j - 1] = t }
-            med = n % 2 ? s[(n + 1) / 2] : (s[n / 2] + s[n / 2 + 1]) / 2
-            for (i = 1; i <= n; i++) {
-                if (min == "" || sp[i] < min) { min = sp[i]; at = what[i] }
-                lim = 1 - (ab[i] > med ? ab[i] : med)
-                if (sp[i] < lim) {
-                    printf "  %s slower than the MPI library at %s: speed-up %.3f, beyond the noise there (%.3f)\n", new, what[i], sp[i], lim
-                    bad++
-                }
-            }
-            printf "%s over the MPI library: speed-up %.3f at least (%s); %d of %d sizes below 1 beyond the noise (median %.1f%%)\n", new, min, at, bad, n, 100 * med
-        }' "$1"
-}
-
 . "$top/bench/verdict.sh"
 status=0
 csv=$results/allreduce-$machine-$shape.csv
@@ -144,7 +117,7 @@ echo "== allreduce, ${old:+$new (new) and $old (old), }vs the MPI library's; $sh
     --csv "$csv" "$@" || status=$?
 if [ "$status" = 0 ]; then
     [ -z "$old" ] || verdict "$new" "$old" "$csv"
-    speedups "$csv"
+    speedups "$new" "$csv"
 fi
 if [ "$pieces" = 1 ] && [ "$status" = 0 ]; then
     pcsv=$results/pieces-$machine-$shape.csv
@@ -153,7 +126,7 @@ if [ "$pieces" = 1 ] && [ "$status" = 0 ]; then
     "${cluster[@]}" -- "$build/bench_pieces" "${libs[@]}" --csv "$pcsv" "$@" || status=$?
     if [ "$status" = 0 ]; then
         [ -z "$old" ] || verdict "$new" "$old" "$pcsv"
-        speedups "$pcsv"
+        speedups "$new" "$pcsv"
     fi
 fi
 [ -z "$wisdom" ] || echo "wisdom: $wisdom"

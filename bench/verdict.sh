@@ -1,36 +1,48 @@
-# Sourced by bench/run.sh and bench/cluster_run.sh (POSIX sh).
+# Sourced by bench/run.sh and bench/cluster_run.sh (POSIX sh): verdicts on a
+# bench CSV against the run's A/B noise.  The noise at a size is the larger
+# of |mpi_b/mpi - 1| there (the MPI library's routine timed twice in the same
+# run) and its median over the CSV's rows.
+
+# The awk both verdicts share: with -v column=NAME, it reads the CSV into n
+# rows of what[i] (the piece and size), val[i] (column NAME), ab[i] (the
+# noise at the size: |mpi_b/mpi - 1|, or with -v old_is_mpi=1 |old/mpi - 1|,
+# the MPI routine's second timing being old_us beside one library) and med,
+# their median; it exits 2 without the columns or rows, else calls report().
+_bench_noise_awk='
+function abs(x) { return x < 0 ? -x : x }
+NR == 1 {
+    for (i = 1; i <= NF; i++) col[$i] = i
+    noise = old_is_mpi && !("mpi_b_over_mpi" in col) ? "old_us" : "mpi_b_over_mpi"
+    if (!(column in col) || !(noise in col)) exit 2
+    next
+}
+{
+    n++
+    what[n] = ("piece" in col ? $col["piece"] " " : "") $col["bytes"] " B"
+    val[n] = $col[column]
+    ab[n] = abs((noise == "old_us" ? $col["old_us"] / $col["mpi_us"] : $col[noise]) - 1)
+    s[n] = ab[n]
+}
+END {
+    if (n == 0) exit 2
+    # median of the A/B noise (insertion sort: a few dozen rows)
+    for (i = 2; i <= n; i++)
+        for (j = i; j > 1 && s[j - 1] > s[j]; j--) { t = s[j]; s[j] = s[j - 1]; s[j - 1] = t }
+    med = n % 2 ? s[(n + 1) / 2] : (s[n / 2] + s[n / 2 + 1]) / 2
+    report()
+}'
+
 # verdict NEW_NAME OLD_NAME CSV: the sizes where new is slower than old
-# beyond the run's A/B noise, read from a bench CSV with new_over_old and
-# mpi_b_over_mpi (the MPI library's routine timed twice in the same run):
-# the noise at a size is the larger of |mpi_b/mpi - 1| there and its median
-# over the CSV's rows.
+# beyond the noise, from a CSV with new_over_old and mpi_b_over_mpi.
 verdict() {
-    awk -F, -v new="$1" -v old="$2" '
-        function abs(x) { return x < 0 ? -x : x }
-        NR == 1 {
-            for (i = 1; i <= NF; i++) col[$i] = i
-            if (!("new_over_old" in col) || !("mpi_b_over_mpi" in col)) exit 2
-            next
-        }
-        {
-            n++
-            what[n] = ("piece" in col ? $col["piece"] " " : "") $col["bytes"] " B"
-            r[n] = $col["new_over_old"]
-            ab[n] = abs($col["mpi_b_over_mpi"] - 1)
-            s[n] = ab[n]
-        }
-        END {
-            if (n == 0) exit 2
-            # median of the A/B noise (insertion sort: a few dozen rows)
-            for (i = 2; i <= n; i++)
-                for (j = i; j > 1 && s[j - 1] > s[j]; j--) { t = s[j]; s[j] = s[j - 1]; s[j - 1] = t }
-            med = n % 2 ? s[(n + 1) / 2] : (s[n / 2] + s[n / 2 + 1]) / 2
+    awk -F, -v new="$1" -v old="$2" -v column=new_over_old "$_bench_noise_awk"'
+        function report() {
             printf "%s against %s: MPI A/B noise of this run (|mpi_b/mpi - 1|), median %.1f%%\n", new, old, 100 * med
             bad = 0
             for (i = 1; i <= n; i++) {
                 lim = 1 + (ab[i] > med ? ab[i] : med)
-                if (r[i] > lim) {
-                    printf "  %s slower at %s: %s/%s %.3f, beyond the noise there (%.3f)\n", new, what[i], new, old, r[i], lim
+                if (val[i] > lim) {
+                    printf "  %s slower at %s: %s/%s %.3f, beyond the noise there (%.3f)\n", new, what[i], new, old, val[i], lim
                     bad++
                 }
             }
@@ -39,4 +51,22 @@ verdict() {
             else
                 printf "  %d of %d sizes beyond the noise\n", bad, n
         }' "$3" || echo "bench/run.sh: $3: no new_over_old and mpi_b_over_mpi columns" >&2
+}
+
+# speedups NEW_NAME CSV: new's speed-up over the MPI library at each size,
+# the least, and the sizes where it is below 1 beyond the noise; the MPI
+# routine's second timing is mpi_b_us beside two libraries, old_us beside one.
+speedups() {
+    awk -F, -v new="$1" -v column=speedup -v old_is_mpi=1 "$_bench_noise_awk"'
+        function report() {
+            for (i = 1; i <= n; i++) {
+                if (min == "" || val[i] < min) { min = val[i]; at = what[i] }
+                lim = 1 - (ab[i] > med ? ab[i] : med)
+                if (val[i] < lim) {
+                    printf "  %s slower than the MPI library at %s: speed-up %.3f, beyond the noise there (%.3f)\n", new, what[i], val[i], lim
+                    bad++
+                }
+            }
+            printf "%s over the MPI library: speed-up %.3f at least (%s); %d of %d sizes below 1 beyond the noise (median %.1f%%)\n", new, min, at, bad, n, 100 * med
+        }' "$2" || echo "bench/cluster_run.sh: $2: no speedup and MPI A/B columns" >&2
 }
