@@ -428,7 +428,7 @@ int main(int argc, char **argv)
             "  --also all: every algorithm that can be forced, and the fastest of them;\n"
             "  --verify: every timed call's result checked against the values written\n");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    {
+    if (link_rate > 0) { /* the nodes, for the link bound */
         MPI_Comm node;
         int node_rank, leader;
         MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
