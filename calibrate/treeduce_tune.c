@@ -26,6 +26,7 @@
 #include "outfile.h"
 #include "rt.h"
 #include "tune.h"
+#include "tune_rules.h"
 #include "tune_setup.h"
 #include "wisdom.h"
 
@@ -148,6 +149,39 @@ static int in_shape(const int *node, int np, int nnodes_m, shape s, int me)
             before += used[k];
     free(used);
     return before < s.nnodes && below < s.ppn;
+}
+
+/* *alt: sub's ranks in the second order the MPI library's routine is timed
+ * in (tune_shuffled_order; world rank r on node[r], its leaf the switch
+ * the node hangs from in t), or MPI_COMM_NULL where that order is sub's
+ * own.  Every rank of sub calls it.  Returns MPI_SUCCESS or an MPI error. */
+static int second_order(MPI_Comm sub, const int *node, trd_topo_t t, MPI_Comm *alt)
+{
+    int n, me, w, rc, moved = 0;
+    MPI_Comm_size(sub, &n);
+    MPI_Comm_rank(sub, &me);
+    MPI_Comm_rank(MPI_COMM_WORLD, &w);
+    int *nd = malloc((size_t)n * sizeof *nd), *lf = malloc((size_t)n * sizeof *lf),
+        *key = malloc((size_t)n * sizeof *key);
+    if (!nd || !lf || !key) {
+        rc = MPI_ERR_NO_MEM;
+        goto out;
+    }
+    if ((rc = MPI_Allgather(&node[w], 1, MPI_INT, nd, 1, MPI_INT, sub)) != MPI_SUCCESS)
+        goto out;
+    for (int r = 0; r < n; r++)
+        lf[r] = trd_topo_nswitches(t) > 0 ? trd_topo_node_switch(t, nd[r]) : 0;
+    if ((moved = tune_shuffled_order(nd, lf, n, key)) < 0)
+        rc = MPI_ERR_NO_MEM;
+    else
+        rc = MPI_Comm_split(sub, 0, key[me], alt);
+    if (rc == MPI_SUCCESS && !moved)
+        rc = MPI_Comm_free(alt); /* sets MPI_COMM_NULL */
+out:
+    free(nd);
+    free(lf);
+    free(key);
+    return rc;
 }
 
 /* The ranges of a complete table into w. */
@@ -415,9 +449,11 @@ int main(int argc, char **argv)
         if (!finish && state[0])
             continue;
         for (int s = 0; s < nsh && !state[1]; s++) {
-            MPI_Comm sub;
+            MPI_Comm sub, alt = MPI_COMM_NULL;
             int in = in_shape(node, np, b.m.nnodes, sh[s], me);
             MPI_Comm_split(MPI_COMM_WORLD, in ? 0 : MPI_UNDEFINED, me, &sub);
+            if (in && second_order(sub, node, topo, &alt) != MPI_SUCCESS)
+                MPI_Abort(MPI_COMM_WORLD, EXIT_MPI);
             for (int i = 0; i < a.o.ncolls && in; i++, t++) {
                 int c = a.o.coll[i], rc;
                 if (k == 0) {
@@ -428,10 +464,10 @@ int main(int argc, char **argv)
                     continue; /* the budget cut an earlier pass of it */
                 }
                 if (finish)
-                    rc = tune_finish(&b.m, &md, &a.o, sub, &tab[t], &clk, !state[0]);
+                    rc = tune_finish(&b.m, &md, &a.o, sub, alt, &tab[t], &clk, !state[0]);
                 else if (clk.stopped)
                     continue;
-                else if ((rc = tune_measure(&b.m, &md, &a.o, sub, &tab[t], &clk, k)) ==
+                else if ((rc = tune_measure(&b.m, &md, &a.o, sub, alt, &tab[t], &clk, k)) ==
                              MPI_SUCCESS &&
                          k == 0)
                     nt = t + 1;
@@ -445,6 +481,8 @@ int main(int argc, char **argv)
                     break;
                 }
             }
+            if (alt != MPI_COMM_NULL)
+                MPI_Comm_free(&alt);
             if (sub != MPI_COMM_NULL)
                 MPI_Comm_free(&sub);
             state[0] = state[0] || clk.stopped;

@@ -14,6 +14,11 @@
  * the size); a candidate's time is its median.  The MPI library's routine
  * runs twice in each round: the two medians' difference is the size's
  * noise, and the table's noise is their median over its sizes and passes.
+ * The library's routine is timed in a second rank order as well, where the
+ * shape has one (the communicator alt, tune_shuffled_order): treeduce's
+ * schedules follow the nodes whatever the ranks' order, the library's
+ * routine does not, and a table that chooses it must hold in any order
+ * an application runs in, so its time is the slower order's median.
  * Which candidates a size times in the first pass (the pruning) is the rule
  * of tune_rules.h: skipped only where measured behind and predicted out of
  * reach, and timed again at least once per factor 8 in size; a candidate
@@ -126,12 +131,13 @@ typedef struct ctx {
     const trd_machine *m;
     const tune_opts *o;
     MPI_Comm comm;
+    MPI_Comm alt; /* comm's ranks in the second order (tune_shuffled_order); MPI_COMM_NULL: none */
     int rank, size;
     tune_table *t;
     tune_clock *clk;
     double *send, *recv, *ref; /* send: the input; recv: the output; ref: the library's */
     double *bsend, *brecv;     /* under SMPI, above CHECKED_BYTES: shared, unchecked */
-    double *times;             /* [(TUNE_MAX_CANDS + 1) * MAX_ITERS] */
+    double *times;             /* [2 * (TUNE_MAX_CANDS + 1) * MAX_ITERS]: comm's, then alt's */
     int *dead;                 /* [TUNE_MAX_CANDS] wrong: never chosen */
     double noise;              /* relative: the table's so far (ties, pick) */
 } ctx;
@@ -154,11 +160,11 @@ static size_t recv_elems(int coll, size_t count, int p)
     return coll == TRD_ALLGATHER ? count * (size_t)p : count;
 }
 
-/* One call of candidate spec (NULL: the MPI library's routine, the reference). */
-static int run(const ctx *x, const char *spec, int count, double *out)
+/* One call of candidate spec (NULL: the MPI library's routine, the
+ * reference) on c (x->comm, or x->alt for the library's routine). */
+static int run_on(const ctx *x, MPI_Comm c, const char *spec, int count, double *out)
 {
     const trd_machine *m = x->m;
-    MPI_Comm c = x->comm;
     switch (x->t->coll) {
     case TRD_ALLREDUCE:
         if (!spec)
@@ -181,6 +187,11 @@ static int run(const ctx *x, const char *spec, int count, double *out)
             return PMPI_Bcast(out, count, MPI_DOUBLE, 0, c);
         return trd_bcast_with(m, out, count, MPI_DOUBLE, 0, c, spec);
     }
+}
+
+static int run(const ctx *x, const char *spec, int count, double *out)
+{
+    return run_on(x, x->comm, spec, count, out);
 }
 
 /* Whether this rank's output of count elements is the library's: exact for
@@ -340,6 +351,12 @@ static int measure_size(ctx *x, const int *idx, int n, size_t bytes, double *us,
      * group was by the checked calls) by the untimed call before each timed
      * one, which settles it where a group interleaves several (see the top
      * of the file) */
+    int twice[TUNE_MAX_CANDS + 1];
+    for (int j = 0; j < nlive; j++) {
+        twice[j] = x->alt != MPI_COMM_NULL && is_mpi(t->coll, t->cands[idx[live[j]]]);
+        for (int it = 0; it < iters; it++)
+            x->times[(size_t)(nlive + j) * (size_t)iters + (size_t)it] = 0;
+    }
     for (int g = 0; g < nlive; g += TUNE_GROUP) {
         int end = g + TUNE_GROUP < nlive ? g + TUNE_GROUP : nlive;
         for (int it = 0; it < iters; it++)
@@ -354,18 +371,38 @@ static int measure_size(ctx *x, const int *idx, int n, size_t bytes, double *us,
                 double t0 = MPI_Wtime();
                 run(x, spec, count, x->recv);
                 x->times[(size_t)j * (size_t)iters + (size_t)it] = MPI_Wtime() - t0;
+                if (!twice[j])
+                    continue;
+                /* the library's routine in the second order, settled the same way */
+                write_input(x, count);
+                run_on(x, x->alt, spec, count, x->recv);
+                write_input(x, count);
+                MPI_Barrier(x->comm);
+                t0 = MPI_Wtime();
+                run_on(x, x->alt, spec, count, x->recv);
+                x->times[(size_t)(nlive + j) * (size_t)iters + (size_t)it] = MPI_Wtime() - t0;
             }
     }
     /* every call's time is the slowest rank's: one reduction for the size */
-    if ((rc = MPI_Allreduce(MPI_IN_PLACE, x->times, nlive * iters, MPI_DOUBLE, MPI_MAX, x->comm)) !=
-        MPI_SUCCESS)
+    if ((rc = MPI_Allreduce(MPI_IN_PLACE, x->times, 2 * nlive * iters, MPI_DOUBLE, MPI_MAX,
+                            x->comm)) != MPI_SUCCESS)
         return rc;
-    for (int j = 0; j < nlive; j++)
+    double second[TUNE_MAX_CANDS + 1];
+    for (int j = 0; j < nlive; j++) {
         us[live[j]] = tune_median(x->times + (size_t)j * (size_t)iters, iters) * 1e6;
+        second[j] = twice[j] ? tune_median(x->times + (size_t)(nlive + j) * (size_t)iters, iters) *
+                                   1e6
+                             : NAN;
+        if (twice[j] && second[j] > us[live[j]]) /* its time: the slower order's */
+            us[live[j]] = second[j];
+    }
     if (x->rank == 0 && x->o->verbose) {
         fprintf(stderr, "treeduce-tune:   %zu B, median us:", bytes);
-        for (int j = 0; j < nlive; j++)
+        for (int j = 0; j < nlive; j++) {
             fprintf(stderr, " %s %.3g", t->cands[idx[live[j]]], us[live[j]]);
+            if (twice[j])
+                fprintf(stderr, " (shuffled %.3g)", second[j]);
+        }
         fputc('\n', stderr);
     }
     return MPI_SUCCESS;
@@ -631,11 +668,11 @@ static int live_at(const tune_state *st, int g, int *idx)
 }
 
 /* The buffers of one sitting of a table, for the largest size of its grid. */
-static int ctx_open(ctx *x, const trd_machine *m, const tune_opts *o, MPI_Comm comm, tune_table *t,
-                    tune_clock *clk)
+static int ctx_open(ctx *x, const trd_machine *m, const tune_opts *o, MPI_Comm comm, MPI_Comm alt,
+                    tune_table *t, tune_clock *clk)
 {
     tune_state *st = t->st;
-    *x = (ctx){m,    o,        comm,           0, 0, t, clk, NULL, NULL, NULL, NULL, NULL,
+    *x = (ctx){m,    o,    comm, alt,      0, 0, t, clk, NULL, NULL, NULL, NULL, NULL,
                NULL, st->dead, table_noise(st)};
     MPI_Comm_rank(comm, &x->rank);
     MPI_Comm_size(comm, &x->size);
@@ -645,7 +682,7 @@ static int ctx_open(ctx *x, const trd_machine *m, const tune_opts *o, MPI_Comm c
     x->send = malloc(ns * sizeof(double));
     x->recv = malloc(nr * sizeof(double));
     x->ref = malloc(nr * sizeof(double));
-    x->times = malloc((size_t)(TUNE_MAX_CANDS + 1) * MAX_ITERS * sizeof(double));
+    x->times = malloc((size_t)2 * (TUNE_MAX_CANDS + 1) * MAX_ITERS * sizeof(double));
     if (!x->send || !x->recv || !x->ref || !x->times)
         return MPI_ERR_NO_MEM;
 #if defined(SMPI_H)
@@ -727,7 +764,7 @@ static int first_time(void *arg, int g, const int *idx, int n, double *us)
 }
 
 int tune_measure(const trd_machine *m, const tune_model *md, const tune_opts *o, MPI_Comm comm,
-                 tune_table *t, tune_clock *clk, int pass)
+                 MPI_Comm alt, tune_table *t, tune_clock *clk, int pass)
 {
     double t_start = MPI_Wtime();
     int rc, stop = 0;
@@ -741,7 +778,7 @@ int tune_measure(const trd_machine *m, const tune_model *md, const tune_opts *o,
     if (!st)
         return MPI_SUCCESS;
     ctx x;
-    if ((rc = ctx_open(&x, m, o, comm, t, clk)) != MPI_SUCCESS)
+    if ((rc = ctx_open(&x, m, o, comm, alt, t, clk)) != MPI_SUCCESS)
         goto out;
     if (pass == 0) {
         /* the first pass chooses which candidates each size times (tune_rules.h) */
@@ -1059,7 +1096,7 @@ static int cut_ranges(tune_table *t, checks *c)
 }
 
 int tune_finish(const trd_machine *m, const tune_model *md, const tune_opts *o, MPI_Comm comm,
-                tune_table *t, tune_clock *clk, int bisect)
+                MPI_Comm alt, tune_table *t, tune_clock *clk, int bisect)
 {
     double t_start = MPI_Wtime();
     tune_state *st = t->st;
@@ -1071,7 +1108,7 @@ int tune_finish(const trd_machine *m, const tune_model *md, const tune_opts *o, 
         return MPI_SUCCESS;
     }
     ctx x;
-    if ((rc = ctx_open(&x, m, o, comm, t, clk)) != MPI_SUCCESS)
+    if ((rc = ctx_open(&x, m, o, comm, alt, t, clk)) != MPI_SUCCESS)
         goto out;
     t->noise = x.noise;
     int idx[TUNE_MAX_CANDS];

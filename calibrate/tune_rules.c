@@ -165,3 +165,73 @@ int tune_check_verdict(double alg_us, double model_us, double mpi_us, double noi
         return TRD_WISDOM_KEPT;
     return mpi_us <= with_margin(model_us, noise) ? TRD_WISDOM_TO_MPI : TRD_WISDOM_TO_MODEL;
 }
+
+/* key[r]: rank r's place when the nodes (indices into first, each node's
+ * first rank) come in the order seq[0..nn), a node's ranks consecutive in
+ * their order; returns whether any rank moved. */
+static int place(const int *node, int n, const int *first, const int *seq, int nn, int *key)
+{
+    int pos = 0, moved = 0;
+    for (int j = 0; j < nn; j++)
+        for (int r = first[seq[j]]; r < n; r++)
+            if (node[r] == node[first[seq[j]]]) {
+                moved |= r != pos;
+                key[r] = pos++;
+            }
+    return moved;
+}
+
+int tune_shuffled_order(const int *node, const int *leaf, int n, int *key)
+{
+    /* first[0..nn): each node's first rank, in rank order; leaves[0..nl):
+     * the leaves in the order of their first node; seq[0..nn): the nodes
+     * (indices into first) in the order wanted; taken: in seq already */
+    int *first = malloc((size_t)n * sizeof *first), *leaves = malloc((size_t)n * sizeof *leaves),
+        *seq = calloc((size_t)n, sizeof *seq);
+    char *taken = calloc((size_t)n, 1);
+    int nn = 0, nl = 0, ns = 0, moved = -1;
+    if (!first || !leaves || !seq || !taken)
+        goto out;
+    for (int r = 0; r < n; r++) {
+        int k = 0;
+        while (k < nn && node[first[k]] != node[r])
+            k++;
+        if (k == nn)
+            first[nn++] = r;
+    }
+    for (int k = 0; k < nn; k++) {
+        int j = 0;
+        while (j < nl && leaves[j] != leaf[first[k]])
+            j++;
+        if (j == nl)
+            leaves[nl++] = leaf[first[k]];
+    }
+    /* shuffled: one node of each leaf in turn */
+    while (ns < nn)
+        for (int j = 0; j < nl; j++)
+            for (int k = 0; k < nn; k++)
+                if (!taken[k] && leaf[first[k]] == leaves[j]) {
+                    taken[k] = 1;
+                    seq[ns++] = k;
+                    break;
+                }
+    if ((moved = place(node, n, first, seq, nn, key)))
+        goto out;
+    /* the ranks are in that order already: tree order, the nodes by their
+     * places in the ring */
+    for (int j = 0; j < nn; j++) {
+        int lo = -1;
+        for (int k = 0; k < nn; k++)
+            if (taken[k] && (lo < 0 || node[first[k]] < node[first[lo]]))
+                lo = k;
+        taken[lo] = 0;
+        seq[j] = lo;
+    }
+    moved = place(node, n, first, seq, nn, key);
+out:
+    free(first);
+    free(leaves);
+    free(seq);
+    free(taken);
+    return moved;
+}

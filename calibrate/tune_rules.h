@@ -105,4 +105,22 @@ double tune_median(double *v, int n);
  * of noise times the time and TUNE_TIE_US. */
 int tune_check_verdict(double alg_us, double model_us, double mpi_us, double noise, int same);
 
+/* The second rank order in which the MPI library's routine is timed
+ * (docs/tuning.md, "Rank order"): treeduce's schedules follow the nodes'
+ * places in the switch tree whatever the ranks' order, the library's
+ * routine pairs ranks by number, so it is timed in the job's order and in
+ * this one, and its slower median is its time.  For a communicator of n
+ * ranks, rank r on node node[r] (the node's place in the machine's ring
+ * order) under leaf switch leaf[r] (any id; one value for all where the
+ * machine has no switches): the shuffled order of bench/cluster.sh, where
+ * consecutive nodes sit on different leaves - the leaves in the order of
+ * their first rank, each leaf's nodes in the order of their first rank, one
+ * node of each leaf in turn until every node is taken - or, where the ranks
+ * are in that order already, tree order (the nodes by their places in the
+ * ring); a node's ranks consecutive and in their own order in both.
+ * key[r] (n of them): rank r's place, 0 .. n-1.  Returns 1 where that
+ * differs from the ranks' own order, 0 where it is the same (one leaf with
+ * its nodes in ring order), -1 out of memory. */
+int tune_shuffled_order(const int *node, const int *leaf, int n, int *key);
+
 #endif

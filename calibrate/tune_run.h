@@ -102,11 +102,13 @@ int tune_grid(const tune_opts *o, int coll, int nranks, size_t *bytes, int cap);
 
 /* One pass over t's grid, md the model (pass 0 .. o->passes - 1, in order; pass 0 sets
  * up the table's candidates and grid), for t->coll on comm (every rank of
- * comm calls it; t->nnodes, t->ppn its shape) with machine m.  Where the
+ * comm calls it; t->nnodes, t->ppn its shape) with machine m.  alt: comm's
+ * ranks in the second order the MPI library's routine is timed in
+ * (tune_shuffled_order), MPI_COMM_NULL where that is comm's own.  Where the
  * budget runs out, c->stopped is set (on every rank of comm) and the pass
  * does not count.  Returns MPI_SUCCESS or an MPI error code. */
 int tune_measure(const trd_machine *m, const tune_model *md, const tune_opts *o, MPI_Comm comm,
-                 tune_table *t, tune_clock *c, int pass);
+                 MPI_Comm alt, tune_table *t, tune_clock *c, int pass);
 
 /* After the passes: each size's winner from every pass done, then (where
  * bisect) each change of winner bisected, then the ranges (t->range) and,
@@ -114,7 +116,7 @@ int tune_measure(const trd_machine *m, const tune_model *md, const tune_opts *o,
  * t->complete where at least one pass covered the grid.  Frees what the
  * passes kept.  Returns MPI_SUCCESS or an MPI error code. */
 int tune_finish(const trd_machine *m, const tune_model *md, const tune_opts *o, MPI_Comm comm,
-                tune_table *t, tune_clock *c, int bisect);
+                MPI_Comm alt, tune_table *t, tune_clock *c, int bisect);
 
 /* Whether spec (a candidate) is kept by the --candidates of o for coll: 1
  * where one of them names it or its algorithm, or none applies to coll;

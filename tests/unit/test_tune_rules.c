@@ -238,6 +238,44 @@ static void test_noise(void)
     CU_ASSERT_EQUAL(tune_median(v, 0), 0);
 }
 
+/* The order the MPI library's routine is timed in a second time: the
+ * shuffled order of bench/cluster.sh, one node of each leaf in turn. */
+static void test_shuffled_order(void)
+{
+    /* 4 nodes x 2 ranks, n0 n1 on leaf 7, n2 n3 on leaf 3: n0 n2 n1 n3 */
+    const int node[] = {0, 0, 1, 1, 2, 2, 3, 3}, leaf[] = {7, 7, 7, 7, 3, 3, 3, 3};
+    const int want[] = {0, 1, 4, 5, 2, 3, 6, 7};
+    int key[8];
+    CU_ASSERT_EQUAL(tune_shuffled_order(node, leaf, 8, key), 1);
+    for (int r = 0; r < 8; r++)
+        CU_ASSERT_EQUAL(key[r], want[r]);
+
+    /* uneven leaves (3 nodes and 1, ranks of a node not consecutive):
+     * leaf order fixed by the first node, a node's ranks in their order */
+    const int node2[] = {5, 6, 5, 8, 9, 6}, leaf2[] = {0, 0, 0, 0, 1, 0};
+    const int want2[] = {0, 3, 1, 5, 2, 4}; /* nodes 5 9 6 8 */
+    CU_ASSERT_EQUAL(tune_shuffled_order(node2, leaf2, 6, key), 1);
+    for (int r = 0; r < 6; r++)
+        CU_ASSERT_EQUAL(key[r], want2[r]);
+
+    /* leaves alternate already: tree order; one leaf in ring order: none */
+    const int node3[] = {0, 2, 1, 3}, leaf3[] = {0, 1, 0, 1}, one[] = {4, 4, 4, 4};
+    const int want3[] = {0, 2, 1, 3};
+    CU_ASSERT_EQUAL(tune_shuffled_order(node3, leaf3, 4, key), 1);
+    for (int r = 0; r < 4; r++)
+        CU_ASSERT_EQUAL(key[r], want3[r]);
+    const int ring[] = {0, 1, 2, 3};
+    CU_ASSERT_EQUAL(tune_shuffled_order(ring, one, 4, key), 0);
+    for (int r = 0; r < 4; r++)
+        CU_ASSERT_EQUAL(key[r], r);
+    /* one leaf, nodes out of ring order: tree order sorts them */
+    const int node4[] = {3, 3, 1, 2};
+    const int want4[] = {2, 3, 0, 1};
+    CU_ASSERT_EQUAL(tune_shuffled_order(node4, one, 4, key), 1);
+    for (int r = 0; r < 4; r++)
+        CU_ASSERT_EQUAL(key[r], want4[r]);
+}
+
 int main(void)
 {
     static const trd_test_case tests[] = {
@@ -246,6 +284,7 @@ int main(void)
         {"the model's best three always timed", test_model_top},
         {"the check pass's verdicts", test_verdict},
         {"the noise of twin timings", test_noise},
+        {"the library's routine's second order", test_shuffled_order},
     };
     return trd_test_main("tune_rules", tests, TRD_NTESTS(tests));
 }
