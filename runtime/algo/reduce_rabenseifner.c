@@ -1,8 +1,14 @@
 /* Algorithm: Rabenseifner's reduce [MPICH §4.4]: recursive halving
- * reduce_scatter of q = 2^floor(lg p) even blocks (rsb_halving.c's fold and
- * halving), then a binomial gather that retraces the halving to the root.
- * The fold keeps the root among the survivors, so no final move is needed.
- * Commutative ops; at least q elements.
+ * reduce_scatter of q = 2^floor(lg p) even blocks, then a binomial gather
+ * that retraces the halving to the root - over the ranks in ring order, as
+ * allreduce_rabenseifner.c does, not in rank order as MPICH does.  The halving
+ * runs at list distances 1, 2, 4, ..., so its largest exchanges (half the
+ * vector) stay between neighbours in DFS order, on a node or under one
+ * switch, and the gather's largest messages come back over the shortest
+ * distances too; the ranks' numbering does not matter.  The list is folded
+ * to q as MPICH folds it [MPICH §4.3]: of the first 2r positions (r = p - q)
+ * each pair's odd one survives, or the root where it is the even one, so
+ * no final move is needed.  Commutative ops; at least q elements.
  * Cost = 2 lg q alpha + 2 (q-1)/q m beta + (q-1)/q m gamma
  *        + [p != 2^k] (alpha + m beta + m gamma)
  */
@@ -10,32 +16,67 @@
 
 static int plan(trd_sb *b, const void *params)
 {
-    int p = b->sh->nranks, r = b->rank, root = b->call->root, q = trd_pof2_floor(p), rem = p - q;
+    const int *ring = b->sh->ring;
+    int p = b->sh->nranks, me = b->pos, root = b->call->root, q = trd_pof2_floor(p), rem = p - q;
     size_t count = b->call->count, in_off = 0;
-    int in_buf = TRD_B_SEND;
+    int in_buf = TRD_B_SEND, rpos = 0;
     (void)params;
-    if (b->call->in_place && r == root) { /* recvbuf is the work vector at the root */
+    while (ring[rpos] != root)
+        rpos++;
+    if (b->call->in_place && b->rank == root) { /* recvbuf is the work vector at the root */
         in_off = trd_sb_tmp(b, count);
         in_buf = TRD_B_TMP;
         trd_s_copy(b, 0, TRD_B_TMP, -1, in_off, TRD_B_RECV, -1, 0, count);
     }
-    int work_buf = r == root ? TRD_B_RECV : TRD_B_TMP;
-    size_t work = r == root ? 0 : trd_sb_tmp(b, count), tmp = trd_sb_tmp(b, count);
-    int me = trd_plan_fold(b, 0, rem, root, in_buf, in_off, work_buf, work, tmp, count);
-    if (me < 0)
+    int work_buf = b->rank == root ? TRD_B_RECV : TRD_B_TMP;
+    size_t work = b->rank == root ? 0 : trd_sb_tmp(b, count), tmp = trd_sb_tmp(b, count);
+    /* the fold: new rank i < rem is pair i's survivor (trd_fold_rank keeps
+     * the root), the others sit 2 rem .. p-1 */
+#define PEER(k) ring[trd_fold_rank((k), rem, rpos)]
+#define OFF(i) trd_even_at(count, q, (i))
+    int newrank;
+    if (me >= 2 * rem) {
+        newrank = me - rem;
+        trd_s_copy(b, 0, work_buf, -1, work, in_buf, -1, in_off, count);
+    } else if (trd_fold_rank(me / 2, rem, rpos) != me) {
+        trd_s_send(b, 0, ring[me ^ 1], in_buf, in_off, count);
         return 0;
-    trd_plan_halving(b, 0, q, me, rem, root, q, work_buf, work, tmp, count);
-    int newroot = root < 2 * rem ? root / 2 : root - rem, k0 = 64;
-    for (int mask = 1; mask < q; mask <<= 1, k0++) {
-        int k = me ^ mask, peer = trd_fold_rank(k, rem, root);
-        int g = ((me ^ newroot) & mask) ? me & ~(mask - 1) : k & ~(mask - 1);
-        size_t lo = trd_fold_off(count, q, q, g), len = trd_fold_off(count, q, q, g + mask) - lo;
-        if ((me ^ newroot) & mask) {
-            trd_s_send(b, k0, peer, work_buf, work + lo, len);
+    } else {
+        newrank = me / 2;
+        trd_s_recv(b, 0, ring[me ^ 1], work_buf, work, count);
+        trd_s_reduce(b, 0, work_buf, work, in_buf, -1, in_off, count);
+    }
+    int rootnew = rpos >= 2 * rem ? rpos - rem : rpos / 2;
+    int plo[32], phi[32], steps = 0, lo = 0, hi = q; /* blocks [lo, hi) are this rank's */
+    /* reduce_scatter: keep the half that bit `mask` of newrank selects */
+    for (int mask = 1; mask < q; mask <<= 1, steps++) {
+        int mid = lo + (hi - lo) / 2, upper = (newrank & mask) != 0;
+        int klo = upper ? mid : lo, khi = upper ? hi : mid;
+        int slo = upper ? lo : mid, shi = upper ? mid : hi;
+        size_t ko = OFF(klo), so = OFF(slo), kn = OFF(khi) - ko, sn = OFF(shi) - so;
+        int peer = PEER(newrank ^ mask);
+        plo[steps] = lo;
+        phi[steps] = hi;
+        trd_s_sendrecv(b, 1 + steps, peer, work_buf, work + so, sn, peer, TRD_B_TMP, tmp, kn);
+        trd_s_reduce(b, 1 + steps, work_buf, work + ko, TRD_B_TMP, -1, tmp, kn);
+        lo = klo;
+        hi = khi;
+    }
+    /* gather: the steps in reverse; at each, the rank off the root's side
+     * of the step's bit hands its blocks over and is done */
+    for (int k = steps - 1; k >= 0; k--) {
+        int peer = PEER(newrank ^ (1 << k)), round = 1 + 2 * steps - k;
+        if ((newrank ^ rootnew) & (1 << k)) {
+            trd_s_send(b, round, peer, work_buf, work + OFF(lo), OFF(hi) - OFF(lo));
             return 0;
         }
-        trd_s_recv(b, k0, peer, work_buf, work + lo, len);
+        int olo = lo == plo[k] ? hi : plo[k], ohi = lo == plo[k] ? phi[k] : lo;
+        trd_s_recv(b, round, peer, work_buf, work + OFF(olo), OFF(ohi) - OFF(olo));
+        lo = plo[k];
+        hi = phi[k];
     }
+#undef OFF
+#undef PEER
     return 0;
 }
 
@@ -51,7 +92,7 @@ const trd_algo trd_reduce_rabenseifner = {
     .name = "rabenseifner",
     .coll = TRD_COLL_REDUCE,
     .source = "[MPICH §4.4]",
-    .levels = "recursive halving reduce_scatter, then a binomial gather to the root",
+    .levels = "recursive halving reduce_scatter in ring order, then a binomial gather to the root",
     .refuse = refuse,
     .plan = plan,
 };
