@@ -116,11 +116,41 @@ static int check_one(const trd_algo *a, const char *params, int nnodes, const in
     return 1;
 }
 
+/* Rabenseifner's reduce with either halving order (near: distances 1, 2,
+ * 4, ...; far: q/2 first) over the ring order, on shapes with and without
+ * a power of two of ranks, block-wise and shuffled, every root kind (the
+ * fold's even rank, its odd one, a rank above the fold), in place or not. */
+static void test_reduce_halving(void)
+{
+    const trd_algo *a = trd_algo_find(TRD_COLL_REDUCE, "rabenseifner", 12);
+    static const int nodes[] = {2, 3, 4, 5, 7, 8, 13};
+    static const char *const orders[] = {"", "near", "far"};
+    CU_ASSERT_FATAL(a != NULL);
+    int n = 0;
+    for (size_t o = 0; o < 3; o++)
+        for (size_t i = 0; i < sizeof nodes / sizeof *nodes; i++)
+            for (int ppn1 = 1; ppn1 <= 3; ppn1++)
+                for (unsigned seed = 0; seed < 2; seed++) {
+                    int ppn[16], p = nodes[i] * ppn1;
+                    for (int v = 0; v < nodes[i]; v++)
+                        ppn[v] = ppn1;
+                    int roots[3] = {0, 1, p - 1};
+                    for (int r = 0; r < 3; r++) {
+                        trd_call call = {TRD_COLL_REDUCE, (size_t)p * 5 + 3, 8, roots[r], r == 1,
+                                         1, 0};
+                        n += check_one(a, orders[o], nodes[i], ppn, seed ? 7u * (unsigned)p : 0,
+                                       call, &mems[(o + i + r) % NMEMS], 2);
+                    }
+                }
+    CU_ASSERT_EQUAL(n, 3 * 7 * 3 * 2 * 3);
+    fprintf(stderr, "%d schedules verified ", n);
+}
+
 /* The parameters the one-node algorithms without a default take: the prime
  * factors of the ranks (shm:rx), else a radix of 2 (shm:tree). */
 static const char *params_for(const trd_algo *a, const trd_shape *sh, char *buf, size_t len)
 {
-    trd_call call = {a->coll, 1, 8, 0, 0, 1, 0};
+    trd_call call = {a->coll, (size_t)sh->nranks, 8, 0, 0, 1, 0};
     size_t o = 0;
     int n = sh->nranks;
     if (!a->parse || accepts(a, "", sh, &call))
@@ -706,6 +736,7 @@ int main(void)
     static const trd_test_case tests[] = {
         {"every registered algorithm over the shape matrix", test_every_algorithm},
         {"large and prime rank counts", test_large},
+        {"reduce's halving near and far, every root", test_reduce_halving},
         {"broken schedules refused with their message", test_broken},
         {"ring contention on the switch tree", test_contention},
         {"every candidate on switch trees of 1..4 levels, the generator's chain", test_levels},
