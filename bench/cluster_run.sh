@@ -7,11 +7,13 @@
 # them.
 #
 #   bench/cluster_run.sh TOPOLOGY [--ppn K] [--order tree|shuffled|FILE] [--mpi mpich|openmpi]
-#                        [--wisdom FILE | --tune [--budget D]] [--pieces] [--build DIR]
+#                        [--wisdom FILE... | --tune [--budget D]] [--pieces] [--build DIR]
 #                        [--results DIR] [-- bench_allreduce options]
 #
 # The libraries are generated here from TOPOLOGY with the build's treeduce-gen
-# (untuned; and tuned with --wisdom FILE) and compiled with the MPI
+# (untuned; and tuned with --wisdom FILE, which may be given more than once:
+# treeduce-gen combines the files, the newer measurement of a size winning)
+# and compiled with the MPI
 # library's compiler against the build's runtime.  --tune first runs
 # treeduce-tune on the cluster itself (same ranks, same order; for --budget,
 # default 20m) into RESULTS/wisdom-MACHINE.wisdom and uses that.
@@ -29,7 +31,7 @@ me=${0##*/}
 die() { echo "$me: $*" >&2; exit 2; }
 top=$(cd "$(dirname "$0")/.." && pwd)
 
-topo= ppn= order=tree mpi=mpich wisdom= tune=0 budget=20m pieces=0 build=$top/build results=
+topo= ppn= order=tree mpi=mpich wisdom=() tune=0 budget=20m pieces=0 build=$top/build results=
 [ $# -ge 1 ] || die "usage: $me TOPOLOGY [options] [-- bench_allreduce options] (see the file)"
 topo=$1
 shift
@@ -38,7 +40,7 @@ while [ $# -gt 0 ]; do
     --ppn) ppn=${2:?}; shift 2 ;;
     --order) order=${2:?}; shift 2 ;;
     --mpi) mpi=${2:?}; shift 2 ;;
-    --wisdom) wisdom=${2:?}; shift 2 ;;
+    --wisdom) wisdom+=("${2:?}"); shift 2 ;;
     --tune) tune=1; shift ;;
     --budget) budget=${2:?}; shift 2 ;;
     --pieces) pieces=1; shift ;;
@@ -49,8 +51,10 @@ while [ $# -gt 0 ]; do
     esac
 done
 [ -r "$topo" ] || die "$topo: cannot read"
-[ -z "$wisdom" ] || [ "$tune" = 0 ] || die "--wisdom and --tune: one or the other"
-[ -z "$wisdom" ] || [ -r "$wisdom" ] || die "--wisdom $wisdom: cannot read"
+[ ${#wisdom[@]} = 0 ] || [ "$tune" = 0 ] || die "--wisdom and --tune: one or the other"
+for w in ${wisdom[@]+"${wisdom[@]}"}; do
+    [ -r "$w" ] || die "--wisdom $w: cannot read"
+done
 case $mpi in
 mpich) mpicc=mpicc.mpich ;;
 openmpi) mpicc=mpicc.openmpi ;;
@@ -93,13 +97,15 @@ library "$work/untuned"
 libs=(--lib "$work/untuned/libtreeduce_$machine.so")
 
 if [ "$tune" = 1 ]; then
-    wisdom=$results/wisdom-$machine.wisdom
+    wisdom=("$results/wisdom-$machine.wisdom")
     echo "== tuning on the cluster: treeduce-tune --budget $budget, $shape"
     "${cluster[@]}" -- "$build/treeduce-tune" "$(realpath "$topo")" --budget "$budget" \
-        -o "$wisdom" || { s=$?; echo "$me: treeduce-tune failed" >&2; exit $s; }
+        -o "${wisdom[0]}" || { s=$?; echo "$me: treeduce-tune failed" >&2; exit $s; }
 fi
-if [ -n "$wisdom" ]; then
-    "$gen" "$topo" --wisdom "$wisdom" -o "$work/tuned" >/dev/null || exit 1
+if [ ${#wisdom[@]} -gt 0 ]; then
+    wargs=()
+    for w in "${wisdom[@]}"; do wargs+=(--wisdom "$w"); done
+    "$gen" "$topo" "${wargs[@]}" -o "$work/tuned" >/dev/null || exit 1
     library "$work/tuned"
     libs=(--lib "$work/tuned/libtreeduce_$machine.so" "${libs[@]}")
     new=tuned old=untuned
@@ -129,6 +135,6 @@ if [ "$pieces" = 1 ] && [ "$status" = 0 ]; then
         speedups "$new" "$pcsv"
     fi
 fi
-[ -z "$wisdom" ] || echo "wisdom: $wisdom"
+[ ${#wisdom[@]} = 0 ] || echo "wisdom: ${wisdom[*]}"
 echo "CSV: $results"
 exit "$status"

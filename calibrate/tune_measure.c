@@ -14,11 +14,13 @@
  * the size); a candidate's time is its median.  The MPI library's routine
  * runs twice in each round: the two medians' difference is the size's
  * noise, and the table's noise is their median over its sizes and passes.
- * The library's routine is timed in a second rank order as well, where the
- * shape has one (the communicator alt, tune_shuffled_order): treeduce's
- * schedules follow the nodes whatever the ranks' order, the library's
- * routine does not, and a table that chooses it must hold in any order
- * an application runs in, so its time is the slower order's median.
+ * The library's routine, and every candidate whose messages follow the
+ * ranks' numbers (TRD_ALGO_RANK_ORDER: the pieces' MPICH algorithms,
+ * repro), is timed in a second rank order as well, where the shape has one
+ * (the communicator alt, tune_shuffled_order): the other schedules follow
+ * the nodes' ring order whatever the ranks' numbers, these do not, and a
+ * table that chooses one must hold in any order an application runs in, so
+ * its time is the slower order's median.
  * Which candidates a size times in the first pass (the pruning) is the rule
  * of tune_rules.h: skipped only where measured behind and predicted out of
  * reach, and timed again at least once per factor 8 in size; a candidate
@@ -148,6 +150,17 @@ static int is_mpi(int coll, const char *spec)
     const char *params;
     const trd_algo *a = trd_algo_parse(coll, spec, &params);
     return a && (a->flags & TRD_ALGO_LIBRARY);
+}
+
+/* Whether spec's time depends on the ranks' numbering (the MPI library's
+ * routine, and the candidates whose messages follow rank order,
+ * TRD_ALGO_RANK_ORDER): such a candidate is timed in the second rank order
+ * too, and its time is the slower order's. */
+static int order_bound(int coll, const char *spec)
+{
+    const char *params;
+    const trd_algo *a = trd_algo_parse(coll, spec, &params);
+    return a && (a->flags & (TRD_ALGO_LIBRARY | TRD_ALGO_RANK_ORDER));
 }
 
 /* The elements of one rank's input and output for count elements per call. */
@@ -353,7 +366,7 @@ static int measure_size(ctx *x, const int *idx, int n, size_t bytes, double *us,
      * of the file) */
     int twice[TUNE_MAX_CANDS + 1];
     for (int j = 0; j < nlive; j++) {
-        twice[j] = x->alt != MPI_COMM_NULL && is_mpi(t->coll, t->cands[idx[live[j]]]);
+        twice[j] = x->alt != MPI_COMM_NULL && order_bound(t->coll, t->cands[idx[live[j]]]);
         for (int it = 0; it < iters; it++)
             x->times[(size_t)(nlive + j) * (size_t)iters + (size_t)it] = 0;
     }
@@ -373,7 +386,7 @@ static int measure_size(ctx *x, const int *idx, int n, size_t bytes, double *us,
                 x->times[(size_t)j * (size_t)iters + (size_t)it] = MPI_Wtime() - t0;
                 if (!twice[j])
                     continue;
-                /* the library's routine in the second order, settled the same way */
+                /* the second order, settled the same way */
                 write_input(x, count);
                 run_on(x, x->alt, spec, count, x->recv);
                 write_input(x, count);
@@ -387,21 +400,21 @@ static int measure_size(ctx *x, const int *idx, int n, size_t bytes, double *us,
     if ((rc = MPI_Allreduce(MPI_IN_PLACE, x->times, 2 * nlive * iters, MPI_DOUBLE, MPI_MAX,
                             x->comm)) != MPI_SUCCESS)
         return rc;
-    double second[TUNE_MAX_CANDS + 1];
+    double first[TUNE_MAX_CANDS + 1], second[TUNE_MAX_CANDS + 1];
     for (int j = 0; j < nlive; j++) {
-        us[live[j]] = tune_median(x->times + (size_t)j * (size_t)iters, iters) * 1e6;
+        first[j] = tune_median(x->times + (size_t)j * (size_t)iters, iters) * 1e6;
         second[j] = twice[j] ? tune_median(x->times + (size_t)(nlive + j) * (size_t)iters, iters) *
                                    1e6
                              : NAN;
-        if (twice[j] && second[j] > us[live[j]]) /* its time: the slower order's */
-            us[live[j]] = second[j];
+        /* its time: the slower order's */
+        us[live[j]] = twice[j] && second[j] > first[j] ? second[j] : first[j];
     }
     if (x->rank == 0 && x->o->verbose) {
         fprintf(stderr, "treeduce-tune:   %zu B, median us:", bytes);
         for (int j = 0; j < nlive; j++) {
-            fprintf(stderr, " %s %.3g", t->cands[idx[live[j]]], us[live[j]]);
+            fprintf(stderr, " %s %.3g", t->cands[idx[live[j]]], first[j]);
             if (twice[j])
-                fprintf(stderr, " (shuffled %.3g)", second[j]);
+                fprintf(stderr, " (second order %.3g)", second[j]);
         }
         fputc('\n', stderr);
     }

@@ -105,11 +105,11 @@ double tune_median(double *v, int n);
  * of noise times the time and TUNE_TIE_US. */
 int tune_check_verdict(double alg_us, double model_us, double mpi_us, double noise, int same);
 
-/* The second rank order in which the MPI library's routine is timed
- * (docs/tuning.md, "Rank order"): treeduce's schedules follow the nodes'
- * places in the switch tree whatever the ranks' order, the library's
- * routine pairs ranks by number, so it is timed in the job's order and in
- * this one, and its slower median is its time.  For a communicator of n
+/* The second rank order in which the MPI library's routine and the
+ * rank-order candidates are timed (docs/tuning.md, "Rank order"): most of
+ * treeduce's schedules follow the nodes' places in the switch tree
+ * whatever the ranks' order, these pair ranks by number, so they are timed
+ * in the job's order and in this one, and the slower median is the time.  For a communicator of n
  * ranks, rank r on node node[r] (the node's place in the machine's ring
  * order) under leaf switch leaf[r] (any id; one value for all where the
  * machine has no switches): the shuffled order of bench/cluster.sh, where

@@ -103,8 +103,9 @@ int tune_grid(const tune_opts *o, int coll, int nranks, size_t *bytes, int cap);
 /* One pass over t's grid, md the model (pass 0 .. o->passes - 1, in order; pass 0 sets
  * up the table's candidates and grid), for t->coll on comm (every rank of
  * comm calls it; t->nnodes, t->ppn its shape) with machine m.  alt: comm's
- * ranks in the second order the MPI library's routine is timed in
- * (tune_shuffled_order), MPI_COMM_NULL where that is comm's own.  Where the
+ * ranks in the second order the MPI library's routine and the rank-order
+ * candidates are timed in (tune_shuffled_order), MPI_COMM_NULL where that
+ * is comm's own.  Where the
  * budget runs out, c->stopped is set (on every rank of comm) and the pass
  * does not count.  Returns MPI_SUCCESS or an MPI error code. */
 int tune_measure(const trd_machine *m, const tune_model *md, const tune_opts *o, MPI_Comm comm,

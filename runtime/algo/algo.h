@@ -137,6 +137,10 @@ enum {
                                    * reduce covers the whole vector, or the planner refuses */
     TRD_ALGO_LIBRARY = 64,        /* "mpi": the MPI library's own routine (PMPI_*); no schedule,
                                    * trd_plan refuses it, the runtime calls the library */
+    TRD_ALGO_RANK_ORDER = 128,    /* its messages follow the ranks' numbers, not the ring order
+                                   * (MPICH's pieces, repro): what it costs depends on how the
+                                   * ranks are placed, and the tuner times it in a second rank
+                                   * order too, as it does the library's routine */
 };
 
 /* Open MPI's coll_tuned_allreduce_algorithm ids, the numbers of its dynamic

@@ -30,6 +30,7 @@ static int plan(trd_sb *b, const void *params)
 const trd_algo trd_allgather_bruck = {
     .name = "bruck",
     .coll = TRD_COLL_ALLGATHER,
+    .flags = TRD_ALGO_RANK_ORDER,
     .source = "[MPICH §4.1]",
     .levels = "Bruck: ceil(lg p) exchanges, then one rotation",
     .plan = plan,

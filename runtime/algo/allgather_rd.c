@@ -39,6 +39,7 @@ static const char *refuse(const trd_shape *sh, const trd_call *call, const void 
 const trd_algo trd_allgather_rd = {
     .name = "rd",
     .coll = TRD_COLL_ALLGATHER,
+    .flags = TRD_ALGO_RANK_ORDER,
     .source = "[MPICH §4.1]",
     .levels = "recursive doubling (a power of two of ranks)",
     .refuse = refuse,

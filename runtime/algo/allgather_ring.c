@@ -31,7 +31,7 @@ static int plan(trd_sb *b, const void *params)
 const trd_algo trd_allgather_ring = {
     .name = "ring",
     .coll = TRD_COLL_ALLGATHER,
-    .flags = TRD_ALGO_QUADRATIC,
+    .flags = TRD_ALGO_QUADRATIC | TRD_ALGO_RANK_ORDER,
     .source = "[MPICH §4.1]",
     .levels = "ring in rank order",
     .plan = plan,

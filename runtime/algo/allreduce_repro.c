@@ -115,7 +115,7 @@ static int plan(trd_sb *b, const void *params)
 const trd_algo trd_allreduce_repro = {
     .name = "repro",
     .coll = TRD_COLL_ALLREDUCE,
-    .flags = TRD_ALGO_SPLITS | TRD_ALGO_QUADRATIC | TRD_ALGO_WHOLE,
+    .flags = TRD_ALGO_SPLITS | TRD_ALGO_QUADRATIC | TRD_ALGO_WHOLE | TRD_ALGO_RANK_ORDER,
     .source = "[MPICH §4.3, §4.1]",
     .levels = "direct exchange, fixed rank-order tree, allgather (reproducible)",
     .plan = plan,

@@ -41,6 +41,7 @@ static int plan(trd_sb *b, const void *params)
 const trd_algo trd_bcast_binomial = {
     .name = "binomial",
     .coll = TRD_COLL_BCAST,
+    .flags = TRD_ALGO_RANK_ORDER,
     .source = "[MPICH §4.2]",
     .levels = "binomial tree",
     .plan = plan,

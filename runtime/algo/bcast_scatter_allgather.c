@@ -52,6 +52,7 @@ static int plan(trd_sb *b, const void *params)
 const trd_algo trd_bcast_scatter_allgather = {
     .name = "scatter_allgather",
     .coll = TRD_COLL_BCAST,
+    .flags = TRD_ALGO_RANK_ORDER,
     .source = "[MPICH §4.2]",
     .levels = "van de Geijn: binomial scatter, then allgather",
     .params_size = sizeof(sa_params),

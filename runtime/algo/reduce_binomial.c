@@ -68,7 +68,7 @@ static int plan(trd_sb *b, const void *params)
 const trd_algo trd_reduce_binomial = {
     .name = "binomial",
     .coll = TRD_COLL_REDUCE,
-    .flags = TRD_ALGO_WHOLE,
+    .flags = TRD_ALGO_WHOLE | TRD_ALGO_RANK_ORDER,
     .source = "[MPICH §4.4]",
     .levels = "binomial tree in rank order (any operation)",
     .plan = plan,

@@ -70,6 +70,7 @@ static int plan(trd_sb *b, const void *params)
 const trd_algo trd_rsb_doubling = {
     .name = "doubling",
     .coll = TRD_COLL_REDUCE_SCATTER_BLOCK,
+    .flags = TRD_ALGO_RANK_ORDER,
     .source = "[MPICH §4.3]",
     .levels = "recursive doubling in rank order (any operation)",
     .plan = plan,

@@ -113,6 +113,7 @@ static int plan(trd_sb *b, const void *params)
 const trd_algo trd_rsb_halving = {
     .name = "halving",
     .coll = TRD_COLL_REDUCE_SCATTER_BLOCK,
+    .flags = TRD_ALGO_RANK_ORDER,
     .source = "[MPICH §4.3]",
     .levels = "recursive halving with the non-power-of-two fold",
     .refuse = trd_refuse_noncommutative,

@@ -43,6 +43,7 @@ static int plan(trd_sb *b, const void *params)
 const trd_algo trd_rsb_pairwise = {
     .name = "pairwise",
     .coll = TRD_COLL_REDUCE_SCATTER_BLOCK,
+    .flags = TRD_ALGO_RANK_ORDER,
     .source = "[MPICH §4.3]",
     .levels = "pairwise exchange in rank order (any operation)",
     .plan = plan,
