@@ -403,9 +403,9 @@ static int measure_size(ctx *x, const int *idx, int n, size_t bytes, double *us,
     double first[TUNE_MAX_CANDS + 1], second[TUNE_MAX_CANDS + 1];
     for (int j = 0; j < nlive; j++) {
         first[j] = tune_median(x->times + (size_t)j * (size_t)iters, iters) * 1e6;
-        second[j] = twice[j] ? tune_median(x->times + (size_t)(nlive + j) * (size_t)iters, iters) *
-                                   1e6
-                             : NAN;
+        second[j] = twice[j]
+                        ? tune_median(x->times + (size_t)(nlive + j) * (size_t)iters, iters) * 1e6
+                        : NAN;
         /* its time: the slower order's */
         us[live[j]] = twice[j] && second[j] > first[j] ? second[j] : first[j];
     }
@@ -685,8 +685,8 @@ static int ctx_open(ctx *x, const trd_machine *m, const tune_opts *o, MPI_Comm c
                     tune_table *t, tune_clock *clk)
 {
     tune_state *st = t->st;
-    *x = (ctx){m,    o,    comm, alt,      0, 0, t, clk, NULL, NULL, NULL, NULL, NULL,
-               NULL, st->dead, table_noise(st)};
+    *x = (ctx){m,    o,    comm, alt,  0,    0,    t,        clk,
+               NULL, NULL, NULL, NULL, NULL, NULL, st->dead, table_noise(st)};
     MPI_Comm_rank(comm, &x->rank);
     MPI_Comm_size(comm, &x->size);
     size_t top = st->grid[st->ngrid - 1],

@@ -136,8 +136,8 @@ static void test_reduce_halving(void)
                         ppn[v] = ppn1;
                     int roots[3] = {0, 1, p - 1};
                     for (int r = 0; r < 3; r++) {
-                        trd_call call = {TRD_COLL_REDUCE, (size_t)p * 5 + 3, 8, roots[r], r == 1,
-                                         1, 0};
+                        trd_call call = {
+                            TRD_COLL_REDUCE, (size_t)p * 5 + 3, 8, roots[r], r == 1, 1, 0};
                         n += check_one(a, orders[o], nodes[i], ppn, seed ? 7u * (unsigned)p : 0,
                                        call, &mems[(o + i + r) % NMEMS], 2);
                     }
