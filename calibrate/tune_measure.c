@@ -144,12 +144,19 @@ typedef struct ctx {
     double noise;              /* relative: the table's so far (ties, pick) */
 } ctx;
 
-/* Whether spec, a candidate of collective coll, is the MPI library's routine. */
-static int is_mpi(int coll, const char *spec)
+/* The descriptor flags (algo.h) of spec, a candidate of collective coll; 0
+ * where it names no algorithm. */
+static unsigned spec_flags(int coll, const char *spec)
 {
     const char *params;
     const trd_algo *a = trd_algo_parse(coll, spec, &params);
-    return a && (a->flags & TRD_ALGO_LIBRARY);
+    return a ? a->flags : 0;
+}
+
+/* Whether spec is the MPI library's routine. */
+static int is_mpi(int coll, const char *spec)
+{
+    return (spec_flags(coll, spec) & TRD_ALGO_LIBRARY) != 0;
 }
 
 /* Whether spec's time depends on the ranks' numbering (the MPI library's
@@ -158,9 +165,7 @@ static int is_mpi(int coll, const char *spec)
  * too, and its time is the slower order's. */
 static int order_bound(int coll, const char *spec)
 {
-    const char *params;
-    const trd_algo *a = trd_algo_parse(coll, spec, &params);
-    return a && (a->flags & (TRD_ALGO_LIBRARY | TRD_ALGO_RANK_ORDER));
+    return (spec_flags(coll, spec) & (TRD_ALGO_LIBRARY | TRD_ALGO_RANK_ORDER)) != 0;
 }
 
 /* The elements of one rank's input and output for count elements per call. */
@@ -174,7 +179,8 @@ static size_t recv_elems(int coll, size_t count, int p)
 }
 
 /* One call of candidate spec (NULL: the MPI library's routine, the
- * reference) on c (x->comm, or x->alt for the library's routine). */
+ * reference) on c (x->comm, or x->alt for a candidate timed in the second
+ * rank order, order_bound). */
 static int run_on(const ctx *x, MPI_Comm c, const char *spec, int count, double *out)
 {
     const trd_machine *m = x->m;
