@@ -31,6 +31,10 @@
  * routine of their own in turn with the others: old_us against mpi_us is
  * what the run's noise alone makes of one routine timed twice, the yardstick
  * for a new/old or speed-up near 1.
+ * A fourth --lib, after NEW, OLD and mpi, is a copy of OLD in a file of its
+ * own: old_b_us against old_us is what the run's noise makes of one library
+ * loaded twice, each instance with its own shared-memory segment (at some
+ * sizes wider than the MPI routine's A/B noise).
  *
  * --also NAME times a third routine in turn with the others: the (first)
  * library's allreduce with algorithm NAME (trd_MACHINE_allreduce_with, as
@@ -99,7 +103,8 @@
  *
  * Usage: bench_allreduce [--min-bytes N] [--max-bytes N] [--iters N]
  *                        [--warmup N] [--csv FILE] [--copy-bytes N] [--link-rate B]
- *                        [--lib LIB [--lib LIB [--lib mpi]]] [--also NAME|all] [--check-only]
+ *                        [--lib LIB [--lib LIB [--lib mpi [--lib COPY]]]] [--also NAME|all]
+ * [--check-only]
  *                        [--verify]
  * Sizes take a K, M or G suffix (powers of 1024); --copy-bytes 0 skips the
  * bandwidth measurement and the bound.  --iters is the most iterations per
@@ -412,7 +417,8 @@ int main(int argc, char **argv)
         return bench_usage(
             "usage: bench_allreduce [--min-bytes N] [--max-bytes N] [--iters N] [--warmup N] "
             "[--csv FILE] [--copy-bytes N] [--link-rate B]\n"
-            "                       [--lib LIB [--lib LIB [--lib mpi]]] [--also NAME|all] "
+            "                       [--lib LIB [--lib LIB [--lib mpi [--lib COPY]]]] [--also "
+            "NAME|all] "
             "[--check-only] "
             "[--verify]\n"
             "  sizes in bytes, with an optional K, M or G suffix (1024-based);\n"
@@ -422,7 +428,8 @@ int main(int argc, char **argv)
             "  carrying B bytes/s (k, M, G: 1e3, 1e6, 1e9) each way;\n"
             "  --lib: a libtreeduce_MACHINE.so to time instead of MPI_Allreduce; "
             "twice:\n  NEW's and OLD's side by side; --lib mpi as the second or third: the MPI "
-            "library's\n  routine timed twice;\n"
+            "library's\n  routine timed twice; a fourth --lib: a copy of OLD (one library loaded "
+            "twice);\n"
             "  --also NAME: also the (first) library's allreduce with algorithm NAME, e.g. "
             "repro;\n"
             "  --also all: every algorithm that can be forced, and the fastest of them;\n"

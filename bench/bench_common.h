@@ -60,7 +60,7 @@
 
 #define MIN_ITERS 20
 #define SECONDS_PER_SIZE 0.5    /* iterations shrink to fit; at least MIN_ITERS */
-#define BENCH_MAX_LIBS 3        /* --lib NEW --lib OLD --lib mpi */
+#define BENCH_MAX_LIBS 4        /* --lib NEW --lib OLD --lib mpi --lib OLD_COPY */
 #define BENCH_MAX_CANDIDATES 64 /* --also all: forced algorithms of one collective */
 /* the libraries, and the algorithms beside them (--also) */
 #define BENCH_MAX_ROUTINES (BENCH_MAX_LIBS + BENCH_MAX_CANDIDATES)
@@ -340,11 +340,14 @@ static inline void bench_lib_mpi(int l)
 }
 
 /* Replaces libs[] by the --lib libraries, if any: "treeduce" for one, "new"
- * and "old" for two, and "mpi_b" for a third, which must be "mpi"; "mpi"
- * names the MPI library's routines (bench_lib_mpi). */
+ * and "old" for two, "mpi_b" for a third, which must be "mpi", and "old_b"
+ * for a fourth, a copy of OLD in a file of its own (the same library loaded
+ * twice: what the run's noise makes of one library's two instances, each
+ * with its own shared-memory segment); "mpi" names the MPI library's
+ * routines (bench_lib_mpi). */
 static inline void bench_load_libs(void)
 {
-    static const char *const names[BENCH_MAX_LIBS] = {"new", "old", "mpi_b"};
+    static const char *const names[BENCH_MAX_LIBS] = {"new", "old", "mpi_b", "old_b"};
 
     if (opt.nlib == 0)
         return;
@@ -361,6 +364,9 @@ static inline void bench_load_libs(void)
         if (!strcmp(opt.lib[l], "mpi")) {
             if (l == 0)
                 die_all("--lib mpi: give the library under test first (--lib NEW.so --lib mpi)");
+            if (l == 3)
+                die_all("--lib mpi: the fourth --lib is a copy of OLD (the second), in a file "
+                        "of its own");
             bench_lib_mpi(l);
         } else
             bench_lib_open(l, opt.lib[l]);
@@ -1110,9 +1116,13 @@ static inline void bench_print_ratios(void)
     else
         printf("# new/old = new time / old time (> 1.05: new more than 5%% slower; the two take "
                "turns at\n#   going first); speed-up = MPI time / new time (> 1: new faster)\n");
-    if (opt.nlib == 3)
+    if (opt.nlib >= 3)
         printf("# mpi_b_us: the MPI library's routine timed a second time, in turn with the "
                "others;\n#   mpi_b/mpi: what the run's noise alone makes of one routine timed "
+               "twice\n");
+    if (opt.nlib == 4)
+        printf("# old_b_us: a copy of old, loaded from a file of its own (its own instance and "
+               "segment);\n#   old_b/old: what the run's noise makes of one library loaded "
                "twice\n");
     for (int l = 0; l < nbase; l++)
         if (libs[l].algorithm)
@@ -1151,15 +1161,24 @@ static inline int bench_is_old(int l)
  * two libraries (--lib NEW --lib OLD --lib mpi): mpi_b/mpi follows it. */
 static inline int bench_is_mpi_b(int l)
 {
-    return opt.nlib == 3 && l == 2;
+    return opt.nlib >= 3 && l == 2;
 }
 
-/* The ratio column of libs[l], l >= 1: new/old, mpi_b/mpi, or its time over
- * the first library's. */
+/* Whether libs[l] is the copy of old (--lib NEW --lib OLD --lib mpi --lib
+ * OLD_COPY): old_b/old follows it. */
+static inline int bench_is_old_b(int l)
+{
+    return opt.nlib == 4 && l == 3;
+}
+
+/* The ratio column of libs[l], l >= 1: new/old, mpi_b/mpi, old_b/old, or its
+ * time over the first library's. */
 static inline double bench_ratio(int l, const double *t)
 {
     if (bench_is_old(l))
         return t[0] / t[1];
+    if (bench_is_old_b(l))
+        return t[l] / t[1];
     return bench_is_mpi_b(l) ? t[l] / t[nlibs] : t[l] / t[0];
 }
 
@@ -1171,6 +1190,8 @@ static inline void bench_ratio_head(int l, int csv, char *head, size_t len)
         snprintf(head, len, csv ? "new_over_old" : "new/old");
     else if (bench_is_mpi_b(l))
         snprintf(head, len, csv ? "mpi_b_over_mpi" : "mpi_b/mpi");
+    else if (bench_is_old_b(l))
+        snprintf(head, len, csv ? "old_b_over_old" : "old_b/old");
     else
         snprintf(head, len, csv ? "%s_over_%s" : "%s/%s", csv ? libs[l].name : libs[l].abbr,
                  csv ? libs[0].name : libs[0].abbr);

@@ -48,6 +48,10 @@
  * routine of their own in turn with the others: old_us against mpi_us is
  * what the run's noise alone makes of one routine timed twice, the yardstick
  * for a new/old or speed-up near 1.
+ * A fourth --lib, after NEW, OLD and mpi, is a copy of OLD in a file of its
+ * own: old_b_us against old_us is what the run's noise makes of one library
+ * loaded twice, each instance with its own shared-memory segment (at some
+ * sizes wider than the MPI routine's A/B noise).
  *
  * The size is the whole message of one rank: for rsb the input vector (p
  * blocks, the result is one), for allgather the output vector (p blocks, the
@@ -75,7 +79,8 @@
  *
  * Usage: bench_pieces [--piece rsb|allgather|reduce|bcast|all] [--min-bytes N]
  *                     [--max-bytes N] [--iters N] [--warmup N] [--csv FILE]
- *                     [--copy-bytes N] [--lib LIB [--lib LIB [--lib mpi]]] [--also all]
+ *                     [--copy-bytes N] [--lib LIB [--lib LIB [--lib mpi [--lib COPY]]]] [--also
+ * all]
  *                     [--check-only] [--verify]
  * Sizes take a K, M or G suffix (powers of 1024); --copy-bytes 0 skips the
  * bandwidth measurement and the bound.  --iters is the most
@@ -472,14 +477,15 @@ int main(int argc, char **argv)
         return bench_usage(
             "usage: bench_pieces [--piece rsb|allgather|reduce|bcast|all] [--min-bytes N]\n"
             "                    [--max-bytes N] [--iters N] [--warmup N] [--csv FILE]\n"
-            "                    [--copy-bytes N] [--lib LIB [--lib LIB [--lib mpi]]] [--also "
+            "                    [--copy-bytes N] [--lib LIB [--lib LIB [--lib mpi [--lib COPY]]]] "
+            "[--also "
             "all]\n"
             "                    [--check-only] [--verify]\n"
             "  sizes in bytes, with an optional K, M or G suffix (1024-based);\n"
             "  --copy-bytes 0 skips the memory bandwidth measurement and the bound;\n"
             "  --lib: a libtreeduce_MACHINE.so to time instead of MPI_X; twice: NEW's and OLD's\n"
             "  side by side; --lib mpi as the second or third: the MPI library's routine timed\n"
-            "  twice\n"
+            "  twice; a fourth --lib: a copy of OLD (one library loaded twice)\n"
             "  --also all: every algorithm that can be forced, and the fastest of them;\n"
             "  --verify: every timed call's result checked against the values written\n");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

@@ -18,6 +18,11 @@
 # bench_pieces (--lib, --lib) and timed in the same run, interleaved call by
 # call with the MPI library's: the tables add old_us and new/old, NEW's time
 # over OLD's, to show that a change to the runtime is no slower.
+# In both modes the MPI library's routine is timed twice (mpi_b/mpi) and a
+# copy of OLD (untuned) is loaded as a fourth library (old_b/old): the
+# verdict after each table takes the larger of the two as the run's noise,
+# as two instances of one library differ by more than MPI's two timings at
+# some sizes (where each one's shared-memory segment lands).
 # Each CSV gets a PNG beside it (bench/plot.sh, when gnuplot is installed):
 # speed-up and bandwidth over the size, with the bounds and, for the
 # allreduce, the model's predicted time (treeduce-gen local --predict, kept
@@ -36,6 +41,16 @@ mpiexec=$(command -v mpiexec.mpich || command -v mpiexec)
 
 . "$top/bench/verdict.sh"
 mkdir -p "$top/bench/results"
+# copy_lib LIB: copy, a copy of LIB under the same name in a folder of its
+# own (bench --lib loads a file once), removed on exit
+copies=
+trap 'rm -rf $copies' EXIT
+copy_lib() {
+    d=$(mktemp -d "${TMPDIR:-/tmp}/treeduce-copy.XXXXXX")
+    copies="$copies $d"
+    cp "$1" "$d/"
+    copy=$d/$(basename "$1")
+}
 host=$(hostname -s)
 echo "== plan for this machine (treeduce-gen local --explain)"
 plan=$("$build/treeduce-gen" local --explain)
@@ -65,13 +80,14 @@ if [ -z "$old" ]; then
         pcsv="$top/bench/results/pieces-$host-tuned.csv"
         echo
         echo "== allreduce, tuned (new: $tuned) and untuned (old), vs the MPI library's, 2 ranks, same run"
+        copy_lib "$build/libtreeduce_local.so"
         "$mpiexec" -n 2 "$build/bench_allreduce" --lib "$tuned" --lib "$build/libtreeduce_local.so" \
-            --lib mpi --csv "$csv" "$@"
+            --lib mpi --lib "$copy" --csv "$csv" "$@"
         verdict tuned untuned "$csv"
         echo
         echo "== reduce_scatter_block, allgather, reduce, bcast, tuned (new) and untuned (old), vs the MPI library's, 2 ranks, same run"
         "$mpiexec" -n 2 "$build/bench_pieces" --lib "$tuned" --lib "$build/libtreeduce_local.so" \
-            --lib mpi --csv "$pcsv"
+            --lib mpi --lib "$copy" --csv "$pcsv"
         verdict tuned untuned "$pcsv"
     else
         echo "bench/run.sh: not tuned: $why; benching the untuned library" >&2
@@ -104,15 +120,16 @@ else
             echo "$old_plan"
         fi
     fi
+    copy_lib "$old_lib"
     csv="$top/bench/results/allreduce-$host-new-old.csv"
     pcsv="$top/bench/results/pieces-$host-new-old.csv"
     echo
     echo "== generated allreduce, NEW ($build) and OLD ($old), vs the MPI library's, 2 ranks, same run"
-    "$mpiexec" -n 2 "$build/bench_allreduce" --lib "$new_lib" --lib "$old_lib" --lib mpi --csv "$csv" "$@"
+    "$mpiexec" -n 2 "$build/bench_allreduce" --lib "$new_lib" --lib "$old_lib" --lib mpi --lib "$copy" --csv "$csv" "$@"
     verdict NEW OLD "$csv"
     echo
     echo "== reduce_scatter_block, allgather, reduce, bcast, NEW and OLD, vs the MPI library's, 2 ranks, same run"
-    "$mpiexec" -n 2 "$build/bench_pieces" --lib "$new_lib" --lib "$old_lib" --lib mpi --csv "$pcsv"
+    "$mpiexec" -n 2 "$build/bench_pieces" --lib "$new_lib" --lib "$old_lib" --lib mpi --lib "$copy" --csv "$pcsv"
     verdict NEW OLD "$pcsv"
 fi
 echo

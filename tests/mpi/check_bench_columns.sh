@@ -7,7 +7,10 @@
 # and hold a positive number on every line of the CSVs.  Then the plain
 # bench_pieces with --lib LIB --lib mpi: the MPI library's routines timed a
 # second time as "old", a column of positive times, and --lib mpi first
-# refused.
+# refused; four libraries (LIB, a copy as old, mpi, a second copy as old_b):
+# old_b_us and old_b/old, and mpi as the fourth refused; and bench/verdict.sh
+# on that CSV, and on one written here: the noise at a size is the larger of
+# |mpi_b/mpi - 1| and |old_b/old - 1| (and their medians).
 #   check_bench_columns.sh MPIEXEC NPFLAG BENCH_ALLREDUCE BENCH_PIECES BENCH_PERSISTENT|-
 #                          BENCH_PIECES_PLAIN LIBTREEDUCE
 set -u
@@ -82,4 +85,41 @@ grep -q "^# old: the MPI library's routines (--lib mpi)" "$work/twice.txt" ||
     fail "--lib mpi first: accepted"
 grep -q -- "--lib mpi: give the library under test first" "$work/first.txt" ||
     { cat "$work/first.txt"; fail "--lib mpi first: not the expected message"; }
+
+# four libraries: LIB, a copy as old, mpi, a second copy as old_b
+mkdir "$work/a" "$work/b"
+cp "$lib" "$work/a/" && cp "$lib" "$work/b/" || fail "copying $lib"
+base=$(basename "$lib")
+run four "$plain" --lib "$lib" --lib "$work/a/$base" --lib mpi --lib "$work/b/$base" --verify \
+    --max-bytes 1K --iters 20 --warmup 1 --copy-bytes 0 --piece bcast
+positive four 8 new_us old_us mpi_b_us old_b_us mpi_us new_over_old mpi_b_over_mpi old_b_over_old
+heads four old_b_us old_b/old
+"$mpiexec" "$np" 2 "$plain" --lib "$lib" --lib "$work/a/$base" --lib mpi --lib mpi --max-bytes 8 \
+    >"$work/fourth.txt" 2>&1 && fail "--lib mpi fourth: accepted"
+grep -q -- "--lib mpi: the fourth --lib is a copy of OLD" "$work/fourth.txt" ||
+    { cat "$work/fourth.txt"; fail "--lib mpi fourth: not the expected message"; }
+
+# the verdict against both noises
+. "$(dirname "$0")/../../bench/verdict.sh"
+verdict new old "$work/four.csv" >"$work/verdict.txt" 2>&1
+grep -q "^new against old: A/B noise of this run, median [0-9.]*% for the MPI routine timed twice (|mpi_b/mpi - 1|), [0-9.]*% for old loaded twice (|old_b/old - 1|)$" \
+    "$work/verdict.txt" || { cat "$work/verdict.txt"; fail "verdict on four.csv: no noise line"; }
+# sizes 8-64: new 8% slower everywhere; the noise there is old_b's 10% at
+# 8, mpi_b's 9% at 16, 1% at 32 and 64: only 32 and 64 are beyond it
+# (medians 1% and 0.5%)
+{
+    echo "piece,bytes,new_over_old,mpi_b_over_mpi,old_b_over_old"
+    echo "bcast,8,1.08,1.00,1.10"
+    echo "bcast,16,1.08,0.91,1.00"
+    echo "bcast,32,1.08,1.01,0.995"
+    echo "bcast,64,1.08,0.99,1.005"
+} >"$work/planted.csv"
+verdict new old "$work/planted.csv" >"$work/planted.txt" 2>&1
+cat >"$work/planted.want" <<'EOF2'
+new against old: A/B noise of this run, median 1.0% for the MPI routine timed twice (|mpi_b/mpi - 1|), 0.5% for old loaded twice (|old_b/old - 1|)
+  new slower at bcast 32 B: new/old 1.080, beyond the noise there (1.010)
+  new slower at bcast 64 B: new/old 1.080, beyond the noise there (1.010)
+  2 of 4 sizes beyond the noise
+EOF2
+diff "$work/planted.want" "$work/planted.txt" || fail "verdict on planted.csv: not the expected lines"
 echo "bench columns: ok"
