@@ -44,8 +44,9 @@
  * the range's ends and every grid size inside it, the winner twice for the
  * pass's noise: the winner keeps a size only where it is faster than the
  * model's choice beyond that noise and not slower than the library's
- * routine beyond it, else one of those takes it (tune_check_verdict), and
- * the range is cut where the verdicts change.
+ * routine beyond it, else one of those takes it (tune_check_verdict); the
+ * choice of the checked size before stays at a tie (tune_check_choices),
+ * and the range is cut where the choices change.
  */
 #include "tune_run.h"
 
@@ -979,14 +980,6 @@ static int check_point(ctx *x, int w, size_t bytes, trd_wisdom_point *q, double 
     return MPI_SUCCESS;
 }
 
-/* The spec that takes a check point of a range won by alg. */
-static const char *verdict_alg(const trd_wisdom_point *q)
-{
-    return q->verdict == TRD_WISDOM_TO_MPI     ? "mpi"
-           : q->verdict == TRD_WISDOM_TO_MODEL ? TRD_WISDOM_MODEL
-                                               : q->alg;
-}
-
 /* The sizes the check pass times: per range of t its first and last size
  * within the grid measured and every size of the grid between them (the
  * middle where there is none), each with its range's index. */
@@ -1061,51 +1054,66 @@ static void keep_checks(trd_wisdom_range *o, const trd_wisdom_point *p, int n)
         o->check[i] = p[m > 1 ? (int)((long)i * (n - 1) / (m - 1)) : 0];
 }
 
-/* Each checked size's verdict with the table's noise, and each range of t
- * cut at the geometric middle between checked sizes whose verdicts differ:
- * a part the model's choice or the library's routine takes names it
- * ("model", "mpi") with its time, the measured winner as its runner-up.
- * Returns MPI_SUCCESS or MPI_ERR_NO_MEM. */
+/* Each checked size's verdict with the table's noise, its choice
+ * (tune_check_choices: a tie keeps the choice of the size before), and each
+ * range of t cut at the geometric middle between checked sizes whose
+ * choices differ: a part the model's choice or the library's routine takes
+ * names it ("model", "mpi") with its time, the measured winner as its
+ * runner-up; neighbouring parts of one choice are one range, across the
+ * measured ranges too.  Returns MPI_SUCCESS or MPI_ERR_NO_MEM. */
 static int cut_ranges(tune_table *t, checks *c)
 {
     trd_wisdom_range *out = malloc((size_t)(t->nranges + c->n) * sizeof *out);
-    int n = 0;
-    if (!out)
+    const char **who = malloc((size_t)(c->n ? c->n : 1) * sizeof *who);
+    int n = 0, start = -1; /* out[n - 1]'s first check, -1: not a checked part */
+    if (!out || !who) {
+        free(out);
+        free(who);
         return MPI_ERR_NO_MEM;
+    }
     for (int k = 0; k < c->n; k++) {
         c->p[k].noise = t->noise;
         c->p[k].verdict = tune_check_verdict(c->p[k].alg_us, c->p[k].model_us, c->p[k].mpi_us,
                                              t->noise, strcmp(c->p[k].alg, c->p[k].model) == 0);
     }
+    tune_check_choices(c->p, c->n, who);
     for (int r = 0, k = 0; r < t->nranges; r++) {
         const trd_wisdom_range *q = &t->range[r];
-        size_t from = q->from;
         if (k == c->n || c->range[k] != r) { /* nothing checked in it */
             out[n++] = *q;
+            start = -1;
             continue;
         }
-        while (k < c->n && c->range[k] == r) {
-            const trd_wisdom_point *p = &c->p[k];
-            const char *who = verdict_alg(p);
+        for (int first = k; k < c->n && c->range[k] == r; first = k) {
+            const char *name = who[first];
+            /* the checked sizes after it with the same choice stay in this part */
+            while (k < c->n && c->range[k] == r && strcmp(who[k], name) == 0)
+                k++;
+            size_t from = first == 0 || c->range[first - 1] != r
+                              ? q->from
+                              : middle(c->p[first - 1].bytes, c->p[first].bytes);
+            size_t below =
+                k == c->n || c->range[k] != r ? q->below : middle(c->p[k - 1].bytes, c->p[k].bytes);
+            if (start >= 0 && strcmp(out[n - 1].alg, name) == 0) { /* the part before, grown */
+                out[n - 1].below = below;
+                keep_checks(&out[n - 1], &c->p[start], k - start);
+                continue;
+            }
             trd_wisdom_range *o = &out[n++];
-            int first = k;
             *o = *q;
             o->from = from;
-            if (p->verdict != TRD_WISDOM_KEPT) {
-                snprintf(o->alg, sizeof o->alg, "%s", who);
-                o->us = p->verdict == TRD_WISDOM_TO_MPI ? p->mpi_us : p->model_us;
+            o->below = below;
+            if (strcmp(name, q->alg)) {
+                snprintf(o->alg, sizeof o->alg, "%s", name);
+                o->us = tune_check_time(&c->p[first], name);
                 snprintf(o->runner, sizeof o->runner, "%s", q->alg);
-                o->runner_us = p->alg_us;
+                o->runner_us = c->p[first].alg_us;
             }
-            /* the checked sizes after it with the same verdict stay in this part */
-            while (k < c->n && c->range[k] == r && strcmp(verdict_alg(&c->p[k]), who) == 0)
-                k++;
             keep_checks(o, &c->p[first], k - first);
-            o->below =
-                k == c->n || c->range[k] != r ? q->below : middle(c->p[k - 1].bytes, c->p[k].bytes);
-            from = o->below;
+            start = first;
         }
     }
+    free(who);
     /* cut parts beyond what the runtime reads go to their neighbours */
     merge_narrowest(out, &n, TUNE_TABLE_RANGES);
     memcpy(t->range, out, (size_t)n * sizeof out[0]);

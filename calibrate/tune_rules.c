@@ -166,6 +166,31 @@ int tune_check_verdict(double alg_us, double model_us, double mpi_us, double noi
     return mpi_us <= with_margin(model_us, noise) ? TRD_WISDOM_TO_MPI : TRD_WISDOM_TO_MODEL;
 }
 
+double tune_check_time(const trd_wisdom_point *p, const char *name)
+{
+    if (!strcmp(name, "mpi"))
+        return p->mpi_us;
+    if (!strcmp(name, TRD_WISDOM_MODEL) || !strcmp(name, p->model))
+        return p->model_us;
+    return strcmp(name, p->alg) ? INFINITY : p->alg_us;
+}
+
+void tune_check_choices(const trd_wisdom_point *p, int n, const char **who)
+{
+    for (int k = 0; k < n; k++) {
+        const trd_wisdom_point *q = &p[k];
+        who[k] = q->verdict == TRD_WISDOM_TO_MPI     ? "mpi"
+                 : q->verdict == TRD_WISDOM_TO_MODEL ? TRD_WISDOM_MODEL
+                                                     : q->alg;
+        if (k == 0 || !strcmp(who[k - 1], who[k]))
+            continue;
+        double prev = tune_check_time(q, who[k - 1]);
+        if (isfinite(prev) && prev <= with_margin(tune_check_time(q, who[k]), q->noise) &&
+            prev <= with_margin(q->mpi_us, q->noise) && prev <= with_margin(q->model_us, q->noise))
+            who[k] = who[k - 1];
+    }
+}
+
 /* key[r]: rank r's place when the nodes (indices into first, each node's
  * first rank) come in the order seq[0..nn), a node's ranks consecutive in
  * their order; returns whether any rank moved. */

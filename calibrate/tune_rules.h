@@ -105,6 +105,28 @@ double tune_median(double *v, int n);
  * of noise times the time and TUNE_TIE_US. */
 int tune_check_verdict(double alg_us, double model_us, double mpi_us, double noise, int same);
 
+struct trd_wisdom_point;
+
+/* The time (microseconds) a checked size p measured for the choice name:
+ * the MPI library's routine ("mpi"), the model's choice (TRD_WISDOM_MODEL,
+ * or an algorithm that is the model's choice there), or p's measured
+ * winner by name; INFINITY where p did not time it. */
+double tune_check_time(const struct trd_wisdom_point *p, const char *name);
+
+/* The choice at each of a table's checked sizes p[0..n) (in size order,
+ * their verdicts and noise set; docs/tuning.md, "The check pass"): who[k]
+ * is "mpi", TRD_WISDOM_MODEL or p[k].alg, as p[k]'s verdict gives, unless
+ * the choice at the size before was timed at p[k] too (tune_check_time)
+ * and holds there: within p[k]'s noise of the verdict's choice, and no
+ * slower than the MPI library's routine or the model's choice beyond it.
+ * Then it stays, and a tie does not cut the sizes: choices that only the
+ * noise tells apart swapped at every checked size (with --passes 1 on the
+ * emulated cluster, 67 ranges over four tables, of which neighbours took
+ * the model's choice, the MPI library's routine and the winner in turn at
+ * times within 1-3% of one another).  who[k] points into p or at a
+ * literal. */
+void tune_check_choices(const struct trd_wisdom_point *p, int n, const char **who);
+
 /* The second rank order in which the MPI library's routine and the
  * rank-order candidates are timed (docs/tuning.md, "Rank order"): most of
  * treeduce's schedules follow the nodes' places in the switch tree

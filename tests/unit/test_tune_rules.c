@@ -7,7 +7,8 @@
  *     model also puts it out of reach, and is timed again at least once per
  *     factor TUNE_RETIME_FACTOR in size;
  *   - the model's best TUNE_MODEL_TOP are timed at every size;
- *   - the check pass's verdicts and the noise of twin timings. */
+ *   - the check pass's verdicts, its choices (a tie keeps the choice of the
+ *     size before) and the noise of twin timings. */
 #include <math.h>
 
 #include "test_util.h"
@@ -227,6 +228,87 @@ static void test_verdict(void)
     CU_ASSERT_EQUAL(tune_check_verdict(10, 10, 8, 0.05, 1), TRD_WISDOM_TO_MPI);
 }
 
+/* A checked size: winner alg, model's choice model, their times and the
+ * MPI library's, noise; its verdict set as the check pass sets it. */
+static trd_wisdom_point checked(size_t bytes, const char *alg, double alg_us, const char *model,
+                                double model_us, double mpi_us, double noise)
+{
+    trd_wisdom_point p = {
+        .bytes = bytes, .alg_us = alg_us, .model_us = model_us, .mpi_us = mpi_us, .noise = noise};
+    snprintf(p.alg, sizeof p.alg, "%s", alg);
+    snprintf(p.model, sizeof p.model, "%s", model);
+    p.verdict = tune_check_verdict(alg_us, model_us, mpi_us, noise, !strcmp(alg, model));
+    return p;
+}
+
+static void test_choices(void)
+{
+    /* allgather on the emulated 4-node tree, --passes 1, noise 3%: the
+     * verdicts alone swap between rd, the MPI routine and the model's
+     * choice (rd) at times within 3% of one another, 6 ranges over 8
+     * sizes; then bruck 1.3x ahead of both from 32 KiB */
+    trd_wisdom_point p[] = {
+        checked(8, "rd", 386.9, "rd", 386.9, 379.9, 0.03),
+        checked(32, "mpi", 386.9, "rd", 377.5, 386.9, 0.03),
+        checked(128, "mpi", 479.2, "rd", 458.6, 479.2, 0.03),
+        checked(464, "mpi", 478.2, "rd", 475.0, 478.2, 0.03),
+        checked(512, "rd", 499.2, "rd", 499.2, 503.0, 0.03),
+        checked(632, "mpi", 501.5, "rd", 454.4, 501.5, 0.03),
+        checked(1024, "mpi", 477.6, "rd", 477.0, 477.6, 0.03),
+        checked(4096, "rd", 685.8, "rd", 685.8, 655.0, 0.03),
+        checked(32768, "bruck", 7702, "rd", 9828, 8857, 0.03),
+        checked(65536, "bruck", 14590, "rd", 20980, 19640, 0.03),
+        /* the MPI routine ahead of bruck beyond the noise: it takes it */
+        checked(131072, "bruck", 40000, "ring", 37760, 35280, 0.03),
+    };
+    const int n = (int)(sizeof p / sizeof p[0]);
+    const char *who[sizeof p / sizeof p[0]];
+    int verdicts[TRD_WISDOM_VERDICT_MAX] = {0};
+    for (int k = 0; k < n; k++)
+        verdicts[p[k].verdict]++;
+    /* the verdicts would cut the tie zone: all three kinds among them */
+    CU_ASSERT(verdicts[TRD_WISDOM_KEPT] > 0 && verdicts[TRD_WISDOM_TO_MODEL] > 0 &&
+              verdicts[TRD_WISDOM_TO_MPI] > 0);
+    tune_check_choices(p, n, who);
+    /* 8 B: rd, the model's choice, kept; the tie zone stays with rd, even
+     * at 632 B, where the model's choice (rd) is 10% ahead of the winner
+     * checked (the MPI routine); at 4 KiB rd is 4.7% behind the MPI
+     * routine, beyond the noise: cut there */
+    for (int k = 0; k < 7; k++)
+        CU_ASSERT_STRING_EQUAL(who[k], "rd");
+    CU_ASSERT_STRING_EQUAL(who[7], "mpi");
+    CU_ASSERT_STRING_EQUAL(who[8], "bruck");
+    CU_ASSERT_STRING_EQUAL(who[9], "bruck");
+    CU_ASSERT_STRING_EQUAL(who[10], "mpi");
+    /* the choice before holds only where it is timed and within the noise */
+    trd_wisdom_point q[] = {
+        checked(8, "m", 10, "m", 10, 10.2, 0.05),     /* m, the model's choice, kept */
+        checked(16, "b", 9.0, "m", 10, 9.5, 0.05),    /* b kept, m 11% behind it */
+        checked(32, "b", 9.0, "m", 9.9, 9.6, 0.05),   /* b kept */
+        checked(64, "b", 9.0, "m", 9.2, 9.4, 0.05),   /* to MPI, b within the noise of all */
+        checked(128, "b", 9.0, "m", 9.2, 9.0, 0.05),  /* the same */
+        checked(256, "c", 8.0, "m", 9.0, 12.0, 0.05), /* c kept; b not timed here */
+        checked(512, "c", 9.0, "m", 8.0, 12.0, 0.05), /* to the model, c 12% behind it */
+        checked(1024, "x", 9.0, "m", 10, 9.5, 0.05),  /* x kept */
+        /* to MPI; x within the noise of the MPI routine, but not of the
+         * model's choice: not x */
+        checked(2048, "x", 10.9, "m", 10, 10.4, 0.05),
+    };
+    const char *w[sizeof q / sizeof q[0]];
+    static const char *const want[] = {"m", "b", "b", "b", "b", "c", TRD_WISDOM_MODEL, "x", "mpi"};
+    CU_ASSERT_EQUAL(q[3].verdict, TRD_WISDOM_TO_MPI);
+    CU_ASSERT_EQUAL(q[8].verdict, TRD_WISDOM_TO_MPI);
+    tune_check_choices(q, 9, w);
+    for (int k = 0; k < 9; k++)
+        CU_ASSERT_STRING_EQUAL(w[k], want[k]);
+    /* the time of each choice at a checked size */
+    CU_ASSERT_DOUBLE_EQUAL(tune_check_time(&q[1], "mpi"), 9.5, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(tune_check_time(&q[1], TRD_WISDOM_MODEL), 10, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(tune_check_time(&q[1], "m"), 10, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(tune_check_time(&q[1], "b"), 9.0, 1e-12);
+    CU_ASSERT(isinf(tune_check_time(&q[1], "a")));
+}
+
 static void test_noise(void)
 {
     CU_ASSERT_DOUBLE_EQUAL(tune_twin_noise(10, 11), 0.1, 1e-12);
@@ -283,6 +365,7 @@ int main(void)
         {"timed again once per factor 8", test_retime},
         {"the model's best three always timed", test_model_top},
         {"the check pass's verdicts", test_verdict},
+        {"the check pass's choices: a tie keeps the choice before", test_choices},
         {"the noise of twin timings", test_noise},
         {"the library's routine's second order", test_shuffled_order},
     };
