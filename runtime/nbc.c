@@ -892,10 +892,15 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
     if ((rc = PMPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &q[0])) !=
         MPI_SUCCESS)
         return rc;
-    if ((rc = PMPI_Isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, &q[1])) != MPI_SUCCESS)
+    if ((rc = PMPI_Isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, &q[1])) !=
+            MPI_SUCCESS ||
+        (rc = wait_foreign(&q[1], MPI_STATUS_IGNORE)) != MPI_SUCCESS) {
+        /* the receive posted must not stay behind to take a message meant
+         * for a later one: cancelled, and left to complete by itself */
+        PMPI_Cancel(&q[0]);
+        PMPI_Request_free(&q[0]);
         return rc;
-    if ((rc = wait_foreign(&q[1], MPI_STATUS_IGNORE)) != MPI_SUCCESS)
-        return rc;
+    }
     return wait_foreign(&q[0], status);
 }
 

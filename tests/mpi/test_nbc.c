@@ -17,6 +17,9 @@
  *    message rank 0 sends after its wait; a blocking collective on one
  *    communicator while a nonblocking one is outstanding on the other;
  *  - MPI_Request_free of a running request;
+ *  - MPI_Sendrecv whose send fails (a rank out of range) while a collective
+ *    is outstanding: the error class, and no receive left behind to take the
+ *    next message from its source;
  *  - MPI_Reduce_scatter with per-rank counts (zeros included, in place), and
  *    MPI_Allreduce_c.
  * The persistent collectives and MPI_Allreduce_c are MPI 4.0 routines: an MPI
@@ -373,6 +376,46 @@ static void blocking_extras(MPI_Comm a, int n)
     free(in), free(out), free(e), free(counts);
 }
 
+/* While rank 0's MPI_Iallreduce on a waits for rank 1, rank 0's
+ * MPI_Sendrecv to a rank out of range fails with MPI_ERR_RANK; the receive
+ * it posted must not stay behind: the message rank 1 sends with its tag
+ * afterwards (once rank 0 says go) reaches rank 0's MPI_Iprobe. */
+static void sendrecv_error(MPI_Comm a)
+{
+    int x = rank + 1, r = 0, got = 0, go = 1, flag = 0;
+    MPI_Comm w;
+    MPI_Request q;
+    MPI_Comm_dup(MPI_COMM_WORLD, &w);
+    MPI_Comm_set_errhandler(w, MPI_ERRORS_RETURN);
+    if (rank == 0) {
+        MPI_Iallreduce(&x, &r, 1, MPI_INT, MPI_SUM, a, &q);
+        int rc = MPI_Sendrecv(&x, 1, MPI_INT, size + 3, 7, &got, 1, MPI_INT, 1, 7, w,
+                              MPI_STATUS_IGNORE),
+            cls = MPI_SUCCESS;
+        MPI_Error_class(rc, &cls);
+        check(cls == MPI_ERR_RANK, "MPI_Sendrecv to a rank out of range: MPI_ERR_RANK", cls);
+        MPI_Send(&go, 1, MPI_INT, 1, 8, w);
+        double t0 = MPI_Wtime();
+        while (!flag && MPI_Wtime() - t0 < 10)
+            MPI_Iprobe(1, 7, w, &flag, MPI_STATUS_IGNORE);
+        check(flag, "the message after a failed MPI_Sendrecv reaches MPI_Iprobe", 1);
+        if (flag)
+            MPI_Recv(&got, 1, MPI_INT, 1, 7, w, MPI_STATUS_IGNORE);
+        check(got == 2, "the message after a failed MPI_Sendrecv", got);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+    } else {
+        if (rank == 1) {
+            int two = 2;
+            MPI_Recv(&go, 1, MPI_INT, 0, 8, w, MPI_STATUS_IGNORE);
+            MPI_Send(&two, 1, MPI_INT, 0, 7, w);
+        }
+        MPI_Iallreduce(&x, &r, 1, MPI_INT, MPI_SUM, a, &q);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+    }
+    check(r == size * (size + 1) / 2, "MPI_Iallreduce across a failed MPI_Sendrecv", r);
+    MPI_Comm_free(&w);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Comm a, b;
@@ -392,6 +435,8 @@ int main(int argc, char **argv)
         blocking_extras(b, counts[i]);
         op_freed_early(a, counts[i]);
     }
+    if (size >= 2)
+        sendrecv_error(a);
     MPI_Comm_free(&a);
     MPI_Comm_free(&b);
     long tot[2] = {passed, failed};
