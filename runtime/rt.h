@@ -63,20 +63,29 @@ static inline void trd_relax(unsigned *spins)
 }
 #endif
 
+/* A tag no message of treeduce's carries (TRD_TAG does, and the setup's). */
+#define TRD_PROGRESS_TAG 0x7e1e
+
 /* The MPI library advances its own requests (the application's nonblocking
  * calls) only inside MPI calls: a treeduce wait that makes none may stall a
  * peer blocked in the library on a request that needs this rank's progress,
  * while the peer's own progress is what the wait needs.  A probe that finds
- * nothing lets the library progress (comm: one of treeduce's duplicates; the
- * message stays where it is).  Under SMPI the simulated network delivers the
- * library's messages without it, and a probe would cost simulated time. */
+ * nothing lets the library progress (comm: one of treeduce's duplicates).
+ * It probes for a tag that no message carries: MPICH progresses only where
+ * a probe finds nothing (MPID_Iprobe), and a probe for any tag found, again
+ * and again, a message of treeduce's own that had come early (a peer's part
+ * of a later run): the rank then never let the library progress, and a peer
+ * blocked in MPI_Waitall on the library's collectives waited for ever
+ * (MPICH's nonblocking3 at 4 ranks with message-based allreduces forced).
+ * Under SMPI the simulated network delivers the library's messages without
+ * it, and a probe would cost simulated time. */
 static inline void trd_library_progress(MPI_Comm comm)
 {
 #if defined(SMPI_H)
     (void)comm;
 #else
     int flag;
-    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, MPI_STATUS_IGNORE);
+    PMPI_Iprobe(MPI_ANY_SOURCE, TRD_PROGRESS_TAG, comm, &flag, MPI_STATUS_IGNORE);
 #endif
 }
 
