@@ -287,8 +287,8 @@ struct rank_node {
     int node, rank;
 };
 
-/* Tag of treeduce's own setup messages, on its private duplicate. */
-#define TRD_SETUP_TAG 0x7e1d
+/* Tag of treeduce's own setup messages, on its private duplicate (rt.h). */
+#define TRD_SETUP_TAG TRD_TAG
 
 /* all[r] = mine of rank r, for every rank of comm (p ranks, this one rank):
  * Bruck's allgather [MPICH §4.1], ceil(lg p) PMPI_Sendrecv, p lg p messages

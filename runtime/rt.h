@@ -63,8 +63,10 @@ static inline void trd_relax(unsigned *spins)
 }
 #endif
 
-/* A tag no message of treeduce's carries (TRD_TAG does, and the setup's). */
-#define TRD_PROGRESS_TAG 0x7e1e
+/* The tags on treeduce's private duplicates: TRD_TAG the runs' messages
+ * and the setup's (comm.c); TRD_PROGRESS_TAG none (trd_library_progress). */
+#define TRD_TAG 0x7e1d
+#define TRD_PROGRESS_TAG (TRD_TAG + 1)
 
 /* The MPI library advances its own requests (the application's nonblocking
  * calls) only inside MPI calls: a treeduce wait that makes none may stall a
@@ -473,8 +475,6 @@ int trd_dtype_leave(trd_dtype_call *dc, int ran, int rc);
 /* Copy count elements of the call's datatype from src to dst, both in the
  * user's layout: only the bytes of the type map. */
 int trd_dtype_copy(const trd_dtype_call *dc, void *dst, const void *src, size_t count);
-
-#define TRD_TAG 0x7e1d
 
 /* ---- Persistent and nonblocking calls (nbc.c) ------------------------------------- */
 
