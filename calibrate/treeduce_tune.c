@@ -152,9 +152,10 @@ static int in_shape(const int *node, int np, int nnodes_m, shape s, int me)
 }
 
 /* *alt: sub's ranks in the second order the MPI library's routine and the
- * rank-order candidates are timed in (tune_shuffled_order; world rank r on node[r], its leaf the
- * switch the node hangs from in t), or MPI_COMM_NULL where that order is sub's own.  Every rank of
- * sub calls it.  Returns MPI_SUCCESS or an MPI error. */
+ * rank-order candidates are timed in (tune_shuffled_order; world rank r on
+ * node[r], its leaf the switch the node hangs from in t), or MPI_COMM_NULL
+ * where that order is sub's own.  Every rank of sub calls it.  Returns
+ * MPI_SUCCESS or an MPI error. */
 static int second_order(MPI_Comm sub, const int *node, trd_topo_t t, MPI_Comm *alt)
 {
     int n, me, w, rc, moved = 0;

@@ -131,10 +131,10 @@ void tune_check_choices(const struct trd_wisdom_point *p, int n, const char **wh
  * rank-order candidates are timed (docs/tuning.md, "Rank order"): most of
  * treeduce's schedules follow the nodes' places in the switch tree
  * whatever the ranks' order, these pair ranks by number, so they are timed
- * in the job's order and in this one, and the slower median is the time.  For a communicator of n
- * ranks, rank r on node node[r] (the node's place in the machine's ring
- * order) under leaf switch leaf[r] (any id; one value for all where the
- * machine has no switches): the shuffled order of bench/cluster.sh, where
+ * in the job's order and in this one, and the slower median is the time.
+ * For a communicator of n ranks, rank r on node node[r] (the node's place
+ * in the machine's ring order) under leaf switch leaf[r] (any id; one value
+ * for all where the machine has no switches): the shuffled order of bench/cluster.sh, where
  * consecutive nodes sit on different leaves - the leaves in the order of
  * their first rank, each leaf's nodes in the order of their first rank, one
  * node of each leaf in turn until every node is taken - or, where the ranks
