@@ -189,6 +189,27 @@ int trd_env_break(char *alg, size_t alglen, int *rank, size_t *op)
     return 1;
 }
 
+int trd_env_inject(char *alg, size_t alglen)
+{
+    static const struct {
+        const char *name;
+        int kind;
+    } kinds[] = {{"nomem", TRD_INJECT_NOMEM},
+                 {"refuse", TRD_INJECT_REFUSE},
+                 {"lower_nomem", TRD_INJECT_LOWER_NOMEM}};
+    const char *v = getenv("TREEDUCE_INJECT"), *colon = v ? strrchr(v, ':') : NULL;
+    if (!v || !*v)
+        return 0;
+    if (colon && colon > v && (size_t)(colon - v) < alglen)
+        for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+            if (!strcmp(colon + 1, kinds[i].name)) {
+                snprintf(alg, alglen, "%.*s", (int)(colon - v), v);
+                return kinds[i].kind;
+            }
+    env_bad("TREEDUCE_INJECT", v, "ALG:nomem, ALG:refuse or ALG:lower_nomem");
+    return 0;
+}
+
 void trd_fallback_note(const trd_machine *m, const char *routine, const char *why)
 {
     char line[640];

@@ -167,8 +167,9 @@ static int is_msg(int op)
     return op == TRD_S_SEND || op == TRD_S_RECV || op == TRD_S_SENDRECV;
 }
 
-/* Lower rank c->rank's ops of s into p; NULL, or why they cannot run here. */
-static const char *lower(trd_comm *c, const trd_sched *s, trd_plan_entry *p)
+/* Lower rank c->rank's ops of s into p (its requests not yet allocated:
+ * lower); NULL, or why they cannot run here. */
+static const char *lower_ops(trd_comm *c, const trd_sched *s, trd_plan_entry *p)
 {
     size_t n, ext = s->call.extent;
     const trd_sstep *ops = trd_sched_ops(s, c->rank, &n);
@@ -265,10 +266,51 @@ static const char *lower(trd_comm *c, const trd_sched *s, trd_plan_entry *p)
         p->maxreq = reqs > p->maxreq ? reqs : p->maxreq;
         i = j;
     }
-    if (p->maxreq && (!(p->reqs = malloc((size_t)p->maxreq * sizeof *p->reqs)) ||
-                      !(p->stats = malloc((size_t)p->maxreq * sizeof *p->stats))))
-        return "out of memory";
     return NULL;
+}
+
+/* Lower rank c->rank's ops of s into p, with the requests its largest
+ * window of messages needs (none: an injected failure).  MPI_SUCCESS with
+ * *no NULL, or with *no saying why the plan cannot run here (the call falls
+ * back); MPI_ERR_NO_MEM. */
+static int lower(trd_comm *c, const trd_sched *s, trd_plan_entry *p, int inject, const char **no)
+{
+    if ((*no = lower_ops(c, s, p)))
+        return MPI_SUCCESS;
+    if (inject == TRD_INJECT_LOWER_NOMEM ||
+        (p->maxreq && (!(p->reqs = malloc((size_t)p->maxreq * sizeof *p->reqs)) ||
+                       !(p->stats = malloc((size_t)p->maxreq * sizeof *p->stats)))))
+        return MPI_ERR_NO_MEM;
+    return MPI_SUCCESS;
+}
+
+/* TREEDUCE_INJECT's planners: out of memory, and a refusal without a word. */
+static int plan_nomem(trd_sb *b, const void *params)
+{
+    (void)b;
+    (void)params;
+    return TRD_ERR_NOMEM;
+}
+
+static int plan_refuse(trd_sb *b, const void *params)
+{
+    (void)b;
+    (void)params;
+    return TRD_ERR_INPUT;
+}
+
+/* The failure TREEDUCE_INJECT asks of a's plans (0: none); *planner a with
+ * the failing planner in its place, where the planner is to fail. */
+static int inject(const trd_algo *a, trd_algo *planner)
+{
+    char alg[64];
+    int kind = trd_env_inject(alg, sizeof alg);
+    if (!kind || strcmp(alg, a->name))
+        return 0;
+    *planner = *a;
+    if (kind != TRD_INJECT_LOWER_NOMEM)
+        planner->plan = kind == TRD_INJECT_NOMEM ? plan_nomem : plan_refuse;
+    return kind;
 }
 
 /* TREEDUCE_BREAK=ALG:RANK:OP (testing): drop that op from this rank's plan of
@@ -345,10 +387,15 @@ int trd_plan_get(trd_comm *c, const trd_algo *a, const char *params, const trd_c
     }
     *out = NULL;
     trd_sched s;
-    int rc = trd_plan(&s, a, params, &c->shape, call, c->rank, reason, sizeof reason);
+    trd_algo failing;
+    int injected = inject(a, &failing);
+    int rc = trd_plan(&s, injected ? &failing : a, params, &c->shape, call, c->rank, reason,
+                      sizeof reason);
     if (rc != TRD_OK) { /* the one place a planner's status becomes an MPI error code */
+        if (rc == TRD_ERR_NOMEM)
+            return MPI_ERR_NO_MEM; /* an error, not a refusal: the call raises it */
         *why = reason;
-        return rc == TRD_ERR_NOMEM ? MPI_ERR_NO_MEM : MPI_SUCCESS;
+        return MPI_SUCCESS;
     }
     size_t nops;
     apply_break(&s, a, c->rank);
@@ -367,13 +414,16 @@ int trd_plan_get(trd_comm *c, const trd_algo *a, const char *params, const trd_c
     p->nepochs = s.nepochs[0];
     p->publish = s.direct;
     p->tmp_bytes = s.tmp_count * call->extent;
-    const char *no = lower(c, &s, p);
+    const char *no;
+    rc = lower(c, &s, p, injected, &no);
     trd_sched_free(&s);
-    if (no) {
+    if (rc != MPI_SUCCESS || no) {
         trd_plan_free(p);
-        snprintf(reason, sizeof reason, "%s: %s", a->name, no);
-        *why = reason;
-        return strcmp(no, "out of memory") ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+        if (no) {
+            snprintf(reason, sizeof reason, "%s: %s", a->name, no);
+            *why = reason;
+        }
+        return rc;
     }
     plan_uncache(c->plans[victim]);
     p->cached = 1;

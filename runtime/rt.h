@@ -173,6 +173,17 @@ int trd_env_verbose(void);
  * schedule that the generator refuses, run.  Returns 1 with ALG in alg (of
  * alglen bytes), 0 when unset or malformed (said once, as trd_env_number). */
 int trd_env_break(char *alg, size_t alglen, int *rank, size_t *op);
+/* The failures TREEDUCE_INJECT asks for (trd_env_inject). */
+enum { TRD_INJECT_NOMEM = 1, TRD_INJECT_REFUSE, TRD_INJECT_LOWER_NOMEM };
+
+/* TREEDUCE_INJECT=ALG:KIND, for testing only: every plan of algorithm ALG
+ * fails as KIND says, through the paths a real failure takes: its planner
+ * runs out of memory (TRD_INJECT_NOMEM: the call returns MPI_ERR_NO_MEM),
+ * refuses the call without saying why (TRD_INJECT_REFUSE: the call falls
+ * back), or the executor's allocation for it fails (TRD_INJECT_LOWER_NOMEM:
+ * MPI_ERR_NO_MEM).  Returns KIND with ALG in alg (of alglen bytes), 0 when
+ * unset or malformed (said once, as trd_env_number).  Read at each plan. */
+int trd_env_inject(char *alg, size_t alglen);
 /* The numeric variable name: its value where the whole text is a decimal
  * number from min to max, def where unset or empty.  Anything else is said
  * once per process on stderr at any TREEDUCE_VERBOSE, and def returned. */

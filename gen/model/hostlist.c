@@ -32,12 +32,20 @@ static int push(struct list *l, const char *prefix, size_t plen, const char *num
     return TRD_OK;
 }
 
+/* An error at byte pos of the expression: TRD_ERR_INPUT with msg. */
 static int hostlist_error(char *err, size_t errlen, int *errpos, int pos, const char *msg)
 {
     trd_errf(err, errlen, "%s", msg);
     if (errpos)
         *errpos = pos;
-    return strcmp(msg, "out of memory") ? TRD_ERR_INPUT : TRD_ERR_NOMEM;
+    return TRD_ERR_INPUT;
+}
+
+/* Out of memory: TRD_ERR_NOMEM, said as such. */
+static int hostlist_nomem(char *err, size_t errlen, int *errpos)
+{
+    hostlist_error(err, errlen, errpos, 0, "out of memory");
+    return TRD_ERR_NOMEM;
 }
 
 /* The host number of digits a..a+len: 0, or -1 when it does not fit a long. */
@@ -141,7 +149,7 @@ int trd_hostlist_expand(const char *expr, char ***names, int *n, char *err, size
                     char num[32];
                     snprintf(num, sizeof num, "%0*ld", width, i);
                     if (push(&l, start, plen, num, suffix)) {
-                        rc = hostlist_error(err, errlen, errpos, 0, "out of memory");
+                        rc = hostlist_nomem(err, errlen, errpos);
                         goto out;
                     }
                     if (i == hi)
@@ -159,7 +167,7 @@ int trd_hostlist_expand(const char *expr, char ***names, int *n, char *err, size
                 goto out;
             }
             if (push(&l, start, plen, "", "")) {
-                rc = hostlist_error(err, errlen, errpos, 0, "out of memory");
+                rc = hostlist_nomem(err, errlen, errpos);
                 goto out;
             }
         }

@@ -259,7 +259,8 @@ void trd_algo_names(int coll, char *buf, size_t len);
 /* Plan algorithm a with parameter text params for call on shape sh: every
  * rank's ops (rank -1) or rank's only (the runtime).  Refuses, before
  * planning, what a->refuse or a->parse refuse.  Returns TRD_OK;
- * TRD_ERR_INPUT with why (refused, or the planner's b->fail);
+ * TRD_ERR_INPUT with why (refused, or the planner's b->fail, or "cannot
+ * plan this call" where a planner fails without TRD_ERR_NOMEM or a word);
  * TRD_ERR_NOMEM with why "out of memory".  s is empty on an error. */
 int trd_plan(trd_sched *s, const trd_algo *a, const char *params, const trd_shape *sh,
              const trd_call *call, int rank, char *why, size_t whylen);

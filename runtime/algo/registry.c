@@ -248,9 +248,11 @@ int trd_plan(trd_sched *s, const trd_algo *a, const char *params, const trd_shap
         b.local_ranks = sh->ring + sh->node_first[v];
         s->first[i] = s->nops;
         if ((rc = a->plan(&b, pp)) != TRD_OK) {
-            if (rc == TRD_ERR_NOMEM || !b.fail)
+            if (rc == TRD_ERR_NOMEM)
                 goto oom;
-            snprintf(why, whylen, "%s: %s", a->name, b.fail);
+            /* any other status refuses the call, said or not: a fallback */
+            rc = TRD_ERR_INPUT;
+            snprintf(why, whylen, "%s: %s", a->name, b.fail ? b.fail : "cannot plan this call");
             goto out;
         }
         s->nepochs[i] = b.epoch;

@@ -482,6 +482,63 @@ static void test_broken(void)
     expect(&b, "rank 1: recvbuf[12] holds element 0 of rank 0's input, not element 0 of rank 3's");
 }
 
+/* ---- A planner's failures ---------------------------------------------------------- */
+
+static int plan_nomem(trd_sb *b, const void *params)
+{
+    (void)b;
+    (void)params;
+    return TRD_ERR_NOMEM;
+}
+
+static int plan_refuse_silently(trd_sb *b, const void *params)
+{
+    (void)b;
+    (void)params;
+    return TRD_ERR_INPUT;
+}
+
+static int plan_refuse_saying(trd_sb *b, const void *params)
+{
+    (void)params;
+    b->fail = "needs more ranks";
+    return TRD_ERR_INPUT;
+}
+
+/* trd_plan turns a planner's status into its own, never guessing from a
+ * message: out of memory stays out of memory; a refusal, said or not, is a
+ * refusal (the runtime then falls back), where a silent one once came back
+ * as out of memory. */
+static void test_planner_status(void)
+{
+    static const struct {
+        int (*plan)(trd_sb *, const void *);
+        int rc;
+        const char *why;
+    } cases[] = {
+        {plan_nomem, TRD_ERR_NOMEM, "out of memory"},
+        {plan_refuse_silently, TRD_ERR_INPUT, "rd: cannot plan this call"},
+        {plan_refuse_saying, TRD_ERR_INPUT, "rd: needs more ranks"},
+    };
+    trd_shape_store st;
+    int ppn[2] = {1, 1};
+    CU_ASSERT_FATAL(trd_shape_init(&st, 2, ppn, 0) == 0);
+    trd_call call = {TRD_COLL_ALLREDUCE, 16, 8, 0, 0, 1, 0};
+    const trd_algo *rd = trd_algo_find(TRD_COLL_ALLREDUCE, "rd", 2);
+    CU_ASSERT_FATAL(rd != NULL);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        trd_algo a = *rd;
+        a.plan = cases[i].plan;
+        for (int rank = -1; rank < 2; rank++) {
+            trd_sched s;
+            char why[256] = "";
+            CU_ASSERT_EQUAL(trd_plan(&s, &a, "", &st.s, &call, rank, why, sizeof why), cases[i].rc);
+            CU_ASSERT_STRING_EQUAL(why, cases[i].why);
+        }
+    }
+    trd_shape_free(&st);
+}
+
 /* ---- Topologies ------------------------------------------------------------------ */
 
 /* The ring on a switch tree: contention-free in DFS order [TREE Lemma 4];
@@ -738,6 +795,7 @@ int main(void)
         {"large and prime rank counts", test_large},
         {"reduce's halving near and far, every root", test_reduce_halving},
         {"broken schedules refused with their message", test_broken},
+        {"a planner's failures kept apart: out of memory, refusals", test_planner_status},
         {"ring contention on the switch tree", test_contention},
         {"every candidate on switch trees of 1..4 levels, the generator's chain", test_levels},
         {"the pieces on one node at mid sizes, as the runtime plans them", test_one_node_mid_sizes},
