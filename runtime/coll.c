@@ -303,9 +303,21 @@ static int check_call(const call_args *args, int *aliased, const trd_algo *a, co
     return rc;
 }
 
-/* The communicator's description, or why the call goes to the MPI library
- * (*why set, MPI_SUCCESS returned). */
-static int setup(const trd_machine *m, MPI_Comm comm, trd_comm **c, const char **why)
+/* When a call of kind h makes its communicator's segment (trd_comm_get):
+ * at once for a forced algorithm a (the one named may need it) and a
+ * persistent request (made to be started many times); else a blocking call
+ * from the communicator's TREEDUCE_SEGMENT_CALLS-th on. */
+static int segment_when(const trd_algo *a, const how *h)
+{
+    return a || h->mode == TRD_PERSISTENT ? TRD_SEGMENT_NOW
+           : h->mode == TRD_BLOCKING      ? TRD_SEGMENT_BLOCKING
+                                          : TRD_SEGMENT_LATER;
+}
+
+/* The communicator's description for a call of kind `when`
+ * (segment_when), or why the call goes to the MPI library (*why set,
+ * MPI_SUCCESS returned). */
+static int setup(const trd_machine *m, MPI_Comm comm, int when, trd_comm **c, const char **why)
 {
     int rc;
     if (trd_env_disabled()) {
@@ -316,7 +328,7 @@ static int setup(const trd_machine *m, MPI_Comm comm, trd_comm **c, const char *
         *why = "invalid arguments";
         return MPI_SUCCESS;
     }
-    if ((rc = trd_comm_get(comm, m, c)) != MPI_SUCCESS)
+    if ((rc = trd_comm_get(comm, m, when, c)) != MPI_SUCCESS)
         return rc;
     if ((*c)->fallback)
         *why = (*c)->why;
@@ -517,6 +529,7 @@ static int allreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, M
     fell_back = 0;
     if (!a)
         a = trd_env_algorithm(&params);
+    int when = segment_when(a, h); /* before the reproducible mode names its algorithm */
     if (trd_env_reproducible())
         a = reproducible(m, a, &params);
     if (trd_env_disabled())
@@ -533,7 +546,7 @@ static int allreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, M
             return MPI_SUCCESS;
         goto library;
     }
-    if ((rc = trd_comm_get(comm, m, &c)) != MPI_SUCCESS)
+    if ((rc = trd_comm_get(comm, m, when, &c)) != MPI_SUCCESS)
         return rc;
     if (c->fallback) {
         why = c->why;
@@ -590,7 +603,7 @@ static int reduce_scatter_block(const trd_machine *m, const void *sendbuf, void 
             return MPI_SUCCESS;
         goto library;
     }
-    if (!why && (rc = setup(m, comm, &c, &why)) != MPI_SUCCESS)
+    if (!why && (rc = setup(m, comm, segment_when(a, h), &c, &why)) != MPI_SUCCESS)
         return rc;
     if (!why) {
         int in_place = aliased || sendbuf == MPI_IN_PLACE;
@@ -707,7 +720,7 @@ static int reduce_scatter_counts(const trd_machine *m, const void *sendbuf, void
             return MPI_SUCCESS;
         goto library;
     }
-    if (!why && (rc = setup(m, comm, &c, &why)) != MPI_SUCCESS)
+    if (!why && (rc = setup(m, comm, segment_when(a, h), &c, &why)) != MPI_SUCCESS)
         return rc;
     if (!why) {
         const void *input = aliased ? MPI_IN_PLACE : sendbuf;
@@ -813,7 +826,7 @@ static int reduce(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_
         return rc;
     if (!why)
         why = reduction_checks(count, datatype, op, &red, &dc);
-    if (!why && (rc = setup(m, comm, &c, &why)) != MPI_SUCCESS)
+    if (!why && (rc = setup(m, comm, segment_when(a, h), &c, &why)) != MPI_SUCCESS)
         return rc;
     if (!why && (root < 0 || root >= c->size))
         why = "invalid root";
@@ -864,7 +877,7 @@ static int bcast(const trd_machine *m, void *buffer, MPI_Count count, MPI_Dataty
     int rc = check_call(&args, NULL, a, &why);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (!why && (rc = setup(m, comm, &c, &why)) != MPI_SUCCESS)
+    if (!why && (rc = setup(m, comm, segment_when(a, h), &c, &why)) != MPI_SUCCESS)
         return rc;
     if (!why && (root < 0 || root >= c->size))
         why = "invalid root";
@@ -934,7 +947,7 @@ static int allgather(const trd_machine *m, const void *sendbuf, MPI_Count sendco
     int rc = check_call(&args, NULL, a, &why);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (!why && (rc = setup(m, comm, &c, &why)) != MPI_SUCCESS)
+    if (!why && (rc = setup(m, comm, segment_when(a, h), &c, &why)) != MPI_SUCCESS)
         return rc;
     int in_place = sendbuf == MPI_IN_PLACE;
     int same = in_place || (sendtype == recvtype && sendcount == recvcount);
@@ -1102,7 +1115,7 @@ int trd_candidates(const trd_machine *m, MPI_Comm comm, int coll, char (*out)[TR
     char cand[32][TRD_PARAMS_MAX];
     int n = 0;
     if (coll < 0 || coll >= TRD_COLL_MAX || comm == MPI_COMM_NULL ||
-        trd_comm_get(comm, m, &c) != MPI_SUCCESS || c->fallback)
+        trd_comm_get(comm, m, TRD_SEGMENT_NOW, &c) != MPI_SUCCESS || c->fallback)
         return -1;
     /* a representative call: 1024 doubles per rank, a predefined commutative op */
     const trd_call call = {coll, (size_t)1024 * (size_t)c->size, sizeof(double), 0, 0, 1, 0};

@@ -290,24 +290,26 @@ struct rank_node {
 /* Tag of treeduce's own setup messages, on its private duplicate (rt.h). */
 #define TRD_SETUP_TAG TRD_TAG
 
-/* all[r] = mine of rank r, for every rank of comm (p ranks, this one rank):
- * Bruck's allgather [MPICH §4.1], ceil(lg p) PMPI_Sendrecv, p lg p messages
- * in all.  Setup must not cost p^2 messages, which a ring allgather (SMPI's
- * default at any size) does: minutes of simulation at 1024 ranks. */
-static int allgather_int(int mine, int *all, int p, int rank, MPI_Comm comm)
+/* all[k r .. k r + k) = mine[0 .. k) of rank r, for every rank of comm (p
+ * ranks, this one rank): Bruck's allgather [MPICH §4.1], ceil(lg p)
+ * PMPI_Sendrecv, p lg p messages in all.  Setup must not cost p^2 messages,
+ * which a ring allgather (SMPI's default at any size) does: minutes of
+ * simulation at 1024 ranks. */
+static int allgather_ints(const int *mine, int k, int *all, int p, int rank, MPI_Comm comm)
 {
-    int *tmp = malloc((size_t)p * sizeof(int));
+    int *tmp = malloc((size_t)p * (size_t)k * sizeof(int));
     if (!tmp)
         return MPI_ERR_NO_MEM;
     int rc = MPI_SUCCESS;
-    tmp[0] = mine; /* tmp[i]: the value of rank (rank + i) mod p */
+    memcpy(tmp, mine, (size_t)k * sizeof(int)); /* block i: the values of rank (rank + i) mod p */
     for (int d = 1; d < p && rc == MPI_SUCCESS; d *= 2) {
         int n = d < p - d ? d : p - d;
-        rc = PMPI_Sendrecv(tmp, n, MPI_INT, (rank - d + p) % p, TRD_SETUP_TAG, tmp + d, n, MPI_INT,
-                           (rank + d) % p, TRD_SETUP_TAG, comm, MPI_STATUS_IGNORE);
+        rc = PMPI_Sendrecv(tmp, n * k, MPI_INT, (rank - d + p) % p, TRD_SETUP_TAG, tmp + d * k,
+                           n * k, MPI_INT, (rank + d) % p, TRD_SETUP_TAG, comm, MPI_STATUS_IGNORE);
     }
     for (int i = 0; i < p; i++)
-        all[(rank + i) % p] = tmp[i];
+        memcpy(all + (size_t)((rank + i) % p) * (size_t)k, tmp + (size_t)i * (size_t)k,
+               (size_t)k * sizeof(int));
     free(tmp);
     return rc;
 }
@@ -390,7 +392,7 @@ static int comm_build(MPI_Comm comm, const trd_machine *m, trd_comm **out)
 
     char host[MPI_MAX_PROCESSOR_NAME + 64];
     int mynode = trd_host_node(m, host, sizeof host, c->why, sizeof c->why);
-    nodes = malloc((size_t)c->size * sizeof(int));
+    nodes = malloc((size_t)c->size * 3 * sizeof(int));
     rn = malloc((size_t)c->size * sizeof *rn);
     if (!nodes || !rn)
         goto fail;
@@ -398,18 +400,20 @@ static int comm_build(MPI_Comm comm, const trd_machine *m, trd_comm **out)
      * Once it exists every rank is in the setup, whose blocking calls then stall no one */
     if ((rc = trd_nbc_comm_dup(comm, &c->comm)) != MPI_SUCCESS)
         goto fail;
-    /* rank 0's key for the teardown order (comm_finalize): no two
-     * descriptions of one process have the same */
-    PMPI_Comm_rank(MPI_COMM_WORLD, &c->order[0]);
-    c->order[1] = atomic_fetch_add(&built, 1);
-    if ((rc = PMPI_Bcast(c->order, 2, MPI_INT, 0, c->comm)) != MPI_SUCCESS)
-        goto fail;
     /* its errors come back to the call, which raises them on the user's
      * communicator (coll.c), whatever handler that has by then */
     PMPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);
-    rc = allgather_int(mynode, nodes, c->size, c->rank, c->comm);
-    if (rc != MPI_SUCCESS)
+    /* each rank's node, with rank 0's key for the teardown order
+     * (comm_finalize: its world rank, then its count of descriptions built
+     * before; no two descriptions of one process have the same) */
+    int mine[3] = {mynode, 0, atomic_fetch_add(&built, 1)};
+    PMPI_Comm_rank(MPI_COMM_WORLD, &mine[1]);
+    if ((rc = allgather_ints(mine, 3, nodes, c->size, c->rank, c->comm)) != MPI_SUCCESS)
         goto fail;
+    c->order[0] = nodes[1];
+    c->order[1] = nodes[2];
+    for (int r = 1; r < c->size; r++) /* nodes[r]: the node of rank r */
+        nodes[r] = nodes[3 * r];
     for (int r = 0; r < c->size; r++) {
         if (nodes[r] < 0 || nodes[r] >= m->nnodes) {
             c->fallback = 1;
@@ -473,8 +477,7 @@ static int comm_build(MPI_Comm comm, const trd_machine *m, trd_comm **out)
     }
     if (m->ntuned > 0)
         tune(c, m, nnodes, ppn_min == ppn_max ? ppn_max : 0);
-    if ((rc = trd_shm_create(c)) != MPI_SUCCESS)
-        goto fail;
+    trd_shm_none(c); /* until the segment pays (trd_comm_get) */
 done:
     free(nodes);
     free(rn);
@@ -546,7 +549,46 @@ static int keyval_get(int *kv)
     return rc;
 }
 
-int trd_comm_get(MPI_Comm comm, const trd_machine *m, trd_comm **out)
+/* TREEDUCE_SEGMENT_CALLS, read once: every collective call asks. */
+static long long segment_calls(void)
+{
+    static _Atomic long long calls = -1;
+    long long n = atomic_load_explicit(&calls, memory_order_relaxed);
+    if (n < 0) {
+        n = trd_env_number("TREEDUCE_SEGMENT_CALLS", 0, 1000000000, TRD_SEGMENT_CALLS);
+        atomic_store_explicit(&calls, n, memory_order_relaxed);
+    }
+    return n;
+}
+
+/* Count a call of kind `when` on c and make c's node segment where it is
+ * due: at once (TRD_SEGMENT_NOW), or at the first blocking call from the
+ * TREEDUCE_SEGMENT_CALLS-th call on.  Every rank makes the same collective
+ * calls on c in the same order, blocking matching blocking [MPI-4.1 §6.12],
+ * so all of them make it in the same call.  A nonblocking barrier first,
+ * while treeduce's outstanding runs advance: a rank that arrives first stalls
+ * no run that a rank not yet there waits for, and once every rank is here the
+ * segment's blocking calls stall no one. */
+static int segment_due(trd_comm *c, int when)
+{
+    if (c->fallback || c->segment_made)
+        return MPI_SUCCESS;
+    long long n = segment_calls();
+    if (c->ncoll < (unsigned long)n)
+        c->ncoll++;
+    if (when != TRD_SEGMENT_NOW && n > 0 &&
+        (when != TRD_SEGMENT_BLOCKING || c->ncoll < (unsigned long)n))
+        return MPI_SUCCESS;
+    c->segment_made = 1; /* tried once, made or not */
+    int rc = trd_nbc_barrier(c->comm);
+    if (rc == MPI_SUCCESS)
+        rc = trd_shm_create(c);
+    if (c->shm)
+        trd_plan_cache_free(c); /* planned for the shape without a segment */
+    return rc;
+}
+
+int trd_comm_get(MPI_Comm comm, const trd_machine *m, int when, trd_comm **out)
 {
     /* this thread's last lookup: a program calls on few communicators, and
      * the attribute lookup costs more than the rest of a small call's
@@ -566,7 +608,7 @@ int trd_comm_get(MPI_Comm comm, const trd_machine *m, trd_comm **out)
     unsigned gen = atomic_load_explicit(&comm_generation, memory_order_acquire);
     if (last.c && last.comm == comm && last.m == m && last.gen == gen) {
         *out = last.c;
-        return MPI_SUCCESS;
+        return segment_due(last.c, when);
     }
     if ((rc = keyval_get(&kv)) != MPI_SUCCESS)
         return rc;
@@ -579,7 +621,7 @@ int trd_comm_get(MPI_Comm comm, const trd_machine *m, trd_comm **out)
         last.c = c;
         last.gen = gen;
         *out = c;
-        return MPI_SUCCESS;
+        return segment_due(c, when);
     }
     if ((rc = comm_build(comm, m, &c)) != MPI_SUCCESS)
         return rc;
@@ -589,7 +631,7 @@ int trd_comm_get(MPI_Comm comm, const trd_machine *m, trd_comm **out)
         return rc;
     }
     *out = c;
-    return MPI_SUCCESS;
+    return segment_due(c, when);
 }
 
 void *trd_comm_scratch(trd_comm *c, size_t bytes)

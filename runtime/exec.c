@@ -356,7 +356,9 @@ int trd_plan_get(trd_comm *c, const trd_algo *a, const char *params, const trd_c
         *out = p;
         return MPI_SUCCESS;
     }
-    if (untuned) {
+    if (untuned || (!a && !c->segment_made)) {
+        /* the measured ranges were measured with the node's segment: a
+         * communicator waiting for its own takes the model's choice */
         trd_selection model = c->sel;
         model.ntuned[call->coll] = 0;
         a = trd_select(&model, &c->shape, call, &params);

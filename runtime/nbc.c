@@ -292,6 +292,13 @@ int trd_nbc_comm_dup(MPI_Comm comm, MPI_Comm *dup)
 #endif
 }
 
+int trd_nbc_barrier(MPI_Comm comm)
+{
+    MPI_Request q;
+    int rc = PMPI_Ibarrier(comm, &q);
+    return rc != MPI_SUCCESS ? rc : wait_library(&q, MPI_STATUS_IGNORE);
+}
+
 /* The generalized request behind a handle: never waited for by the library
  * (treeduce completes its requests itself), so its callbacks have nothing to
  * say. */

@@ -285,7 +285,9 @@ typedef struct trd_comm {
     int *ring, *node_first, *node_of, *machine_node, *node_packages;
     int pos, node, local, ppn; /* this rank's ring position, node, index on it, its ranks */
     trd_selection sel;
-    trd_shm *shm; /* this rank's node segment, or NULL */
+    trd_shm *shm;        /* this rank's node segment, or NULL */
+    unsigned long ncoll; /* collective calls so far, counted up to TREEDUCE_SEGMENT_CALLS */
+    int segment_made;    /* the segment was made (or found impossible): not tried again */
     trd_plan_entry *plans[TRD_PLAN_CACHE];
     int mru;             /* the plan used last */
     unsigned long calls; /* plan look-ups so far: the plan cache's clock (least recently used) */
@@ -302,12 +304,26 @@ typedef struct trd_comm {
     struct trd_comm *live_next, **live_pnext; /* live_pnext NULL: not listed */
 } trd_comm;
 
+/* When trd_comm_get makes a communicator's node segment: a call of a kind
+ * that needs it at once (a forced algorithm, a persistent request, the
+ * tuner's candidates), a blocking call (from the TREEDUCE_SEGMENT_CALLS-th
+ * call on), or another call (counted only). */
+enum { TRD_SEGMENT_NOW, TRD_SEGMENT_BLOCKING, TRD_SEGMENT_LATER };
+
+/* The count of a communicator's collective calls from which its first
+ * blocking call makes the node segment (TREEDUCE_SEGMENT_CALLS's default):
+ * the calls before run without it.  MPICH's node collectives start their
+ * shared memory after as many calls (MPIR_CVAR_POSIX_NUM_COLLS_THRESHOLD). */
+#define TRD_SEGMENT_CALLS 5
+
 /* The cached description of comm for machine m, building it on first use
- * (collective over comm on first use).  *out is never NULL on success; check
+ * (collective over comm on first use), for a call of kind `when`
+ * (TRD_SEGMENT_*): the node segment is made where it is due, collective
+ * over comm too (docs/runtime.md).  *out is never NULL on success; check
  * (*out)->fallback.  Threads may call it at once for different communicators
  * (MPI_THREAD_MULTIPLE); calls for one communicator come from one thread at a
  * time, as MPI requires of its collectives. */
-int trd_comm_get(MPI_Comm comm, const trd_machine *m, trd_comm **out);
+int trd_comm_get(MPI_Comm comm, const trd_machine *m, int when, trd_comm **out);
 
 /* A request holds c (trd_comm_ref) until it is freed (trd_comm_unref); the
  * last reference frees it, the attribute's included. */
@@ -323,12 +339,13 @@ void trd_nbc_finalize(void);
 void *trd_comm_scratch(trd_comm *c, size_t bytes);
 
 /* Create the node segment for c (collective over c->comm; called once by
- * trd_comm_get).  Leaves c->shm NULL and c->shape.shm 0 where the ranks of one
+ * trd_comm_get, where it is due).  Leaves c->shm NULL and c->shape.shm 0 where the ranks of one
  * node cannot share memory (virtual placement across real hosts) or
  * TREEDUCE_SHM=0; probes the single-copy path (c->shape.cma).
  * trd_shm_free() releases c->shm (collective over the node's ranks; nothing
- * where c->shm is NULL). */
+ * where c->shm is NULL).  trd_shm_none() gives c's shape no segment (local). */
 int trd_shm_create(trd_comm *c);
+void trd_shm_none(trd_comm *c);
 void trd_shm_free(trd_comm *c);
 
 /* Ring index of the node called name, or -1 where m has none (binary
@@ -344,12 +361,13 @@ int trd_host_node(const trd_machine *m, char *host, size_t hostlen, char *why, s
 /* ---- Plans and their execution (exec.c) ------------------------------------------- */
 
 /* This rank's plan of algorithm a (parameter text params; a NULL: the one
- * trd_select chooses, without the measured ranges where no_tuned) for call
- * on c: cached per communicator, planned with
- * the same planner the generator verified (registry.c: trd_plan with this
- * rank only) on the first call of its kind.  Returns MPI_SUCCESS with *out,
- * or with *out NULL and *why set (the algorithm refuses the call: the caller
- * falls back), or an error. */
+ * trd_select chooses, without the measured ranges where no_tuned or while c
+ * waits for its segment) for call on c: cached per communicator, planned
+ * with the same planner the generator verified (registry.c: trd_plan with
+ * this rank only) on the first call of its kind.  Returns MPI_SUCCESS with
+ * *out, or with *out NULL and *why set (the algorithm refuses the call: the
+ * caller falls back), or an error with *why untouched (MPI_ERR_NO_MEM where
+ * the planner or the lowering ran out of memory: the call raises it). */
 int trd_plan_get(trd_comm *c, const trd_algo *a, const char *params, const trd_call *call,
                  int no_tuned, trd_plan_entry **out, const char **why);
 
@@ -545,6 +563,10 @@ static inline int trd_nbc_outstanding(void)
  * arrives first does not stall the runs that a rank not yet there waits for.
  * Blocking under SMPI, which has no MPI_Comm_idup. */
 int trd_nbc_comm_dup(MPI_Comm comm, MPI_Comm *dup);
+
+/* PMPI_Barrier(comm) made the same way (PMPI_Ibarrier while treeduce's
+ * outstanding runs advance). */
+int trd_nbc_barrier(MPI_Comm comm);
 
 /* With TREEDUCE_VERBOSE=2, the algorithm of plan p names itself for j's
  * routine. */

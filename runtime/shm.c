@@ -109,19 +109,32 @@ static int cma_probe(trd_shm *s)
     return all[0] ? TRD_CMA_READ | (all[1] ? TRD_CMA_WRITE : 0) : 0;
 }
 
-int trd_shm_create(trd_comm *c)
+/* Node segments this process has created (trd_segments). */
+static atomic_long segments;
+
+long trd_segments(void)
+{
+    return atomic_load_explicit(&segments, memory_order_relaxed);
+}
+
+void trd_shm_none(trd_comm *c)
 {
     static const size_t cma_min[TRD_CMA_MAX] = TRD_CMA_MIN_DEFAULTS;
-    const char *env = getenv("TREEDUCE_SHM");
     long long cma_bytes = trd_env_number("TREEDUCE_CMA_BYTES", 0, LLONG_MAX, -1);
-    MPI_Comm node = MPI_COMM_NULL, shared = MPI_COMM_NULL;
-    int rc, nshared = 0, ok, all_ok;
     c->shm = NULL;
     c->shape.shm = 0;
     c->shape.cma = 0;
     c->shape.slot_bytes = TRD_SEG_SLOT_BYTES;
     for (int i = 0; i < TRD_CMA_MAX; i++)
         c->shape.cma_min[i] = cma_bytes >= 0 ? (size_t)cma_bytes : cma_min[i];
+}
+
+int trd_shm_create(trd_comm *c)
+{
+    const char *env = getenv("TREEDUCE_SHM");
+    MPI_Comm node = MPI_COMM_NULL, shared = MPI_COMM_NULL;
+    int rc, nshared = 0, ok, all_ok;
+    trd_shm_none(c);
     /* TREEDUCE_SHM=0 on any rank: no node communicator at all (one
      * allreduce, not a split of the communicator and a window) */
     int want = !(env && strcmp(env, "0") == 0), all_want = 0;
@@ -168,6 +181,7 @@ int trd_shm_create(trd_comm *c)
         free(s);
         goto fail;
     }
+    atomic_fetch_add_explicit(&segments, 1, memory_order_relaxed);
     MPI_Aint size0;
     int disp0;
     PMPI_Win_shared_query(s->win, 0, &size0, &disp0, &base0);

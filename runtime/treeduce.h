@@ -118,6 +118,13 @@ int trd_candidates(const trd_machine *m, MPI_Comm comm, int coll, char (*out)[TR
  * raises itself (a negative count) is 0. */
 int trd_fell_back(void);
 
+/* How many node segments (shared windows, MPI_Win_allocate_shared) this
+ * process has created so far: one per communicator of several ranks on a
+ * node, with shared memory on, made at its first blocking call from its
+ * TREEDUCE_SEGMENT_CALLS-th collective call on (docs/runtime.md).  For
+ * tests and diagnostics. */
+long trd_segments(void);
+
 /* MPI_Reduce_scatter: the vector of sum(recvcounts) elements reduced over
  * comm's ranks, rank r receiving recvcounts[r] elements (zeros allowed) from
  * offset recvcounts[0] + ... + recvcounts[r-1] [MPICH §4.3]: each rank's block

@@ -1,0 +1,195 @@
+/* test_comms.c - a communicator pays for its node segment only once it is
+ * used: short-lived communicators cost no segment, and the segment comes
+ * where every rank makes it.
+ *
+ * An application that duplicates a communicator, makes one call on it and
+ * frees it (a library given a communicator, a split in a loop) must not pay
+ * for a shared window each time.  A communicator's calls run treeduce's
+ * schedules without the segment until its first blocking call from the
+ * TREEDUCE_SEGMENT_CALLS-th call on (default 5), which makes it.  On one
+ * node of several ranks, every result compared with PMPI_Allreduce's and
+ * every call required to run treeduce's schedule (trd_fell_back() 0):
+ *   - N times MPI_Comm_dup, MPI_Allreduce, MPI_Comm_free: no segment
+ *     (trd_segments());
+ *   - a communicator's blocking calls before the count make none; from the
+ *     count on, nonblocking calls make none either; the next blocking call
+ *     makes one, while a nonblocking allreduce of 64 Ki doubles that rank 0
+ *     has not waited for is outstanding and rank 1 waits for its own first:
+ *     rank 0 must advance it while it waits for rank 1 to arrive;
+ *   - the calls after it make no other;
+ *   - a forced algorithm (trd_allreduce_with "shm") and, MPI 4,
+ *     MPI_Allreduce_init on a new communicator make it at once.
+ * With TREEDUCE_SEGMENT_CALLS=0 every communicator makes its segment on its
+ * first call: told to expect the default (test_comms N 5 --must-fail), the
+ * first check fails, as it did before the segment waited for the count.
+ *
+ * Usage: test_comms [N [CALLS [--must-fail]]] (default 1000, and CALLS
+ * the value of TREEDUCE_SEGMENT_CALLS, else 5); --must-fail inverts the
+ * exit status.  Rank 0 prints "N passed, M failed"; the exit status is 1
+ * when a check failed.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "treeduce.h"
+#include "trd_testbed.h"
+
+#define BIG (64 * 1024) /* doubles of the outstanding allreduce */
+
+static int passed, failed, rank, size;
+
+static void check(int ok, const char *what, long a, long b)
+{
+    if (ok) {
+        passed++;
+        return;
+    }
+    failed++;
+    fprintf(stderr, "FAIL rank %d: %s (%ld, %ld)\n", rank, what, a, b);
+}
+
+static void fill(double *x, int n, int round)
+{
+    for (int i = 0; i < n; i++)
+        x[i] = rank + 0.25 * round + 1e-3 * (i % 97);
+}
+
+/* x reduced by PMPI_Allreduce compared with y, element by element. */
+static void compare(const double *x, const double *y, int n, MPI_Comm c, const char *what,
+                    int round)
+{
+    double *e = malloc((size_t)n * sizeof *e);
+    PMPI_Allreduce(x, e, n, MPI_DOUBLE, MPI_SUM, c);
+    int bad = 0;
+    for (int i = 0; i < n; i++)
+        bad += y[i] != e[i];
+    check(bad == 0, what, round, bad);
+    free(e);
+}
+
+/* One blocking allreduce of n doubles on c, checked; it must run treeduce's schedule. */
+static void allreduce_checked(MPI_Comm c, int n, int round)
+{
+    double x[8], y[8];
+    fill(x, n, round);
+    MPI_Allreduce(x, y, n, MPI_DOUBLE, MPI_SUM, c);
+    check(!trd_fell_back(), "the allreduce ran treeduce's schedule", round, 1);
+    compare(x, y, n, c, "allreduce result", round);
+}
+
+static void nonblocking_checked(MPI_Comm c, int round)
+{
+    double x[3], y[3];
+    MPI_Request q;
+    fill(x, 3, round);
+    MPI_Iallreduce(x, y, 3, MPI_DOUBLE, MPI_SUM, c, &q);
+    check(!trd_fell_back(), "the iallreduce ran treeduce's schedule", round, 1);
+    MPI_Wait(&q, MPI_STATUS_IGNORE);
+    compare(x, y, 3, c, "iallreduce result", round);
+}
+
+int main(int argc, char **argv)
+{
+    int n = argc > 1 ? atoi(argv[1]) : 1000;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const char *v = argc > 2 ? argv[2] : getenv("TREEDUCE_SEGMENT_CALLS");
+    int calls = v && *v ? atoi(v) : 5;
+
+    long seg0 = trd_segments();
+    double t = MPI_Wtime();
+    for (int i = 0; i < n; i++) {
+        MPI_Comm c;
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        allreduce_checked(c, 1, i);
+        MPI_Comm_free(&c);
+    }
+    t = MPI_Wtime() - t;
+    long made = trd_segments() - seg0;
+    check(made == (calls >= 2 ? 0 : n), "segments after the dup, allreduce, free loop", made,
+          calls >= 2 ? 0 : n);
+
+    /* blocking calls before the count, nonblocking ones from it: no segment */
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    seg0 = trd_segments();
+    int k = 1;
+    for (; k < calls; k++) {
+        allreduce_checked(c, 3, k);
+        check(trd_segments() == seg0, "segments after a blocking call before the count", k,
+              trd_segments() - seg0);
+    }
+    for (int j = 0; j < 2; j++, k++) {
+        nonblocking_checked(c, k);
+        check(trd_segments() == seg0, "segments after a nonblocking call", k,
+              trd_segments() - seg0);
+    }
+    /* the blocking call that makes the segment, a run of rank 0's outstanding */
+    double *bx = malloc(BIG * sizeof *bx), *by = malloc(BIG * sizeof *by);
+    double x[3], y[3];
+    MPI_Request q;
+    fill(bx, BIG, k);
+    MPI_Iallreduce(bx, by, BIG, MPI_DOUBLE, MPI_SUM, c, &q);
+    check(!trd_fell_back(), "the large iallreduce ran treeduce's schedule", k, 1);
+    if (rank != 0)
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+    fill(x, 3, k + 1);
+    MPI_Allreduce(x, y, 3, MPI_DOUBLE, MPI_SUM, c);
+    check(!trd_fell_back(), "the segment's allreduce ran treeduce's schedule", k + 1, 1);
+    if (rank == 0)
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+    check(trd_segments() - seg0 == (size > 1),
+          "segments after the first blocking call from the count", k + 1, trd_segments() - seg0);
+    compare(bx, by, BIG, c, "large iallreduce result", k);
+    compare(x, y, 3, c, "the segment's allreduce result", k + 1);
+    for (k += 2; k < calls + 8; k++)
+        allreduce_checked(c, 8, k);
+    nonblocking_checked(c, k);
+    check(trd_segments() - seg0 == (size > 1), "segments after the later calls", k,
+          trd_segments() - seg0);
+    MPI_Comm_free(&c);
+    free(bx);
+    free(by);
+
+    /* a forced algorithm makes it at once */
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    seg0 = trd_segments();
+    fill(x, 3, 0);
+    int rc = trd_allreduce_with(trd_testbed_machine(), x, y, 3, MPI_DOUBLE, MPI_SUM, c, "shm");
+    check(rc == MPI_SUCCESS && !trd_fell_back(), "forced shm ran", rc, trd_fell_back());
+    check(trd_segments() - seg0 == 1, "segments after a forced algorithm's first call", 1,
+          trd_segments() - seg0);
+    compare(x, y, 3, c, "forced shm result", 0);
+    MPI_Comm_free(&c);
+
+#if MPI_VERSION >= 4
+    /* so does a persistent request (made to be started many times) */
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    seg0 = trd_segments();
+    MPI_Allreduce_init(x, y, 3, MPI_DOUBLE, MPI_SUM, c, MPI_INFO_NULL, &q);
+    check(trd_segments() - seg0 == 1, "segments after MPI_Allreduce_init", 1,
+          trd_segments() - seg0);
+    for (k = 0; k < 3; k++) {
+        fill(x, 3, k);
+        MPI_Start(&q);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+        compare(x, y, 3, c, "persistent allreduce result", k);
+    }
+    MPI_Request_free(&q);
+    MPI_Comm_free(&c);
+#endif
+
+    int counts[2] = {passed, failed};
+    MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) {
+        printf("%d x (MPI_Comm_dup, MPI_Allreduce, MPI_Comm_free) on %d ranks: %.4f s\n", n, size,
+               t);
+        printf("%d passed, %d failed\n", counts[0], counts[1]);
+    }
+    MPI_Finalize();
+    int must_fail = argc > 3 && !strcmp(argv[3], "--must-fail");
+    return (counts[1] != 0) != must_fail;
+}
