@@ -38,14 +38,17 @@ const char *trd_machine_name(const trd_machine *m)
                                  : MPI_ERR_UNSUPPORTED_OPERATION)
 #endif
 
-/* How a call was made: the mode, and for the others the request and info. */
+/* How a call was made: the mode, and for the others the request and info.
+ * progress: a blocking call that goes to the MPI library in its nonblocking
+ * form, waited for while treeduce's runs advance (library_form). */
 typedef struct how {
     int mode; /* TRD_BLOCKING, TRD_NONBLOCKING, TRD_PERSISTENT */
     MPI_Info info;
     MPI_Request *req;
+    int progress;
 } how;
 
-static const how blocking = {TRD_BLOCKING, MPI_INFO_NULL, NULL};
+static const how blocking = {TRD_BLOCKING, MPI_INFO_NULL, NULL, 0};
 
 /* The routine's name as the application called it, for the notes. */
 static const char *routine(const char *const names[3], const how *h)
@@ -140,6 +143,45 @@ static void library_note(const trd_machine *m, const char *name, const trd_algo 
             trd_choice_note(m, name, "mpi", "");
     } else if (a && !trd_env_disabled())
         trd_forced_note(m, name, a->name, params, why);
+}
+
+/* Why a call goes to the MPI library's routine where treeduce has not
+ * refused it: the application's errors, raised by the library; treeduce
+ * switched off.  Compared by address (library_form). */
+static const char why_erroneous[] =
+    "erroneous arguments, which it reports with its own error class",
+                  why_invalid[] = "invalid arguments", why_invalid_root[] = "invalid root",
+                  why_disabled[] = "TREEDUCE_DISABLE is set";
+
+/* How the MPI library takes a call of kind *h that goes to it for why: a
+ * blocking call treeduce refused (a forced algorithm that cannot run it, a
+ * datatype or a communicator it does not handle) in its nonblocking form,
+ * waited for while treeduce's outstanding runs advance (*nb, returned), as
+ * MPI_Barrier is (nbc.c).  A peer may wait for one of this rank's runs
+ * before it joins this call, and the library's blocking routine would not
+ * let them advance: a forced algorithm refused among nonblocking calls hung
+ * test_mixed_waits every time.  Every rank refuses the same calls and
+ * blocking calls match only blocking ones, so the form is the same on every
+ * rank (a form chosen by whether runs are outstanding hung on the mismatch).
+ * The library's routine chosen by the tables ("mpi"), or forced, and the
+ * application's errors keep the blocking routine: the first for its speed
+ * (MPICH's nonblocking allreduce of 8 bytes takes 1.7 times as long). */
+static const how *library_form(const how *h, const char *why, how *nb)
+{
+    if (h->mode != TRD_BLOCKING || why == trd_why_library_chosen || why == trd_why_library_forced ||
+        why == why_erroneous || why == why_invalid || why == why_invalid_root ||
+        why == why_disabled)
+        return h;
+    *nb = *h;
+    nb->progress = 1;
+    return nb;
+}
+
+/* The MPI library's nonblocking form of a blocking call, started with rc and
+ * *q: waited for while treeduce's runs advance. */
+static int library_wait(int rc, MPI_Request *q)
+{
+    return rc != MPI_SUCCESS ? rc : trd_nbc_wait_library(q, MPI_STATUS_IGNORE);
 }
 
 /* ---- Arguments ------------------------------------------------------------------ */
@@ -243,7 +285,7 @@ static int check_args(const call_args *a, int *aliased, const char **why)
     int size = 1, rank = 0, named[2] = {1, 1};
     MPI_Aint ext[2] = {0, 0};
     const buf_arg *b[2] = {a->flags & ARG_NO_SEND ? NULL : &a->send, &a->recv};
-    *why = "erroneous arguments, which it reports with its own error class";
+    *why = why_erroneous;
     if (a->comm == MPI_COMM_NULL)
         return MPI_SUCCESS;
     for (int i = 0; i < 2; i++)
@@ -321,11 +363,11 @@ static int setup(const trd_machine *m, MPI_Comm comm, int when, trd_comm **c, co
 {
     int rc;
     if (trd_env_disabled()) {
-        *why = "TREEDUCE_DISABLE is set";
+        *why = why_disabled;
         return MPI_SUCCESS;
     }
     if (comm == MPI_COMM_NULL) {
-        *why = "invalid arguments";
+        *why = why_invalid;
         return MPI_SUCCESS;
     }
     if ((rc = trd_comm_get(comm, m, when, c)) != MPI_SUCCESS)
@@ -363,13 +405,13 @@ static const char *reduction_checks(MPI_Count count, MPI_Datatype datatype, MPI_
 {
     const char *why;
     if (count < 0)
-        return "invalid arguments";
+        return why_invalid;
     if (trd_reducer_init(red, datatype, op) == MPI_SUCCESS) {
         dc->derived = 0;
         dc->per = 1;
         dc->type = datatype;
     } else if (op == MPI_OP_NULL) {
-        return "invalid arguments";
+        return why_invalid;
     } else if ((why = trd_dtype_reduction(dc, datatype, op, (size_t)count, red))) {
         return why;
     }
@@ -448,30 +490,44 @@ static int copy_input(const trd_dtype_call *dc, const trd_reducer *red, void *ds
 
 /* ---- The MPI library's routines ------------------------------------------------------ */
 
-/* pmpi_reduce: PMPI_Reduce with MPI_IN_PLACE turned into a copy at the root: MPICH 4.0's
- * in-place reduce crashes at roots other than 0 above a few KiB. */
+/* PMPI_Reduce, or where progress its nonblocking form waited for while
+ * treeduce's runs advance (library_form), with MPI_IN_PLACE turned into a
+ * copy at the root: MPICH 4.0's in-place reduce crashes at roots other than
+ * 0 above a few KiB. */
+static int reduce_copying(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                          MPI_Op op, int root, MPI_Comm comm, int progress)
+{
+    int rank, rc, size;
+    MPI_Request q;
+    char *copy = NULL;
+    if (sendbuf == MPI_IN_PLACE && count > 0 && comm != MPI_COMM_NULL &&
+        PMPI_Comm_rank(comm, &rank) == MPI_SUCCESS && rank == root &&
+        PMPI_Pack_size(count, datatype, comm, &size) == MPI_SUCCESS) {
+        MPI_Aint lb, ext, tlb, text;
+        PMPI_Type_get_extent(datatype, &lb, &ext);
+        PMPI_Type_get_true_extent(datatype, &tlb, &text);
+        size_t span = (size_t)(count - 1) * (size_t)ext + (size_t)text;
+        if (!(copy = malloc(span)))
+            return MPI_ERR_NO_MEM;
+        sendbuf = copy - tlb; /* the copy as a buffer of count elements of datatype */
+        rc = PMPI_Sendrecv((char *)recvbuf, count, datatype, 0, 0, (char *)sendbuf, count, datatype,
+                           0, 0, MPI_COMM_SELF, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS) {
+            free(copy);
+            return rc;
+        }
+    }
+    rc = progress
+             ? library_wait(PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, &q), &q)
+             : PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+    free(copy);
+    return rc;
+}
+
 static int pmpi_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                        MPI_Op op, int root, MPI_Comm comm)
 {
-    int rank, rc, size;
-    if (sendbuf != MPI_IN_PLACE || count <= 0 || comm == MPI_COMM_NULL ||
-        PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS || rank != root ||
-        PMPI_Pack_size(count, datatype, comm, &size) != MPI_SUCCESS)
-        return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
-    MPI_Aint lb, ext, tlb, text;
-    PMPI_Type_get_extent(datatype, &lb, &ext);
-    PMPI_Type_get_true_extent(datatype, &tlb, &text);
-    size_t span = (size_t)(count - 1) * (size_t)ext + (size_t)text;
-    char *copy = malloc(span);
-    if (!copy)
-        return MPI_ERR_NO_MEM;
-    char *in = copy - tlb; /* the copy as a buffer of count elements of datatype */
-    rc = PMPI_Sendrecv((char *)recvbuf, count, datatype, 0, 0, in, count, datatype, 0, 0,
-                       MPI_COMM_SELF, MPI_STATUS_IGNORE);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Reduce(in, recvbuf, count, datatype, op, root, comm);
-    free(copy);
-    return rc;
+    return reduce_copying(sendbuf, recvbuf, count, datatype, op, root, comm, 0);
 }
 
 /* pmpi_name: the MPI library's blocking routine with int counts. */
@@ -488,6 +544,11 @@ static int pmpi_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
 #define LIBRARY_SCALAR(name, Name)                                                                 \
     static int library_##name(TRD_P_##name(MPI_Count), const how *h)                               \
     {                                                                                              \
+        if (h->mode == TRD_BLOCKING && h->progress) {                                              \
+            MPI_Request q;                                                                         \
+            const how nb = {TRD_NONBLOCKING, MPI_INFO_NULL, &q, 0};                                \
+            return library_wait(library_##name(TRD_A_##name(TRD_AS_IS), &nb), &q);                 \
+        }                                                                                          \
         return TRD_PMPI(h->mode, TRD_BIG_##name, pmpi_##name(TRD_A_##name(TRD_AS_INT)),            \
                         PMPI_##Name##_c(TRD_A_##name(TRD_AS_IS)),                                  \
                         PMPI_I##name(TRD_A_##name(TRD_AS_INT), h->req),                            \
@@ -519,6 +580,7 @@ static int allreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, M
                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const trd_algo *a,
                      const char *params, const how *h)
 {
+    how nb; /* the form library_form gives a refused blocking call */
     const char *why = NULL;
     trd_reducer red;
     trd_dtype_call dc;
@@ -533,7 +595,7 @@ static int allreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, M
     if (trd_env_reproducible())
         a = reproducible(m, a, &params);
     if (trd_env_disabled())
-        why = "TREEDUCE_DISABLE is set";
+        why = why_disabled;
     else if ((rc = check_call(&args, h->mode == TRD_BLOCKING ? &aliased : NULL, a, &why)))
         return rc;
     else if (!why)
@@ -575,6 +637,7 @@ static int allreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, M
         return raise_error(comm, rc || !aliased ? rc : MPI_ERR_BUFFER);
 fallback:
     library_note(m, routine(allreduce_names, h), a, params, why);
+    h = library_form(h, why, &nb);
 library:
     fell_back = 1;
     return library_allreduce(TRD_A_allreduce(TRD_AS_IS), h);
@@ -586,6 +649,7 @@ static int reduce_scatter_block(const trd_machine *m, const void *sendbuf, void 
                                 MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op,
                                 MPI_Comm comm, const trd_algo *a, const char *params, const how *h)
 {
+    how nb; /* the form library_form gives a refused blocking call */
     trd_reducer red;
     trd_dtype_call dc;
     const call_args args = {
@@ -631,6 +695,7 @@ static int reduce_scatter_block(const trd_machine *m, const void *sendbuf, void 
             return raise_error(comm, rc || !aliased ? rc : MPI_ERR_BUFFER);
     }
     library_note(m, routine(reduce_scatter_block_names, h), a, params, why);
+    h = library_form(h, why, &nb);
 library:
     fell_back = 1;
     return library_reduce_scatter_block(TRD_A_reduce_scatter_block(TRD_AS_IS), h);
@@ -684,6 +749,7 @@ static int reduce_scatter_counts(const trd_machine *m, const void *sendbuf, void
                                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const trd_algo *a,
                                  const char *params, const how *h)
 {
+    how nb; /* the form library_form gives a refused blocking call */
     trd_reducer red;
     const char *why = NULL;
     trd_comm *c = NULL;
@@ -692,7 +758,7 @@ static int reduce_scatter_counts(const trd_machine *m, const void *sendbuf, void
     fell_back = 0;
     if (comm != MPI_COMM_NULL &&
         (PMPI_Comm_size(comm, &size) != MPI_SUCCESS || PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS))
-        why = "invalid arguments";
+        why = why_invalid;
     size_t total = 0, maxc = 0;
     for (int r = 0; !why && r < size; r++) {
         MPI_Count n = icounts ? icounts[r] : ccounts[r];
@@ -777,8 +843,19 @@ static int reduce_scatter_counts(const trd_machine *m, const void *sendbuf, void
         rs_free(&s->st);
     }
     trd_fallback_note(m, routine(reduce_scatter_names, h), why);
+    h = library_form(h, why, &nb);
 library:
     fell_back = 1;
+    if (h->progress) {
+        MPI_Request q;
+        return library_wait(
+            ccounts ? TRD_PMPI(
+                          TRD_NONBLOCKING, 1, MPI_ERR_COUNT, MPI_ERR_COUNT, MPI_ERR_COUNT,
+                          PMPI_Ireduce_scatter_c(sendbuf, recvbuf, ccounts, datatype, op, comm, &q),
+                          MPI_ERR_COUNT, MPI_ERR_COUNT)
+                    : PMPI_Ireduce_scatter(sendbuf, recvbuf, icounts, datatype, op, comm, &q),
+            &q);
+    }
     if (ccounts)
         return TRD_PMPI(
             h->mode, 1, MPI_ERR_COUNT,
@@ -813,6 +890,7 @@ static int reduce(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_
                   MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, const trd_algo *a,
                   const char *params, const how *h)
 {
+    how nb; /* the form library_form gives a refused blocking call */
     trd_reducer red;
     trd_dtype_call dc;
     const call_args args = {
@@ -829,7 +907,7 @@ static int reduce(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_
     if (!why && (rc = setup(m, comm, segment_when(a, h), &c, &why)) != MPI_SUCCESS)
         return rc;
     if (!why && (root < 0 || root >= c->size))
-        why = "invalid root";
+        why = why_invalid_root;
     if (!why) {
         int at_root = c->rank == root;
         int in_place = at_root && (aliased || sendbuf == MPI_IN_PLACE);
@@ -858,8 +936,11 @@ static int reduce(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_
             return raise_error(comm, rc || !aliased ? rc : MPI_ERR_BUFFER);
     }
     library_note(m, routine(reduce_names, h), a, params, why);
+    h = library_form(h, why, &nb);
 library:
     fell_back = 1;
+    if (h->progress && count <= INT_MAX) /* its in-place copy too (reduce_copying) */
+        return reduce_copying(sendbuf, recvbuf, (int)count, datatype, op, root, comm, 1);
     return library_reduce(TRD_A_reduce(TRD_AS_IS), h);
 }
 
@@ -868,6 +949,7 @@ library:
 static int bcast(const trd_machine *m, void *buffer, MPI_Count count, MPI_Datatype datatype,
                  int root, MPI_Comm comm, const trd_algo *a, const char *params, const how *h)
 {
+    how nb; /* the form library_form gives a refused blocking call */
     const call_args args = {comm, {NULL, 0, datatype, 0}, {buffer, count, datatype, 0}, MPI_OP_NULL,
                             root, ARG_ROOT | ARG_NO_SEND};
     const char *why;
@@ -880,7 +962,7 @@ static int bcast(const trd_machine *m, void *buffer, MPI_Count count, MPI_Dataty
     if (!why && (rc = setup(m, comm, segment_when(a, h), &c, &why)) != MPI_SUCCESS)
         return rc;
     if (!why && (root < 0 || root >= c->size))
-        why = "invalid root";
+        why = why_invalid_root;
     if (!why && trd_type_extent(datatype, &ext) == MPI_SUCCESS) {
         if (count == 0 || c->size == 1) {
             if (trivial(m, bcast_names, h, count == 0 ? count0 : one_rank, NULL, buffer, 0))
@@ -925,6 +1007,7 @@ static int bcast(const trd_machine *m, void *buffer, MPI_Count count, MPI_Dataty
         why = "derived datatype in a nonblocking, persistent or large-count bcast";
     }
     library_note(m, routine(bcast_names, h), a, params, why);
+    h = library_form(h, why, &nb);
 library:
     fell_back = 1;
     return library_bcast(TRD_A_bcast(TRD_AS_IS), h);
@@ -937,6 +1020,7 @@ static int allgather(const trd_machine *m, const void *sendbuf, MPI_Count sendco
                      MPI_Datatype recvtype, MPI_Comm comm, const trd_algo *a, const char *params,
                      const how *h)
 {
+    how nb; /* the form library_form gives a refused blocking call */
     const call_args args = {
         comm, {sendbuf, sendcount, sendtype, 0}, {recvbuf, recvcount, recvtype, 1}, MPI_OP_NULL, 0,
         0};
@@ -1004,6 +1088,7 @@ static int allgather(const trd_machine *m, const void *sendbuf, MPI_Count sendco
               "allgather";
     }
     library_note(m, routine(allgather_names, h), a, params, why);
+    h = library_form(h, why, &nb);
 library:
     fell_back = 1;
     return library_allgather(TRD_A_allgather(TRD_AS_IS), h);
@@ -1035,13 +1120,13 @@ library:
 #define REQUEST_FORMS_OF(name, C, S)                                                               \
     int trd_i##name##S(const trd_machine *m, TRD_P_##name(C), MPI_Request *request)                \
     {                                                                                              \
-        how h = {TRD_NONBLOCKING, MPI_INFO_NULL, request};                                         \
+        how h = {TRD_NONBLOCKING, MPI_INFO_NULL, request, 0};                                      \
         return CALL(name, m, TRD_A_##name(TRD_AS_IS), NULL, "", &h);                               \
     }                                                                                              \
     int trd_##name##_init##S(const trd_machine *m, TRD_P_##name(C), MPI_Info info,                 \
                              MPI_Request *request)                                                 \
     {                                                                                              \
-        how h = {TRD_PERSISTENT, info, request};                                                   \
+        how h = {TRD_PERSISTENT, info, request, 0};                                                \
         return CALL(name, m, TRD_A_##name(TRD_AS_IS), NULL, "", &h);                               \
     }
 TRD_COLLS(FORMS)

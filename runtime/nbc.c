@@ -280,6 +280,11 @@ static int wait_library(MPI_Request *q, MPI_Status *status)
     return trd_nbc_outstanding() ? wait_foreign(q, status) : PMPI_Wait(q, status);
 }
 
+int trd_nbc_wait_library(MPI_Request *q, MPI_Status *status)
+{
+    return wait_library(q, status);
+}
+
 int trd_nbc_comm_dup(MPI_Comm comm, MPI_Comm *dup)
 {
 #if defined(SMPI_H)

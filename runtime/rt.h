@@ -564,6 +564,10 @@ static inline int trd_nbc_outstanding(void)
  * Blocking under SMPI, which has no MPI_Comm_idup. */
 int trd_nbc_comm_dup(MPI_Comm comm, MPI_Comm *dup);
 
+/* PMPI_Wait(q, status) on a request of the MPI library's, made the same
+ * way: treeduce's outstanding runs advance until q completes. */
+int trd_nbc_wait_library(MPI_Request *q, MPI_Status *status);
+
 /* PMPI_Barrier(comm) made the same way (PMPI_Ibarrier while treeduce's
  * outstanding runs advance). */
 int trd_nbc_barrier(MPI_Comm comm);
