@@ -165,9 +165,18 @@ static const char why_erroneous[] =
  * rank (a form chosen by whether runs are outstanding hung on the mismatch).
  * The library's routine chosen by the tables ("mpi"), or forced, and the
  * application's errors keep the blocking routine: the first for its speed
- * (MPICH's nonblocking allreduce of 8 bytes takes 1.7 times as long). */
+ * (MPICH's nonblocking allreduce of 8 bytes takes 1.7 times as long).
+ * Under SMPI every call keeps it: SMPI's nonblocking allreduce of 1 MiB
+ * over 128 simulated ranks took 157 s of wall time for 5 calls where the
+ * blocking one takes seconds, and the simulated runs (scale studies) make
+ * no nonblocking calls. */
 static const how *library_form(const how *h, const char *why, how *nb)
 {
+#if defined(SMPI_H)
+    (void)why;
+    (void)nb;
+    return h;
+#else
     if (h->mode != TRD_BLOCKING || why == trd_why_library_chosen || why == trd_why_library_forced ||
         why == why_erroneous || why == why_invalid || why == why_invalid_root ||
         why == why_disabled)
@@ -175,6 +184,7 @@ static const how *library_form(const how *h, const char *why, how *nb)
     *nb = *h;
     nb->progress = 1;
     return nb;
+#endif
 }
 
 /* The MPI library's nonblocking form of a blocking call, started with rc and
