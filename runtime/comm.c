@@ -549,18 +549,6 @@ static int keyval_get(int *kv)
     return rc;
 }
 
-/* TREEDUCE_SEGMENT_CALLS, read once: every collective call asks. */
-static long long segment_calls(void)
-{
-    static _Atomic long long calls = -1;
-    long long n = atomic_load_explicit(&calls, memory_order_relaxed);
-    if (n < 0) {
-        n = trd_env_number("TREEDUCE_SEGMENT_CALLS", 0, 1000000000, TRD_SEGMENT_CALLS);
-        atomic_store_explicit(&calls, n, memory_order_relaxed);
-    }
-    return n;
-}
-
 /* Count a call of kind `when` on c and make c's node segment where it is
  * due: at once (TRD_SEGMENT_NOW), or at the first blocking call from the
  * TREEDUCE_SEGMENT_CALLS-th call on.  Every rank makes the same collective
@@ -573,7 +561,7 @@ static int segment_due(trd_comm *c, int when)
 {
     if (c->fallback || c->segment_made)
         return MPI_SUCCESS;
-    long long n = segment_calls();
+    long long n = trd_env_segment_calls();
     if (c->ncoll < (unsigned long)n)
         c->ncoll++;
     if (when != TRD_SEGMENT_NOW && n > 0 &&

@@ -149,15 +149,29 @@ int trd_env_reproducible(void)
     return env_flag_once(&v, "TREEDUCE_REPRODUCIBLE");
 }
 
-int trd_env_verbose(void)
+/* A whole number from 0 to max read on first use into *v (-1: not read
+ * yet), as trd_env_number reads it; racing threads compute the same value. */
+static long long env_number_once(_Atomic long long *v, const char *name, long long max,
+                                 long long def)
 {
-    static atomic_int v = -1;
-    int x = atomic_load_explicit(&v, memory_order_relaxed);
+    long long x = atomic_load_explicit(v, memory_order_relaxed);
     if (x < 0) {
-        x = (int)trd_env_number("TREEDUCE_VERBOSE", 0, 2, 0);
-        atomic_store_explicit(&v, x, memory_order_relaxed);
+        x = trd_env_number(name, 0, max, def);
+        atomic_store_explicit(v, x, memory_order_relaxed);
     }
     return x;
+}
+
+int trd_env_verbose(void)
+{
+    static _Atomic long long v = -1;
+    return (int)env_number_once(&v, "TREEDUCE_VERBOSE", 2, 0);
+}
+
+long long trd_env_segment_calls(void)
+{
+    static _Atomic long long v = -1;
+    return env_number_once(&v, "TREEDUCE_SEGMENT_CALLS", 1000000000, TRD_SEGMENT_CALLS);
 }
 
 int trd_env_break(char *alg, size_t alglen, int *rank, size_t *op)

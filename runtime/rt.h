@@ -167,6 +167,11 @@ int trd_env_reproducible(void);
  * and reason; 2 also name each algorithm the first time it runs.  Returns
  * the level, 0 where unset or not from 0 to 2. */
 int trd_env_verbose(void);
+/* TREEDUCE_SEGMENT_CALLS: the count of a communicator's collective calls
+ * from which its first blocking call makes the node segment (0 to 10^9;
+ * default TRD_SEGMENT_CALLS; 0: its first call of any kind), read once:
+ * every collective call asks. */
+long long trd_env_segment_calls(void);
 /* TREEDUCE_BREAK=ALG:RANK:OP, for testing only: the planner's op OP of rank
  * RANK (of the communicator) is dropped from every plan of algorithm ALG, as
  * treeduce-gen --break-schedule drops it before verifying: the same broken
