@@ -149,6 +149,12 @@ int trd_env_reproducible(void)
     return env_flag_once(&v, "TREEDUCE_REPRODUCIBLE");
 }
 
+int trd_env_async_progress(void)
+{
+    static atomic_int v = -1;
+    return env_flag_once(&v, "TREEDUCE_ASYNC_PROGRESS");
+}
+
 /* A whole number from 0 to max read on first use into *v (-1: not read
  * yet), as trd_env_number reads it; racing threads compute the same value. */
 static long long env_number_once(_Atomic long long *v, const char *name, long long max,

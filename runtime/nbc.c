@@ -48,9 +48,11 @@ struct trd_req {
 /* One lock for the handle table, the queues and the list of busy
  * communicators: progress under it never blocks. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static atomic_int live;   /* requests in the table */
-_Atomic int trd_nbc_runs; /* runs queued or running (rt.h) */
-static trd_comm *busy;    /* communicators with queued runs */
+static atomic_int live;      /* requests in the table */
+_Atomic int trd_nbc_runs;    /* runs queued or running (rt.h) */
+static trd_comm *busy;       /* communicators with queued runs */
+static unsigned long moves;  /* ops completed and runs ended, for trd_nbc_poll */
+static unsigned long passes; /* of progress_all, made by the application's threads */
 
 #define TRD_REQ_BUCKETS 256
 static trd_req *table[TRD_REQ_BUCKETS];
@@ -180,7 +182,8 @@ static void enqueue(trd_req *r)
         c->busy = busy;
         busy = c;
     }
-    atomic_fetch_add(&trd_nbc_runs, 1);
+    if (atomic_fetch_add(&trd_nbc_runs, 1) == 0 && trd_progress_on())
+        trd_progress_wake();
 }
 
 /* Advance c's runs in order, as far as they go without waiting (lock held). */
@@ -199,14 +202,17 @@ static void comm_progress(trd_comm *c)
             done = r->rc != MPI_SUCCESS;
         }
         if (!done) {
+            size_t pc = r->run.pc;
             int rc = trd_run_progress(&r->run, 0, &done);
             if (rc != MPI_SUCCESS) {
                 r->rc = rc;
                 done = 1;
             }
+            moves += r->run.pc != pc;
         }
         if (!done)
             return;
+        moves++;
         if (r->rc == MPI_SUCCESS && r->stage && r->stage->post)
             r->rc = r->stage->post(r->stage);
         if (!(c->qhead = r->next))
@@ -222,7 +228,7 @@ static void comm_progress(trd_comm *c)
 /* Advance every communicator's runs (lock held); where some wait for a
  * peer, let the MPI library progress too: the peer may be blocked in it on a
  * request of the library's that needs this rank's progress first. */
-static void progress_all(void)
+static void advance_all(void)
 {
     for (trd_comm **pc = &busy; *pc;) {
         trd_comm *c = *pc;
@@ -238,11 +244,37 @@ static void progress_all(void)
         trd_library_progress(busy->comm);
 }
 
+/* advance_all, made by an application's thread (a call or a wait). */
+static void progress_all(void)
+{
+    passes++;
+    advance_all();
+}
+
 static void progress(void)
 {
     pthread_mutex_lock(&lock);
     progress_all();
     pthread_mutex_unlock(&lock);
+}
+
+int trd_nbc_poll(void)
+{
+    static unsigned long seen; /* passes at the last poll */
+    if (!trd_nbc_outstanding())
+        return -1;
+    if (pthread_mutex_trylock(&lock) != 0)
+        return 0;
+    int moved = 0;
+    if (passes != seen) {
+        seen = passes; /* an application's thread is advancing them: leave it the core */
+    } else {
+        unsigned long before = moves;
+        advance_all();
+        moved = moves != before;
+    }
+    pthread_mutex_unlock(&lock);
+    return moved;
 }
 
 /* Advance everything until r's run has ended. */
@@ -364,6 +396,8 @@ int trd_launch(const trd_job *j, int mode, MPI_Request *req, const char **why)
 {
     trd_plan_entry *p;
     int rc;
+    if (mode != TRD_BLOCKING)
+        trd_progress_start(j->c->machine);
     pthread_mutex_lock(&lock); /* the plan cache is shared with queued runs */
     rc = trd_plan_get(j->c, j->a, j->params, &j->call, j->untuned, &p, why);
     trd_req *r = rc == MPI_SUCCESS && p ? req_new(j, p) : NULL;
@@ -404,6 +438,7 @@ int trd_launch(const trd_job *j, int mode, MPI_Request *req, const char **why)
 
 void trd_nbc_finalize(void)
 {
+    trd_progress_stop();
     pthread_mutex_lock(&lock);
     for (int b = 0; b < TRD_REQ_BUCKETS; b++) {
         for (trd_req *r = table[b], *next; r; r = next) {

@@ -172,6 +172,9 @@ int trd_env_verbose(void);
  * default TRD_SEGMENT_CALLS; 0: its first call of any kind), read once:
  * every collective call asks. */
 long long trd_env_segment_calls(void);
+/* TREEDUCE_ASYNC_PROGRESS=1: a thread advances treeduce's outstanding runs
+ * (progress.c).  Returns 1 or 0, read once. */
+int trd_env_async_progress(void);
 /* TREEDUCE_BREAK=ALG:RANK:OP, for testing only: the planner's op OP of rank
  * RANK (of the communicator) is dropped from every plan of algorithm ALG, as
  * treeduce-gen --break-schedule drops it before verifying: the same broken
@@ -335,9 +338,33 @@ int trd_comm_get(MPI_Comm comm, const trd_machine *m, int when, trd_comm **out);
 void trd_comm_ref(trd_comm *c);
 void trd_comm_unref(trd_comm *c);
 
-/* When MPI_Finalize begins (comm.c): free every request whose run is not
- * under way, its plan and its hold on its communicator (nbc.c). */
+/* When MPI_Finalize begins (comm.c): stop the progress thread, free every
+ * request whose run is not under way, its plan and its hold on its
+ * communicator (nbc.c). */
 void trd_nbc_finalize(void);
+
+/* One pass of progress over every outstanding run, as a wait makes it, for
+ * the progress thread: 1 where some run advanced (an op completed, a run
+ * ended); 0 where none could, and where an application's thread made a
+ * pass since the last poll or makes one now (it is in a call or a wait that
+ * advances them: the thread leaves it the core); -1 where none is
+ * outstanding (nbc.c). */
+int trd_nbc_poll(void);
+
+/* ---- The progress thread (progress.c) ------------------------------------------- */
+
+/* At a nonblocking or persistent call (m: its machine, for the notes): the
+ * first such call of the process starts the progress thread where
+ * TREEDUCE_ASYNC_PROGRESS=1 and MPI was initialized with
+ * MPI_THREAD_MULTIPLE, and otherwise says why not once (TREEDUCE_VERBOSE=1).
+ * Thread-safe. */
+void trd_progress_start(const trd_machine *m);
+/* 1 while the progress thread runs, else 0. */
+int trd_progress_on(void);
+/* A run was queued where none was outstanding: wake the sleeping thread. */
+void trd_progress_wake(void);
+/* Stop and join the thread (MPI_Finalize begins); nothing where none runs. */
+void trd_progress_stop(void);
 
 /* Scratch of at least bytes bytes owned by c, valid until the next call, or
  * NULL out of memory. */

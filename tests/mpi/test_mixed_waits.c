@@ -23,7 +23,10 @@
  * their status too, and posted again.
  *
  * Usage: test_mixed_waits [--ops N] [--window N] [--seed N] [--quick]
- * (--quick: 1500 operations instead of 4000).  Rank 0 prints "N passed,
+ *                         [--thread-multiple]
+ * (--quick: 1500 operations instead of 4000; --thread-multiple: MPI
+ * initialized with MPI_THREAD_MULTIPLE, which TREEDUCE_ASYNC_PROGRESS=1's
+ * thread needs: it then advances treeduce's runs beside every wait).  Rank 0 prints "N passed,
  * M failed"; the exit status is 1 when a check failed.
  */
 #include <mpi.h>
@@ -409,7 +412,7 @@ static void complete_some(uint64_t *x, struct slot *slots, MPI_Request *reqs, in
 int main(int argc, char **argv)
 {
     long ops = 4000, posted = 0, completed = 0;
-    int window = 16;
+    int window = 16, multiple = 0, provided;
     uint64_t seed = 20261126;
     for (int a = 1; a < argc; a++) {
         if (!strcmp(argv[a], "--ops") && a + 1 < argc)
@@ -420,9 +423,14 @@ int main(int argc, char **argv)
             seed = strtoull(argv[++a], NULL, 10);
         else if (!strcmp(argv[a], "--quick"))
             ops = 1500;
+        else if (!strcmp(argv[a], "--thread-multiple"))
+            multiple = 1;
     }
     window = window < 1 ? 1 : window > MAX_WINDOW ? MAX_WINDOW : window;
-    MPI_Init(&argc, &argv);
+    if (multiple)
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    else
+        MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
     MPI_Comm reversed;

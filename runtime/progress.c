@@ -1,0 +1,162 @@
+/* The asynchronous progress thread (TREEDUCE_ASYNC_PROGRESS=1): treeduce's
+ * outstanding runs advance while the application computes or sits in any MPI
+ * call, not only inside the MPI calls treeduce intercepts (nbc.c).
+ *
+ * One thread per process, started by the first nonblocking or persistent
+ * call and joined when MPI_Finalize begins.  It needs MPI_THREAD_MULTIPLE
+ * (it makes MPI calls beside the application's); where the application asked
+ * for less, TREEDUCE_VERBOSE=1 says so once and there is no thread.
+ *
+ * While runs are outstanding it makes passes of progress (trd_nbc_poll):
+ * after a pass that advanced something, the next at once; after passes that
+ * advanced nothing, it yields, then sleeps from 1 us up to
+ * TRD_ASYNC_SLEEP_MAX_NS, so that a rank computing on its one core keeps
+ * nearly all of it while its runs wait for the network.  With nothing
+ * outstanding it sleeps on a condition variable, woken by the call that
+ * queues the next run: an idle thread costs no cycles.  This follows what the
+ * users of MPICH's progress thread (MPIR_CVAR_ASYNC_PROGRESS) met: a thread
+ * that spins in the library's progress holds its lock against the
+ * application's own calls (MPICH yields it with sched_yield since 4.1), and
+ * one that never rests takes a core from memory-bound compute (Open MPI's
+ * discussion of an equivalent, ompi#13074: "should remain quiet during
+ * periods of time where nothing is expected to be progressed").
+ */
+#include "rt.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <time.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
+
+/* Passes that advanced nothing before the thread sleeps, and its longest
+ * sleep between two passes: a run waiting for the network is noticed at
+ * most that late. */
+#define TRD_ASYNC_YIELDS 16
+#define TRD_ASYNC_SLEEP_MAX_NS 20000L
+
+enum { OFF, RUNNING, STOPPING };
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static pthread_t thread;
+static int state = OFF; /* under mu */
+static atomic_int on;   /* the thread runs: enqueue wakes it */
+static _Atomic(const trd_machine *) first_machine;
+
+static void *loop(void *arg)
+{
+    (void)arg;
+#if defined(__linux__) && defined(PR_SET_TIMERSLACK)
+    prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0); /* sleeps of microseconds, not 50 us */
+#endif
+    pthread_mutex_lock(&mu);
+    while (state == RUNNING) {
+        if (!trd_nbc_outstanding()) {
+            pthread_cond_wait(&cv, &mu);
+            continue;
+        }
+        pthread_mutex_unlock(&mu);
+        unsigned idle = 0;
+        long ns = 1000;
+        int moved;
+        while ((moved = trd_nbc_poll()) >= 0 && atomic_load_explicit(&on, memory_order_relaxed)) {
+            if (moved) {
+                idle = 0;
+                ns = 1000;
+            } else if (++idle < TRD_ASYNC_YIELDS) {
+                sched_yield();
+            } else {
+                struct timespec t = {0, ns};
+                nanosleep(&t, NULL);
+                ns = ns * 2 > TRD_ASYNC_SLEEP_MAX_NS ? TRD_ASYNC_SLEEP_MAX_NS : ns * 2;
+            }
+        }
+        pthread_mutex_lock(&mu);
+    }
+    pthread_mutex_unlock(&mu);
+    return NULL;
+}
+
+static const char *level_name(int level)
+{
+    return level == MPI_THREAD_SINGLE       ? "MPI_THREAD_SINGLE"
+           : level == MPI_THREAD_FUNNELED   ? "MPI_THREAD_FUNNELED"
+           : level == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
+                                            : "MPI_THREAD_MULTIPLE";
+}
+
+static void start_once(void)
+{
+    char msg[256];
+    if (!trd_env_async_progress())
+        return;
+#if defined(SMPI_H)
+    trd_note(first_machine, "TREEDUCE_ASYNC_PROGRESS=1 is ignored under SMPI, whose ranks are "
+                            "simulated: no progress thread");
+#else
+    int level = MPI_THREAD_SINGLE;
+    PMPI_Query_thread(&level);
+    if (level != MPI_THREAD_MULTIPLE) {
+        snprintf(msg, sizeof msg,
+                 "TREEDUCE_ASYNC_PROGRESS=1 needs MPI_THREAD_MULTIPLE and MPI was initialized "
+                 "with %s: no progress thread",
+                 level_name(level));
+        trd_note(first_machine, msg);
+        return;
+    }
+    pthread_mutex_lock(&mu);
+    state = RUNNING;
+    if (pthread_create(&thread, NULL, loop, NULL) != 0) {
+        state = OFF;
+        pthread_mutex_unlock(&mu);
+        trd_note(first_machine, "TREEDUCE_ASYNC_PROGRESS=1: the progress thread could not be "
+                                "created: no progress thread");
+        return;
+    }
+    atomic_store(&on, 1);
+    pthread_mutex_unlock(&mu);
+    trd_note(first_machine, "TREEDUCE_ASYNC_PROGRESS=1: a progress thread advances the "
+                            "nonblocking and persistent calls");
+#endif
+    (void)msg;
+}
+
+void trd_progress_start(const trd_machine *m)
+{
+    const trd_machine *none = NULL;
+    atomic_compare_exchange_strong(&first_machine, &none, m);
+    pthread_once(&once, start_once);
+}
+
+int trd_progress_on(void)
+{
+    return atomic_load_explicit(&on, memory_order_relaxed);
+}
+
+void trd_progress_wake(void)
+{
+    pthread_mutex_lock(&mu);
+    pthread_cond_signal(&cv);
+    pthread_mutex_unlock(&mu);
+}
+
+void trd_progress_stop(void)
+{
+    pthread_mutex_lock(&mu);
+    if (state != RUNNING) {
+        pthread_mutex_unlock(&mu);
+        return;
+    }
+    state = STOPPING;
+    atomic_store(&on, 0);
+    pthread_cond_signal(&cv);
+    pthread_mutex_unlock(&mu);
+    pthread_join(thread, NULL);
+    pthread_mutex_lock(&mu);
+    state = OFF;
+    pthread_mutex_unlock(&mu);
+}
