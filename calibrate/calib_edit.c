@@ -257,6 +257,16 @@ static trd_topo_t read_model(const char *path, int xml, const char *text, size_t
     return t;
 }
 
+/* A file of a format without link classes refused: "x.conf: a Slurm
+ * topology.conf carries no link costs; write the costs into a *.topo or
+ * treeduce *.xml topology". */
+static void refuse_format(const char *path, const trd_reader_desc *r, char *err, size_t errlen)
+{
+    char formats[128];
+    trd_reader_write_back_list(formats, sizeof formats);
+    trd_errf(err, errlen, "%s: %s; write the costs into a %s topology", path, r->no_costs, formats);
+}
+
 int cal_open(cal_file **out, const char *path, char *err, size_t errlen)
 {
     *out = NULL;
@@ -266,14 +276,11 @@ int cal_open(cal_file **out, const char *path, char *err, size_t errlen)
         return TRD_ERR_NOMEM;
     }
     f->path = strdup(path);
-    /* the formats of treeduce-gen (trd_input_format): a treeduce machine in
-     * XML, anything else read as the topology language */
-    const char *format = trd_input_format(path, NULL, 0);
-    if (format && strcmp(format, "slurm") == 0) {
-        trd_errf(err, errlen,
-                 "%s: a Slurm topology.conf carries no link costs; write them into a "
-                 "*.topo or *.xml topology",
-                 path);
+    /* the formats of treeduce-gen (trd_reader_detect): those that hold link
+     * classes, by the name where it tells, else by the text (read below) */
+    const trd_reader_desc *r = trd_reader_detect(path, NULL, 0);
+    if (r && !r->write_back) {
+        refuse_format(path, r, err, errlen);
         goto bad;
     }
     f->real = realpath(path, NULL);
@@ -306,15 +313,12 @@ int cal_open(cal_file **out, const char *path, char *err, size_t errlen)
         trd_errf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
         goto bad;
     }
-    format = trd_input_format(path, f->text, f->len);
-    if (strcmp(format, "hwloc") == 0) {
-        trd_errf(err, errlen,
-                 "%s: an lstopo dump has no link classes; write the costs into a "
-                 "treeduce topology (*.topo or <machine> XML)",
-                 path);
+    r = trd_reader_detect(path, f->text, f->len);
+    if (!r->write_back) {
+        refuse_format(path, r, err, errlen);
         goto bad;
     }
-    f->xml = strcmp(format, "xml") == 0;
+    f->xml = strcmp(r->name, "xml") == 0; /* else the topology language */
     f->topo = read_model(path, f->xml, f->text, f->len,
                          "the topology file has errors; nothing measured or written:",
                          f->xml ? NULL : &f->map, err, errlen);

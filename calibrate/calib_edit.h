@@ -55,9 +55,10 @@ typedef struct cal_values {
 
 typedef struct cal_file cal_file;
 
-/* Read and check path (format from the name as treeduce-gen picks it: *.topo
- * DSL, *.xml treeduce XML; a Slurm topology.conf or an lstopo dump has no
- * link classes and is refused).  Symbolic links are followed: the file they
+/* Read and check path (format as treeduce-gen detects it, trd_reader_detect:
+ * the topology language or treeduce XML; a format whose row of the readers'
+ * table has no write_back, such as a Slurm topology.conf or an lstopo dump,
+ * has no link classes and is refused).  Symbolic links are followed: the file they
  * point to is the one replaced.  The file must be writable (a file without
  * write permission bits is refused even for root).
  * *f is the caller's, freed with cal_close() (NULL is ignored).

@@ -50,6 +50,7 @@
 #include <time.h>
 
 #include "calib_edit.h"
+#include "load.h"
 
 #ifndef TRD_VERSION
 #define TRD_VERSION "0.1.0"
@@ -90,12 +91,14 @@ static int g_reps = 21;
 
 static void usage(FILE *out)
 {
+    char formats[128]; /* the files of the readers' table that take costs (load.h) */
+    trd_reader_write_back_list(formats, sizeof formats);
     fprintf(
         out,
         "usage: treeduce-calibrate [options]   (run under mpiexec, 2 or more ranks)\n"
         "Measures link costs per level (same package, other package, other node): ping-pong\n"
         "latency and bandwidth, messages in flight (alpha_p, alpha_r), node injection bandwidth.\n"
-        "  -w, --write FILE       write the costs into FILE (*.topo or treeduce *.xml) in place:\n"
+        "  -w, --write FILE       write the costs into FILE (%s) in place:\n"
         "                         the link classes of the levels measured, with a comment line\n"
         "                         (latency, bandwidth, injection, and alpha_r where its fit is\n"
         "                         meaningful; alpha_p is printed only)\n"
@@ -109,7 +112,8 @@ static void usage(FILE *out)
         "Bind ranks to place them (mpiexec.mpich -bind-to core); unbound ranks are bound to the\n"
         "package they run on.  Levels without a pair of ranks are not measured and not written.\n"
         "Exit: 0 ok; 1 usage; 2 FILE unreadable, not a topology or ambiguous (nothing measured);\n"
-        "3 FILE could not be written (left untouched); 4 MPI or hwloc failure.\n");
+        "3 FILE could not be written (left untouched); 4 MPI or hwloc failure.\n",
+        formats);
 }
 
 /* ---- placement ---------------------------------------------------------------- */

@@ -32,26 +32,21 @@
 
 #define MAX_WISDOM 64 /* --wisdom files */
 
-static const char usage[] =
+/* --help, around the formats of the readers' table (load.h) */
+static const char usage_head[] =
     "usage: treeduce-gen [options] TOPOLOGY\n"
     "\n"
     "Plan allreduce for the machine described by TOPOLOGY and emit C routines.\n"
     "\n"
-    "TOPOLOGY is one of\n"
-    "  FILE.topo        the treeduce topology language\n"
-    "  FILE.xml         a treeduce XML topology, or an hwloc XML dump (lstopo --of xml) of one "
-    "node\n"
-    "  FILE.conf        a Slurm topology.conf: topology/tree, block or ring (node type and link\n"
-    "                   from --nodetype, --latency, --bandwidth)\n"
-    "  FILE.yaml, .yml  a Slurm topology.yaml (tree, block or ring), as FILE.conf\n"
-    "  FILE             ibnetdiscover output (found by its content; node type and latency as\n"
-    "                   FILE.conf, bandwidth from the links)\n"
-    "  local            this machine, one node, read with hwloc\n"
+    "TOPOLOGY is one of\n";
+static const char usage_options[] =
     "\n"
     "options:\n"
     "  -o, --output DIR     write trd_NAME.h, trd_NAME.c and trd_NAME_mpi.c into DIR\n"
     "  -n, --name NAME      name for files and symbols (default: the machine's name)\n"
-    "  -f, --format FMT     dsl, xml, slurm, yaml, ibnetdiscover (or ibnet) or hwloc\n"
+    "  -f, --format FMT     ";
+static const char usage_rest[] =
+    "\n"
     "                       (default: from the file)\n"
     "      --explain        print the plan: ring order, NAP groups, thresholds, predictions\n"
     "      --schedule RANK  print RANK's schedule over the whole machine (each node's cores),\n"
@@ -98,6 +93,17 @@ static const char usage[] =
     "                       0.25; 0 for a SimGrid platform, which overlaps them for free)\n"
     "  -h, --help           this text\n"
     "  -V, --version        the version\n";
+
+static void usage(FILE *out)
+{
+    char formats[256];
+    trd_reader_list(formats, sizeof formats);
+    fputs(usage_head, out);
+    trd_reader_usage(out);
+    fputs(usage_options, out);
+    fputs(formats, out);
+    fputs(usage_rest, out);
+}
 
 enum {
     OPT_EXPLAIN = 256,
@@ -785,18 +791,19 @@ int main(int argc, char **argv)
             a.ppn = optarg;
             break;
         case 'h':
-            fputs(usage, stdout);
+            usage(stdout);
             return 0;
         case 'V':
             printf("treeduce-gen %s\n", TRD_VERSION);
             return 0;
         default:
-            fputs(usage, stderr);
+            usage(stderr);
             return 2;
         }
     }
     if (optind + 1 != argc) {
-        fprintf(stderr, "treeduce-gen: expected one TOPOLOGY argument\n\n%s", usage);
+        fputs("treeduce-gen: expected one TOPOLOGY argument\n\n", stderr);
+        usage(stderr);
         return 2;
     }
     if (!a.outdir && !a.explain && !a.dot && !a.schedule && !a.predict && !a.export_mpich &&

@@ -1,4 +1,5 @@
-/* Reading a machine as treeduce-gen and treeduce-tune take it (load.h). */
+/* The table of the input formats, and reading a machine as treeduce-gen
+ * and treeduce-tune take it (load.h). */
 #include "load.h"
 
 #include <errno.h>
@@ -10,38 +11,266 @@
 #include "util.h"
 #include "xml_common.h"
 
-static int has_suffix(const char *s, const char *suf)
+/* ---- The readers, one row each ------------------------------------------------ */
+
+/* An `lstopo --of xml` dump, by the root element; a treeduce machine (or
+ * text that is no XML, for the XML reader to report) otherwise. */
+static int is_hwloc_dump(const char *text, size_t len)
 {
-    size_t a = strlen(s), b = strlen(suf);
-    return a >= b && strcmp(s + a - b, suf) == 0;
+    char root[64] = "";
+    return trd_xml_root_text(text, len, root, sizeof root, NULL, 0) == TRD_OK &&
+           strcmp(root, "topology") == 0;
+}
+
+static int is_treeduce_xml(const char *text, size_t len)
+{
+    return !is_hwloc_dump(text, len);
+}
+
+static int read_local(trd_topo_t t, trd_diag *d, const char *filename, const char *text, size_t len)
+{
+    (void)filename;
+    (void)text;
+    (void)len;
+    return trd_read_hwloc_machine(t, d, "local", NULL);
+}
+
+static const trd_reader_desc readers[] = {
+    {.name = "dsl",
+     .extensions = ".topo",
+     .description = "the treeduce topology language",
+     .read = trd_read_dsl_string,
+     .reads_text = 1,
+     .listed = 1,
+     .write_back = "*.topo"},
+    {.name = "xml",
+     .extensions = ".xml",
+     .description = "a treeduce XML topology",
+     .detect = is_treeduce_xml,
+     .read = trd_read_xml_string,
+     .reads_text = 1,
+     .listed = 1,
+     .write_back = "treeduce *.xml"},
+    {.name = "slurm",
+     .extensions = ".conf",
+     .description = "a Slurm topology.conf: topology/tree, block or ring (node type and link\n"
+                    "from --nodetype, --latency, --bandwidth)",
+     .read = trd_read_slurm_string,
+     .reads_text = 1,
+     .listed = 1,
+     .no_costs = "a Slurm topology.conf carries no link costs"},
+    {.name = "yaml",
+     .extensions = ".yaml .yml",
+     .description = "a Slurm topology.yaml (tree, block or ring), as FILE.conf",
+     .read = trd_read_yaml_string,
+     .reads_text = 1,
+     .listed = 1,
+     .no_costs = "a Slurm topology.yaml carries no link costs"},
+    {.name = "ibnetdiscover",
+     .alias = "ibnet",
+     .description = "ibnetdiscover output (found by its content; node type and latency as\n"
+                    "FILE.conf, bandwidth from the links)",
+     .detect = trd_ibnet_detect,
+     .read = trd_read_ibnet_string,
+     .reads_text = 1,
+     .listed = 1,
+     .no_costs = "ibnetdiscover output has no link classes"},
+    {.name = "hwloc",
+     .extensions = ".xml",
+     .description = "an hwloc XML dump (lstopo --of xml) of one node",
+     .detect = is_hwloc_dump,
+     .read = trd_read_hwloc_machine_string,
+     .reads_text = 1,
+     .listed = 1,
+     .no_costs = "an lstopo dump has no link classes"},
+    {.name = "local",
+     .input = "local",
+     .description = "this machine, one node, read with hwloc",
+     .read = read_local,
+     .no_costs = "'local' is this machine, not a file"},
+};
+
+#define NREADERS ((int)(sizeof readers / sizeof readers[0]))
+
+const trd_reader_desc *trd_readers(int *n)
+{
+    *n = NREADERS;
+    return readers;
+}
+
+const trd_reader_desc *trd_reader_find(const char *name)
+{
+    for (int i = 0; name && i < NREADERS; i++)
+        if (strcmp(name, readers[i].name) == 0 ||
+            (readers[i].alias && strcmp(name, readers[i].alias) == 0))
+            return &readers[i];
+    return NULL;
+}
+
+/* Whether path ends in one of the blank-separated extensions exts. */
+static int has_extension(const char *path, const char *exts)
+{
+    size_t plen = strlen(path);
+    for (const char *e = exts; e && *e;) {
+        size_t n = strcspn(e, " ");
+        if (n > 0 && plen >= n && strncmp(path + plen - n, e, n) == 0)
+            return 1;
+        e += n;
+        e += strspn(e, " ");
+    }
+    return 0;
+}
+
+const trd_reader_desc *trd_reader_detect(const char *path, const char *text, size_t len)
+{
+    for (int i = 0; i < NREADERS; i++)
+        if (readers[i].input && strcmp(path, readers[i].input) == 0)
+            return &readers[i];
+    for (int i = 0; i < NREADERS; i++)
+        if (!readers[i].detect && has_extension(path, readers[i].extensions))
+            return &readers[i];
+    if (!text)
+        return NULL;
+    /* by content: among the readers of the name's extension first */
+    for (int i = 0; i < NREADERS; i++)
+        if (readers[i].detect && has_extension(path, readers[i].extensions) &&
+            readers[i].detect(text, len))
+            return &readers[i];
+    for (int i = 0; i < NREADERS; i++)
+        if (readers[i].detect && !readers[i].extensions && !readers[i].input &&
+            readers[i].detect(text, len))
+            return &readers[i];
+    return &readers[0];
 }
 
 const char *trd_input_format(const char *path, const char *text, size_t len)
 {
-    if (strcmp(path, "local") == 0)
-        return "local";
-    if (has_suffix(path, ".topo"))
-        return "dsl";
-    if (has_suffix(path, ".conf"))
-        return "slurm";
-    if (has_suffix(path, ".yaml") || has_suffix(path, ".yml"))
-        return "yaml";
-    if (!text)
-        return NULL;
-    if (has_suffix(path, ".xml")) {
-        char root[64] = "";
-        int dump = trd_xml_root_text(text, len, root, sizeof root, NULL, 0) == TRD_OK &&
-                   strcmp(root, "topology") == 0;
-        return dump ? "hwloc" : "xml";
-    }
-    return trd_ibnet_detect(text, len) ? "ibnetdiscover" : "dsl";
+    const trd_reader_desc *r = trd_reader_detect(path, text, len);
+    return r ? r->name : NULL;
 }
+
+/* Append s to buf (len bytes, n of them used) as far as it fits. */
+static void append(char *buf, size_t len, size_t *n, const char *s)
+{
+    int k = snprintf(buf + *n, len - *n, "%s", s);
+    if (k > 0)
+        *n += (size_t)k < len - *n ? (size_t)k : len - *n - 1;
+}
+
+/* "a, b or c" of the rows that want(), each as name() writes it. */
+static void list_rows(char *buf, size_t len, int (*want)(const trd_reader_desc *),
+                      void (*name)(const trd_reader_desc *, char *, size_t))
+{
+    size_t n = 0;
+    int total = 0, k = 0;
+    if (len == 0)
+        return;
+    buf[0] = '\0';
+    for (int i = 0; i < NREADERS; i++)
+        total += want(&readers[i]);
+    for (int i = 0; i < NREADERS; i++) {
+        if (!want(&readers[i]))
+            continue;
+        char one[128];
+        name(&readers[i], one, sizeof one);
+        append(buf, len, &n, k == 0 ? "" : k == total - 1 ? " or " : ", ");
+        append(buf, len, &n, one);
+        k++;
+    }
+}
+
+static int is_listed(const trd_reader_desc *r)
+{
+    return r->listed;
+}
+
+static void format_name(const trd_reader_desc *r, char *buf, size_t len)
+{
+    if (r->alias)
+        snprintf(buf, len, "%s (or %s)", r->name, r->alias);
+    else
+        snprintf(buf, len, "%s", r->name);
+}
+
+void trd_reader_list(char *buf, size_t len)
+{
+    list_rows(buf, len, is_listed, format_name);
+}
+
+static int writes_back(const trd_reader_desc *r)
+{
+    return r->write_back != NULL;
+}
+
+static void write_back_name(const trd_reader_desc *r, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", r->write_back);
+}
+
+void trd_reader_write_back_list(char *buf, size_t len)
+{
+    list_rows(buf, len, writes_back, write_back_name);
+}
+
+/* Whether rows a and b are read from files of the same extensions. */
+static int same_extensions(const trd_reader_desc *a, const trd_reader_desc *b)
+{
+    return a->extensions && b->extensions && strcmp(a->extensions, b->extensions) == 0;
+}
+
+/* A description with its continuation lines under the first. */
+static void put_description(FILE *out, const char *s)
+{
+    for (; *s; s++) {
+        fputc(*s, out);
+        if (*s == '\n')
+            fprintf(out, "%19s", "");
+    }
+}
+
+void trd_reader_usage(FILE *out)
+{
+    for (int i = 0; i < NREADERS; i++) {
+        const trd_reader_desc *r = &readers[i];
+        int seen = 0;
+        for (int j = 0; j < i; j++)
+            seen |= same_extensions(&readers[j], r);
+        if (seen) /* on the line of the first row of its extensions */
+            continue;
+        char label[64];
+        size_t n = 0;
+        label[0] = '\0';
+        if (r->input) {
+            append(label, sizeof label, &n, r->input);
+        } else {
+            /* FILE.yaml, .yml */
+            append(label, sizeof label, &n, "FILE");
+            for (const char *e = r->extensions; e && *e;) {
+                size_t k = strcspn(e, " ");
+                char one[32];
+                snprintf(one, sizeof one, "%s%.*s", e == r->extensions ? "" : ", ", (int)k, e);
+                append(label, sizeof label, &n, one);
+                e += k;
+                e += strspn(e, " ");
+            }
+        }
+        fprintf(out, "  %-16s ", label);
+        put_description(out, r->description);
+        for (int j = i + 1; j < NREADERS; j++)
+            if (same_extensions(r, &readers[j])) {
+                fputs(", or ", out);
+                put_description(out, readers[j].description);
+            }
+        fputc('\n', out);
+    }
+}
+
+/* ---- Loading the TOPOLOGY argument -------------------------------------------- */
 
 int trd_load_topology(const trd_load_opts *a, trd_topo_t t, trd_diag *d, char **intext,
                       size_t *inlen)
 {
     trd_loc cli = {a->program, 0, 0};
-    const char *format = a->format;
     int rc = TRD_OK;
     /* defaults for inputs that carry no costs or node types (Slurm) */
     trd_link_cost dl = {0, 0, 0, 0};
@@ -69,31 +298,23 @@ int trd_load_topology(const trd_load_opts *a, trd_topo_t t, trd_diag *d, char **
         snprintf(src, sizeof src, "--nodetype \"%s\"", a->nodetype);
         trd_topo_set_default_nodetype(t, npk, cores, src);
     }
-    if (!format) /* else by the text, once it is read below (once: it may be a FIFO) */
-        format = trd_input_format(a->input, NULL, 0);
+    /* without --format, by the text once it is read below (once: it may be a FIFO) */
+    const trd_reader_desc *r =
+        a->format ? trd_reader_find(a->format) : trd_reader_detect(a->input, NULL, 0);
     if (trd_diag_count(d) > 0)
         return TRD_ERR_INPUT;
-    if (format && strcmp(format, "local") == 0) {
-        rc = trd_read_hwloc_machine(t, d, "local", NULL);
+    if (r && !r->reads_text) {
+        rc = r->read(t, d, a->input, NULL, 0);
     } else if (trd__read_input(d, a->input, intext, inlen) == TRD_OK) {
-        if (!format)
-            format = trd_input_format(a->input, *intext, *inlen);
-        if (strcmp(format, "dsl") == 0)
-            rc = trd_read_dsl_string(t, d, a->input, *intext, *inlen);
-        else if (strcmp(format, "slurm") == 0)
-            rc = trd_read_slurm_string(t, d, a->input, *intext, *inlen);
-        else if (strcmp(format, "xml") == 0)
-            rc = trd_read_xml_string(t, d, a->input, *intext, *inlen);
-        else if (strcmp(format, "yaml") == 0)
-            rc = trd_read_yaml_string(t, d, a->input, *intext, *inlen);
-        else if (strcmp(format, "ibnetdiscover") == 0 || strcmp(format, "ibnet") == 0)
-            rc = trd_read_ibnet_string(t, d, a->input, *intext, *inlen);
-        else if (strcmp(format, "hwloc") == 0)
-            rc = trd_read_hwloc_machine_string(t, d, a->input, *intext, *inlen);
-        else
-            trd_diag_error(d, cli,
-                           "--format '%s': expected dsl, xml, slurm, yaml, ibnetdiscover or hwloc",
-                           format);
+        if (!a->format)
+            r = trd_reader_detect(a->input, *intext, *inlen);
+        if (r) {
+            rc = r->read(t, d, a->input, *intext, *inlen);
+        } else {
+            char list[256];
+            trd_reader_list(list, sizeof list);
+            trd_diag_error(d, cli, "--format '%s': expected %s", a->format, list);
+        }
     }
     if (rc == TRD_OK && trd_diag_count(d) == 0)
         rc = trd_topo_finalize(t, d);
