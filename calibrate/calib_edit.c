@@ -236,11 +236,10 @@ static trd_topo_t read_model(const char *path, int xml, const char *text, size_t
         return NULL;
     }
     /* the defaults treeduce-gen uses without options */
-    trd_topo_set_default_link(
-        t, (trd_link_cost){TRD_DEFAULT_NET_LATENCY_S, TRD_DEFAULT_NET_BANDWIDTH_BPS, 0, 0});
-    int one = 1;
-    trd_topo_set_default_nodetype(t, 1, &one, "--nodetype \"package:1 core:1\"");
-    int rc = xml ? trd_read_xml_string(t, d, path, text, len)
+    trd_load_opts o = trd_load_opts_default(path, "treeduce-calibrate");
+    int rc = trd_load_defaults(&o, t, d);
+    if (rc == TRD_OK)
+        rc = xml ? trd_read_xml_string(t, d, path, text, len)
                  : trd_read_dsl_string_map(t, d, path, text, len, map);
     if (rc == TRD_OK && trd_diag_count(d) == 0)
         rc = trd_topo_finalize(t, d);

@@ -133,8 +133,7 @@ int tune_parse_args(int argc, char **argv, args *a, int me, int *done, char *err
                                           {"help", no_argument, NULL, 'h'},
                                           {"version", no_argument, NULL, 'V'},
                                           {NULL, 0, NULL, 0}};
-    a->load =
-        (trd_load_opts){NULL, NULL, "package:1 core:1", "2us", "10GB/s", NULL, "treeduce-tune"};
+    a->load = trd_load_opts_default(NULL, "treeduce-tune");
     a->o.min_bytes = 8;
     a->o.max_bytes = (size_t)64 << 20;
     a->o.factor = 2;

@@ -85,9 +85,11 @@ static const char usage_rest[] =
     "                       measurement where two overlap\n"
     "      --digest         print the digest of the machine that a wisdom file must carry\n"
     "      --nodetype SPEC  node type where the input gives none, as an hwloc synthetic\n"
-    "                       description (default \"package:1 core:1\")\n"
-    "      --latency TIME   link latency where the input gives none (default 2us)\n"
-    "      --bandwidth BW   link bandwidth where the input gives none (default 10GB/s)\n"
+    "                       description (default \"" TRD_DEFAULT_NODETYPE "\")\n"
+    "      --latency TIME   link latency where the input gives none "
+    "(default " TRD_DEFAULT_LATENCY ")\n"
+    "      --bandwidth BW   link bandwidth where the input gives none "
+    "(default " TRD_DEFAULT_BANDWIDTH ")\n"
     "      --alpha-r-ratio R  alpha_r of a link that gives none, as a fraction of its latency:\n"
     "                       what each further message a rank posts together costs (default\n"
     "                       0.25; 0 for a SimGrid platform, which overlaps them for free)\n"
@@ -706,9 +708,9 @@ int main(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0}};
-    static args a = {.nodetype = "package:1 core:1",
-                     .latency = "2us",
-                     .bandwidth = "10GB/s",
+    static args a = {.nodetype = TRD_DEFAULT_NODETYPE,
+                     .latency = TRD_DEFAULT_LATENCY,
+                     .bandwidth = TRD_DEFAULT_BANDWIDTH,
                      .cmd = "treeduce-gen"};
     static planned pl; /* large: its plan holds every shape's ranges */
     int c;

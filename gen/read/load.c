@@ -267,11 +267,19 @@ void trd_reader_usage(FILE *out)
 
 /* ---- Loading the TOPOLOGY argument -------------------------------------------- */
 
-int trd_load_topology(const trd_load_opts *a, trd_topo_t t, trd_diag *d, char **intext,
-                      size_t *inlen)
+trd_load_opts trd_load_opts_default(const char *input, const char *program)
+{
+    return (trd_load_opts){.input = input,
+                           .nodetype = TRD_DEFAULT_NODETYPE,
+                           .latency = TRD_DEFAULT_LATENCY,
+                           .bandwidth = TRD_DEFAULT_BANDWIDTH,
+                           .program = program};
+}
+
+int trd_load_defaults(const trd_load_opts *a, trd_topo_t t, trd_diag *d)
 {
     trd_loc cli = {a->program, 0, 0};
-    int rc = TRD_OK;
+    int errors = trd_diag_count(d);
     /* defaults for inputs that carry no costs or node types (Slurm) */
     trd_link_cost dl = {0, 0, 0, 0};
     if (trd_parse_time(a->latency, &dl.latency_s) != TRD_OK)
@@ -298,6 +306,15 @@ int trd_load_topology(const trd_load_opts *a, trd_topo_t t, trd_diag *d, char **
         snprintf(src, sizeof src, "--nodetype \"%s\"", a->nodetype);
         trd_topo_set_default_nodetype(t, npk, cores, src);
     }
+    return trd_diag_count(d) > errors ? TRD_ERR_INPUT : TRD_OK;
+}
+
+int trd_load_topology(const trd_load_opts *a, trd_topo_t t, trd_diag *d, char **intext,
+                      size_t *inlen)
+{
+    trd_loc cli = {a->program, 0, 0};
+    int rc = TRD_OK;
+    trd_load_defaults(a, t, d); /* its errors stop the load below */
     /* without --format, by the text once it is read below (once: it may be a FIFO) */
     const trd_reader_desc *r =
         a->format ? trd_reader_find(a->format) : trd_reader_detect(a->input, NULL, 0);

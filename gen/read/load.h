@@ -80,18 +80,39 @@ void trd_reader_usage(FILE *out);
 
 /* ---- Loading the TOPOLOGY argument -------------------------------------------- */
 
+/* The defaults for what an input leaves out: --nodetype, --latency and
+ * --bandwidth of treeduce-gen and treeduce-tune without the option, and
+ * what treeduce-calibrate reads a file with.  The link is topo.h's
+ * TRD_DEFAULT_NET_LATENCY_S and TRD_DEFAULT_NET_BANDWIDTH_BPS as text
+ * (unit.test_load holds them equal). */
+#define TRD_DEFAULT_NODETYPE "package:1 core:1"
+#define TRD_DEFAULT_LATENCY "2us"
+#define TRD_DEFAULT_BANDWIDTH "10GB/s"
+
 typedef struct trd_load_opts {
     const char *input;     /* a file, or "local" (this node, read with hwloc) */
     const char *format;    /* a name or alias of trd_readers(); NULL: from the name or the text */
     const char *nodetype;  /* hwloc synthetic node type where the input gives none */
-    const char *latency;   /* link latency where the input gives none ("2us") */
-    const char *bandwidth; /* link bandwidth where the input gives none ("10GB/s") */
+    const char *latency;   /* link latency where the input gives none */
+    const char *bandwidth; /* link bandwidth where the input gives none */
     const char *alpha_r_ratio; /* NULL: the topology's default */
     const char *program;       /* names the command line in messages ("treeduce-gen") */
 } trd_load_opts;
 
-/* Read and finalize the machine o describes into t (created, empty), in
- * the format of the row trd_reader_find(o->format) or trd_reader_detect().
+/* The trd_load_opts of a command line without options: input (NULL: to be
+ * set), no format, the TRD_DEFAULT_* above, the topology's alpha_r ratio,
+ * program naming the command line in messages. */
+trd_load_opts trd_load_opts_default(const char *input, const char *program);
+
+/* Give t (created, nothing read yet) o's defaults for what the input leaves
+ * out: the link (latency, bandwidth), the alpha_r ratio and the node type.
+ * A value that does not parse is reported to d at o's program ("--latency
+ * 'x': expected a time such as 2us").  Returns TRD_OK or TRD_ERR_INPUT. */
+int trd_load_defaults(const trd_load_opts *o, trd_topo_t t, trd_diag *d);
+
+/* Read and finalize the machine o describes into t (created, empty), with
+ * trd_load_defaults(), in the format of the row trd_reader_find(o->format)
+ * or trd_reader_detect().
  * *intext gets the input's text (malloc'd, NULL for local; the caller frees
  * it, also on error) and *inlen its length, for the input's hash.  Returns
  * TRD_OK, or TRD_ERR_INPUT (or another error) with the messages in d. */

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The docs name the input formats that treeduce-gen --help prints.
+"""The docs name the input formats and the defaults that treeduce-gen --help
+prints.
 
 check_doc_formats.py TREEDUCE_GEN SOURCE_DIR
 
@@ -19,8 +20,11 @@ extensions (FILE.topo, FILE.yaml, .yml) and the inputs that are no file
                                list's order, names each alias and extension
                                and input, and counts the formats in words.
 
-Prints "doc formats: N formats, M extensions and inputs, as --help lists
-them" or each difference, and exits 1.
+The defaults of --nodetype, --latency and --bandwidth (TRD_DEFAULT_* of
+gen/read/load.h) are those of --help in the entries of the first two pages.
+
+Prints "doc formats: N formats, M extensions and inputs, K defaults, as
+--help lists them" or each difference, and exits 1.
 """
 import re
 import subprocess
@@ -59,8 +63,45 @@ def bold_words(text):
     return words
 
 
+DEFAULTED = ["--nodetype", "--latency", "--bandwidth"]
+
+
+def help_defaults(out):
+    """{option: its default} of the options of DEFAULTED, from --help."""
+    found = {}
+    for opt in DEFAULTED:
+        m = re.search(r'^ +%s .*?\(default "?([^")]+)"?\)' % opt, out, re.M | re.S)
+        if not m:
+            sys.exit("--help: no default of %s" % opt)
+        found[opt] = m.group(1)
+    return found
+
+
+def check_defaults(path, text, entry_of, defaults):
+    for opt, value in defaults.items():
+        entry = entry_of(text, opt)
+        if entry is None:
+            fail(path, "no %s entry" % opt)
+        elif value not in entry:
+            fail(path, "the %s entry does not give its default %s" % (opt, value))
+
+
+def md_entry(text, opt):
+    """The lines of opt's entry in the usage block of a Markdown page."""
+    m = re.search(r'^ +%s .*?\n(?= +-|```)' % opt, text, re.M | re.S)
+    return m.group(0) if m else None
+
+
+def man_entry(text, opt):
+    """opt's .TP entry in a man page's OPTIONS (its minus signs plain)."""
+    m = re.search(r'^\.TP\n\.BI? %s\b[^\n]*\n(.*?)(?=^\.TP|^\.SH|^\.PP)' % opt, text,
+                  re.M | re.S)
+    return m.group(1) if m else None
+
+
 def help_formats(gen):
     out = subprocess.run([gen, "--help"], capture_output=True, text=True, check=True).stdout
+    help_formats.defaults = help_defaults(out)
     m = re.search(r'^  -f, --format FMT +(.+)$', out, re.M)
     if not m:
         sys.exit("%s --help: no --format line" % gen)
@@ -105,6 +146,7 @@ def check_md(path, listed, exts, inputs):
     for i in inputs:
         if "`%s`" % i not in m.group(1):
             fail(path, "the TOPOLOGY entry does not name `%s`" % i)
+    check_defaults(path, text, md_entry, help_formats.defaults)
 
 
 def section(text, path, start, end_pattern):
@@ -142,6 +184,7 @@ def check_gen_page(path, names, aliases, exts, inputs):
     for i in inputs:
         if i not in found_inputs:
             fail(path, "TOPOLOGY has no entry for %s" % i)
+    check_defaults(path, opts, man_entry, help_formats.defaults)
 
 
 def check_topology_page(path, names, aliases, exts, inputs):
@@ -171,8 +214,8 @@ def main():
     if errors:
         print("\n".join(errors))
         sys.exit(1)
-    print("doc formats: %d formats, %d extensions and inputs, as --help lists them" %
-          (len(names), len(exts) + len(inputs)))
+    print("doc formats: %d formats, %d extensions and inputs, %d defaults, as --help lists them" %
+          (len(names), len(exts) + len(inputs), len(help_formats.defaults)))
 
 
 main()

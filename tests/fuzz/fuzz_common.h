@@ -23,6 +23,7 @@
 #include <sys/types.h>
 
 #include "diag.h"
+#include "load.h"
 #include "plan.h"
 #include "readers.h"
 #include "report.h"
@@ -54,14 +55,24 @@ static inline FILE *trd_fuzz_sink(void)
     return f;
 }
 
-/* The defaults treeduce-gen gives every input (--latency 2us --bandwidth
- * 10GB/s --nodetype "package:1 core:1"): Slurm files take all their costs
- * and node types from them. */
+/* The defaults treeduce-gen gives every input (TRD_DEFAULT_LATENCY,
+ * TRD_DEFAULT_BANDWIDTH, TRD_DEFAULT_NODETYPE of load.h): Slurm files take
+ * all their costs and node types from them.  Their values are worked out
+ * once, not with hwloc for every input. */
 static inline void trd_fuzz_defaults(trd_topo_t t)
 {
-    static const int cores[1] = {1};
-    trd_topo_set_default_link(t, (trd_link_cost){2e-6, 10e9, 0, 0});
-    trd_topo_set_default_nodetype(t, 1, cores, "--nodetype \"package:1 core:1\"");
+    static trd_link_cost link;
+    static int npackages, cores[TRD_MAX_PACKAGES];
+    if (npackages == 0) {
+        char err[256];
+        if (trd_parse_time(TRD_DEFAULT_LATENCY, &link.latency_s) != TRD_OK ||
+            trd_parse_bandwidth(TRD_DEFAULT_BANDWIDTH, &link.bandwidth_Bps) != TRD_OK ||
+            trd_hwloc_node_shape("synthetic", TRD_DEFAULT_NODETYPE, &npackages, cores, NULL, err,
+                                 sizeof err) != TRD_OK)
+            abort();
+    }
+    trd_topo_set_default_link(t, link);
+    trd_topo_set_default_nodetype(t, npackages, cores, "--nodetype \"" TRD_DEFAULT_NODETYPE "\"");
 }
 
 /* A string reader of readers.h (trd_read_dsl_string, ...). */

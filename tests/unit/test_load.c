@@ -1,6 +1,6 @@
 /* The table of the input formats and the loading of the TOPOLOGY argument
  * (gen/read/load.h): the rows, the lists that --help and treeduce-calibrate
- * print from them, and a --format no row has. */
+ * print from them, a --format no row has, and the defaults. */
 #include "load.h"
 #include "test_util.h"
 
@@ -79,13 +79,9 @@ static void test_unknown_format(void)
     size_t len = 0;
     CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
     CU_ASSERT_EQUAL_FATAL(trd_diag_create(&d), TRD_OK);
-    trd_load_opts o = {trd_test_path("tests/data/two-level.topo"),
-                       "topo",
-                       "package:1 core:1",
-                       "2us",
-                       "10GB/s",
-                       NULL,
-                       "treeduce-gen"};
+    trd_load_opts o =
+        trd_load_opts_default(trd_test_path("tests/data/two-level.topo"), "treeduce-gen");
+    o.format = "topo";
     CU_ASSERT_EQUAL(trd_load_topology(&o, t, d, &text, &len), TRD_ERR_INPUT);
     CU_ASSERT_EQUAL_FATAL(trd_diag_count(d), 1);
     CU_ASSERT_PTR_NOT_NULL(strstr(trd_diag_message(d, 0),
@@ -96,12 +92,62 @@ static void test_unknown_format(void)
     trd_topo_destroy(t);
 }
 
+/* The loader's defaults as text are the model's defaults in numbers, and a
+ * command line without options gets them. */
+static void test_defaults(void)
+{
+    double v = 0;
+    CU_ASSERT_EQUAL(trd_parse_time(TRD_DEFAULT_LATENCY, &v), TRD_OK);
+    CU_ASSERT_EQUAL(v, TRD_DEFAULT_NET_LATENCY_S);
+    CU_ASSERT_EQUAL(trd_parse_bandwidth(TRD_DEFAULT_BANDWIDTH, &v), TRD_OK);
+    CU_ASSERT_EQUAL(v, TRD_DEFAULT_NET_BANDWIDTH_BPS);
+
+    trd_load_opts o = trd_load_opts_default("m.topo", "prog");
+    CU_ASSERT_STRING_EQUAL(o.input, "m.topo");
+    CU_ASSERT_STRING_EQUAL(o.program, "prog");
+    CU_ASSERT_STRING_EQUAL(o.nodetype, TRD_DEFAULT_NODETYPE);
+    CU_ASSERT_STRING_EQUAL(o.latency, TRD_DEFAULT_LATENCY);
+    CU_ASSERT_STRING_EQUAL(o.bandwidth, TRD_DEFAULT_BANDWIDTH);
+    CU_ASSERT_PTR_NULL(o.format);
+    CU_ASSERT_PTR_NULL(o.alpha_r_ratio);
+
+    /* a Slurm file takes its link and node type from them */
+    trd_topo_t t = NULL;
+    trd_diag *d = NULL;
+    CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(&d), TRD_OK);
+    CU_ASSERT_EQUAL(trd_load_defaults(&o, t, d), TRD_OK);
+    static const char conf[] = "SwitchName=s0 Nodes=n[0-1]\n";
+    CU_ASSERT_EQUAL(trd_read_slurm_string(t, d, "t.conf", conf, sizeof conf - 1), TRD_OK);
+    CU_ASSERT_EQUAL(trd_topo_finalize(t, d), TRD_OK);
+    CU_ASSERT_EQUAL(trd_diag_count(d), 0);
+    CU_ASSERT_EQUAL_FATAL(trd_topo_nnodes(t), 2);
+    CU_ASSERT_EQUAL(trd_topo_nodetype_npackages(t, trd_topo_node_type(t, 0)), 1);
+    CU_ASSERT_EQUAL(trd_topo_nodetype_ncores(t, trd_topo_node_type(t, 0)), 1);
+    CU_ASSERT_EQUAL(trd_topo_switch_link(t, 0).latency_s, TRD_DEFAULT_NET_LATENCY_S);
+    CU_ASSERT_EQUAL(trd_topo_switch_link(t, 0).bandwidth_Bps, TRD_DEFAULT_NET_BANDWIDTH_BPS);
+    trd_diag_destroy(d);
+    trd_topo_destroy(t);
+
+    /* and a value that does not parse is the option's error */
+    CU_ASSERT_EQUAL_FATAL(trd_topo_create(&t), TRD_OK);
+    CU_ASSERT_EQUAL_FATAL(trd_diag_create(&d), TRD_OK);
+    o.latency = "soon";
+    CU_ASSERT_EQUAL(trd_load_defaults(&o, t, d), TRD_ERR_INPUT);
+    CU_ASSERT_EQUAL_FATAL(trd_diag_count(d), 1);
+    CU_ASSERT_STRING_EQUAL(trd_diag_message(d, 0),
+                           "prog: error: --latency 'soon': expected a time such as 2us");
+    trd_diag_destroy(d);
+    trd_topo_destroy(t);
+}
+
 int main(void)
 {
     static const trd_test_case tests[] = {
         {"the rows", test_rows},
         {"the lists of --help", test_lists},
         {"a format no row has", test_unknown_format},
+        {"the defaults", test_defaults},
     };
     return trd_test_main("load", tests, TRD_NTESTS(tests));
 }
