@@ -1,6 +1,6 @@
 /* The status codes, and the one error convention of each side.
  *
- * The generator's side (gen/, the tools of calibrate/) and the planners it
+ * The generator's side (gen/, the tools of measure/) and the planners it
  * proves (runtime/algo/: the registry, every algorithm's parse, plan and
  * list, the selection's tables, the parameter parsers): every function that
  * can fail returns an int status, TRD_OK or one of the codes below, and

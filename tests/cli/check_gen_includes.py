@@ -4,7 +4,7 @@ higher one, no cycle among the generator's files.
 
 The rooms in pipeline order are model, read, plan, verify and out; a file
 may include its own room and the rooms before it.  gen/main.c and
-calibrate/ stand above every room.  A file includes another by its bare
+measure/ stand above every room.  A file includes another by its bare
 name (the build puts every room on the include path), so a name is looked
 up among gen/'s files, which must be unique; a name that is not gen/'s
 (runtime/, the system, the generated parser) is not followed.
@@ -31,7 +31,7 @@ import subprocess
 import sys
 
 ROOMS = ["model", "read", "plan", "verify", "out"]
-TOP = len(ROOMS)  # gen/main.c and calibrate/
+TOP = len(ROOMS)  # gen/main.c and measure/
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
 
 src = sys.argv[1]
@@ -50,15 +50,15 @@ def sources(folder):
 
 
 def room_of(path):
-    """Rank of the room of a gen/ or calibrate/ file; None: in no room."""
+    """Rank of the room of a gen/ or measure/ file; None: in no room."""
     parts = path.split(os.sep)
-    if parts[0] == "calibrate" or len(parts) == 2:
+    if parts[0] == "measure" or len(parts) == 2:
         return TOP
     return ROOMS.index(parts[1]) if parts[1] in ROOMS else None
 
 
 def room_name(rank):
-    return "gen/" + ROOMS[rank] + "/" if rank < TOP else "gen/main.c and calibrate/"
+    return "gen/" + ROOMS[rank] + "/" if rank < TOP else "gen/main.c and measure/"
 
 
 gen_files = sources("gen")
@@ -78,7 +78,7 @@ for name, paths in sorted(by_name.items()):
 # edges between modules: (from module, to module) -> where
 edges = {}
 checked = 0
-for f in gen_files + sources("calibrate"):
+for f in gen_files + sources("measure"):
     rank = room_of(f)
     if rank is None:
         continue
@@ -94,7 +94,7 @@ for f in gen_files + sources("calibrate"):
                 faults.append(
                     f"{f}:{lineno}: includes {target}, of a higher room: {room_name(rank)} may "
                     f"include {', '.join(ROOMS[: rank + 1])} only")
-            if not f.startswith("calibrate"):
+            if not f.startswith("measure"):
                 a, b = os.path.splitext(f)[0], os.path.splitext(target)[0]
                 if a != b:
                     edges.setdefault((a, b), f"{f}:{lineno}")

@@ -21,7 +21,7 @@ import os
 import re
 import sys
 
-HEADERS = ["runtime/*.h", "runtime/algo/*.h", "gen/*/*.h", "calibrate/*.h", "bench/*.h"]
+HEADERS = ["runtime/*.h", "runtime/algo/*.h", "gen/*/*.h", "measure/*.h", "bench/*.h"]
 # Headers not yet held to the style.
 SKIP = set()
 

@@ -25,7 +25,7 @@ REFS = os.path.join(SRC, "REFERENCES.md")
 # What is searched: the sources, the tests, the man pages, the templates and
 # topologies (they cite the papers' test machines), the checked-in generated
 # code, the README and the user guide (docs/).
-SCAN = ["gen", "runtime", "calibrate", "bench", "tests", "templates", "grammar", "topologies",
+SCAN = ["gen", "runtime", "measure", "bench", "tests", "templates", "grammar", "topologies",
         "generated", "cmake", "docs", "README.md", "CMakeLists.txt"]
 # Fuzzer inputs are data, any bytes at all, not text that cites.
 SKIP = {os.path.join("tests", "fuzz", "corpus")}

@@ -23,8 +23,8 @@ fail() { echo "FAIL: $*"; exit 1; }
 # another) backed by a check line of that verdict
 # (a lead counts beyond the larger of the noise and TUNE_TIE_US, as
 # tune_check_verdict takes it)
-tie=$(awk '$1 == "#define" && $2 == "TUNE_TIE_US" { print $3 }' "$src/calibrate/tune_rules.h")
-[ -n "$tie" ] || fail "no TUNE_TIE_US in calibrate/tune_rules.h"
+tie=$(awk '$1 == "#define" && $2 == "TUNE_TIE_US" { print $3 }' "$src/measure/tune_rules.h")
+[ -n "$tie" ] || fail "no TUNE_TIE_US in measure/tune_rules.h"
 verdicts() {
   awk -v tie="$tie" '
     function margin(t, n) { return t + (n * t > tie ? n * t : tie) }

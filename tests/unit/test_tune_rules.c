@@ -1,4 +1,4 @@
-/* treeduce-tune's rules without MPI (calibrate/tune_rules.h), driven by a
+/* treeduce-tune's rules without MPI (measure/tune_rules.h), driven by a
  * fake timer over a whole grid as the first pass runs them:
  *   - a candidate 3x behind at small sizes and 2x ahead at large ones wins
  *     every large size, whatever the model predicts for it (right, or

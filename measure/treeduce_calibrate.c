@@ -35,7 +35,7 @@
  *    node at once; bytes over the slowest sender's time is the node's
  *    max-rate injection bandwidth R_N [NAP Eq. 3].  Median of the samples.
  *
- * Write-back (--write FILE) is calibrate/calib_edit.c; rank 0 reads and plans
+ * Write-back (--write FILE) is measure/calib_edit.c; rank 0 reads and plans
  * it before measuring, so that a bad file costs no measurement.
  */
 #include <hwloc.h>

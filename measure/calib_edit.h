@@ -1,4 +1,4 @@
-/* Write-back of measured link costs into a topology file (calibrate/calib_edit.c).
+/* Write-back of measured link costs into a topology file (measure/calib_edit.c).
  *
  * No MPI in here: treeduce-calibrate's rank 0 opens the file before it
  * measures anything (so that a bad file costs no measurement), plans which
