@@ -47,6 +47,7 @@ static int state = OFF; /* under mu */
 static atomic_int on;   /* the thread runs: enqueue wakes it */
 static _Atomic(const trd_machine *) first_machine;
 
+#if !defined(SMPI_H) /* SMPI's ranks are simulated: no thread of their own */
 static void *loop(void *arg)
 {
     (void)arg;
@@ -88,6 +89,7 @@ static const char *level_name(int level)
            : level == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
                                             : "MPI_THREAD_MULTIPLE";
 }
+#endif
 
 static void start_once(void)
 {
