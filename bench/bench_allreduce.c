@@ -111,10 +111,13 @@
  * size; a size runs fewer when the warm-up shows they would take over
  * SECONDS_PER_SIZE, but at least MIN_ITERS.
  */
-#define BENCH_PROG "bench_allreduce"
 #include "bench_common.h"
 
+#include <dlfcn.h>
+#include <float.h>
+#include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #define XFER_ONE_STEP_MAX (64u << 10)
 
@@ -412,7 +415,7 @@ int main(int argc, char **argv)
     FILE *csv = NULL;
     int ip, nchecks = 0;
 
-    bench_init(&argc, &argv);
+    bench_init(&argc, &argv, "bench_allreduce");
     if (bench_parse_args(argc, argv, parse_arg) != 0)
         return bench_usage(
             "usage: bench_allreduce [--min-bytes N] [--max-bytes N] [--iters N] [--warmup N] "

@@ -35,8 +35,9 @@
  * warm-up shows they would take over SECONDS_PER_SIZE, but at least
  * MIN_ITERS.
  */
-#define BENCH_PROG "bench_persistent"
 #include "bench_common.h"
+
+#include <string.h>
 
 /* The six routines timed, in the table's order. */
 enum way { W_TR, W_TR_PERS, W_TR_NB, W_MPI, W_MPI_PERS, W_MPI_NB, W_N_WAYS };
@@ -183,7 +184,7 @@ int main(int argc, char **argv)
     FILE *csv = NULL;
     int nchecks = 0;
 
-    bench_init(&argc, &argv);
+    bench_init(&argc, &argv, "bench_persistent");
     if (bench_parse_args(argc, argv, NULL) != 0 || opt.nlib > 0)
         return bench_usage(
             "usage: bench_persistent [--min-bytes N] [--max-bytes N] [--iters N] [--warmup N]\n"

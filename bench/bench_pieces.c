@@ -87,8 +87,11 @@
  * iterations per size; a size runs fewer when the warm-up shows they would
  * take over SECONDS_PER_SIZE, but at least MIN_ITERS.
  */
-#define BENCH_PROG "bench_pieces"
 #include "bench_common.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
 
 enum piece { P_RSB, P_ALLGATHER, P_REDUCE, P_BCAST, P_MAX };
 
@@ -472,7 +475,7 @@ int main(int argc, char **argv)
     FILE *csv = NULL;
     int pc, nchecks = 0;
 
-    bench_init(&argc, &argv);
+    bench_init(&argc, &argv, "bench_pieces");
     if (bench_parse_args(argc, argv, parse_arg) != 0)
         return bench_usage(
             "usage: bench_pieces [--piece rsb|allgather|reduce|bcast|all] [--min-bytes N]\n"
