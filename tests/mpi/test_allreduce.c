@@ -36,8 +36,10 @@
  */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
 #include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-#define CHECK_PROG "test_allreduce"
 #include "mpi_check.h"
 
 /* ---- One check ------------------------------------------------------------ */
@@ -160,11 +162,11 @@ static int run_predefined(void)
 {
     int ti, oi, k, ip, nskipped = 0;
 
-    for (ti = 0; ti < NTYPES; ti++) {
+    for (ti = 0; ti < ntypes; ti++) {
         const struct ttype *t = &types[ti];
         if (!type_selected(t))
             continue;
-        for (oi = 0; oi < NOPS; oi++) {
+        for (oi = 0; oi < nops; oi++) {
             const struct top *o = &ops[oi];
             if (!op_selected(t, o, &nskipped))
                 continue;
@@ -269,7 +271,7 @@ int main(int argc, char **argv)
 {
     int nskipped;
 
-    check_init(&argc, &argv);
+    check_init(&argc, &argv, "test_allreduce");
     if (check_parse_args(argc, argv, 1u << 30, NULL) != 0) {
         usage();
         MPI_Finalize();

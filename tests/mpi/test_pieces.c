@@ -54,8 +54,11 @@
  */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
 #include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
 
-#define CHECK_PROG "test_pieces"
 #include "mpi_check.h"
 
 /* ---- Pieces and their options ------------------------------------------- */
@@ -128,7 +131,7 @@ static int call_ok(const struct chk *c, int rc, const char *fn)
     return check_call_ok(d, rc, fn);
 }
 
-/* Whether count elements of act match exp (see compare); reports the first
+/* Whether count elements of act match exp (check_result_ok); reports the first
  * mismatch. */
 static int result_ok(const struct chk *c, const unsigned char *act, const unsigned char *exp,
                      const unsigned char *sabs, size_t count, int nprocs)
@@ -450,11 +453,11 @@ static int run_predefined(void)
 {
     int ti, oi, k, ip, nskipped = 0;
 
-    for (ti = 0; ti < NTYPES; ti++) {
+    for (ti = 0; ti < ntypes; ti++) {
         const struct ttype *t = &types[ti];
         if (!type_selected(t))
             continue;
-        for (oi = 0; oi < NOPS; oi++) {
+        for (oi = 0; oi < nops; oi++) {
             const struct top *o = &ops[oi];
             if (!op_selected(t, o, &nskipped))
                 continue;
@@ -665,7 +668,7 @@ int main(int argc, char **argv)
 {
     int nskipped, nbad;
 
-    check_init(&argc, &argv);
+    check_init(&argc, &argv, "test_pieces");
     if (check_parse_args(argc, argv, 1u << 24, parse_arg) != 0) {
         usage();
         MPI_Finalize();
