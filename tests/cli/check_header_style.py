@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Every header of the runtime, the generator, the tuner and the benchmarks
-documented in one style (docs/headers.md):
+"""Every header of the runtime, the generator, the tuner and the benchmarks,
+and the one the MPI tests share, documented in one style (docs/headers.md):
 
 - the file starts with a head comment;
 - every function declared at file scope (a declaration `type name(...);`,
@@ -21,7 +21,8 @@ import os
 import re
 import sys
 
-HEADERS = ["runtime/*.h", "runtime/algo/*.h", "gen/*/*.h", "measure/*.h", "bench/*.h"]
+HEADERS = ["runtime/*.h", "runtime/algo/*.h", "gen/*/*.h", "measure/*.h", "bench/*.h",
+           "tests/mpi/mpi_check.h"]
 # Headers not yet held to the style.
 SKIP = set()
 
