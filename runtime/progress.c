@@ -9,9 +9,14 @@
  *
  * While runs are outstanding it makes passes of progress (trd_nbc_poll):
  * after a pass that advanced something, the next at once; after passes that
- * advanced nothing, it yields, then sleeps from 1 us up to
- * TRD_ASYNC_SLEEP_MAX_NS, so that a rank computing on its one core keeps
- * nearly all of it while its runs wait for the network.  With nothing
+ * advanced nothing, it yields, then sleeps an eighth of the time it has
+ * found nothing to do (1 us at least, TRD_ASYNC_SLEEP_MAX_NS at most), so
+ * that a step of a run ends at most an eighth late and a run waiting
+ * milliseconds for the network costs tens of passes, not thousands: a rank
+ * computing on its one core keeps nearly all of it.  (Sleeps of at most
+ * 20 us, tried first, took more than half of that core from the computation
+ * on an emulated 2-node cluster: passes of the MPI library's progress every
+ * few microseconds.)  With nothing
  * outstanding it sleeps on a condition variable, woken by the call that
  * queues the next run: an idle thread costs no cycles.  This follows what the
  * users of MPICH's progress thread (MPIR_CVAR_ASYNC_PROGRESS) met: a thread
@@ -35,7 +40,8 @@
  * sleep between two passes: a run waiting for the network is noticed at
  * most that late. */
 #define TRD_ASYNC_YIELDS 16
-#define TRD_ASYNC_SLEEP_MAX_NS 20000L
+#define TRD_ASYNC_SLEEP_MIN_NS 1000L
+#define TRD_ASYNC_SLEEP_MAX_NS 1000000L
 
 enum { OFF, RUNNING, STOPPING };
 
@@ -48,6 +54,13 @@ static atomic_int on;   /* the thread runs: enqueue wakes it */
 static _Atomic(const trd_machine *) first_machine;
 
 #if !defined(SMPI_H) /* SMPI's ranks are simulated: no thread of their own */
+static long long now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
 static void *loop(void *arg)
 {
     (void)arg;
@@ -62,18 +75,22 @@ static void *loop(void *arg)
         }
         pthread_mutex_unlock(&mu);
         unsigned idle = 0;
-        long ns = 1000;
+        long long since = 0; /* when the passes began to find nothing */
         int moved;
         while ((moved = trd_nbc_poll()) >= 0 && atomic_load_explicit(&on, memory_order_relaxed)) {
             if (moved) {
                 idle = 0;
-                ns = 1000;
             } else if (++idle < TRD_ASYNC_YIELDS) {
+                if (idle == 1)
+                    since = now_ns();
                 sched_yield();
             } else {
-                struct timespec t = {0, ns};
+                long long ns = (now_ns() - since) / 8;
+                ns = ns < TRD_ASYNC_SLEEP_MIN_NS   ? TRD_ASYNC_SLEEP_MIN_NS
+                     : ns > TRD_ASYNC_SLEEP_MAX_NS ? TRD_ASYNC_SLEEP_MAX_NS
+                                                   : ns;
+                struct timespec t = {0, (long)ns};
                 nanosleep(&t, NULL);
-                ns = ns * 2 > TRD_ASYNC_SLEEP_MAX_NS ? TRD_ASYNC_SLEEP_MAX_NS : ns * 2;
             }
         }
         pthread_mutex_lock(&mu);
