@@ -268,6 +268,7 @@ int trd_nbc_poll(void)
     int moved = 0;
     if (passes != seen) {
         seen = passes; /* an application's thread is advancing them: leave it the core */
+        moved = 2;
     } else {
         unsigned long before = moves;
         advance_all();

@@ -16,7 +16,9 @@
  * computing on its one core keeps nearly all of it.  (Sleeps of at most
  * 20 us, tried first, took more than half of that core from the computation
  * on an emulated 2-node cluster: passes of the MPI library's progress every
- * few microseconds.)  With nothing
+ * few microseconds.)  While an application's thread advances the runs itself
+ * (it waits on them) the thread sleeps at once, without yielding: a node
+ * with as many ranks as cores has no core to spare for it.  With nothing
  * outstanding it sleeps on a condition variable, woken by the call that
  * queues the next run: an idle thread costs no cycles.  This follows what the
  * users of MPICH's progress thread (MPIR_CVAR_ASYNC_PROGRESS) met: a thread
@@ -78,9 +80,15 @@ static void *loop(void *arg)
         long long since = 0; /* when the passes began to find nothing */
         int moved;
         while ((moved = trd_nbc_poll()) >= 0 && atomic_load_explicit(&on, memory_order_relaxed)) {
-            if (moved) {
+            if (moved == 1) {
                 idle = 0;
-            } else if (++idle < TRD_ASYNC_YIELDS) {
+                continue;
+            }
+            if (moved == 2 && idle < TRD_ASYNC_YIELDS) { /* not a core's rival to a waiting rank */
+                idle = TRD_ASYNC_YIELDS;
+                since = now_ns();
+            }
+            if (++idle < TRD_ASYNC_YIELDS) {
                 if (idle == 1)
                     since = now_ns();
                 sched_yield();

@@ -345,10 +345,10 @@ void trd_nbc_finalize(void);
 
 /* One pass of progress over every outstanding run, as a wait makes it, for
  * the progress thread: 1 where some run advanced (an op completed, a run
- * ended); 0 where none could, and where an application's thread made a
- * pass since the last poll or makes one now (it is in a call or a wait that
- * advances them: the thread leaves it the core); -1 where none is
- * outstanding (nbc.c). */
+ * ended); 0 where none could, or an application's thread makes a pass now;
+ * 2, and no pass, where an application's thread made one since the last
+ * poll (it is in a call or a wait that advances them: the thread leaves it
+ * the core); -1 where none is outstanding (nbc.c). */
 int trd_nbc_poll(void);
 
 /* ---- The progress thread (progress.c) ------------------------------------------- */
