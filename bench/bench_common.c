@@ -614,12 +614,24 @@ int xfer_on(size_t m)
 
 /* ---- Start, output and end ----------------------------------------------------- */
 
-void bench_init(int *argc, char ***argv, const char *prog)
+void bench_init_thread(int *argc, char ***argv, const char *prog, int multiple)
 {
+    int provided = MPI_THREAD_SINGLE;
     bench_prog = prog;
-    MPI_Init(argc, argv);
+    if (multiple)
+        MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+    else
+        MPI_Init(argc, argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    if (multiple && provided != MPI_THREAD_MULTIPLE)
+        die("MPI gave thread level %d, not MPI_THREAD_MULTIPLE", provided);
+}
+
+void bench_init(int *argc, char ***argv, const char *prog)
+{
+    const char *v = getenv("BENCH_THREAD_MULTIPLE");
+    bench_init_thread(argc, argv, prog, v && !strcmp(v, "1"));
 }
 
 int bench_usage(const char *usage)

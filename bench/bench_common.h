@@ -541,8 +541,14 @@ static inline double xfer_time(bench_call_fn call, struct xfer_args *a, int iter
 
 /* MPI_Init, and rank and nprocs of MPI_COMM_WORLD set; prog, the program's
  * name (a string that lives as long as the program), begins die()'s
- * messages. */
+ * messages.  With BENCH_THREAD_MULTIPLE=1 in the environment, as
+ * bench_init_thread(argc, argv, prog, 1). */
 void bench_init(int *argc, char ***argv, const char *prog);
+
+/* bench_init, with MPI_Init_thread(MPI_THREAD_MULTIPLE) where multiple is
+ * non-zero (dies where MPI gives less): what TREEDUCE_ASYNC_PROGRESS=1's
+ * thread and MPICH's MPIR_CVAR_ASYNC_PROGRESS=1 need. */
+void bench_init_thread(int *argc, char ***argv, const char *prog, int multiple);
 
 /* For a bad command line: usage on rank 0's stderr, MPI finalized; returns
  * the exit status, 2. */
