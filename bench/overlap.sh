@@ -124,7 +124,7 @@ if command -v gnuplot >/dev/null; then
 set terminal pngcairo size 900,560 noenhanced
 set output '$png'
 set datafile separator ','
-set key autotitle columnhead left top
+set key autotitle columnhead outside below
 set logscale x 2
 set format x '%.0b%B'
 set xlabel 'message (bytes)'
