@@ -1,11 +1,18 @@
-/* The collectives' entry points (treeduce.h): the checks that send a call to
- * the MPI library, the call turned into a job for this rank's plan (the
- * selection's or the forced algorithm's), and the job run to the end, started
- * (nonblocking) or kept (persistent) by nbc.c.  Nothing here knows an
- * algorithm's steps.  A call falls back only before anything has been sent or
- * written, so the MPI library's routine gets the call as the application made
- * it: blocking, nonblocking or persistent, with the large-count form where a
- * count does not fit an int.
+/* The collectives' entry points (treeduce.h), every form of every collective
+ * run by one routine, collective(): the checks that send a call to the MPI
+ * library, the communicator's setup, a call with nothing to move done here,
+ * the call turned into a job for this rank's plan (the selection's or the
+ * forced algorithm's), and the job run to the end, started (nonblocking) or
+ * kept (persistent) by nbc.c.  What differs between the collectives is in
+ * one descriptor each (struct coll_desc, the table colls[] in the order of
+ * treeduce_colls.h): its names, its checks, how its call and buffers are
+ * formed, and its MPI library routine.  Nothing here knows an algorithm's
+ * steps.  A call falls back only before anything has been sent or written,
+ * through one path at the end of collective(), so the MPI library's routine
+ * gets the call as the application made it: blocking, nonblocking or
+ * persistent, with the large-count form where a count does not fit an int.
+ * Adding a collective is one line of the table (with its parameters there),
+ * its descriptor here, and its algorithms.
  */
 #include "rt.h"
 #include "treeduce_colls.h"
@@ -40,7 +47,8 @@ const char *trd_machine_name(const trd_machine *m)
 
 /* How a call was made: the mode, and for the others the request and info.
  * progress: a blocking call that goes to the MPI library in its nonblocking
- * form, waited for while treeduce's runs advance (library_form). */
+ * form, waited for while treeduce's runs advance (library_form); set too on
+ * that nonblocking form as the library's routine gets it. */
 typedef struct how {
     int mode; /* TRD_BLOCKING, TRD_NONBLOCKING, TRD_PERSISTENT */
     MPI_Info info;
@@ -56,13 +64,6 @@ static const char *routine(const char *const names[3], const how *h)
     return names[h->mode];
 }
 
-/* name_names: each collective's blocking, nonblocking and persistent names
- * (TRD_BLOCKING, TRD_NONBLOCKING, TRD_PERSISTENT), as MPI spells them. */
-#define NAMES(name, Name, K)                                                                       \
-    static const char *const name##_names[3] = {"MPI_" #Name, "MPI_I" #name, "MPI_" #Name "_init"};
-TRD_COLLS(NAMES)
-#undef NAMES
-
 _Static_assert((int)TRD_ALLREDUCE == (int)TRD_COLL_ALLREDUCE &&
                    (int)TRD_REDUCE_SCATTER_BLOCK == (int)TRD_COLL_REDUCE_SCATTER_BLOCK &&
                    (int)TRD_ALLGATHER == (int)TRD_COLL_ALLGATHER &&
@@ -71,7 +72,7 @@ _Static_assert((int)TRD_ALLREDUCE == (int)TRD_COLL_ALLREDUCE &&
                "treeduce.h's collectives are enum trd_coll");
 
 /* trd_fell_back: set to 0 as a routine starts, to 1 where it calls the MPI
- * library's routine (the label `library` of each).  Initial-exec: one store
+ * library's routine (the label `library` of collective()).  Initial-exec: one store
  * at a fixed offset from the thread pointer, not a call to find the
  * library's thread-local block on every collective (an int fits the static
  * space the C library keeps for libraries loaded later).  Not under SMPI,
@@ -90,7 +91,7 @@ int trd_fell_back(void)
 
 /* The algorithm a *_with routine is given: 0 with *a (NULL: the machine's
  * choice) and *params, or -1 where spec names none of coll's algorithms
- * (said once; the caller calls the MPI library's routine). */
+ * (said once; the call goes to the MPI library's blocking routine). */
 static int forced_spec(const trd_machine *m, int coll, const char *name, const char *spec,
                        const trd_algo **a, const char **params)
 {
@@ -124,7 +125,6 @@ static int forced_spec(const trd_machine *m, int coll, const char *name, const c
         return 0;
     }
     trd_forced_note(m, name, spec, "", "not an algorithm's name");
-    fell_back = 1;
     return -1;
 }
 
@@ -205,20 +205,35 @@ typedef struct buf_arg {
     int per_rank;
 } buf_arg;
 
+/* The checks a collective's arguments get (check_args). */
 enum {
     ARG_OP = 1,           /* a reduction: op must be valid */
     ARG_ROOT = 2,         /* root must be a rank of comm */
     ARG_RECV_AT_ROOT = 4, /* recv is significant at the root only (MPI_Reduce) */
-    ARG_NO_SEND = 8       /* no send buffer (MPI_Bcast) */
+    ARG_NO_SEND = 8,      /* no send buffer (MPI_Bcast) */
+    ARG_ALIAS = 16        /* a blocking call whose sendbuf is recvbuf runs in place (aliased) */
 };
 
-/* A call's arguments as MPI checks them. */
+/* A call's arguments, every collective's in one form: as MPI checks them,
+ * and as the MPI library's routine gets them back (the descriptor's
+ * library). */
 typedef struct call_args {
     MPI_Comm comm;
-    buf_arg send, recv;
-    MPI_Op op;
-    int root, flags; /* ARG_* */
+    buf_arg send, recv; /* recv.buf: the application's void *, kept const here (recv_buf) */
+    MPI_Op op;          /* reductions */
+    int root;           /* reduce, bcast */
+    /* reduce_scatter's count per rank, int or MPI_Count (the other NULL);
+     * send.count and recv.count are then the whole vector's and this
+     * rank's, set by its descriptor's prepare */
+    const int *icounts;
+    const MPI_Count *ccounts;
 } call_args;
+
+/* The receive buffer, as the application gave it. */
+static inline void *recv_buf(const call_args *x)
+{
+    return (void *)x->recv.buf;
+}
 
 /* A communicator of this process alone on which errors return: MPI_Pack_size
  * on it asks whether a datatype is committed without raising anything. */
@@ -279,7 +294,7 @@ static int raise_error(MPI_Comm comm, int rc)
 }
 
 /* The checks MPI makes on a call before any byte moves, in one place for
- * every form of every collective.  MPI_SUCCESS, and *why NULL where the call
+ * every form of every collective; flags: which (ARG_*).  MPI_SUCCESS, and *why NULL where the call
  * is valid, or the note where the MPI library's routine must take it:
  * the library raises its own class through the communicator's error handler,
  * and no treeduce code has touched a buffer (a NULL or aliased buffer, a
@@ -290,38 +305,38 @@ static int raise_error(MPI_Comm comm, int rc)
  * aliased (NULL: the library takes such a call): set where sendbuf is
  * recvbuf, which the call then runs as MPI_IN_PLACE and ends with
  * MPI_ERR_BUFFER, so that ranks that did not alias are not left waiting. */
-static int check_args(const call_args *a, int *aliased, const char **why)
+static int check_args(const call_args *a, int flags, int *aliased, const char **why)
 {
     int size = 1, rank = 0, named[2] = {1, 1};
     MPI_Aint ext[2] = {0, 0};
-    const buf_arg *b[2] = {a->flags & ARG_NO_SEND ? NULL : &a->send, &a->recv};
+    const buf_arg *b[2] = {flags & ARG_NO_SEND ? NULL : &a->send, &a->recv};
     *why = why_erroneous;
     if (a->comm == MPI_COMM_NULL)
         return MPI_SUCCESS;
     for (int i = 0; i < 2; i++)
         if (b[i] && b[i]->buf != MPI_IN_PLACE && b[i]->count < 0)
             return raise_error(a->comm, MPI_ERR_COUNT);
-    if ((a->flags & (ARG_ROOT | ARG_RECV_AT_ROOT)) || a->send.per_rank || a->recv.per_rank) {
+    if ((flags & (ARG_ROOT | ARG_RECV_AT_ROOT)) || a->send.per_rank || a->recv.per_rank) {
         if (PMPI_Comm_size(a->comm, &size) != MPI_SUCCESS ||
             PMPI_Comm_rank(a->comm, &rank) != MPI_SUCCESS)
             return MPI_SUCCESS;
     }
-    if ((a->flags & ARG_ROOT) && (a->root < 0 || a->root >= size)) {
+    if ((flags & ARG_ROOT) && (a->root < 0 || a->root >= size)) {
         /* MPI_ROOT, MPI_PROC_NULL or a remote rank: valid on an intercommunicator */
         int inter = 0;
         if (PMPI_Comm_test_inter(a->comm, &inter) == MPI_SUCCESS && inter)
             *why = "intercommunicator";
         return MPI_SUCCESS;
     }
-    if ((a->flags & ARG_OP) && a->op == MPI_OP_NULL)
+    if ((flags & ARG_OP) && a->op == MPI_OP_NULL)
         return MPI_SUCCESS;
-    int recv_used = !(a->flags & ARG_RECV_AT_ROOT) || rank == a->root;
+    int recv_used = !(flags & ARG_RECV_AT_ROOT) || rank == a->root;
     if (!recv_used)
         b[1] = NULL;
     if (a->recv.buf == MPI_IN_PLACE && recv_used)
         return MPI_SUCCESS;
     /* MPI_IN_PLACE at a rank other than the root (MPICH 4.0 crashes) */
-    if (b[0] && b[0]->buf == MPI_IN_PLACE && (a->flags & ARG_RECV_AT_ROOT) && !recv_used)
+    if (b[0] && b[0]->buf == MPI_IN_PLACE && (flags & ARG_RECV_AT_ROOT) && !recv_used)
         return raise_error(a->comm, MPI_ERR_BUFFER);
     for (int i = 0; i < 2; i++) {
         if (!b[i] || b[i]->buf == MPI_IN_PLACE)
@@ -347,9 +362,10 @@ static int check_args(const call_args *a, int *aliased, const char **why)
 /* check_args, then a forced "mpi" (a): the MPI library's routine, taken
  * like a fallback before anything else is looked at (*why
  * trd_why_library_forced). */
-static int check_call(const call_args *args, int *aliased, const trd_algo *a, const char **why)
+static int check_call(const call_args *args, int flags, int *aliased, const trd_algo *a,
+                      const char **why)
 {
-    int rc = check_args(args, aliased, why);
+    int rc = check_args(args, flags, aliased, why);
     if (rc == MPI_SUCCESS && !*why && a && (a->flags & TRD_ALGO_LIBRARY))
         *why = trd_why_library_forced;
     return rc;
@@ -391,22 +407,6 @@ static int setup(const trd_machine *m, MPI_Comm comm, int when, trd_comm **c, co
 static const char count0[] = "count 0, nothing to move";
 static const char one_rank[] = "a communicator of one rank, nothing to move";
 
-/* A call with nothing to move (why: count0 or one_rank): done here when
- * blocking (copy bytes from src to dst unless src is NULL); the others take
- * the MPI library's request, which costs nothing either, and say so in the
- * note of the routine names[h->mode].  Returns 1 if handled. */
-static int trivial(const trd_machine *m, const char *const names[3], const how *h, const char *why,
-                   const void *src, void *dst, size_t bytes)
-{
-    if (h->mode != TRD_BLOCKING) {
-        trd_fallback_note(m, routine(names, h), why);
-        return 0;
-    }
-    if (src && bytes)
-        memcpy(dst, src, bytes);
-    return 1;
-}
-
 /* Why a reduction with these arguments goes to the MPI library, or NULL; red
  * and dc: how the plan runs it (dtype.c turns a derived datatype's call into
  * one on base elements or on whole elements). */
@@ -435,9 +435,6 @@ static const char *reduction_checks(MPI_Count count, MPI_Datatype datatype, MPI_
     return NULL;
 }
 
-/* Launch job j as h says; a derived datatype's call (blocking only) runs on
- * the plan's buffers, nin input and nout output elements of the call copied
- * in and out (trd_dtype_enter). */
 /* A blocking call with nothing outstanding: run to the end here. */
 static int run_here(const trd_job *j, const char **why)
 {
@@ -472,6 +469,9 @@ static inline int run_or_queue(const trd_job *j, const how *h, const char **why)
     return trd_launch(j, h->mode, h->req, why);
 }
 
+/* Launch job j as h says; a derived datatype's call (blocking only) runs on
+ * the plan's buffers, nin input and nout output elements of the call copied
+ * in and out (trd_dtype_enter). */
 static int launch(trd_job *j, const how *h, trd_dtype_call *dc, size_t nin, size_t nout,
                   const char **why)
 {
@@ -488,88 +488,231 @@ static int launch(trd_job *j, const how *h, trd_dtype_call *dc, size_t nin, size
     return trd_dtype_leave(dc, !*why, rc);
 }
 
-/* count elements of the call from src to dst (one rank: its input is the result). */
-static int copy_input(const trd_dtype_call *dc, const trd_reducer *red, void *dst, const void *src,
-                      size_t count)
+/* ---- One routine for every collective ------------------------------------------------ */
+
+typedef struct coll_desc coll_desc;
+
+/* A call on its way through collective(): what the checks and the setup
+ * found, for its descriptor's hooks. */
+typedef struct call_ctx {
+    const coll_desc *d;
+    const trd_machine *m;
+    call_args *x;
+    const how *h;
+    const char *algorithm; /* the *_with routines' spec, or NULL */
+    const trd_algo *a;     /* the forced algorithm; NULL: the selection's */
+    const char *params;
+    const char *why; /* set: the call goes to the MPI library's routine */
+    int when;        /* the segment's (segment_when) */
+    int done;        /* a hook completed the call itself */
+    int aliased;     /* sendbuf is recvbuf: runs in place, ends with MPI_ERR_BUFFER */
+    int in_place;
+    trd_comm *c;
+    MPI_Count n;        /* elements: the count of allreduce, reduce and bcast, a rank's block of
+                         * reduce_scatter_block and allgather, reduce_scatter's whole vector */
+    size_t ext;         /* bytes of an element: the reducer's, or the datatype's */
+    trd_reducer *red;   /* reductions (ARG_OP) */
+    trd_dtype_call *dc; /* reductions: how a derived datatype runs; dc->derived 0 otherwise */
+} call_ctx;
+
+/* A descriptor's hook: MPI_SUCCESS, with k->why set where the call goes to
+ * the MPI library's routine, or k->done where the hook completed it; or an
+ * error, which the call returns as it is. */
+typedef int coll_hook(call_ctx *k);
+
+/* A collective: what collective() does not do alike for all of them. */
+struct coll_desc {
+    const char *names[3]; /* its routine as MPI spells it, blocking, nonblocking, persistent */
+    int coll;             /* enum trd_coll, whose algorithms *_with forces; -1: none */
+    int flags;            /* ARG_*: the checks of its arguments (check_args) */
+    int empty_first;      /* nothing to move: done before the communicator is set up */
+    int whole;            /* a user-defined op reduces the whole vector at once (trd_call) */
+    coll_hook *prepare;   /* before the checks, or NULL */
+    coll_hook *check;     /* after the checks common to all, or NULL */
+    coll_hook *datatypes; /* after the setup: k->ext where the plan moves the datatypes, else
+                           * the call made on packed bytes; NULL: a reduction's (k->red) */
+    /* where a stage moves the arguments for the plan: j's call, buffers
+     * and stage made over (NULL: the plan runs on the arguments) */
+    int (*stage)(call_ctx *k, trd_job *j);
+    /* the MPI library's routine for the call made as h says; *scratch: memory
+     * to free once it has completed */
+    int (*library)(const call_args *x, const how *h, void **scratch);
+};
+
+/* run_name: collective() for the table's row name (defined after the
+ * table). */
+#define RUN_DECLARE(name, Name, K)                                                                 \
+    static int run_##name(const trd_machine *m, call_args *x, const char *algorithm, const how *h);
+TRD_COLLS(RUN_DECLARE)
+#undef RUN_DECLARE
+
+/* A call's input copied to its output (one rank: its input is the result). */
+static int copy_input(const call_ctx *k)
 {
-    if (dc->derived)
-        return trd_dtype_copy(dc, dst, src, count);
-    memcpy(dst, src, count * red->extent);
+    if (k->dc->derived)
+        return trd_dtype_copy(k->dc, recv_buf(k->x), k->x->send.buf, (size_t)k->n);
+    memcpy(recv_buf(k->x), k->x->send.buf, (size_t)k->n * k->ext);
     return MPI_SUCCESS;
 }
 
-/* ---- The MPI library's routines ------------------------------------------------------ */
-
-/* PMPI_Reduce, or where progress its nonblocking form waited for while
- * treeduce's runs advance (library_form), with MPI_IN_PLACE turned into a
- * copy at the root: MPICH 4.0's in-place reduce crashes at roots other than
- * 0 above a few KiB. */
-static int reduce_copying(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                          MPI_Op op, int root, MPI_Comm comm, int progress)
+/* A call with nothing to move (why: count0 or one_rank): done here when
+ * blocking (*rc its result); the others take the MPI library's request,
+ * which costs nothing either, and say so.  Returns 1 if done. */
+static int trivial(const call_ctx *k, const char *why, int *rc)
 {
-    int rank, rc, size;
-    MPI_Request q;
-    char *copy = NULL;
-    if (sendbuf == MPI_IN_PLACE && count > 0 && comm != MPI_COMM_NULL &&
-        PMPI_Comm_rank(comm, &rank) == MPI_SUCCESS && rank == root &&
-        PMPI_Pack_size(count, datatype, comm, &size) == MPI_SUCCESS) {
-        MPI_Aint lb, ext, tlb, text;
-        PMPI_Type_get_extent(datatype, &lb, &ext);
-        PMPI_Type_get_true_extent(datatype, &tlb, &text);
-        size_t span = (size_t)(count - 1) * (size_t)ext + (size_t)text;
-        if (!(copy = malloc(span)))
-            return MPI_ERR_NO_MEM;
-        sendbuf = copy - tlb; /* the copy as a buffer of count elements of datatype */
-        rc = PMPI_Sendrecv((char *)recvbuf, count, datatype, 0, 0, (char *)sendbuf, count, datatype,
-                           0, 0, MPI_COMM_SELF, MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS) {
-            free(copy);
-            return rc;
-        }
+    if (k->h->mode != TRD_BLOCKING) {
+        trd_fallback_note(k->m, routine(k->d->names, k->h), why);
+        return 0;
     }
-    rc = progress
-             ? library_wait(PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, &q), &q)
-             : PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
-    free(copy);
-    return rc;
+    *rc = raise_error(k->x->comm, k->aliased                 ? MPI_ERR_BUFFER
+                                  : k->in_place || k->n == 0 ? MPI_SUCCESS
+                                                             : copy_input(k));
+    return 1;
 }
 
-static int pmpi_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                       MPI_Op op, int root, MPI_Comm comm)
+/* Collective d on machine m with arguments x, made as h says; algorithm:
+ * the *_with routines' spec (NULL: the machine's choice).  The arguments
+ * checked, the communicator set up (its segment when segment_when says), a
+ * call with nothing to move done here, the job planned and run, started or
+ * kept; where any of them refuses the call, the MPI library's routine.
+ * Inlined into one routine per collective (run_name), where d is a constant:
+ * its flags fold and its hooks are called directly, and a small blocking
+ * call costs little more than it did in a driver written for it. */
+__attribute__((always_inline)) static inline int collective(const coll_desc *d,
+                                                            const trd_machine *m, call_args *x,
+                                                            const char *algorithm, const how *h)
 {
-    return reduce_copying(sendbuf, recvbuf, count, datatype, op, root, comm, 0);
+    how nb; /* the form library_form gives a refused blocking call */
+    trd_reducer red;
+    trd_dtype_call dc;
+    call_ctx k = {.d = d,
+                  .m = m,
+                  .x = x,
+                  .h = h,
+                  .algorithm = algorithm,
+                  .a = NULL,
+                  .params = "",
+                  .why = NULL,
+                  .when = TRD_SEGMENT_NOW,
+                  .done = 0,
+                  .aliased = 0,
+                  .in_place = 0,
+                  .c = NULL,
+                  .n = x->recv.count,
+                  .ext = 0,
+                  .red = &red,
+                  .dc = &dc};
+    int rc, reduction = d->flags & ARG_OP;
+    fell_back = 0;
+    dc.derived = 0;
+    if (algorithm && forced_spec(m, d->coll, d->names[TRD_BLOCKING], algorithm, &k.a, &k.params))
+        goto library;
+    k.when = segment_when(k.a, h);
+    if (d->prepare && (rc = d->prepare(&k)) != MPI_SUCCESS)
+        return rc;
+    if (!k.why &&
+        (rc = check_call(x, d->flags,
+                         h->mode == TRD_BLOCKING && (d->flags & ARG_ALIAS) ? &k.aliased : NULL, k.a,
+                         &k.why)) != MPI_SUCCESS)
+        return rc;
+    if (!k.why && reduction && !(k.why = reduction_checks(k.n, x->recv.type, x->op, &red, &dc)))
+        k.ext = red.extent;
+    if (!k.why && d->check && (rc = d->check(&k)) != MPI_SUCCESS)
+        return rc;
+    k.in_place = k.aliased || x->send.buf == MPI_IN_PLACE || (d->flags & ARG_NO_SEND);
+    if (!k.why && k.n == 0 && d->empty_first) {
+        if (trivial(&k, count0, &rc))
+            return rc;
+        goto library;
+    }
+    if (!k.why && (rc = setup(m, x->comm, k.when, &k.c, &k.why)) != MPI_SUCCESS)
+        return rc;
+    if (!k.why && (d->flags & ARG_ROOT) && (x->root < 0 || x->root >= k.c->size))
+        k.why = why_invalid_root;
+    if (!k.why && d->datatypes && ((rc = d->datatypes(&k)) != MPI_SUCCESS || k.done))
+        return rc;
+    if (!k.why && (k.n == 0 || k.c->size == 1)) {
+        if (trivial(&k, k.n == 0 ? count0 : one_rank, &rc))
+            return rc;
+        goto library;
+    }
+    if (!k.why) {
+        trd_job j = {.c = k.c,
+                     .routine = routine(d->names, h),
+                     .a = k.a,
+                     .params = k.params,
+                     .call = {.coll = d->coll,
+                              .count = (size_t)k.n * (reduction ? dc.per : 1),
+                              .extent = k.ext,
+                              .root = x->root,
+                              .in_place = k.in_place && !(d->flags & ARG_NO_SEND),
+                              .commutative = reduction ? red.commutative : 0,
+                              .whole = d->whole && !trd_op_is_predefined(x->op)},
+                     .sendbuf = k.in_place ? NULL : x->send.buf,
+                     .recvbuf = recv_buf(x),
+                     .type = reduction ? dc.type : x->recv.type,
+                     .red = reduction ? &red : NULL,
+                     .stage = NULL,
+                     .untuned = reduction && !trd_op_is_predefined(x->op)};
+        if (d->stage && (rc = d->stage(&k, &j)) != MPI_SUCCESS)
+            return rc;
+        if (reduction) /* a derived datatype's elements copied in and out */
+            rc = launch(&j, h, &dc, (size_t)k.n * (x->send.per_rank ? (size_t)k.c->size : 1),
+                        (d->flags & ARG_RECV_AT_ROOT) && k.c->rank != x->root ? 0 : (size_t)k.n,
+                        &k.why);
+        else
+            rc = run_or_queue(&j, h, &k.why);
+        if (!k.why)
+            return raise_error(x->comm, rc || !k.aliased ? rc : MPI_ERR_BUFFER);
+        if (j.stage && j.stage->free)
+            j.stage->free(j.stage);
+    }
+    library_note(m, routine(d->names, h), k.a, k.params, k.why);
+    h = library_form(h, k.why, &nb);
+library:
+    fell_back = 1;
+    {
+        MPI_Request q;
+        const how waited = {TRD_NONBLOCKING, MPI_INFO_NULL, &q, 1};
+        void *scratch = NULL;
+        rc = d->library(x, h->progress ? &waited : h, &scratch);
+        if (h->progress)
+            rc = library_wait(rc, &q);
+        free(scratch);
+        return rc;
+    }
 }
 
-/* pmpi_name: the MPI library's blocking routine with int counts. */
-#define pmpi_allreduce PMPI_Allreduce
-#define pmpi_reduce_scatter_block PMPI_Reduce_scatter_block
-#define pmpi_allgather PMPI_Allgather
-#define pmpi_bcast PMPI_Bcast
+/* ---- The collectives ------------------------------------------------------------------ */
 
-/* library_name: the MPI library's routine for a call of a collective with
- * scalar counts as it was made (h), in its large-count form where a count
- * does not fit an int.  reduce_scatter's arrays: in its own routine. */
-#define LIBRARY(name, Name, K) LIBRARY_SCALAR##K(name, Name)
-#define LIBRARY_SCALAR_c(name, Name)
-#define LIBRARY_SCALAR(name, Name)                                                                 \
-    static int library_##name(TRD_P_##name(MPI_Count), const how *h)                               \
+/* pmpi_name: the MPI library's routine of a collective with scalar counts,
+ * with the table's parameters (treeduce_colls.h), for a call made as h
+ * says, in its large-count form where a count does not fit an int. */
+#define PMPI_FORMS(name, Name, K) TRD_IF_SCALAR##K(PMPI_FORMS_OF(name, Name))
+#define PMPI_FORMS_OF(name, Name)                                                                  \
+    static int pmpi_##name(TRD_P_##name(MPI_Count), const how *h)                                  \
     {                                                                                              \
-        if (h->mode == TRD_BLOCKING && h->progress) {                                              \
-            MPI_Request q;                                                                         \
-            const how nb = {TRD_NONBLOCKING, MPI_INFO_NULL, &q, 0};                                \
-            return library_wait(library_##name(TRD_A_##name(TRD_AS_IS), &nb), &q);                 \
-        }                                                                                          \
-        return TRD_PMPI(h->mode, TRD_BIG_##name, pmpi_##name(TRD_A_##name(TRD_AS_INT)),            \
+        return TRD_PMPI(h->mode, TRD_BIG_##name, PMPI_##Name(TRD_A_##name(TRD_AS_INT)),            \
                         PMPI_##Name##_c(TRD_A_##name(TRD_AS_IS)),                                  \
                         PMPI_I##name(TRD_A_##name(TRD_AS_INT), h->req),                            \
                         PMPI_I##name##_c(TRD_A_##name(TRD_AS_IS), h->req),                         \
                         PMPI_##Name##_init(TRD_A_##name(TRD_AS_INT), h->info, h->req),             \
                         PMPI_##Name##_init_c(TRD_A_##name(TRD_AS_IS), h->info, h->req));           \
     }
-TRD_COLLS(LIBRARY)
-#undef LIBRARY
+TRD_COLLS(PMPI_FORMS)
+#undef PMPI_FORMS
+#undef PMPI_FORMS_OF
+
+/* Each collective below: ARGS_name, its call_args from the table's
+ * parameters (the entry points'); its hooks; and its library routine. */
 
 /* ---- Allreduce ---------------------------------------------------------------------- */
+
+#define ARGS_allreduce                                                                             \
+    {                                                                                              \
+        .comm = comm, .send = {sendbuf, count, datatype, 0},                                       \
+        .recv = {recvbuf, count, datatype, 0}, .op = op                                            \
+    }
 
 /* TREEDUCE_REPRODUCIBLE: the algorithm whose order of reduction depends only
  * on the communicator's size, in place of a (said once where a was forced). */
@@ -586,132 +729,91 @@ static const trd_algo *reproducible(const trd_machine *m, const trd_algo *a, con
     return repro;
 }
 
-static int allreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_Count count,
-                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const trd_algo *a,
-                     const char *params, const how *h)
+/* The algorithm TREEDUCE_ALGORITHM forces where the call forces none (its
+ * segment made as for a forced one), or TREEDUCE_REPRODUCIBLE's; and
+ * TREEDUCE_DISABLE, which sends even an erroneous call to the library
+ * unchecked.  Inlined in run_allreduce: every allreduce passes here. */
+__attribute__((always_inline)) static inline int allreduce_prepare(call_ctx *k)
 {
-    how nb; /* the form library_form gives a refused blocking call */
-    const char *why = NULL;
-    trd_reducer red;
-    trd_dtype_call dc;
-    trd_comm *c = NULL;
-    int rc, aliased = 0;
-    const call_args args = {
-        comm, {sendbuf, count, datatype, 0}, {recvbuf, count, datatype, 0}, op, 0, ARG_OP};
-    fell_back = 0;
-    if (!a)
-        a = trd_env_algorithm(&params);
-    int when = segment_when(a, h); /* before the reproducible mode names its algorithm */
+    if (!k->a) {
+        k->a = trd_env_algorithm(&k->params);
+        k->when = segment_when(k->a, k->h); /* before the reproducible mode names its algorithm */
+    }
     if (trd_env_reproducible())
-        a = reproducible(m, a, &params);
+        k->a = reproducible(k->m, k->a, &k->params);
     if (trd_env_disabled())
-        why = why_disabled;
-    else if ((rc = check_call(&args, h->mode == TRD_BLOCKING ? &aliased : NULL, a, &why)))
-        return rc;
-    else if (!why)
-        why = reduction_checks(count, datatype, op, &red, &dc);
-    if (why)
-        goto fallback;
-    int in_place = aliased || sendbuf == MPI_IN_PLACE;
-    if (count == 0) {
-        if (trivial(m, allreduce_names, h, count0, NULL, recvbuf, 0))
-            return MPI_SUCCESS;
-        goto library;
-    }
-    if ((rc = trd_comm_get(comm, m, when, &c)) != MPI_SUCCESS)
-        return rc;
-    if (c->fallback) {
-        why = c->why;
-        goto fallback;
-    }
-    if (c->size == 1) {
-        if (!trivial(m, allreduce_names, h, one_rank, NULL, NULL, 0))
-            goto library;
-        return raise_error(comm, in_place ? aliased ? MPI_ERR_BUFFER : MPI_SUCCESS
-                                          : copy_input(&dc, &red, recvbuf, sendbuf, (size_t)count));
-    }
-    trd_job j = {c,
-                 routine(allreduce_names, h),
-                 a,
-                 params,
-                 {TRD_COLL_ALLREDUCE, (size_t)count * dc.per, red.extent, 0, in_place,
-                  red.commutative, !trd_op_is_predefined(op)},
-                 in_place ? NULL : sendbuf,
-                 recvbuf,
-                 dc.type,
-                 &red,
-                 NULL,
-                 !trd_op_is_predefined(op)};
-    rc = launch(&j, h, &dc, (size_t)count, (size_t)count, &why);
-    if (!why)
-        return raise_error(comm, rc || !aliased ? rc : MPI_ERR_BUFFER);
-fallback:
-    library_note(m, routine(allreduce_names, h), a, params, why);
-    h = library_form(h, why, &nb);
-library:
-    fell_back = 1;
-    return library_allreduce(TRD_A_allreduce(TRD_AS_IS), h);
+        k->why = why_disabled;
+    return MPI_SUCCESS;
+}
+
+static int allreduce_library(const call_args *x, const how *h, void **scratch)
+{
+    (void)scratch;
+    return pmpi_allreduce(x->send.buf, recv_buf(x), x->recv.count, x->recv.type, x->op, x->comm, h);
 }
 
 /* ---- Reduce_scatter_block ----------------------------------------------------------- */
 
-static int reduce_scatter_block(const trd_machine *m, const void *sendbuf, void *recvbuf,
-                                MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op,
-                                MPI_Comm comm, const trd_algo *a, const char *params, const how *h)
+#define ARGS_reduce_scatter_block                                                                  \
+    {                                                                                              \
+        .comm = comm, .send = {sendbuf, recvcount, datatype, 1},                                   \
+        .recv = {recvbuf, recvcount, datatype, 0}, .op = op                                        \
+    }
+
+static int reduce_scatter_block_library(const call_args *x, const how *h, void **scratch)
 {
-    how nb; /* the form library_form gives a refused blocking call */
-    trd_reducer red;
-    trd_dtype_call dc;
-    const call_args args = {
-        comm, {sendbuf, recvcount, datatype, 1}, {recvbuf, recvcount, datatype, 0}, op, 0, ARG_OP};
-    const char *why;
-    trd_comm *c = NULL;
-    fell_back = 0;
-    int aliased = 0, rc = check_call(&args, h->mode == TRD_BLOCKING ? &aliased : NULL, a, &why);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (!why)
-        why = reduction_checks(recvcount, datatype, op, &red, &dc);
-    if (!why && recvcount == 0) {
-        if (trivial(m, reduce_scatter_block_names, h, count0, NULL, recvbuf, 0))
-            return MPI_SUCCESS;
-        goto library;
-    }
-    if (!why && (rc = setup(m, comm, segment_when(a, h), &c, &why)) != MPI_SUCCESS)
-        return rc;
-    if (!why) {
-        int in_place = aliased || sendbuf == MPI_IN_PLACE;
-        if (c->size == 1) {
-            if (!trivial(m, reduce_scatter_block_names, h, one_rank, NULL, NULL, 0))
-                goto library;
-            return raise_error(
-                comm, in_place ? aliased ? MPI_ERR_BUFFER : MPI_SUCCESS
-                               : copy_input(&dc, &red, recvbuf, sendbuf, (size_t)recvcount));
-        }
-        trd_job j = {c,
-                     routine(reduce_scatter_block_names, h),
-                     a,
-                     params,
-                     {TRD_COLL_REDUCE_SCATTER_BLOCK, (size_t)recvcount * dc.per, red.extent, 0,
-                      in_place, red.commutative, 0},
-                     in_place ? NULL : sendbuf,
-                     recvbuf,
-                     dc.type,
-                     &red,
-                     NULL,
-                     !trd_op_is_predefined(op)};
-        rc = launch(&j, h, &dc, (size_t)recvcount * (size_t)c->size, (size_t)recvcount, &why);
-        if (!why)
-            return raise_error(comm, rc || !aliased ? rc : MPI_ERR_BUFFER);
-    }
-    library_note(m, routine(reduce_scatter_block_names, h), a, params, why);
-    h = library_form(h, why, &nb);
-library:
-    fell_back = 1;
-    return library_reduce_scatter_block(TRD_A_reduce_scatter_block(TRD_AS_IS), h);
+    (void)scratch;
+    return pmpi_reduce_scatter_block(x->send.buf, recv_buf(x), x->recv.count, x->recv.type, x->op,
+                                     x->comm, h);
 }
 
 /* ---- Reduce_scatter (a count per rank) ---------------------------------------------- */
+
+/* counts as an array of T, or NULL where it is of the other count type. */
+#define COUNTS_AS(T, counts) _Generic((counts), const T * : (counts), default : (const T *)NULL)
+
+#define ARGS_reduce_scatter                                                                        \
+    {                                                                                              \
+        .comm = comm, .send = {sendbuf, 0, datatype, 0}, .recv = {recvbuf, 0, datatype, 0},        \
+        .op = op, .icounts = COUNTS_AS(int, recvcounts),                                           \
+        .ccounts = COUNTS_AS(MPI_Count, recvcounts)                                                \
+    }
+
+/* Rank r's count. */
+static MPI_Count count_of(const call_args *x, int r)
+{
+    return x->icounts ? x->icounts[r] : x->ccounts[r];
+}
+
+/* The counts as the checks see them: the whole vector sent, this rank's
+ * block received (-1 where a count is negative). */
+static int reduce_scatter_prepare(call_ctx *k)
+{
+    call_args *x = k->x;
+    int size = 0, rank = 0, negative = 0;
+    size_t total = 0;
+    if (x->comm != MPI_COMM_NULL && (PMPI_Comm_size(x->comm, &size) != MPI_SUCCESS ||
+                                     PMPI_Comm_rank(x->comm, &rank) != MPI_SUCCESS)) {
+        k->why = why_invalid;
+        return MPI_SUCCESS;
+    }
+    for (int r = 0; r < size; r++) {
+        MPI_Count n = count_of(x, r);
+        negative |= n < 0;
+        total += n > 0 ? (size_t)n : 0;
+    }
+    x->send.count = negative ? -1 : (MPI_Count)total;
+    x->recv.count = negative ? -1 : size ? count_of(x, rank) : 0;
+    k->n = (MPI_Count)total;
+    return MPI_SUCCESS;
+}
+
+static int reduce_scatter_check(call_ctx *k)
+{
+    if (k->dc->derived)
+        k->why = "derived datatype with a count per rank";
+    return MPI_SUCCESS;
+}
 
 /* Reduce_scatter on the plans of the equal-block collectives: every rank's
  * block padded to the largest count (zeros), reduce_scatter_block, the own
@@ -752,412 +854,341 @@ static void rs_free(trd_stage *st)
     free(s);
 }
 
-/* recvcounts: icounts (int) or ccounts (MPI_Count), the other NULL; a and
- * params: NULL and "" (the machine's choice). */
-static int reduce_scatter_counts(const trd_machine *m, const void *sendbuf, void *recvbuf,
-                                 const int *icounts, const MPI_Count *ccounts,
-                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const trd_algo *a,
-                                 const char *params, const how *h)
+/* The staged call: the padded reduce_scatter_block or the allreduce, on
+ * buffers of the stage's. */
+static int reduce_scatter_stage(call_ctx *k, trd_job *j)
 {
-    how nb; /* the form library_form gives a refused blocking call */
-    trd_reducer red;
-    const char *why = NULL;
-    trd_comm *c = NULL;
-    rs_stage *s = NULL;
-    int rc, size = 0, rank = 0, negative = 0;
-    fell_back = 0;
-    if (comm != MPI_COMM_NULL &&
-        (PMPI_Comm_size(comm, &size) != MPI_SUCCESS || PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS))
-        why = why_invalid;
-    size_t total = 0, maxc = 0;
-    for (int r = 0; !why && r < size; r++) {
-        MPI_Count n = icounts ? icounts[r] : ccounts[r];
-        negative |= n < 0;
-        total += n > 0 ? (size_t)n : 0;
-        maxc = n > 0 && (size_t)n > maxc ? (size_t)n : maxc;
+    const call_args *x = k->x;
+    int size = k->c->size;
+    size_t total = (size_t)k->n, maxc = 0;
+    rs_stage *s = calloc(1, sizeof *s);
+    if (!s || !(s->counts = malloc(2 * (size_t)size * sizeof *s->counts))) {
+        free(s);
+        return MPI_ERR_NO_MEM;
     }
-    MPI_Count mine = size ? (icounts ? icounts[rank] : ccounts[rank]) : 0;
-    const call_args args = {comm,
-                            {sendbuf, negative ? -1 : (MPI_Count)total, datatype, 0},
-                            {recvbuf, negative ? -1 : mine, datatype, 0},
-                            op,
-                            0,
-                            ARG_OP};
-    int aliased = 0;
-    if (!why && (rc = check_args(&args, h->mode == TRD_BLOCKING ? &aliased : NULL, &why)))
-        return rc;
-    trd_dtype_call dc;
-    if (!why)
-        why = reduction_checks((MPI_Count)total, datatype, op, &red, &dc);
-    if (!why && dc.derived)
-        why = "derived datatype with a count per rank";
-    if (!why && total == 0) {
-        if (trivial(m, reduce_scatter_names, h, count0, NULL, recvbuf, 0))
-            return MPI_SUCCESS;
-        goto library;
+    s->st = (trd_stage){rs_pre, rs_post, rs_free};
+    s->displs = s->counts + size;
+    for (int r = 0; r < size; r++) {
+        s->counts[r] = (size_t)count_of(x, r);
+        s->displs[r] = r ? s->displs[r - 1] + s->counts[r - 1] : 0;
+        maxc = s->counts[r] > maxc ? s->counts[r] : maxc;
     }
-    if (!why && (rc = setup(m, comm, segment_when(a, h), &c, &why)) != MPI_SUCCESS)
-        return rc;
-    if (!why) {
-        const void *input = aliased ? MPI_IN_PLACE : sendbuf;
-        if (c->size == 1) {
-            if (trivial(m, reduce_scatter_names, h, one_rank, input == MPI_IN_PLACE ? NULL : input,
-                        recvbuf, total * red.extent))
-                return raise_error(comm, aliased ? MPI_ERR_BUFFER : MPI_SUCCESS);
-            goto library;
-        }
-        if (!(s = calloc(1, sizeof *s)) ||
-            !(s->counts = malloc(2 * (size_t)size * sizeof *s->counts))) {
-            free(s);
-            return MPI_ERR_NO_MEM;
-        }
-        s->st = (trd_stage){rs_pre, rs_post, rs_free};
-        s->displs = s->counts + size;
-        for (int r = 0; r < size; r++) {
-            s->counts[r] = (size_t)(icounts ? icounts[r] : ccounts[r]);
-            s->displs[r] = r ? s->displs[r - 1] + s->counts[r - 1] : 0;
-        }
-        s->size = size;
-        s->ext = red.extent;
-        s->input = input == MPI_IN_PLACE ? recvbuf : input;
-        s->recvbuf = recvbuf;
-        s->mine = s->counts[c->rank];
-        int padded = maxc * (size_t)size <= 2 * total;
-        trd_call call = {padded ? TRD_COLL_REDUCE_SCATTER_BLOCK : TRD_COLL_ALLREDUCE,
-                         padded ? maxc : total,
-                         red.extent,
-                         0,
-                         0,
-                         red.commutative,
-                         0};
-        s->block = maxc * red.extent;
-        s->own_at = padded ? 0 : s->displs[c->rank];
-        if (padded && !(s->in = calloc((size_t)size, s->block)))
-            goto nomem;
-        if (!(s->out = malloc((padded ? maxc : total) * red.extent)))
-            goto nomem;
-        trd_job j = {c,
-                     routine(reduce_scatter_names, h),
-                     a,
-                     params,
-                     call,
-                     s->in ? s->in : s->input,
-                     s->out,
-                     red.type,
-                     &red,
-                     &s->st,
-                     !trd_op_is_predefined(op)};
-        rc = run_or_queue(&j, h, &why);
-        if (!why)
-            return raise_error(comm, rc || !aliased ? rc : MPI_ERR_BUFFER);
+    s->size = size;
+    s->ext = k->red->extent;
+    s->input = k->in_place ? recv_buf(x) : x->send.buf;
+    s->recvbuf = recv_buf(x);
+    s->mine = s->counts[k->c->rank];
+    int padded = maxc * (size_t)size <= 2 * total;
+    s->block = maxc * s->ext;
+    s->own_at = padded ? 0 : s->displs[k->c->rank];
+    if ((padded && !(s->in = calloc((size_t)size, s->block))) ||
+        !(s->out = malloc((padded ? maxc : total) * s->ext))) {
         rs_free(&s->st);
+        return MPI_ERR_NO_MEM;
     }
-    trd_fallback_note(m, routine(reduce_scatter_names, h), why);
-    h = library_form(h, why, &nb);
-library:
-    fell_back = 1;
-    if (h->progress) {
-        MPI_Request q;
-        return library_wait(
-            ccounts ? TRD_PMPI(
-                          TRD_NONBLOCKING, 1, MPI_ERR_COUNT, MPI_ERR_COUNT, MPI_ERR_COUNT,
-                          PMPI_Ireduce_scatter_c(sendbuf, recvbuf, ccounts, datatype, op, comm, &q),
-                          MPI_ERR_COUNT, MPI_ERR_COUNT)
-                    : PMPI_Ireduce_scatter(sendbuf, recvbuf, icounts, datatype, op, comm, &q),
-            &q);
-    }
-    if (ccounts)
+    j->call.coll = padded ? TRD_COLL_REDUCE_SCATTER_BLOCK : TRD_COLL_ALLREDUCE;
+    j->call.count = padded ? maxc : total;
+    j->call.in_place = 0;
+    j->sendbuf = s->in ? s->in : s->input;
+    j->recvbuf = s->out;
+    j->stage = &s->st;
+    return MPI_SUCCESS;
+}
+
+static int reduce_scatter_library(const call_args *x, const how *h, void **scratch)
+{
+    const void *s = x->send.buf;
+    void *r = recv_buf(x);
+    (void)scratch;
+    if (x->ccounts)
         return TRD_PMPI(
             h->mode, 1, MPI_ERR_COUNT,
-            PMPI_Reduce_scatter_c(sendbuf, recvbuf, ccounts, datatype, op, comm), MPI_ERR_COUNT,
-            PMPI_Ireduce_scatter_c(sendbuf, recvbuf, ccounts, datatype, op, comm, h->req),
+            PMPI_Reduce_scatter_c(s, r, x->ccounts, x->recv.type, x->op, x->comm), MPI_ERR_COUNT,
+            PMPI_Ireduce_scatter_c(s, r, x->ccounts, x->recv.type, x->op, x->comm, h->req),
             MPI_ERR_COUNT,
-            PMPI_Reduce_scatter_init_c(sendbuf, recvbuf, ccounts, datatype, op, comm, h->info,
+            PMPI_Reduce_scatter_init_c(s, r, x->ccounts, x->recv.type, x->op, x->comm, h->info,
                                        h->req));
     return TRD_PMPI(
-        h->mode, 0, PMPI_Reduce_scatter(sendbuf, recvbuf, icounts, datatype, op, comm),
-        MPI_ERR_COUNT, PMPI_Ireduce_scatter(sendbuf, recvbuf, icounts, datatype, op, comm, h->req),
+        h->mode, 0, PMPI_Reduce_scatter(s, r, x->icounts, x->recv.type, x->op, x->comm),
+        MPI_ERR_COUNT, PMPI_Ireduce_scatter(s, r, x->icounts, x->recv.type, x->op, x->comm, h->req),
         MPI_ERR_COUNT,
-        PMPI_Reduce_scatter_init(sendbuf, recvbuf, icounts, datatype, op, comm, h->info, h->req),
+        PMPI_Reduce_scatter_init(s, r, x->icounts, x->recv.type, x->op, x->comm, h->info, h->req),
         MPI_ERR_COUNT);
-nomem:
-    rs_free(&s->st);
-    return MPI_ERR_NO_MEM;
-}
-
-/* reduce_scatter with the table's arguments (treeduce_colls.h): recvcounts
- * as int or as MPI_Count elements. */
-#define reduce_scatter(m, sendbuf, recvbuf, counts, ...)                                           \
-    reduce_scatter_counts(m, sendbuf, recvbuf,                                                     \
-                          _Generic((counts), const int *: (counts), default: (const int *)NULL),   \
-                          _Generic((counts), const MPI_Count *: (counts),                          \
-                                   default: (const MPI_Count *)NULL),                              \
-                          __VA_ARGS__)
-
-/* ---- Reduce ------------------------------------------------------------------------- */
-
-static int reduce(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_Count count,
-                  MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, const trd_algo *a,
-                  const char *params, const how *h)
-{
-    how nb; /* the form library_form gives a refused blocking call */
-    trd_reducer red;
-    trd_dtype_call dc;
-    const call_args args = {
-        comm, {sendbuf, count, datatype, 0},       {recvbuf, count, datatype, 0}, op,
-        root, ARG_OP | ARG_ROOT | ARG_RECV_AT_ROOT};
-    const char *why;
-    trd_comm *c = NULL;
-    fell_back = 0;
-    int aliased = 0, rc = check_call(&args, h->mode == TRD_BLOCKING ? &aliased : NULL, a, &why);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (!why)
-        why = reduction_checks(count, datatype, op, &red, &dc);
-    if (!why && (rc = setup(m, comm, segment_when(a, h), &c, &why)) != MPI_SUCCESS)
-        return rc;
-    if (!why && (root < 0 || root >= c->size))
-        why = why_invalid_root;
-    if (!why) {
-        int at_root = c->rank == root;
-        int in_place = at_root && (aliased || sendbuf == MPI_IN_PLACE);
-        if (count == 0 || c->size == 1) {
-            if (!trivial(m, reduce_names, h, count == 0 ? count0 : one_rank, NULL, NULL, 0))
-                goto library;
-            return raise_error(comm, aliased ? MPI_ERR_BUFFER
-                                     : in_place || !count
-                                         ? MPI_SUCCESS
-                                         : copy_input(&dc, &red, recvbuf, sendbuf, (size_t)count));
-        }
-        trd_job j = {c,
-                     routine(reduce_names, h),
-                     a,
-                     params,
-                     {TRD_COLL_REDUCE, (size_t)count * dc.per, red.extent, root, in_place,
-                      red.commutative, !trd_op_is_predefined(op)},
-                     in_place ? NULL : sendbuf,
-                     recvbuf,
-                     dc.type,
-                     &red,
-                     NULL,
-                     !trd_op_is_predefined(op)};
-        rc = launch(&j, h, &dc, (size_t)count, at_root ? (size_t)count : 0, &why);
-        if (!why)
-            return raise_error(comm, rc || !aliased ? rc : MPI_ERR_BUFFER);
-    }
-    library_note(m, routine(reduce_names, h), a, params, why);
-    h = library_form(h, why, &nb);
-library:
-    fell_back = 1;
-    if (h->progress && count <= INT_MAX) /* its in-place copy too (reduce_copying) */
-        return reduce_copying(sendbuf, recvbuf, (int)count, datatype, op, root, comm, 1);
-    return library_reduce(TRD_A_reduce(TRD_AS_IS), h);
-}
-
-/* ---- Bcast -------------------------------------------------------------------------- */
-
-static int bcast(const trd_machine *m, void *buffer, MPI_Count count, MPI_Datatype datatype,
-                 int root, MPI_Comm comm, const trd_algo *a, const char *params, const how *h)
-{
-    how nb; /* the form library_form gives a refused blocking call */
-    const call_args args = {comm, {NULL, 0, datatype, 0}, {buffer, count, datatype, 0}, MPI_OP_NULL,
-                            root, ARG_ROOT | ARG_NO_SEND};
-    const char *why;
-    trd_comm *c = NULL;
-    size_t ext;
-    fell_back = 0;
-    int rc = check_call(&args, NULL, a, &why);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (!why && (rc = setup(m, comm, segment_when(a, h), &c, &why)) != MPI_SUCCESS)
-        return rc;
-    if (!why && (root < 0 || root >= c->size))
-        why = why_invalid_root;
-    if (!why && trd_type_extent(datatype, &ext) == MPI_SUCCESS) {
-        if (count == 0 || c->size == 1) {
-            if (trivial(m, bcast_names, h, count == 0 ? count0 : one_rank, NULL, buffer, 0))
-                return MPI_SUCCESS;
-            goto library;
-        }
-        trd_job j = {c,
-                     routine(bcast_names, h),
-                     a,
-                     params,
-                     {TRD_COLL_BCAST, (size_t)count, ext, root, 0, 0, 0},
-                     NULL,
-                     buffer,
-                     datatype,
-                     NULL,
-                     NULL,
-                     0};
-        rc = run_or_queue(&j, h, &why);
-        if (!why)
-            return raise_error(comm, rc);
-    } else if (!why && h->mode == TRD_BLOCKING && count <= INT_MAX) {
-        /* a derived datatype: ranks may describe the same bytes differently,
-         * so every rank moves the packed bytes and the choice stays the same */
-        int size, pos = 0;
-        if ((rc = PMPI_Pack_size((int)count, datatype, comm, &size)) != MPI_SUCCESS)
-            return rc;
-        if (size == 0)
-            return MPI_SUCCESS;
-        char *packed = malloc((size_t)size);
-        if (!packed)
-            return MPI_ERR_NO_MEM;
-        if (c->rank == root)
-            rc = PMPI_Pack(buffer, (int)count, datatype, packed, size, &pos, comm);
-        if (rc == MPI_SUCCESS)
-            rc = bcast(m, packed, size, MPI_BYTE, root, comm, a, params, &blocking);
-        pos = 0;
-        if (rc == MPI_SUCCESS && c->rank != root)
-            rc = PMPI_Unpack(packed, size, &pos, buffer, (int)count, datatype, comm);
-        free(packed);
-        return rc;
-    } else if (!why) {
-        why = "derived datatype in a nonblocking, persistent or large-count bcast";
-    }
-    library_note(m, routine(bcast_names, h), a, params, why);
-    h = library_form(h, why, &nb);
-library:
-    fell_back = 1;
-    return library_bcast(TRD_A_bcast(TRD_AS_IS), h);
 }
 
 /* ---- Allgather ---------------------------------------------------------------------- */
 
-static int allgather(const trd_machine *m, const void *sendbuf, MPI_Count sendcount,
-                     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
-                     MPI_Datatype recvtype, MPI_Comm comm, const trd_algo *a, const char *params,
-                     const how *h)
-{
-    how nb; /* the form library_form gives a refused blocking call */
-    const call_args args = {
-        comm, {sendbuf, sendcount, sendtype, 0}, {recvbuf, recvcount, recvtype, 1}, MPI_OP_NULL, 0,
-        0};
-    const char *why;
-    trd_comm *c = NULL;
-    size_t ext;
-    fell_back = 0;
-    int rc = check_call(&args, NULL, a, &why);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (!why && (rc = setup(m, comm, segment_when(a, h), &c, &why)) != MPI_SUCCESS)
-        return rc;
-    int in_place = sendbuf == MPI_IN_PLACE;
-    int same = in_place || (sendtype == recvtype && sendcount == recvcount);
-    if (!why && same && trd_type_extent(recvtype, &ext) == MPI_SUCCESS) {
-        if (recvcount == 0 || c->size == 1) {
-            if (trivial(m, allgather_names, h, recvcount == 0 ? count0 : one_rank,
-                        in_place ? NULL : sendbuf, recvbuf, (size_t)recvcount * ext))
-                return MPI_SUCCESS;
-            goto library;
-        }
-        trd_job j = {c,
-                     routine(allgather_names, h),
-                     a,
-                     params,
-                     {TRD_COLL_ALLGATHER, (size_t)recvcount, ext, 0, in_place, 0, 0},
-                     in_place ? NULL : sendbuf,
-                     recvbuf,
-                     recvtype,
-                     NULL,
-                     NULL,
-                     0};
-        rc = run_or_queue(&j, h, &why);
-        if (!why)
-            return raise_error(comm, rc);
-    } else if (!why && h->mode == TRD_BLOCKING && recvcount <= INT_MAX && sendcount <= INT_MAX) {
-        /* derived or differing datatypes: gather the packed bytes */
-        MPI_Aint lb, rext;
-        int size, pos = 0;
-        if ((rc = PMPI_Type_get_extent(recvtype, &lb, &rext)) != MPI_SUCCESS ||
-            (rc = PMPI_Pack_size((int)recvcount, recvtype, comm, &size)) != MPI_SUCCESS)
-            return rc;
-        if (size == 0)
-            return MPI_SUCCESS;
-        char *packed = malloc((size_t)size * (size_t)(c->size + 1));
-        if (!packed)
-            return MPI_ERR_NO_MEM;
-        char *mine = packed + (size_t)size * (size_t)c->size;
-        if (in_place)
-            rc = PMPI_Pack((char *)recvbuf + (MPI_Aint)c->rank * recvcount * rext, (int)recvcount,
-                           recvtype, mine, size, &pos, comm);
-        else
-            rc = PMPI_Pack(sendbuf, (int)sendcount, sendtype, mine, size, &pos, comm);
-        if (rc == MPI_SUCCESS)
-            rc = allgather(m, mine, size, MPI_BYTE, packed, size, MPI_BYTE, comm, a, params,
-                           &blocking);
-        pos = 0;
-        if (rc == MPI_SUCCESS)
-            rc = PMPI_Unpack(packed, size * c->size, &pos, recvbuf, (int)recvcount * c->size,
-                             recvtype, comm);
-        free(packed);
-        return rc;
-    } else if (!why) {
-        why = "derived or differing datatypes in a nonblocking, persistent or large-count "
-              "allgather";
+#define ARGS_allgather                                                                             \
+    {                                                                                              \
+        .comm = comm, .send = {sendbuf, sendcount, sendtype, 0}, .recv = {                         \
+            recvbuf,                                                                               \
+            recvcount,                                                                             \
+            recvtype,                                                                              \
+            1                                                                                      \
+        }                                                                                          \
     }
-    library_note(m, routine(allgather_names, h), a, params, why);
-    h = library_form(h, why, &nb);
-library:
-    fell_back = 1;
-    return library_allgather(TRD_A_allgather(TRD_AS_IS), h);
+
+/* Allgather of derived or differing datatypes, blocking: the packed bytes
+ * gathered (k->done).  Out of line, as bcast_packed. */
+__attribute__((noinline)) static int allgather_packed(call_ctx *k)
+{
+    const call_args *x = k->x;
+    const trd_comm *c = k->c;
+    int count = (int)x->recv.count, rc, size, pos = 0;
+    MPI_Aint lb, rext;
+    k->done = 1;
+    if ((rc = PMPI_Type_get_extent(x->recv.type, &lb, &rext)) != MPI_SUCCESS ||
+        (rc = PMPI_Pack_size(count, x->recv.type, x->comm, &size)) != MPI_SUCCESS)
+        return rc;
+    if (size == 0)
+        return MPI_SUCCESS;
+    char *packed = malloc((size_t)size * (size_t)(c->size + 1));
+    if (!packed)
+        return MPI_ERR_NO_MEM;
+    char *mine = packed + (size_t)size * (size_t)c->size;
+    if (x->send.buf == MPI_IN_PLACE)
+        rc = PMPI_Pack((char *)recv_buf(x) + (MPI_Aint)c->rank * count * rext, count, x->recv.type,
+                       mine, size, &pos, x->comm);
+    else
+        rc = PMPI_Pack(x->send.buf, (int)x->send.count, x->send.type, mine, size, &pos, x->comm);
+    if (rc == MPI_SUCCESS) {
+        call_args y = {.comm = x->comm,
+                       .send = {mine, size, MPI_BYTE, 0},
+                       .recv = {packed, size, MPI_BYTE, 1}};
+        rc = run_allgather(k->m, &y, k->algorithm, &blocking);
+    }
+    pos = 0;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Unpack(packed, size * c->size, &pos, recv_buf(x), count * c->size, x->recv.type,
+                         x->comm);
+    free(packed);
+    return rc;
 }
+
+/* The plan moves a predefined datatype, the same on both sides; derived or
+ * differing datatypes: blocking, the packed bytes gathered. */
+static int allgather_datatypes(call_ctx *k)
+{
+    const call_args *x = k->x;
+    if ((x->send.buf == MPI_IN_PLACE ||
+         (x->send.type == x->recv.type && x->send.count == x->recv.count)) &&
+        trd_type_extent(x->recv.type, &k->ext) == MPI_SUCCESS)
+        return MPI_SUCCESS;
+    if (k->h->mode != TRD_BLOCKING || x->recv.count > INT_MAX || x->send.count > INT_MAX) {
+        k->why = "derived or differing datatypes in a nonblocking, persistent or large-count "
+                 "allgather";
+        return MPI_SUCCESS;
+    }
+    return allgather_packed(k);
+}
+
+static int allgather_library(const call_args *x, const how *h, void **scratch)
+{
+    (void)scratch;
+    return pmpi_allgather(x->send.buf, x->send.count, x->send.type, recv_buf(x), x->recv.count,
+                          x->recv.type, x->comm, h);
+}
+
+/* ---- Reduce ------------------------------------------------------------------------- */
+
+#define ARGS_reduce                                                                                \
+    {                                                                                              \
+        .comm = comm, .send = {sendbuf, count, datatype, 0},                                       \
+        .recv = {recvbuf, count, datatype, 0}, .op = op, .root = root                              \
+    }
+
+/* PMPI_Reduce, with MPI_IN_PLACE at the root turned into a copy (*scratch)
+ * where the call waits for the library's routine (blocking, or its
+ * nonblocking form waited for): MPICH 4.0's in-place reduce crashes at
+ * roots other than 0 above a few KiB. */
+static int reduce_library(const call_args *x, const how *h, void **scratch)
+{
+    const void *sendbuf = x->send.buf;
+    MPI_Datatype type = x->recv.type;
+    int count = (int)x->recv.count, rank, rc, size;
+    if ((h->mode == TRD_BLOCKING || h->progress) && sendbuf == MPI_IN_PLACE && x->recv.count > 0 &&
+        x->recv.count <= INT_MAX && x->comm != MPI_COMM_NULL &&
+        PMPI_Comm_rank(x->comm, &rank) == MPI_SUCCESS && rank == x->root &&
+        PMPI_Pack_size(count, type, x->comm, &size) == MPI_SUCCESS) {
+        MPI_Aint lb, ext, tlb, text;
+        PMPI_Type_get_extent(type, &lb, &ext);
+        PMPI_Type_get_true_extent(type, &tlb, &text);
+        size_t span = (size_t)(count - 1) * (size_t)ext + (size_t)text;
+        char *copy = malloc(span);
+        if (!(*scratch = copy))
+            return MPI_ERR_NO_MEM;
+        sendbuf = copy - tlb; /* the copy as a buffer of count elements of type */
+        rc = PMPI_Sendrecv(recv_buf(x), count, type, 0, 0, (char *)sendbuf, count, type, 0, 0,
+                           MPI_COMM_SELF, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    return pmpi_reduce(sendbuf, recv_buf(x), x->recv.count, type, x->op, x->root, x->comm, h);
+}
+
+/* ---- Bcast -------------------------------------------------------------------------- */
+
+#define ARGS_bcast                                                                                 \
+    {                                                                                              \
+        .comm = comm, .recv = {buffer, count, datatype, 0}, .root = root                           \
+    }
+
+/* Bcast of a derived datatype, blocking: the packed bytes, since ranks may
+ * describe the same bytes differently and the choice must stay the same on
+ * every rank (k->done).  Out of line: its frame would cost every bcast of a
+ * predefined datatype the saving of registers. */
+__attribute__((noinline)) static int bcast_packed(call_ctx *k)
+{
+    const call_args *x = k->x;
+    int count = (int)x->recv.count, at_root = k->c->rank == x->root, rc = MPI_SUCCESS, size,
+        pos = 0;
+    k->done = 1;
+    if ((rc = PMPI_Pack_size(count, x->recv.type, x->comm, &size)) != MPI_SUCCESS)
+        return rc;
+    if (size == 0)
+        return MPI_SUCCESS;
+    char *packed = malloc((size_t)size);
+    if (!packed)
+        return MPI_ERR_NO_MEM;
+    if (at_root)
+        rc = PMPI_Pack(x->recv.buf, count, x->recv.type, packed, size, &pos, x->comm);
+    if (rc == MPI_SUCCESS) {
+        call_args y = {.comm = x->comm, .recv = {packed, size, MPI_BYTE, 0}, .root = x->root};
+        rc = run_bcast(k->m, &y, k->algorithm, &blocking);
+    }
+    pos = 0;
+    if (rc == MPI_SUCCESS && !at_root)
+        rc = PMPI_Unpack(packed, size, &pos, recv_buf(x), count, x->recv.type, x->comm);
+    free(packed);
+    return rc;
+}
+
+/* The plan moves a predefined datatype; a derived one: blocking, the packed
+ * bytes. */
+static int bcast_datatypes(call_ctx *k)
+{
+    const call_args *x = k->x;
+    if (trd_type_extent(x->recv.type, &k->ext) == MPI_SUCCESS)
+        return MPI_SUCCESS;
+    if (k->h->mode != TRD_BLOCKING || x->recv.count > INT_MAX) {
+        k->why = "derived datatype in a nonblocking, persistent or large-count bcast";
+        return MPI_SUCCESS;
+    }
+    return bcast_packed(k);
+}
+
+static int bcast_library(const call_args *x, const how *h, void **scratch)
+{
+    (void)scratch;
+    return pmpi_bcast(recv_buf(x), x->recv.count, x->recv.type, x->root, x->comm, h);
+}
+
+/* ---- The table ---------------------------------------------------------------------- */
+
+/* ROW_name: a collective's row of the table (treeduce_colls.h's order). */
+#define ROW(name, Name, K) ROW_##name,
+enum { TRD_COLLS(ROW) NROWS };
+#undef ROW
+
+/* A collective's routine as MPI spells it, blocking, nonblocking, persistent. */
+#define NAMES(name, Name)                                                                          \
+    {                                                                                              \
+        "MPI_" #Name, "MPI_I" #name, "MPI_" #Name "_init"                                          \
+    }
+
+static const coll_desc colls[NROWS] = {
+    [ROW_allreduce] = {.names = NAMES(allreduce, Allreduce),
+                       .coll = TRD_COLL_ALLREDUCE,
+                       .flags = ARG_OP | ARG_ALIAS,
+                       .empty_first = 1,
+                       .whole = 1,
+                       .prepare = allreduce_prepare,
+                       .library = allreduce_library},
+    [ROW_reduce_scatter_block] = {.names = NAMES(reduce_scatter_block, Reduce_scatter_block),
+                                  .coll = TRD_COLL_REDUCE_SCATTER_BLOCK,
+                                  .flags = ARG_OP | ARG_ALIAS,
+                                  .empty_first = 1,
+                                  .library = reduce_scatter_block_library},
+    [ROW_reduce_scatter] = {.names = NAMES(reduce_scatter, Reduce_scatter),
+                            .coll = -1, /* runs reduce_scatter_block's or allreduce's plans */
+                            .flags = ARG_OP | ARG_ALIAS,
+                            .empty_first = 1,
+                            .prepare = reduce_scatter_prepare,
+                            .check = reduce_scatter_check,
+                            .stage = reduce_scatter_stage,
+                            .library = reduce_scatter_library},
+    [ROW_allgather] = {.names = NAMES(allgather, Allgather),
+                       .coll = TRD_COLL_ALLGATHER,
+                       .datatypes = allgather_datatypes,
+                       .library = allgather_library},
+    [ROW_reduce] = {.names = NAMES(reduce, Reduce),
+                    .coll = TRD_COLL_REDUCE,
+                    .flags = ARG_OP | ARG_ROOT | ARG_RECV_AT_ROOT | ARG_ALIAS,
+                    .whole = 1,
+                    .library = reduce_library},
+    [ROW_bcast] = {.names = NAMES(bcast, Bcast),
+                   .coll = TRD_COLL_BCAST,
+                   .flags = ARG_ROOT | ARG_NO_SEND,
+                   .datatypes = bcast_datatypes,
+                   .library = bcast_library},
+};
+#undef NAMES
+
+/* run_name: collective() with the row's descriptor. */
+#define RUN(name, Name, K)                                                                         \
+    static int run_##name(const trd_machine *m, call_args *x, const char *algorithm, const how *h) \
+    {                                                                                              \
+        return collective(&colls[ROW_##name], m, x, algorithm, h);                                 \
+    }
+TRD_COLLS(RUN)
+#undef RUN
 
 /* ---- Every form of every collective, from the table (treeduce_colls.h) ---- */
 
-/* f(...) with its arguments expanded first: the table's TRD_A_name becomes
- * the arguments it lists before f, maybe a macro, takes them apart. */
-#define CALL(f, ...) f(__VA_ARGS__)
-
 /* trd_name (int counts) and trd_name_c (MPI_Count): blocking; then the
- * nonblocking and persistent forms, whose scalar counts are MPI_Count
- * (REQUEST_FORMS), and for counts per rank one of each per count type
- * (REQUEST_FORMS_c).  a NULL: the machine's choice (allreduce:
- * TREEDUCE_ALGORITHM's where set). */
+ * nonblocking and persistent forms, trd_iname##K and trd_name_init##K,
+ * with MPI_Count counts (for scalar counts both MPI_Iname and
+ * MPI_Iname_c); and for counts per rank the same with int counts, without
+ * the _c.  The machine's choice (allreduce: TREEDUCE_ALGORITHM's where
+ * set). */
 #define FORMS(name, Name, K)                                                                       \
     int trd_##name(const trd_machine *m, TRD_P_##name(int))                                        \
     {                                                                                              \
-        return CALL(name, m, TRD_A_##name(TRD_AS_IS), NULL, "", &blocking);                        \
+        call_args x = ARGS_##name;                                                                 \
+        return run_##name(m, &x, NULL, &blocking);                                                 \
     }                                                                                              \
     int trd_##name##_c(const trd_machine *m, TRD_P_##name(MPI_Count))                              \
     {                                                                                              \
-        return CALL(name, m, TRD_A_##name(TRD_AS_IS), NULL, "", &blocking);                        \
+        call_args x = ARGS_##name;                                                                 \
+        return run_##name(m, &x, NULL, &blocking);                                                 \
     }                                                                                              \
-    REQUEST_FORMS##K(name)
-#define REQUEST_FORMS(name) REQUEST_FORMS_OF(name, MPI_Count, )
-#define REQUEST_FORMS_c(name) REQUEST_FORMS_OF(name, int, ) REQUEST_FORMS_OF(name, MPI_Count, _c)
-#define REQUEST_FORMS_OF(name, C, S)                                                               \
+    REQUEST_FORMS(name, MPI_Count, K)
+#define INT_REQUEST_FORMS(name, Name, K) TRD_IF_PER_RANK##K(REQUEST_FORMS(name, int, ))
+#define REQUEST_FORMS(name, C, S)                                                                  \
     int trd_i##name##S(const trd_machine *m, TRD_P_##name(C), MPI_Request *request)                \
     {                                                                                              \
-        how h = {TRD_NONBLOCKING, MPI_INFO_NULL, request, 0};                                      \
-        return CALL(name, m, TRD_A_##name(TRD_AS_IS), NULL, "", &h);                               \
+        const how h = {TRD_NONBLOCKING, MPI_INFO_NULL, request, 0};                                \
+        call_args x = ARGS_##name;                                                                 \
+        return run_##name(m, &x, NULL, &h);                                                        \
     }                                                                                              \
     int trd_##name##_init##S(const trd_machine *m, TRD_P_##name(C), MPI_Info info,                 \
                              MPI_Request *request)                                                 \
     {                                                                                              \
-        how h = {TRD_PERSISTENT, info, request, 0};                                                \
-        return CALL(name, m, TRD_A_##name(TRD_AS_IS), NULL, "", &h);                               \
+        const how h = {TRD_PERSISTENT, info, request, 0};                                          \
+        call_args x = ARGS_##name;                                                                 \
+        return run_##name(m, &x, NULL, &h);                                                        \
     }
 TRD_COLLS(FORMS)
+TRD_COLLS(INT_REQUEST_FORMS)
 
 /* trd_name_with: blocking, with the algorithm given by name (forced_spec);
  * the collectives of the registry, those with scalar counts. */
-#define COLL_allreduce TRD_COLL_ALLREDUCE
-#define COLL_reduce_scatter_block TRD_COLL_REDUCE_SCATTER_BLOCK
-#define COLL_allgather TRD_COLL_ALLGATHER
-#define COLL_reduce TRD_COLL_REDUCE
-#define COLL_bcast TRD_COLL_BCAST
-#define WITH(name, Name, K) WITH_SCALAR##K(name, Name)
-#define WITH_SCALAR_c(name, Name)
-#define WITH_SCALAR(name, Name)                                                                    \
+#define WITH(name, Name, K) TRD_IF_SCALAR##K(WITH_OF(name))
+#define WITH_OF(name)                                                                              \
     int trd_##name##_with(const trd_machine *m, TRD_P_##name(int), const char *algorithm)          \
     {                                                                                              \
-        const char *params;                                                                        \
-        const trd_algo *a;                                                                         \
-        if (forced_spec(m, COLL_##name, "MPI_" #Name, algorithm, &a, &params))                     \
-            return pmpi_##name(TRD_A_##name(TRD_AS_IS));                                           \
-        return CALL(name, m, TRD_A_##name(TRD_AS_IS), a, params, &blocking);                       \
+        call_args x = ARGS_##name;                                                                 \
+        return run_##name(m, &x, algorithm, &blocking);                                            \
     }
 TRD_COLLS(WITH)
 

@@ -4,8 +4,8 @@
  * MPI has (blocking; nonblocking, MPI_I...; persistent, ..._init, MPI 4.0;
  * large-count, ..._c, MPI 4.0), as MPICH generates its own from one list.
  *
- * TRD_COLLS(X) expands X(name, Name, K) once per collective, in the order of
- * treeduce.h:
+ * TRD_COLLS(X) expands X(name, Name, K) once per collective, in the order
+ * that indexes coll.c's table of descriptors:
  *   name  as in trd_name and MPI_Iname ("allreduce");
  *   Name  as in MPI_Name ("Allreduce");
  *   K     empty where the counts are scalars: the runtime's nonblocking and
@@ -19,8 +19,12 @@
  *                through I: TRD_AS_IS, or TRD_AS_INT where the int form is
  *                called with counts that fit (TRD_BIG_name is false);
  * TRD_BIG_name   whether the call's counts need the large-count form.
- * Adding a collective is one X line and these three macros; the MPI, trd_
- * and PMPI_ names of its forms follow MPI's spelling from name and Name. */
+ * The MPI, trd_ and PMPI_ names of a collective's forms follow MPI's
+ * spelling from name and Name, and coll.c runs every one of them through
+ * one routine with one fallback path.  Adding a collective is one X line
+ * and these three macros, its descriptor in coll.c (its names, its checks,
+ * how its call and buffers are formed, its MPI library routine), and its
+ * algorithms. */
 #ifndef TREEDUCE_COLLS_H
 #define TREEDUCE_COLLS_H
 
@@ -33,6 +37,16 @@
     X(allgather, Allgather, )                                                                      \
     X(reduce, Reduce, )                                                                            \
     X(bcast, Bcast, )
+
+/* TRD_IF_SCALAR##K(...): its arguments where the counts are scalars (K
+ * empty), nothing where they are per rank (K _c); TRD_IF_PER_RANK##K(...)
+ * the other way round.  For what only one kind has: trd_name_with for the
+ * scalar ones, nonblocking and persistent routines per count type for the
+ * others. */
+#define TRD_IF_SCALAR(...) __VA_ARGS__
+#define TRD_IF_SCALAR_c(...)
+#define TRD_IF_PER_RANK(...)
+#define TRD_IF_PER_RANK_c(...) __VA_ARGS__
 
 /* The I of TRD_A_name: a count passed as it is, or cast to int. */
 #define TRD_AS_IS(x) x
