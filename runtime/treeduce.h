@@ -2,11 +2,12 @@
  *
  * An application links a library generated for its machine
  * (libtreeduce_<machine>.so, built by treeduce_generate() in CMake); it
- * defines MPI_Allreduce, MPI_Reduce_scatter_block, MPI_Allgather, MPI_Reduce
- * and MPI_Bcast through the MPI profiling interface, so an MPI program needs no
- * change.  The routines below are the same with the machine given
- * explicitly; the generated header trd_<machine>.h declares the machine
- * (trd_<machine>_machine) and wrappers trd_<machine>_allreduce() etc.
+ * defines MPI_Allreduce, MPI_Reduce_scatter_block, MPI_Reduce_scatter,
+ * MPI_Allgather, MPI_Reduce and MPI_Bcast through the MPI profiling
+ * interface, so an MPI program needs no change.  The routines below are the
+ * same with the machine given explicitly; the generated header
+ * trd_<machine>.h declares the machine (trd_<machine>_machine) and wrappers
+ * trd_<machine>_allreduce() etc.
  *
  * Every routine has the contract of the MPI routine of the same name and
  * returns an MPI error code.  A call the plan does not cover (derived
@@ -16,8 +17,9 @@
  * the MPI library's own routine (PMPI_*), never to a wrong result;
  * TREEDUCE_VERBOSE=1 says why, once per reason.  The algorithm runs as the
  * schedule its planner wrote for this rank, the one treeduce-gen verified
- * (docs/algorithms.md).  The definitions of every form below are stamped out
- * of one table of the collectives and their parameters (treeduce_colls.h).
+ * (docs/algorithms.md).  Every form of every collective below is declared
+ * and defined from one table of the collectives and their parameters
+ * (treeduce_colls.h).
  *
  * Threads (MPI_THREAD_MULTIPLE): calls on different communicators may run at
  * once; calls on one communicator come from one thread at a time, as MPI
@@ -27,6 +29,8 @@
 #define TREEDUCE_H
 
 #include <mpi.h>
+
+#include "treeduce_colls.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,49 +42,48 @@ typedef struct trd_machine trd_machine;
 /* Its name ("bluewaters64"). */
 const char *trd_machine_name(const trd_machine *m);
 
-/* MPI_Allreduce on machine m: count elements of datatype in sendbuf (or
- * MPI_IN_PLACE) reduced with op over every rank of comm into recvbuf on every
- * rank.  The algorithm: chosen by message size and communicator shape from
- * the machine's tables [MPICH §3], or TREEDUCE_ALGORITHM=NAME[:PARAMS]. */
-int trd_allreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, int count,
-                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+/* The collectives, one line each of the table in treeduce_colls.h, which
+ * gives their parameters as MPI names them; each routine has the contract
+ * of the MPI routine of the same name:
+ *   allreduce: count elements of datatype in sendbuf (or MPI_IN_PLACE)
+ *     reduced with op over every rank of comm into recvbuf on every rank;
+ *   reduce_scatter_block: recvcount elements per rank;
+ *   reduce_scatter: the vector of sum(recvcounts) elements reduced over
+ *     comm's ranks, rank r receiving recvcounts[r] elements (zeros allowed)
+ *     from offset recvcounts[0] + ... + recvcounts[r-1] [MPICH §4.3]: each
+ *     rank's block padded to the largest and reduce_scatter_block's plan
+ *     run, or, where padding would more than double the data, allreduce's
+ *     and the own block kept;
+ *   allgather: sendcount/recvcount elements per rank;
+ *   reduce, bcast: count elements; root a rank of comm.
+ * The algorithm: chosen by message size and communicator shape from the
+ * machine's tables [MPICH §3] (allreduce: or TREEDUCE_ALGORITHM=NAME[:PARAMS]).
+ * Bcast and allgather move derived datatypes as packed bytes.
+ *
+ * Blocking: trd_NAME(m, ...) with int counts, and trd_NAME_c(m, ...) with
+ * MPI_Count counts, for the large-count forms (MPI 4.0 MPI_*_c).  Sizes
+ * stay size_t inside; a plan whose messages would exceed INT_MAX elements
+ * falls back to the MPI library's _c routine (TREEDUCE_VERBOSE=1 says so). */
+#define TRD_DECLARE_BLOCKING(name, Name, K)                                                        \
+    int trd_##name(const trd_machine *m, TRD_P_##name(int));                                       \
+    int trd_##name##_c(const trd_machine *m, TRD_P_##name(MPI_Count));
+TRD_COLLS(TRD_DECLARE_BLOCKING)
+#undef TRD_DECLARE_BLOCKING
 
-/* The same with the algorithm given as TREEDUCE_ALGORITHM spells it, "NAME"
- * or "NAME:PARAMS" (NULL or "auto": chosen as above), e.g. "ring",
- * "rm:a3,a2", "shm:tree:4", "flex:rd". */
-int trd_allreduce_with(const trd_machine *m, const void *sendbuf, void *recvbuf, int count,
-                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, const char *algorithm);
-
-/* The pieces of allreduce, contracts of the MPI routines: recvcount
- * elements per rank (reduce_scatter_block), sendcount/recvcount elements
- * per rank (allgather), count elements (reduce, bcast); root a rank of comm.
- * Bcast and allgather move derived datatypes as packed bytes. */
-int trd_reduce_scatter_block(const trd_machine *m, const void *sendbuf, void *recvbuf,
-                             int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
-int trd_allgather(const trd_machine *m, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                  void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
-int trd_reduce(const trd_machine *m, const void *sendbuf, void *recvbuf, int count,
-               MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm);
-int trd_bcast(const trd_machine *m, void *buffer, int count, MPI_Datatype datatype, int root,
-              MPI_Comm comm);
-
-/* The pieces with the algorithm given as for trd_allreduce_with: "NAME" or
- * "NAME:PARAMS" of one of the collective's algorithms (docs/algorithms.md),
- * "mpi" for the MPI library's own routine, NULL or "auto" for the machine's
- * choice.  A name that is not one of the collective's algorithms, or an
- * algorithm that cannot run the call, goes to the MPI library's routine with
- * a note on stderr (once per name and reason). */
-int trd_reduce_scatter_block_with(const trd_machine *m, const void *sendbuf, void *recvbuf,
-                                  int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                                  const char *algorithm);
-int trd_allgather_with(const trd_machine *m, const void *sendbuf, int sendcount,
-                       MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                       MPI_Comm comm, const char *algorithm);
-int trd_reduce_with(const trd_machine *m, const void *sendbuf, void *recvbuf, int count,
-                    MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
-                    const char *algorithm);
-int trd_bcast_with(const trd_machine *m, void *buffer, int count, MPI_Datatype datatype, int root,
-                   MPI_Comm comm, const char *algorithm);
+/* trd_NAME_with(m, ..., algorithm), for the collectives whose counts are
+ * scalars: blocking, with the algorithm given as TREEDUCE_ALGORITHM spells
+ * it, "NAME" or "NAME:PARAMS" of one of the collective's algorithms
+ * (docs/algorithms.md; for allreduce e.g. "ring", "rm:a3,a2",
+ * "shm:tree:4", "flex:rd"), "mpi" for the MPI library's own routine, NULL
+ * or "auto" for the machine's choice.  A name that is not one of the
+ * collective's algorithms, or an algorithm that cannot run the call, goes
+ * to the MPI library's routine with a note on stderr (once per name and
+ * reason). */
+#define TRD_DECLARE_WITH(name, Name, K)                                                            \
+    TRD_IF_SCALAR##K(                                                                              \
+        int trd_##name##_with(const trd_machine *m, TRD_P_##name(int), const char *algorithm);)
+TRD_COLLS(TRD_DECLARE_WITH)
+#undef TRD_DECLARE_WITH
 
 /* The collectives by name, as the candidates and the wisdom name them. */
 enum {
@@ -125,82 +128,32 @@ int trd_fell_back(void);
  * tests and diagnostics. */
 long trd_segments(void);
 
-/* MPI_Reduce_scatter: the vector of sum(recvcounts) elements reduced over
- * comm's ranks, rank r receiving recvcounts[r] elements (zeros allowed) from
- * offset recvcounts[0] + ... + recvcounts[r-1] [MPICH §4.3]: each rank's block
- * padded to the largest and reduce_scatter_block's plan run, or, where
- * padding would more than double the data, allreduce's and the own block kept. */
-int trd_reduce_scatter(const trd_machine *m, const void *sendbuf, void *recvbuf,
-                       const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
-
-/* Large counts (MPI 4.0 MPI_*_c): the same with MPI_Count counts.  Sizes stay
- * size_t inside; a plan whose messages would exceed INT_MAX elements falls
- * back to the MPI library's _c routine (TREEDUCE_VERBOSE=1 says so). */
-int trd_allreduce_c(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_Count count,
-                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
-int trd_reduce_scatter_block_c(const trd_machine *m, const void *sendbuf, void *recvbuf,
-                               MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op,
-                               MPI_Comm comm);
-int trd_reduce_scatter_c(const trd_machine *m, const void *sendbuf, void *recvbuf,
-                         const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op,
-                         MPI_Comm comm);
-int trd_allgather_c(const trd_machine *m, const void *sendbuf, MPI_Count sendcount,
-                    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
-                    MPI_Datatype recvtype, MPI_Comm comm);
-int trd_reduce_c(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_Count count,
-                 MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm);
-int trd_bcast_c(const trd_machine *m, void *buffer, MPI_Count count, MPI_Datatype datatype,
-                int root, MPI_Comm comm);
-
 /* Nonblocking (MPI_I*): the same schedule, started here and completed by
  * MPI_Wait/MPI_Test and friends on *request (treeduce's library intercepts
  * them).  Outstanding calls advance in every treeduce call, in MPI_Test* and
  * MPI_Wait* on any request, and in blocking MPI_Send, MPI_Ssend, MPI_Recv,
  * MPI_Sendrecv, MPI_Probe and MPI_Barrier; calls on one communicator run in
- * call order.  The first call on a communicator sets it up (one allgather). */
-int trd_iallreduce(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_Count count,
-                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request);
-int trd_ireduce_scatter_block(const trd_machine *m, const void *sendbuf, void *recvbuf,
-                              MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                              MPI_Request *request);
-int trd_ireduce_scatter(const trd_machine *m, const void *sendbuf, void *recvbuf,
-                        const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                        MPI_Request *request);
-int trd_ireduce_scatter_c(const trd_machine *m, const void *sendbuf, void *recvbuf,
-                          const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op,
-                          MPI_Comm comm, MPI_Request *request);
-int trd_iallgather(const trd_machine *m, const void *sendbuf, MPI_Count sendcount,
-                   MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                   MPI_Comm comm, MPI_Request *request);
-int trd_ireduce(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_Count count,
-                MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request);
-int trd_ibcast(const trd_machine *m, void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
-               MPI_Comm comm, MPI_Request *request);
-
-/* Persistent (MPI 4.0 MPI_*_init) [FLEX §4]: the communicator is set up and
- * this rank's schedule planned here, once; MPI_Start/MPI_Startall only run it
- * (no allocation, no host names), MPI_Wait/MPI_Test complete it, and
- * MPI_Request_free releases it.  info is passed on where the call falls back. */
-int trd_allreduce_init(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_Count count,
-                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
-                       MPI_Request *request);
-int trd_reduce_scatter_block_init(const trd_machine *m, const void *sendbuf, void *recvbuf,
-                                  MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op,
-                                  MPI_Comm comm, MPI_Info info, MPI_Request *request);
-int trd_reduce_scatter_init(const trd_machine *m, const void *sendbuf, void *recvbuf,
-                            const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                            MPI_Info info, MPI_Request *request);
-int trd_reduce_scatter_init_c(const trd_machine *m, const void *sendbuf, void *recvbuf,
-                              const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op,
-                              MPI_Comm comm, MPI_Info info, MPI_Request *request);
-int trd_allgather_init(const trd_machine *m, const void *sendbuf, MPI_Count sendcount,
-                       MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
-                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request);
-int trd_reduce_init(const trd_machine *m, const void *sendbuf, void *recvbuf, MPI_Count count,
-                    MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info,
-                    MPI_Request *request);
-int trd_bcast_init(const trd_machine *m, void *buffer, MPI_Count count, MPI_Datatype datatype,
-                   int root, MPI_Comm comm, MPI_Info info, MPI_Request *request);
+ * call order.  The first call on a communicator sets it up (one allgather).
+ * trd_iNAME(m, ..., request) with MPI_Count counts, for MPI_Iname and
+ * MPI_Iname_c both; where the counts are per rank, trd_iNAME with int and
+ * trd_iNAME_c with MPI_Count arrays (K of the table).
+ *
+ * Persistent (MPI 4.0 MPI_*_init) [FLEX §4]: trd_NAME_init(m, ..., info,
+ * request), the counts as above: the communicator is set up and this rank's
+ * schedule planned here, once; MPI_Start/MPI_Startall only run it (no
+ * allocation, no host names), MPI_Wait/MPI_Test complete it, and
+ * MPI_Request_free releases it.  info is passed on where the call falls
+ * back. */
+#define TRD_DECLARE_REQUESTS(name, Name, K)                                                        \
+    TRD_IF_PER_RANK##K(TRD_DECLARE_REQUESTS_OF(name, int, ))                                       \
+        TRD_DECLARE_REQUESTS_OF(name, MPI_Count, K)
+#define TRD_DECLARE_REQUESTS_OF(name, C, S)                                                        \
+    int trd_i##name##S(const trd_machine *m, TRD_P_##name(C), MPI_Request *request);               \
+    int trd_##name##_init##S(const trd_machine *m, TRD_P_##name(C), MPI_Info info,                 \
+                             MPI_Request *request);
+TRD_COLLS(TRD_DECLARE_REQUESTS)
+#undef TRD_DECLARE_REQUESTS
+#undef TRD_DECLARE_REQUESTS_OF
 
 #ifdef __cplusplus
 }

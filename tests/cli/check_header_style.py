@@ -8,6 +8,9 @@ and the one the MPI tests share, documented in one style (docs/headers.md):
   `/* ... */` comment that ends on the line directly above it, or above a
   run of declarations with no blank line between them that the comment
   covers together; typedefs of function pointers are not functions;
+- a table expansion, a line `TABLE(X)` of its own right after the
+  `#define X(...)` it expands, declares what X declares: its comment ends
+  directly above that `#define`;
 - no `/** ... */` and no `//` comments.
 
 The headers are found by glob (HEADERS), so a new one is held to it too.
@@ -27,6 +30,8 @@ HEADERS = ["runtime/*.h", "runtime/algo/*.h", "gen/*/*.h", "measure/*.h", "bench
 SKIP = set()
 
 FUNCTION = re.compile(r"(?:^|[\s*])([A-Za-z_]\w*)\s*\(")
+EXPANSION = re.compile(r"([A-Z_][A-Z0-9_]*)\(\s*([A-Za-z_]\w*)\s*\)")
+DEFINE = re.compile(r"#\s*define\s+([A-Za-z_]\w*)\(")
 
 src = sys.argv[1]
 faults = []
@@ -78,10 +83,22 @@ def declarations(lines):
     extern_c = 0
     stmt, first = "", None
     in_macro = False
+    macro = None  # (name, first line) of the #define being read, then of the last one
+    macro_end = 0
     for lineno, raw in enumerate(lines, 1):
         s = raw.strip()
         if in_macro or (not stmt and s.startswith("#")):
+            if not in_macro:
+                d = DEFINE.match(s)
+                macro = (d.group(1), lineno) if d else None
             in_macro = raw.rstrip().endswith("\\")
+            if not in_macro:
+                macro_end = lineno
+            continue
+        x = EXPANSION.fullmatch(s)
+        if depth == 0 and not stmt and x and macro and macro[0] == x.group(2) and \
+                macro_end == lineno - 1:
+            out.append((macro[1], lineno, x.group(1)))  # a table expansion of the macro above
             continue
         if depth == 0 and not stmt and re.match(r'extern\s*"[^"]*"\s*\{', s):
             extern_c += 1
