@@ -1,9 +1,9 @@
 /* The collectives treeduce replaces, in one table: each one's parameters as
  * MPI lists them, written once.  The MPI entry points (treeduce_mpi.inc),
- * the declarations of treeduce.h and the runtime's trd_ routines (coll.c)
- * are stamped out of it in every form MPI has (blocking; nonblocking,
- * MPI_I...; persistent, ..._init, MPI 4.0; large-count, ..._c, MPI 4.0), as
- * MPICH generates its own from one list.
+ * the declarations of treeduce.h and of a machine's header, and the
+ * runtime's trd_ routines (coll.c) are stamped out of it in every form MPI
+ * has (blocking; nonblocking, MPI_I...; persistent, ..._init, MPI 4.0;
+ * large-count, ..._c, MPI 4.0), as MPICH generates its own from one list.
  *
  * TRD_COLLS(X) expands X(name, Name, K) once per collective, in the order
  * that indexes coll.c's table of descriptors:

@@ -356,39 +356,17 @@ const trd_machine *trd_bluewaters64_machine(void)
     return &machine;
 }
 
-int trd_bluewaters64_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                         MPI_Op op, MPI_Comm comm)
-{
-    return trd_allreduce(&machine, sendbuf, recvbuf, count, datatype, op, comm);
-}
-
-int trd_bluewaters64_allreduce_with(const void *sendbuf, void *recvbuf, int count,
-                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                              const char *algorithm)
-{
-    return trd_allreduce_with(&machine, sendbuf, recvbuf, count, datatype, op, comm, algorithm);
-}
-
-int trd_bluewaters64_reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
-                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    return trd_reduce_scatter_block(&machine, sendbuf, recvbuf, recvcount, datatype, op, comm);
-}
-
-int trd_bluewaters64_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return trd_allgather(&machine, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                         comm);
-}
-
-int trd_bluewaters64_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                      MPI_Op op, int root, MPI_Comm comm)
-{
-    return trd_reduce(&machine, sendbuf, recvbuf, count, datatype, op, root, comm);
-}
-
-int trd_bluewaters64_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
-{
-    return trd_bcast(&machine, buffer, count, datatype, root, comm);
-}
+/* treeduce.h's blocking routines on this machine (trd_bluewaters64.h), one per
+ * collective of the table. */
+#define TRD_BLUEWATERS64_DEFINE(name, Name, K) \
+    int trd_bluewaters64_##name(TRD_P_##name(int)) \
+    { \
+        return trd_##name(&machine, TRD_A_##name(TRD_AS_IS)); \
+    } \
+    TRD_IF_SCALAR##K(TRD_BLUEWATERS64_DEFINE_WITH(name))
+#define TRD_BLUEWATERS64_DEFINE_WITH(name) \
+    int trd_bluewaters64_##name##_with(TRD_P_##name(int), const char *algorithm) \
+    { \
+        return trd_##name##_with(&machine, TRD_A_##name(TRD_AS_IS), algorithm); \
+    }
+TRD_COLLS(TRD_BLUEWATERS64_DEFINE)

@@ -19,22 +19,19 @@ extern "C" {
  * it, for the routines of treeduce.h (trd_allreduce(trd_ethernet32_machine(), ...)). */
 const trd_machine *trd_ethernet32_machine(void);
 
-/* treeduce.h's routines on this machine; same contracts as the MPI routines
- * of the same name, MPI error codes.  trd_ethernet32_allreduce_with forces an
- * algorithm as TREEDUCE_ALGORITHM spells it ("ring", "rm:a3,a2",
- * "shm:tree:4", "flex:rd"; NULL or "auto": chosen by size and shape). */
-int trd_ethernet32_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                         MPI_Op op, MPI_Comm comm);
-int trd_ethernet32_allreduce_with(const void *sendbuf, void *recvbuf, int count,
-                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                              const char *algorithm);
-int trd_ethernet32_reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
-                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
-int trd_ethernet32_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
-int trd_ethernet32_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                      MPI_Op op, int root, MPI_Comm comm);
-int trd_ethernet32_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
+/* treeduce.h's blocking routines on this machine, one per collective of the
+ * table (treeduce_colls.h): trd_ethernet32_allreduce(...) is
+ * trd_allreduce(trd_ethernet32_machine(), ...), and so on for
+ * reduce_scatter_block, reduce_scatter, allgather, reduce and bcast; same
+ * contracts as the MPI routines of the same name, MPI error codes.  The
+ * _with routines (the collectives with scalar counts) force an algorithm as
+ * TREEDUCE_ALGORITHM spells it ("ring", "rm:a3,a2", "shm:tree:4",
+ * "flex:rd"; NULL or "auto": chosen by size and shape). */
+#define TRD_ETHERNET32_DECLARE(name, Name, K) \
+    int trd_ethernet32_##name(TRD_P_##name(int)); \
+    TRD_IF_SCALAR##K(int trd_ethernet32_##name##_with(TRD_P_##name(int), const char *algorithm);)
+TRD_COLLS(TRD_ETHERNET32_DECLARE)
+#undef TRD_ETHERNET32_DECLARE
 
 #ifdef __cplusplus
 }
