@@ -118,13 +118,11 @@ static const char *level_name(int level)
 
 static void start_once(void)
 {
-    char msg[256];
-    if (!trd_env_async_progress())
-        return;
 #if defined(SMPI_H)
     trd_note(first_machine, "TREEDUCE_ASYNC_PROGRESS=1 is ignored under SMPI, whose ranks are "
                             "simulated: no progress thread");
 #else
+    char msg[256];
     int level = MPI_THREAD_SINGLE;
     PMPI_Query_thread(&level);
     if (level != MPI_THREAD_MULTIPLE) {
@@ -149,11 +147,12 @@ static void start_once(void)
     trd_note(first_machine, "TREEDUCE_ASYNC_PROGRESS=1: a progress thread advances the "
                             "nonblocking and persistent calls");
 #endif
-    (void)msg;
 }
 
 void trd_progress_start(const trd_machine *m)
 {
+    if (!trd_env_async_progress()) /* the usual case: one relaxed load per call */
+        return;
     const trd_machine *none = NULL;
     atomic_compare_exchange_strong(&first_machine, &none, m);
     pthread_once(&once, start_once);
