@@ -440,8 +440,13 @@ static int run_here(const trd_job *j, const char **why)
 {
     trd_plan_entry *p;
     int rc = trd_plan_get(j->c, j->a, j->params, &j->call, j->untuned, &p, why);
-    if (rc != MPI_SUCCESS || !p)
-        return rc; /* the caller falls back and still owns the stage */
+    if (rc == MPI_SUCCESS && !p)
+        return rc;           /* refused: the caller falls back and still owns the stage */
+    if (rc != MPI_SUCCESS) { /* an error ends the call, and its stage */
+        if (j->stage && j->stage->free)
+            j->stage->free(j->stage);
+        return rc;
+    }
     if (!j->stage || !j->stage->pre || (rc = j->stage->pre(j->stage)) == MPI_SUCCESS) {
         rc = trd_exec(j->c, p, j->sendbuf, j->recvbuf, j->type, j->red);
         if (rc == MPI_SUCCESS && j->stage && j->stage->post)
@@ -482,8 +487,11 @@ static int launch(trd_job *j, const how *h, trd_dtype_call *dc, size_t nin, size
         *why = "derived datatype in a nonblocking or persistent reduction";
         return MPI_SUCCESS;
     }
-    if ((rc = trd_dtype_enter(dc, &j->sendbuf, &j->recvbuf, nin, nout)) != MPI_SUCCESS)
+    if ((rc = trd_dtype_enter(dc, &j->sendbuf, &j->recvbuf, nin, nout)) != MPI_SUCCESS) {
+        if (j->stage && j->stage->free) /* an error ends the call, and its stage */
+            j->stage->free(j->stage);
         return rc;
+    }
     rc = run_or_queue(j, h, why);
     return trd_dtype_leave(dc, !*why, rc);
 }

@@ -404,14 +404,17 @@ int trd_launch(const trd_job *j, int mode, MPI_Request *req, const char **why)
     trd_req *r = rc == MPI_SUCCESS && p ? req_new(j, p) : NULL;
     if (!r) {
         pthread_mutex_unlock(&lock);
-        return rc != MPI_SUCCESS || !p ? rc : MPI_ERR_NO_MEM; /* the caller owns the stage */
+        if (rc == MPI_SUCCESS && !p)
+            return rc; /* refused: the caller falls back and still owns the stage */
+        if (j->stage && j->stage->free) /* an error: the call ends here */
+            j->stage->free(j->stage);
+        return rc != MPI_SUCCESS ? rc : MPI_ERR_NO_MEM;
     }
     if (mode != TRD_BLOCKING && ((rc = PMPI_Grequest_start(handle_query, handle_free, handle_cancel,
                                                            NULL, &r->handle)) != MPI_SUCCESS ||
                                  (mode == TRD_PERSISTENT && trd_plan_tmp_bytes(p) &&
                                   !(r->tmp = malloc(trd_plan_tmp_bytes(p)))))) {
-        r->stage = NULL; /* the caller still owns it */
-        destroy(r);
+        destroy(r); /* and the stage: an error ends the call */
         pthread_mutex_unlock(&lock);
         return rc != MPI_SUCCESS ? rc : MPI_ERR_NO_MEM;
     }

@@ -562,7 +562,7 @@ typedef struct trd_job {
     void *recvbuf;
     MPI_Datatype type;      /* of one element */
     const trd_reducer *red; /* NULL for bcast and allgather */
-    trd_stage *stage;       /* NULL, or owned by the job from trd_launch on */
+    trd_stage *stage;       /* NULL, or taken by trd_launch unless it refuses the job */
     int untuned;            /* the measured ranges do not choose: a user-defined op (they are
                              * for MPI's ops; allreduce and reduce also know it from
                              * call.whole), a persistent call where the MPI library has no
@@ -573,7 +573,9 @@ typedef struct trd_job {
  * request; TRD_PERSISTENT: planned, *req a persistent request that MPI_Start
  * runs; TRD_BLOCKING: behind the outstanding runs, waited for).  Returns
  * MPI_SUCCESS with *why set and nothing done where the plan cannot run the
- * call (the caller falls back before anything was sent).  Runs of one
+ * call (the caller falls back before anything was sent, and still owns
+ * j->stage); otherwise j->stage is taken, and freed with the request or on
+ * an error returned.  Runs of one
  * communicator execute in call order, one at a time; outstanding runs
  * advance in every treeduce call and in MPI_Test and MPI_Wait calls.  A
  * blocking call with nothing outstanding runs directly (coll.c), not
