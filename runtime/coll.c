@@ -135,7 +135,18 @@ static int forced_spec(const trd_machine *m, int coll, const char *name, const c
 static void library_note(const trd_machine *m, const char *name, const trd_algo *a,
                          const char *params, const char *why)
 {
-    int verbose = trd_env_verbose(); /* looked at once: this runs on every such call */
+    int verbose = trd_env_verbose();  /* looked at once: this runs on every such call */
+    if (why == trd_why_first_calls) { /* not a refusal: said where choices are */
+        char msg[200];
+        if (verbose >= 2) {
+            snprintf(msg, sizeof msg,
+                     "%s: the MPI library's routine takes a communicator's first %lld calls "
+                     "(TREEDUCE_SEGMENT_CALLS)",
+                     name, trd_env_segment_calls() - 1);
+            trd_note(m, msg);
+        }
+        return;
+    }
     if (verbose)
         trd_fallback_note(m, name, why);
     if (why == trd_why_library_chosen || why == trd_why_library_forced) {
@@ -371,10 +382,12 @@ static int check_call(const call_args *args, int flags, int *aliased, const trd_
     return rc;
 }
 
-/* When a call of kind h makes its communicator's segment (trd_comm_get):
- * at once for a forced algorithm a (the one named may need it) and a
- * persistent request (made to be started many times); else a blocking call
- * from the communicator's TREEDUCE_SEGMENT_CALLS-th on. */
+/* When a call of kind h sets its communicator up and makes its segment
+ * (trd_comm_get): at once for a forced algorithm a (the one named may need
+ * it) and a persistent request (made to be started many times); else the
+ * communicator's TREEDUCE_SEGMENT_CALLS-th call sets it up (the calls
+ * before go to the MPI library's routine) and a blocking call from then on
+ * makes the segment. */
 static int segment_when(const trd_algo *a, const how *h)
 {
     return a || h->mode == TRD_PERSISTENT ? TRD_SEGMENT_NOW
@@ -399,7 +412,7 @@ static int setup(const trd_machine *m, MPI_Comm comm, int when, trd_comm **c, co
     if ((rc = trd_comm_get(comm, m, when, c)) != MPI_SUCCESS)
         return rc;
     if ((*c)->fallback)
-        *why = (*c)->why;
+        *why = (*c)->unbuilt ? trd_why_first_calls : (*c)->why;
     return MPI_SUCCESS;
 }
 
@@ -747,8 +760,10 @@ __attribute__((always_inline)) static inline int allreduce_prepare(call_ctx *k)
         k->a = trd_env_algorithm(&k->params);
         k->when = segment_when(k->a, k->h); /* before the reproducible mode names its algorithm */
     }
-    if (trd_env_reproducible())
+    if (trd_env_reproducible()) { /* its results from the first call on */
         k->a = reproducible(k->m, k->a, &k->params);
+        k->when |= TRD_SETUP_NOW;
+    }
     if (trd_env_disabled())
         k->why = why_disabled;
     return MPI_SUCCESS;

@@ -1,10 +1,13 @@
 /* Communicator cache: rank -> node mapping, ring order, the shape the
  * planners plan for, the selection, the segment and the plans.
  *
- * On first use on a communicator every rank finds its node of the generated
- * machine (by host name, or by TREEDUCE_HOSTS for virtual placement), the
- * ranks agree on the mapping with one allgather, and the description is kept
- * as an attribute that MPI frees with the communicator.  A job on a subset of
+ * A communicator's first calls go to the MPI library's routine, counted in a
+ * description that holds nothing else.  At its TREEDUCE_SEGMENT_CALLS-th call
+ * (or at once, where a call must run treeduce's schedules) every rank finds
+ * its node of the generated machine (by host name, or by TREEDUCE_HOSTS for
+ * virtual placement), the ranks make a private duplicate and agree on the
+ * mapping with one allgather, and the description is kept as an attribute
+ * that MPI frees with the communicator.  A job on a subset of
  * the machine keeps a contention-free ring: a subsequence of a DFS order is
  * still one [TREE §3.2, Lemma 4].
  *
@@ -549,23 +552,66 @@ static int keyval_get(int *kv)
     return rc;
 }
 
-/* Count a call of kind `when` on c and make c's node segment where it is
- * due: at once (TRD_SEGMENT_NOW), or at the first blocking call from the
- * TREEDUCE_SEGMENT_CALLS-th call on.  Every rank makes the same collective
- * calls on c in the same order, blocking matching blocking [MPI-4.1 §6.12],
- * so all of them make it in the same call.  A nonblocking barrier first,
- * while treeduce's outstanding runs advance: a rank that arrives first stalls
- * no run that a rank not yet there waits for, and once every rank is here the
- * segment's blocking calls stall no one. */
+const char trd_why_first_calls[] =
+    "a communicator's first calls, before treeduce sets it up (TREEDUCE_SEGMENT_CALLS)";
+
+/* Count a call on c, up to TREEDUCE_SEGMENT_CALLS (all that is asked of the
+ * count). */
+static void count_call(trd_comm *c)
+{
+    long long n = trd_env_segment_calls();
+    if (c->ncoll < (unsigned long)n)
+        c->ncoll++;
+}
+
+/* Whether a call of kind `when`, a communicator's calls-th, sets it up: at
+ * its TREEDUCE_SEGMENT_CALLS-th call, or at once where the call must run
+ * treeduce's schedules.  Every rank makes the same collective calls on a
+ * communicator in the same order, so all set it up in the same call, as
+ * they did when that was the first. */
+static int setup_due(unsigned long calls, int when)
+{
+    long long n = trd_env_segment_calls();
+    return (when & ~TRD_SETUP_NOW) == TRD_SEGMENT_NOW || (when & TRD_SETUP_NOW) ||
+           calls >= (unsigned long)n;
+}
+
+/* A description of comm's first calls: their count, and the reason that
+ * sends them to the MPI library.  Nothing of the library's is held: the
+ * private duplicate and the exchange would cost a short-lived communicator
+ * more than its few calls gain (docs/runtime.md). */
+static trd_comm *comm_unbuilt(MPI_Comm comm, const trd_machine *m)
+{
+    trd_comm *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    atomic_init(&c->refs, 1);
+    c->machine = m;
+    c->comm = MPI_COMM_NULL;
+    c->user = comm;
+    c->unbuilt = 1;
+    c->fallback = 1;
+    c->ncoll = 1;
+    memcpy(c->why, trd_why_first_calls, sizeof trd_why_first_calls);
+    return c;
+}
+
+/* Make c's node segment where a call of kind `when` (its count already in
+ * c->ncoll) makes it due: at once (TRD_SEGMENT_NOW), or at the first
+ * blocking call from the TREEDUCE_SEGMENT_CALLS-th call on.  Every rank makes
+ * the same collective calls on c in the same order, blocking matching
+ * blocking [MPI-4.1 §6.12], so all of them make it in the same call.  A
+ * nonblocking barrier first, while treeduce's outstanding runs advance: a
+ * rank that arrives first stalls no run that a rank not yet there waits for,
+ * and once every rank is here the segment's blocking calls stall no one. */
 static int segment_due(trd_comm *c, int when)
 {
     if (c->fallback || c->segment_made)
         return MPI_SUCCESS;
     long long n = trd_env_segment_calls();
-    if (c->ncoll < (unsigned long)n)
-        c->ncoll++;
-    if (when != TRD_SEGMENT_NOW && n > 0 &&
-        (when != TRD_SEGMENT_BLOCKING || c->ncoll < (unsigned long)n))
+    int kind = when & ~TRD_SETUP_NOW;
+    if (kind != TRD_SEGMENT_NOW && n > 0 &&
+        (kind != TRD_SEGMENT_BLOCKING || c->ncoll < (unsigned long)n))
         return MPI_SUCCESS;
     c->segment_made = 1; /* tried once, made or not */
     int rc = trd_nbc_barrier(c->comm);
@@ -595,31 +641,44 @@ int trd_comm_get(MPI_Comm comm, const trd_machine *m, int when, trd_comm **out)
     }
     unsigned gen = atomic_load_explicit(&comm_generation, memory_order_acquire);
     if (last.c && last.comm == comm && last.m == m && last.gen == gen) {
-        *out = last.c;
-        return segment_due(last.c, when);
+        c = last.c;
+    } else {
+        if ((rc = keyval_get(&kv)) != MPI_SUCCESS)
+            return rc;
+        if ((rc = PMPI_Comm_get_attr(comm, kv, &c, &flag)) != MPI_SUCCESS)
+            return rc;
+        if (!flag || c->machine != m)
+            c = NULL; /* another machine's entry is replaced below */
     }
-    if ((rc = keyval_get(&kv)) != MPI_SUCCESS)
-        return rc;
-    rc = PMPI_Comm_get_attr(comm, kv, &c, &flag);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (flag && c->machine == m) {
+    if (c)
+        count_call(c);
+    if (c && (!c->unbuilt || !setup_due(c->ncoll, when))) {
         last.comm = comm;
         last.m = m;
         last.c = c;
         last.gen = gen;
         *out = c;
-        return segment_due(c, when);
+        return c->unbuilt ? MPI_SUCCESS : segment_due(c, when);
     }
-    if ((rc = comm_build(comm, m, &c)) != MPI_SUCCESS)
+    unsigned long calls = c ? c->ncoll : 1;
+    if ((rc = keyval_get(&kv)) != MPI_SUCCESS)
         return rc;
-    /* replaces (and frees, through delete_fn) another machine's entry */
+    if (!c && !setup_due(1, when)) {
+        if (!(c = comm_unbuilt(comm, m)))
+            return MPI_ERR_NO_MEM;
+    } else {
+        if ((rc = comm_build(comm, m, &c)) != MPI_SUCCESS)
+            return rc;
+        c->ncoll = calls;
+    }
+    /* replaces (and frees, through delete_fn) the first calls' description
+     * or another machine's */
     if ((rc = PMPI_Comm_set_attr(comm, kv, c)) != MPI_SUCCESS) {
         comm_free(c);
         return rc;
     }
     *out = c;
-    return segment_due(c, when);
+    return c->unbuilt ? MPI_SUCCESS : segment_due(c, when);
 }
 
 void *trd_comm_scratch(trd_comm *c, size_t bytes)

@@ -167,10 +167,12 @@ int trd_env_reproducible(void);
  * and reason; 2 also name each algorithm the first time it runs.  Returns
  * the level, 0 where unset or not from 0 to 2. */
 int trd_env_verbose(void);
-/* TREEDUCE_SEGMENT_CALLS: the count of a communicator's collective calls
- * from which its first blocking call makes the node segment (0 to 10^9;
- * default TRD_SEGMENT_CALLS; 0: its first call of any kind), read once:
- * every collective call asks. */
+/* TREEDUCE_SEGMENT_CALLS=N: a communicator's first N - 1 collective calls
+ * go to the MPI library's routine; its N-th sets it up (its private
+ * duplicate, one exchange) and its first blocking call from then on makes
+ * its node segment (0 to 10^9; default TRD_SEGMENT_CALLS; 1: set up at the
+ * first call; 0: set up and segment at the first call of any kind), read
+ * once: every collective call asks. */
 long long trd_env_segment_calls(void);
 /* TREEDUCE_ASYNC_PROGRESS=1: a thread advances treeduce's outstanding runs
  * (progress.c).  Returns 1 or 0, read once. */
@@ -295,6 +297,8 @@ typedef struct trd_comm {
     trd_selection sel;
     trd_shm *shm;        /* this rank's node segment, or NULL */
     unsigned long ncoll; /* collective calls so far, counted up to TREEDUCE_SEGMENT_CALLS */
+    int unbuilt;         /* its first calls, which go to the MPI library (fallback set): nothing
+                          * built yet but the count (trd_comm_get) */
     int segment_made;    /* the segment was made (or found impossible): not tried again */
     trd_plan_entry *plans[TRD_PLAN_CACHE];
     int mru;             /* the plan used last */
@@ -315,22 +319,28 @@ typedef struct trd_comm {
 /* When trd_comm_get makes a communicator's node segment: a call of a kind
  * that needs it at once (a forced algorithm, a persistent request, the
  * tuner's candidates), a blocking call (from the TREEDUCE_SEGMENT_CALLS-th
- * call on), or another call (counted only). */
-enum { TRD_SEGMENT_NOW, TRD_SEGMENT_BLOCKING, TRD_SEGMENT_LATER };
+ * call on), or another call (counted only).  TRD_SETUP_NOW or'ed into
+ * TRD_SEGMENT_BLOCKING or TRD_SEGMENT_LATER: the call sets the communicator
+ * up even among its first calls (the reproducible mode, whose results the
+ * MPI library's routine would not give); TRD_SEGMENT_NOW implies it. */
+enum { TRD_SEGMENT_NOW, TRD_SEGMENT_BLOCKING, TRD_SEGMENT_LATER, TRD_SETUP_NOW = 4 };
 
-/* The count of a communicator's collective calls from which its first
- * blocking call makes the node segment (TREEDUCE_SEGMENT_CALLS's default):
- * the calls before run without it.  MPICH's node collectives start their
- * shared memory after as many calls (MPIR_CVAR_POSIX_NUM_COLLS_THRESHOLD). */
+/* The count of a communicator's collective calls from which treeduce runs
+ * them (TREEDUCE_SEGMENT_CALLS's default): the calls before go to the MPI
+ * library's routine, and the one that reaches it sets the communicator up
+ * and, if blocking, makes its node segment.  MPICH's node collectives start
+ * their shared memory after as many calls (MPIR_CVAR_POSIX_NUM_COLLS_THRESHOLD). */
 #define TRD_SEGMENT_CALLS 5
 
-/* The cached description of comm for machine m, building it on first use
- * (collective over comm on first use), for a call of kind `when`
- * (TRD_SEGMENT_*): the node segment is made where it is due, collective
- * over comm too (docs/runtime.md).  *out is never NULL on success; check
- * (*out)->fallback.  Threads may call it at once for different communicators
- * (MPI_THREAD_MULTIPLE); calls for one communicator come from one thread at a
- * time, as MPI requires of its collectives. */
+/* The cached description of comm for machine m, counting a call of kind
+ * `when` (TRD_SEGMENT_* and TRD_SETUP_NOW): among the communicator's first
+ * calls a description with only the count (unbuilt and fallback set: the
+ * call goes to the MPI library's routine); at the call that sets it up the
+ * description built, collective over comm; the node segment made where it
+ * is due, collective over comm too (docs/runtime.md).  *out is never NULL
+ * on success; check (*out)->fallback.  Threads may call it at once for
+ * different communicators (MPI_THREAD_MULTIPLE); calls for one communicator
+ * come from one thread at a time, as MPI requires of its collectives. */
 int trd_comm_get(MPI_Comm comm, const trd_machine *m, int when, trd_comm **out);
 
 /* A request holds c (trd_comm_ref) until it is freed (trd_comm_unref); the
@@ -407,6 +417,11 @@ int trd_plan_get(trd_comm *c, const trd_algo *a, const char *params, const trd_c
  * by the selection or forced: no plan, the caller calls the MPI library's
  * routine without a forced note.  Compared by address. */
 extern const char trd_why_library_chosen[], trd_why_library_forced[];
+
+/* Why a communicator's first calls go to the MPI library's routine
+ * (trd_comm_get's unbuilt description): said as a choice, at
+ * TREEDUCE_VERBOSE=2, not as a refusal.  Compared by address. */
+extern const char trd_why_first_calls[];
 
 /* A request holds plan p across calls (trd_plan_pin) so that the cache does
  * not free it; trd_plan_release lets it go (freed if no longer cached). */

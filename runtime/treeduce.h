@@ -112,7 +112,8 @@ int trd_candidates(const trd_machine *m, MPI_Comm comm, int coll, char (*out)[TR
                    int cap);
 
 /* 1 if this thread's last treeduce routine ran the MPI library's routine
- * (a fallback for any reason, or "mpi" chosen or forced), 0 if it ran a
+ * (a fallback for any reason, one of a communicator's first calls before
+ * its TREEDUCE_SEGMENT_CALLS-th, or "mpi" chosen or forced), 0 if it ran a
  * schedule of treeduce's.  For measuring forced candidates: a candidate
  * that cannot run a call is not timed as if it had.  A call with nothing to
  * move (count 0, a communicator of one rank) is 0 where treeduce completes
@@ -124,7 +125,8 @@ int trd_fell_back(void);
 /* How many node segments (shared windows, MPI_Win_allocate_shared) this
  * process has created so far: one per communicator of several ranks on a
  * node, with shared memory on, made at its first blocking call from its
- * TREEDUCE_SEGMENT_CALLS-th collective call on (docs/runtime.md).  For
+ * TREEDUCE_SEGMENT_CALLS-th collective call on (the calls before that go
+ * to the MPI library's routine: docs/runtime.md).  For
  * tests and diagnostics. */
 long trd_segments(void);
 

@@ -1,14 +1,16 @@
-/* test_comms.c - a communicator pays for its node segment only once it is
- * used: short-lived communicators cost no segment, and the segment comes
- * where every rank makes it.
+/* test_comms.c - a communicator pays for treeduce's setup and its node
+ * segment only once it is used: short-lived communicators cost neither, and
+ * the segment comes where every rank makes it.
  *
  * An application that duplicates a communicator, makes one call on it and
  * frees it (a library given a communicator, a split in a loop) must not pay
- * for a shared window each time.  A communicator's calls run treeduce's
- * schedules without the segment until its first blocking call from the
- * TREEDUCE_SEGMENT_CALLS-th call on (default 5), which makes it.  On one
- * node of several ranks, every result compared with PMPI_Allreduce's and
- * every call required to run treeduce's schedule (trd_fell_back() 0):
+ * for a private duplicate, an exchange or a shared window each time.  A
+ * communicator's first TREEDUCE_SEGMENT_CALLS - 1 calls (default 5) go to
+ * the MPI library's routine; the next sets it up, and its first blocking
+ * call from then on makes the segment.  On one node of several ranks, every
+ * result compared with PMPI_Allreduce's, every call before the count
+ * required to go to the library (trd_fell_back() 1: nothing set up) and
+ * every call from it to run treeduce's schedule (trd_fell_back() 0):
  *   - N times MPI_Comm_dup, MPI_Allreduce, MPI_Comm_free: no segment
  *     (trd_segments());
  *   - a communicator's blocking calls before the count make none; from the
@@ -69,13 +71,24 @@ static void compare(const double *x, const double *y, int n, MPI_Comm c, const c
     free(e);
 }
 
-/* One blocking allreduce of n doubles on c, checked; it must run treeduce's schedule. */
-static void allreduce_checked(MPI_Comm c, int n, int round)
+/* Whether the call just made went where it should: to the MPI library's
+ * routine (library) or through treeduce's schedule. */
+static void check_where(int library, const char *routine, int round)
+{
+    char what[80];
+    snprintf(what, sizeof what, "the %s %s", routine,
+             library ? "went to the MPI library (a first call)" : "ran treeduce's schedule");
+    check(trd_fell_back() == library, what, round, trd_fell_back());
+}
+
+/* One blocking allreduce of n doubles on c, checked; it must go to the
+ * library (library 1) or run treeduce's schedule. */
+static void allreduce_checked(MPI_Comm c, int n, int round, int library)
 {
     double x[8], y[8];
     fill(x, n, round);
     MPI_Allreduce(x, y, n, MPI_DOUBLE, MPI_SUM, c);
-    check(!trd_fell_back(), "the allreduce ran treeduce's schedule", round, 1);
+    check_where(library, "allreduce", round);
     compare(x, y, n, c, "allreduce result", round);
 }
 
@@ -85,7 +98,7 @@ static void nonblocking_checked(MPI_Comm c, int round)
     MPI_Request q;
     fill(x, 3, round);
     MPI_Iallreduce(x, y, 3, MPI_DOUBLE, MPI_SUM, c, &q);
-    check(!trd_fell_back(), "the iallreduce ran treeduce's schedule", round, 1);
+    check_where(0, "iallreduce", round);
     MPI_Wait(&q, MPI_STATUS_IGNORE);
     compare(x, y, 3, c, "iallreduce result", round);
 }
@@ -104,7 +117,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < n; i++) {
         MPI_Comm c;
         MPI_Comm_dup(MPI_COMM_WORLD, &c);
-        allreduce_checked(c, 1, i);
+        allreduce_checked(c, 1, i, calls >= 2);
         MPI_Comm_free(&c);
     }
     t = MPI_Wtime() - t;
@@ -118,7 +131,7 @@ int main(int argc, char **argv)
     seg0 = trd_segments();
     int k = 1;
     for (; k < calls; k++) {
-        allreduce_checked(c, 3, k);
+        allreduce_checked(c, 3, k, 1);
         check(trd_segments() == seg0, "segments after a blocking call before the count", k,
               trd_segments() - seg0);
     }
@@ -146,7 +159,7 @@ int main(int argc, char **argv)
     compare(bx, by, BIG, c, "large iallreduce result", k);
     compare(x, y, 3, c, "the segment's allreduce result", k + 1);
     for (k += 2; k < calls + 8; k++)
-        allreduce_checked(c, 8, k);
+        allreduce_checked(c, 8, k, 0);
     nonblocking_checked(c, k);
     check(trd_segments() - seg0 == (size > 1), "segments after the later calls", k,
           trd_segments() - seg0);
