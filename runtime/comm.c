@@ -369,19 +369,28 @@ static void tune(trd_comm *c, const trd_machine *m, int nnodes, int ppn)
     }
 }
 
-static int comm_build(MPI_Comm comm, const trd_machine *m, trd_comm **out)
+/* An empty description of comm for machine m, its attribute's reference
+ * held, or NULL (out of memory). */
+static trd_comm *comm_new(MPI_Comm comm, const trd_machine *m)
 {
     trd_comm *c = calloc(1, sizeof *c);
-    if (c)
-        atomic_init(&c->refs, 1);
+    if (!c)
+        return NULL;
+    atomic_init(&c->refs, 1);
+    c->machine = m;
+    c->comm = MPI_COMM_NULL;
+    c->user = comm;
+    return c;
+}
+
+static int comm_build(MPI_Comm comm, const trd_machine *m, trd_comm **out)
+{
+    trd_comm *c = comm_new(comm, m);
     int *nodes = NULL;
     struct rank_node *rn = NULL;
     int rc = MPI_ERR_NO_MEM;
     if (!c)
         return rc;
-    c->machine = m;
-    c->comm = MPI_COMM_NULL;
-    c->user = comm;
     int inter = 0;
     PMPI_Comm_test_inter(comm, &inter);
     if (inter) {
@@ -582,13 +591,9 @@ static int setup_due(unsigned long calls, int when)
  * more than its few calls gain (docs/runtime.md). */
 static trd_comm *comm_unbuilt(MPI_Comm comm, const trd_machine *m)
 {
-    trd_comm *c = calloc(1, sizeof *c);
+    trd_comm *c = comm_new(comm, m);
     if (!c)
         return NULL;
-    atomic_init(&c->refs, 1);
-    c->machine = m;
-    c->comm = MPI_COMM_NULL;
-    c->user = comm;
     c->unbuilt = 1;
     c->fallback = 1;
     c->ncoll = 1;
