@@ -330,7 +330,14 @@ enum { TRD_SEGMENT_NOW, TRD_SEGMENT_BLOCKING, TRD_SEGMENT_LATER, TRD_SETUP_NOW =
  * library's routine, and the one that reaches it sets the communicator up
  * and, if blocking, makes its node segment.  MPICH's node collectives start
  * their shared memory after as many calls (MPIR_CVAR_POSIX_NUM_COLLS_THRESHOLD). */
+#if defined(SMPI_H)
+/* Under SMPI every call runs treeduce's schedule from the first: simulated
+ * runs are scale studies and benchmarks that time a call after one warm-up,
+ * and the MPI library there is SimGrid's model of one (docs/mpi-libraries.md). */
+#define TRD_SEGMENT_CALLS 1
+#else
 #define TRD_SEGMENT_CALLS 5
+#endif
 
 /* The cached description of comm for machine m, counting a call of kind
  * `when` (TRD_SEGMENT_* and TRD_SETUP_NOW): among the communicator's first
