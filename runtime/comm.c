@@ -564,23 +564,13 @@ static int keyval_get(int *kv)
 const char trd_why_first_calls[] =
     "a communicator's first calls, before treeduce sets it up (TREEDUCE_SEGMENT_CALLS)";
 
-/* Count a call on c, up to TREEDUCE_SEGMENT_CALLS (all that is asked of the
- * count). */
-static void count_call(trd_comm *c)
-{
-    long long n = trd_env_segment_calls();
-    if (c->ncoll < (unsigned long)n)
-        c->ncoll++;
-}
-
 /* Whether a call of kind `when`, a communicator's calls-th, sets it up: at
- * its TREEDUCE_SEGMENT_CALLS-th call, or at once where the call must run
- * treeduce's schedules.  Every rank makes the same collective calls on a
+ * its n-th call (n: TREEDUCE_SEGMENT_CALLS), or at once where the call must
+ * run treeduce's schedules.  Every rank makes the same collective calls on a
  * communicator in the same order, so all set it up in the same call, as
  * they did when that was the first. */
-static int setup_due(unsigned long calls, int when)
+static int setup_due(unsigned long calls, int when, long long n)
 {
-    long long n = trd_env_segment_calls();
     return (when & ~TRD_SETUP_NOW) == TRD_SEGMENT_NOW || (when & TRD_SETUP_NOW) ||
            calls >= (unsigned long)n;
 }
@@ -603,17 +593,16 @@ static trd_comm *comm_unbuilt(MPI_Comm comm, const trd_machine *m)
 
 /* Make c's node segment where a call of kind `when` (its count already in
  * c->ncoll) makes it due: at once (TRD_SEGMENT_NOW), or at the first
- * blocking call from the TREEDUCE_SEGMENT_CALLS-th call on.  Every rank makes
+ * blocking call from the n-th call on (n: TREEDUCE_SEGMENT_CALLS).  Every rank makes
  * the same collective calls on c in the same order, blocking matching
  * blocking [MPI-4.1 §6.12], so all of them make it in the same call.  A
  * nonblocking barrier first, while treeduce's outstanding runs advance: a
  * rank that arrives first stalls no run that a rank not yet there waits for,
  * and once every rank is here the segment's blocking calls stall no one. */
-static int segment_due(trd_comm *c, int when)
+static int segment_due(trd_comm *c, int when, long long n)
 {
     if (c->fallback || c->segment_made)
         return MPI_SUCCESS;
-    long long n = trd_env_segment_calls();
     int kind = when & ~TRD_SETUP_NOW;
     if (kind != TRD_SEGMENT_NOW && n > 0 &&
         (kind != TRD_SEGMENT_BLOCKING || c->ncoll < (unsigned long)n))
@@ -638,12 +627,13 @@ int trd_comm_get(MPI_Comm comm, const trd_machine *m, int when, trd_comm **out)
         trd_comm *c;
         unsigned gen;
     } last;
-    int rc, flag = 0, kv;
+    int rc, flag = 0, kv = MPI_KEYVAL_INVALID;
     trd_comm *c = NULL;
     if (atomic_load(&finalizing)) {
         *out = &after_finalize;
         return MPI_SUCCESS;
     }
+    long long n = trd_env_segment_calls();
     unsigned gen = atomic_load_explicit(&comm_generation, memory_order_acquire);
     if (last.c && last.comm == comm && last.m == m && last.gen == gen) {
         c = last.c;
@@ -652,23 +642,25 @@ int trd_comm_get(MPI_Comm comm, const trd_machine *m, int when, trd_comm **out)
             return rc;
         if ((rc = PMPI_Comm_get_attr(comm, kv, &c, &flag)) != MPI_SUCCESS)
             return rc;
-        if (!flag || c->machine != m)
+        if (!flag || c->machine != m) {
             c = NULL; /* another machine's entry is replaced below */
+        } else {
+            last.comm = comm;
+            last.m = m;
+            last.c = c;
+            last.gen = gen;
+        }
     }
-    if (c)
-        count_call(c);
-    if (c && (!c->unbuilt || !setup_due(c->ncoll, when))) {
-        last.comm = comm;
-        last.m = m;
-        last.c = c;
-        last.gen = gen;
+    if (c && c->ncoll < (unsigned long)n) /* counted up to n: all that is asked of it */
+        c->ncoll++;
+    if (c && (!c->unbuilt || !setup_due(c->ncoll, when, n))) {
         *out = c;
-        return c->unbuilt ? MPI_SUCCESS : segment_due(c, when);
+        return c->unbuilt ? MPI_SUCCESS : segment_due(c, when, n);
     }
     unsigned long calls = c ? c->ncoll : 1;
-    if ((rc = keyval_get(&kv)) != MPI_SUCCESS)
+    if (kv == MPI_KEYVAL_INVALID && (rc = keyval_get(&kv)) != MPI_SUCCESS)
         return rc;
-    if (!c && !setup_due(1, when)) {
+    if (!c && !setup_due(1, when, n)) {
         if (!(c = comm_unbuilt(comm, m)))
             return MPI_ERR_NO_MEM;
     } else {
@@ -683,7 +675,7 @@ int trd_comm_get(MPI_Comm comm, const trd_machine *m, int when, trd_comm **out)
         return rc;
     }
     *out = c;
-    return c->unbuilt ? MPI_SUCCESS : segment_due(c, when);
+    return c->unbuilt ? MPI_SUCCESS : segment_due(c, when, n);
 }
 
 void *trd_comm_scratch(trd_comm *c, size_t bytes)
