@@ -5,14 +5,19 @@
  * cross-memory attach between the node's ranks).  What runs through the
  * segment is the schedules' business (runtime/algo, executed by exec.c).
  *
- * The window is allocated contiguous, every rank asking for the same page
- * multiple: rank r's segment then starts r strides after rank 0's (MPI-3.1
- * §11.2.3), which treeduce computes from rank 0's base alone.  SimGrid's
- * SMPI answers MPI_Win_shared_query with the same base for every rank, so
- * asking it per rank would overlap the segments; the computed layout is
- * checked against each rank's own base, and shared memory is left off where
- * they differ.  Under SMPI all ranks share one address space, so single copy
- * is a plain memcpy.
+ * Rank 0 of the node asks for the whole window, one page-aligned stride per
+ * rank plus a cache line, and the others for none: rank r's segment starts r
+ * strides after rank 0's base (MPI_Win_shared_query).  The size is not a
+ * page multiple on purpose: MPICH 4.x first tries a "symmetric heap" for a
+ * window whose every size is a page multiple, an address range common to
+ * all ranks that it probes page by page with msync; that took 390 of a
+ * segment's 450 us here (two ranks, 1 MiB each), against 25-31 us for the
+ * window without it.  SimGrid's SMPI allocates rank 0's size times the
+ * ranks and answers MPI_Win_shared_query with one base for every rank, so
+ * there every rank asks for its stride, as that layout expects.  The layout
+ * computed is checked against the window MPI made, and shared memory is left
+ * off where they differ.  Under SMPI all ranks share one address space, so
+ * single copy is a plain memcpy.
  */
 #include "rt.h"
 
@@ -170,12 +175,17 @@ int trd_shm_create(trd_comm *c)
     s->n = c->ppn;
     s->me = c->local;
     s->slot = TRD_SEG_SLOT_BYTES;
-    /* the same page multiple on every rank: segments start page-aligned at
-     * rank * stride, each first touched by its owner */
+    /* segments start page-aligned at rank * stride, each first touched by
+     * its owner */
     const size_t page = 4096;
     size_t stride = (sizeof(struct trd_shm_ctrl) + 4 * s->slot + page - 1) / page * page;
+#if defined(SMPI_H)
+    MPI_Aint ask = (MPI_Aint)stride;
+#else
+    MPI_Aint ask = s->me == 0 ? (MPI_Aint)((size_t)s->n * stride + TRD_CACHE_LINE) : 0;
+#endif
     char *base, *base0;
-    rc = PMPI_Win_allocate_shared((MPI_Aint)stride, 1, MPI_INFO_NULL, node, &base, &s->win);
+    rc = PMPI_Win_allocate_shared(ask, 1, MPI_INFO_NULL, node, &base, &s->win);
     if (rc != MPI_SUCCESS) {
         free(s->seg);
         free(s);
@@ -185,10 +195,17 @@ int trd_shm_create(trd_comm *c)
     MPI_Aint size0;
     int disp0;
     PMPI_Win_shared_query(s->win, 0, &size0, &disp0, &base0);
+    /* the layout computed must fit the window MPI made, on every rank: under
+     * SMPI each rank's segment at its own base; elsewhere all of them within
+     * rank 0's part, which starts at rank 0's base */
     for (int r = 0; r < s->n; r++)
         s->seg[r] = base0 + (size_t)r * stride;
-    /* the layout computed must be the one MPI made, on every rank */
-    int same = s->seg[s->me] == base, all_same = 0;
+#if defined(SMPI_H)
+    int same = s->seg[s->me] == base;
+#else
+    int same = base0 && (size_t)size0 >= (size_t)s->n * stride && (s->me != 0 || base0 == base);
+#endif
+    int all_same = 0;
     if ((rc = PMPI_Allreduce(&same, &all_same, 1, MPI_INT, MPI_MIN, c->comm)) != MPI_SUCCESS ||
         !all_same) {
         PMPI_Win_free(&s->win);
@@ -200,7 +217,7 @@ int trd_shm_create(trd_comm *c)
                                  "out contiguously (MPI_Win_shared_query)");
         return rc;
     }
-    memset(base, 0, sizeof(struct trd_shm_ctrl));
+    memset(s->seg[s->me], 0, sizeof(struct trd_shm_ctrl));
     /* a passive-target epoch for the window's lifetime; loads and stores are
      * ordered by the counters */
     PMPI_Win_lock_all(MPI_MODE_NOCHECK, s->win);
