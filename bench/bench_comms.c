@@ -13,13 +13,15 @@
  *   mpi      with K PMPI_Allreduce: the MPI library alone;
  *   tr       with K MPI_Allreduce: treeduce (its first calls on a
  *            communicator go to the library's routine, the
- *            TREEDUCE_SEGMENT_CALLS-th sets it up: docs/runtime.md);
+ *            TREEDUCE_SEGMENT_CALLS-th sets it up, and it makes its
+ *            node segment once its calls have moved
+ *            TREEDUCE_SEGMENT_BYTES: docs/runtime.md);
  * and tr/mpi.  Every call's result is checked against the exact sum
  * (integer-valued doubles); a mismatch aborts.
  *
  * Usage: bench_comms [--comms N] [--calls K1,K2,...] [--rounds R] [--csv FILE]
  *                    [--check-only]
- * (defaults 1000 communicators a round, K = 1,4,5,6,20, 5 rounds;
+ * (defaults 1000 communicators a round, K = 1,4,5,20,100,1000, 5 rounds;
  * --check-only: one round of 20 communicators per K, checked, then the tally.)
  */
 #include <dlfcn.h>
@@ -38,7 +40,7 @@ static const char *const c_col[C_N] = {"dup", "mpi", "tr"};
 static struct {
     int comms, rounds, ncalls;
     int calls[MAX_CALLS];
-} bc = {1000, 5, 5, {1, 4, 5, 6, 20}};
+} bc = {1000, 5, 6, {1, 4, 5, 20, 100, 1000}};
 
 /* --comms, --rounds and --calls (bench_parse_args' extra). */
 static int extra(const char *a, const char *v)
@@ -114,11 +116,11 @@ int main(int argc, char **argv)
     FILE *csv = NULL;
     if (rank == 0 && opt.csv && !(csv = fopen(opt.csv, "w")))
         die("%s: cannot write", opt.csv);
-    const char *sc = getenv("TREEDUCE_SEGMENT_CALLS");
+    const char *sc = getenv("TREEDUCE_SEGMENT_CALLS"), *sb = getenv("TREEDUCE_SEGMENT_BYTES");
     if (rank == 0) {
         printf("# bench_comms: %d ranks, %d communicators a round, %d rounds; "
-               "TREEDUCE_SEGMENT_CALLS=%s\n",
-               nprocs, bc.comms, bc.rounds, sc ? sc : "");
+               "TREEDUCE_SEGMENT_CALLS=%s TREEDUCE_SEGMENT_BYTES=%s\n",
+               nprocs, bc.comms, bc.rounds, sc ? sc : "", sb ? sb : "");
         printf("# per communicator (dup, K allreduces of one double, free): median over rounds "
                "of the slowest rank's mean, us\n");
         printf("%6s %9s %9s %9s %7s\n", "calls", "dup_us", "mpi_us", "tr_us", "tr/mpi");

@@ -580,7 +580,8 @@ static int model_matrix(const trd_machine *m, const tune_model *md, MPI_Comm com
 {
     size_t cells = (size_t)st->ngrid * TUNE_MAX_CANDS;
     trd_comm *c = NULL;
-    int rank, rc = trd_comm_get(comm, m, TRD_SEGMENT_NOW, &c); /* collective on its first use */
+    int rank, rc = trd_comm_get(comm, m, TRD_SEGMENT_NOW, 0, MPI_DATATYPE_NULL,
+                                &c); /* collective on its first use */
     if (rc != MPI_SUCCESS)
         return rc;
     for (size_t k = 0; k < cells; k++)
@@ -925,7 +926,8 @@ static void model_choice(const ctx *x, size_t bytes, char *spec, size_t len)
 {
     trd_comm *c = NULL;
     snprintf(spec, len, "mpi");
-    if (trd_comm_get(x->comm, x->m, TRD_SEGMENT_NOW, &c) != MPI_SUCCESS || c->fallback)
+    if (trd_comm_get(x->comm, x->m, TRD_SEGMENT_NOW, 0, MPI_DATATYPE_NULL, &c) != MPI_SUCCESS ||
+        c->fallback)
         return;
     trd_call call = {x->t->coll, bytes / 8, 8, 0, 0, 1, 0};
     const char *params = "";

@@ -387,7 +387,7 @@ static int check_call(const call_args *args, int flags, int *aliased, const trd_
  * it) and a persistent request (made to be started many times); else the
  * communicator's TREEDUCE_SEGMENT_CALLS-th call sets it up (the calls
  * before go to the MPI library's routine) and a blocking call from then on
- * makes the segment. */
+ * makes the segment once the calls have moved TREEDUCE_SEGMENT_BYTES. */
 static int segment_when(const trd_algo *a, const how *h)
 {
     return a || h->mode == TRD_PERSISTENT ? TRD_SEGMENT_NOW
@@ -398,7 +398,8 @@ static int segment_when(const trd_algo *a, const how *h)
 /* The communicator's description for a call of kind `when`
  * (segment_when), or why the call goes to the MPI library (*why set,
  * MPI_SUCCESS returned). */
-static int setup(const trd_machine *m, MPI_Comm comm, int when, trd_comm **c, const char **why)
+static int setup(const trd_machine *m, MPI_Comm comm, int when, MPI_Count count, MPI_Datatype type,
+                 trd_comm **c, const char **why)
 {
     int rc;
     if (trd_env_disabled()) {
@@ -409,7 +410,7 @@ static int setup(const trd_machine *m, MPI_Comm comm, int when, trd_comm **c, co
         *why = why_invalid;
         return MPI_SUCCESS;
     }
-    if ((rc = trd_comm_get(comm, m, when, c)) != MPI_SUCCESS)
+    if ((rc = trd_comm_get(comm, m, when, count, type, c)) != MPI_SUCCESS)
         return rc;
     if ((*c)->fallback)
         *why = (*c)->unbuilt ? trd_why_first_calls : (*c)->why;
@@ -646,7 +647,7 @@ __attribute__((always_inline)) static inline int collective(const coll_desc *d,
             return rc;
         goto library;
     }
-    if (!k.why && (rc = setup(m, x->comm, k.when, &k.c, &k.why)) != MPI_SUCCESS)
+    if (!k.why && (rc = setup(m, x->comm, k.when, k.n, x->recv.type, &k.c, &k.why)) != MPI_SUCCESS)
         return rc;
     if (!k.why && (d->flags & ARG_ROOT) && (x->root < 0 || x->root >= k.c->size))
         k.why = why_invalid_root;
@@ -1264,7 +1265,8 @@ int trd_candidates(const trd_machine *m, MPI_Comm comm, int coll, char (*out)[TR
     char cand[32][TRD_PARAMS_MAX];
     int n = 0;
     if (coll < 0 || coll >= TRD_COLL_MAX || comm == MPI_COMM_NULL ||
-        trd_comm_get(comm, m, TRD_SEGMENT_NOW, &c) != MPI_SUCCESS || c->fallback)
+        trd_comm_get(comm, m, TRD_SEGMENT_NOW, 0, MPI_DATATYPE_NULL, &c) != MPI_SUCCESS ||
+        c->fallback)
         return -1;
     /* a representative call: 1024 doubles per rank, a predefined commutative op */
     const trd_call call = {coll, (size_t)1024 * (size_t)c->size, sizeof(double), 0, 0, 1, 0};

@@ -591,32 +591,84 @@ static trd_comm *comm_unbuilt(MPI_Comm comm, const trd_machine *m)
     return c;
 }
 
+/* The bytes of count elements of type, with a call's fixed share
+ * (TRD_SEGMENT_CALL_BYTES): what a call counts towards the segment. */
+static uint64_t call_bytes(MPI_Count count, MPI_Datatype type)
+{
+    const uint64_t most = UINT64_MAX / 4;
+    MPI_Count size = 0;
+    if (count <= 0 || PMPI_Type_size_x(type, &size) != MPI_SUCCESS || size <= 0)
+        return TRD_SEGMENT_CALL_BYTES;
+    return (uint64_t)count > most / (uint64_t)size
+               ? most
+               : (uint64_t)count * (uint64_t)size + TRD_SEGMENT_CALL_BYTES;
+}
+
+/* Whether c's calls have moved enough for its segment (TREEDUCE_SEGMENT_BYTES
+ * need, > 0): asked of every rank at once, at the blocking calls that double
+ * its count of calls since setup, by a nonblocking allreduce of the largest
+ * count of bytes waited for while treeduce's outstanding runs advance.
+ * Every rank makes the same calls on c in the same order, blocking matching
+ * blocking [MPI-4.1 §6.12], so all of them ask in the same call; the
+ * largest count answers the same on every rank even where an erroneous
+ * call's counts differ between them. */
+static int segment_paid(trd_comm *c, long long need, int *paid)
+{
+    *paid = 0;
+    if (c->seg_calls < c->seg_check)
+        return MPI_SUCCESS;
+    c->seg_check = 2 * c->seg_calls;
+    uint64_t mine = c->seg_bytes, most = 0;
+    MPI_Request q;
+    int rc = PMPI_Iallreduce(&mine, &most, 1, MPI_UINT64_T, MPI_MAX, c->comm, &q);
+    if (rc == MPI_SUCCESS)
+        rc = trd_nbc_wait_library(&q, MPI_STATUS_IGNORE);
+    *paid = rc == MPI_SUCCESS && most >= (uint64_t)need;
+    return rc;
+}
+
 /* Make c's node segment where a call of kind `when` (its count already in
- * c->ncoll) makes it due: at once (TRD_SEGMENT_NOW), or at the first
- * blocking call from the n-th call on (n: TREEDUCE_SEGMENT_CALLS).  Every rank makes
- * the same collective calls on c in the same order, blocking matching
- * blocking [MPI-4.1 §6.12], so all of them make it in the same call.  A
- * nonblocking barrier first, while treeduce's outstanding runs advance: a
- * rank that arrives first stalls no run that a rank not yet there waits for,
- * and once every rank is here the segment's blocking calls stall no one. */
-static int segment_due(trd_comm *c, int when, long long n)
+ * c->ncoll) moving count elements of type makes it due: at once
+ * (TRD_SEGMENT_NOW, or TREEDUCE_SEGMENT_CALLS=0), or at a blocking call
+ * from the n-th call on (n: TREEDUCE_SEGMENT_CALLS) once the calls have
+ * moved TREEDUCE_SEGMENT_BYTES (segment_paid; 0: at the first).  Every
+ * rank makes the same collective calls on c in the same order, blocking
+ * matching blocking [MPI-4.1 §6.12], so all of them make it in the same
+ * call.  The ranks meet first in a nonblocking collective (segment_paid's
+ * allreduce, or a barrier), while treeduce's outstanding runs advance: a
+ * rank that arrives first stalls no run that a rank not yet there waits
+ * for, and once every rank is here the segment's blocking calls stall no
+ * one. */
+static int segment_due(trd_comm *c, int when, long long n, MPI_Count count, MPI_Datatype type)
 {
     if (c->fallback || c->segment_made)
         return MPI_SUCCESS;
-    int kind = when & ~TRD_SETUP_NOW;
-    if (kind != TRD_SEGMENT_NOW && n > 0 &&
-        (kind != TRD_SEGMENT_BLOCKING || c->ncoll < (unsigned long)n))
+    int rc, kind = when & ~TRD_SETUP_NOW, paid = 1;
+    long long need = 0;
+    if (kind != TRD_SEGMENT_NOW && n > 0) {
+        uint64_t b = call_bytes(count, type);
+        c->seg_bytes = c->seg_bytes > UINT64_MAX / 2 - b ? UINT64_MAX / 2 : c->seg_bytes + b;
+        c->seg_calls++;
+        if (kind != TRD_SEGMENT_BLOCKING || c->ncoll < (unsigned long)n)
+            return MPI_SUCCESS;
+        need = trd_env_segment_bytes();
+    }
+    rc = need > 0 ? segment_paid(c, need, &paid) : trd_nbc_barrier(c->comm);
+    if (rc != MPI_SUCCESS) {
+        c->segment_made = 1; /* not tried again */
+        return rc;
+    }
+    if (!paid)
         return MPI_SUCCESS;
     c->segment_made = 1; /* tried once, made or not */
-    int rc = trd_nbc_barrier(c->comm);
-    if (rc == MPI_SUCCESS)
-        rc = trd_shm_create(c);
+    rc = trd_shm_create(c);
     if (c->shm)
         trd_plan_cache_free(c); /* planned for the shape without a segment */
     return rc;
 }
 
-int trd_comm_get(MPI_Comm comm, const trd_machine *m, int when, trd_comm **out)
+int trd_comm_get(MPI_Comm comm, const trd_machine *m, int when, MPI_Count count, MPI_Datatype type,
+                 trd_comm **out)
 {
     /* this thread's last lookup: a program calls on few communicators, and
      * the attribute lookup costs more than the rest of a small call's
@@ -655,7 +707,7 @@ int trd_comm_get(MPI_Comm comm, const trd_machine *m, int when, trd_comm **out)
         c->ncoll++;
     if (c && (!c->unbuilt || !setup_due(c->ncoll, when, n))) {
         *out = c;
-        return c->unbuilt ? MPI_SUCCESS : segment_due(c, when, n);
+        return c->unbuilt ? MPI_SUCCESS : segment_due(c, when, n, count, type);
     }
     unsigned long calls = c ? c->ncoll : 1;
     if (kv == MPI_KEYVAL_INVALID && (rc = keyval_get(&kv)) != MPI_SUCCESS)
@@ -675,7 +727,7 @@ int trd_comm_get(MPI_Comm comm, const trd_machine *m, int when, trd_comm **out)
         return rc;
     }
     *out = c;
-    return c->unbuilt ? MPI_SUCCESS : segment_due(c, when, n);
+    return c->unbuilt ? MPI_SUCCESS : segment_due(c, when, n, count, type);
 }
 
 void *trd_comm_scratch(trd_comm *c, size_t bytes)

@@ -180,6 +180,12 @@ long long trd_env_segment_calls(void)
     return env_number_once(&v, "TREEDUCE_SEGMENT_CALLS", 1000000000, TRD_SEGMENT_CALLS);
 }
 
+long long trd_env_segment_bytes(void)
+{
+    static _Atomic long long v = -1;
+    return env_number_once(&v, "TREEDUCE_SEGMENT_BYTES", 1LL << 62, TRD_SEGMENT_BYTES);
+}
+
 int trd_env_break(char *alg, size_t alglen, int *rank, size_t *op)
 {
     const char *v = getenv("TREEDUCE_BREAK");

@@ -174,6 +174,11 @@ int trd_env_verbose(void);
  * first call; 0: set up and segment at the first call of any kind), read
  * once: every collective call asks. */
 long long trd_env_segment_calls(void);
+/* TREEDUCE_SEGMENT_BYTES=B: a communicator set up makes its node segment once
+ * its calls have moved B bytes, each call counted as its bytes plus
+ * TRD_SEGMENT_CALL_BYTES (0 to 2^62; default TRD_SEGMENT_BYTES; 0: at its
+ * first blocking call), read once: every collective call asks. */
+long long trd_env_segment_bytes(void);
 /* TREEDUCE_ASYNC_PROGRESS=1: a thread advances treeduce's outstanding runs
  * (progress.c).  Returns 1 or 0, read once. */
 int trd_env_async_progress(void);
@@ -297,9 +302,14 @@ typedef struct trd_comm {
     trd_selection sel;
     trd_shm *shm;        /* this rank's node segment, or NULL */
     unsigned long ncoll; /* collective calls so far, counted up to TREEDUCE_SEGMENT_CALLS */
-    int unbuilt;         /* its first calls, which go to the MPI library (fallback set): nothing
-                          * built yet but the count (trd_comm_get) */
-    int segment_made;    /* the segment was made (or found impossible): not tried again */
+    /* from its setup until its segment is made (trd_comm_get): the bytes its
+     * calls have moved, each call also counted as TRD_SEGMENT_CALL_BYTES;
+     * the calls counted; the count at which the ranks next compare them */
+    uint64_t seg_bytes;
+    unsigned long seg_calls, seg_check;
+    int unbuilt;      /* its first calls, which go to the MPI library (fallback set): nothing
+                       * built yet but the count (trd_comm_get) */
+    int segment_made; /* the segment was made (or found impossible): not tried again */
     trd_plan_entry *plans[TRD_PLAN_CACHE];
     int mru;             /* the plan used last */
     unsigned long calls; /* plan look-ups so far: the plan cache's clock (least recently used) */
@@ -339,16 +349,38 @@ enum { TRD_SEGMENT_NOW, TRD_SEGMENT_BLOCKING, TRD_SEGMENT_LATER, TRD_SETUP_NOW =
 #define TRD_SEGMENT_CALLS 5
 #endif
 
+/* The bytes a communicator's calls move, once it is set up, before it makes
+ * its node segment (TREEDUCE_SEGMENT_BYTES's default), and what each call
+ * counts for besides its bytes: the segment pays for itself about there.
+ * Measured on 2 ranks of one node under MPICH 4.0.2 (docs/runtime.md): the
+ * segment costs about 150 us and saves a blocking allreduce 0.36 us plus
+ * 0.135 ns a byte, so 1 MiB is about its cost in bytes and 2 KiB a call's
+ * fixed gain.  The ranks compare what they have counted (the largest
+ * count decides, so that calls whose counts differ between ranks, which
+ * are erroneous, cannot split them) at the blocking calls that double the
+ * count since setup: a communicator pays at most about twice the segment's
+ * cost before it has one, and one small allreduce a doubling.  Under SMPI,
+ * 0: every communicator has its segment from its first blocking call, as
+ * its default of TRD_SEGMENT_CALLS has it set up at its first call. */
+#if defined(SMPI_H)
+#define TRD_SEGMENT_BYTES 0
+#else
+#define TRD_SEGMENT_BYTES (1 << 20)
+#endif
+#define TRD_SEGMENT_CALL_BYTES 2048
+
 /* The cached description of comm for machine m, counting a call of kind
  * `when` (TRD_SEGMENT_* and TRD_SETUP_NOW): among the communicator's first
  * calls a description with only the count (unbuilt and fallback set: the
  * call goes to the MPI library's routine); at the call that sets it up the
  * description built, collective over comm; the node segment made where it
- * is due, collective over comm too (docs/runtime.md).  *out is never NULL
- * on success; check (*out)->fallback.  Threads may call it at once for
- * different communicators (MPI_THREAD_MULTIPLE); calls for one communicator
- * come from one thread at a time, as MPI requires of its collectives. */
-int trd_comm_get(MPI_Comm comm, const trd_machine *m, int when, trd_comm **out);
+ * is due, collective over comm too (docs/runtime.md).  count elements of
+ * type: what the call moves, counted towards the segment (TREEDUCE_SEGMENT_BYTES).  *out is never
+ * NULL on success; check (*out)->fallback.  Threads may call it at once for different communicators
+ * (MPI_THREAD_MULTIPLE); calls for one communicator come from one thread at a time, as MPI requires
+ * of its collectives. */
+int trd_comm_get(MPI_Comm comm, const trd_machine *m, int when, MPI_Count count, MPI_Datatype type,
+                 trd_comm **out);
 
 /* A request holds c (trd_comm_ref) until it is freed (trd_comm_unref); the
  * last reference frees it, the attribute's included. */

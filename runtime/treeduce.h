@@ -124,10 +124,10 @@ int trd_fell_back(void);
 
 /* How many node segments (shared windows, MPI_Win_allocate_shared) this
  * process has created so far: one per communicator of several ranks on a
- * node, with shared memory on, made at its first blocking call from its
+ * node, with shared memory on, made at a blocking call from its
  * TREEDUCE_SEGMENT_CALLS-th collective call on (the calls before that go
- * to the MPI library's routine: docs/runtime.md).  For
- * tests and diagnostics. */
+ * to the MPI library's routine) once its calls have moved
+ * TREEDUCE_SEGMENT_BYTES (docs/runtime.md).  For tests and diagnostics. */
 long trd_segments(void);
 
 /* Nonblocking (MPI_I*): the same schedule, started here and completed by

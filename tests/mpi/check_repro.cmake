@@ -41,7 +41,7 @@ foreach(run IN LISTS runs)
     # treeduce from the first call: the first calls of a communicator go to
     # the MPI library's routine by default, whose sums differ from treeduce's
     # in the last bits, and test_repro's repeated call would see the switch
-    list(APPEND env TREEDUCE_REPRODUCIBLE=0 TREEDUCE_ALGORITHM=${alg} TREEDUCE_SEGMENT_CALLS=1)
+    list(APPEND env TREEDUCE_REPRODUCIBLE=0 TREEDUCE_ALGORITHM=${alg} TREEDUCE_SEGMENT_CALLS=1 TREEDUCE_SEGMENT_BYTES=0)
     set(runs_re "MPI_Allreduce runs [a-z]")
   else()
     message(FATAL_ERROR "check_repro.cmake: unknown mode '${mode}' in '${run}'")

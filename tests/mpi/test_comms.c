@@ -6,8 +6,10 @@
  * frees it (a library given a communicator, a split in a loop) must not pay
  * for a private duplicate, an exchange or a shared window each time.  A
  * communicator's first TREEDUCE_SEGMENT_CALLS - 1 calls (default 5) go to
- * the MPI library's routine; the next sets it up, and its first blocking
- * call from then on makes the segment.  On one node of several ranks, every
+ * the MPI library's routine; the next sets it up, and a blocking call from
+ * then on makes the segment once the calls have moved
+ * TREEDUCE_SEGMENT_BYTES (default 1 MiB; each call also counts for a few
+ * KiB).  On one node of several ranks, every
  * result compared with PMPI_Allreduce's, every call before the count
  * required to go to the library (trd_fell_back() 1: nothing set up) and
  * every call from it to run treeduce's schedule (trd_fell_back() 0):
@@ -15,10 +17,14 @@
  *     (trd_segments());
  *   - a communicator's blocking calls before the count make none; from the
  *     count on, nonblocking calls make none either; the next blocking call
- *     makes one, while a nonblocking allreduce of 64 Ki doubles that rank 0
- *     has not waited for is outstanding and rank 1 waits for its own first:
- *     rank 0 must advance it while it waits for rank 1 to arrive;
+ *     makes one, its bytes reached by a nonblocking allreduce (64 Ki
+ *     doubles, or the bytes' worth) that rank 0 has not waited for and
+ *     that is outstanding while rank 1 waits for its own first: rank 0
+ *     must advance it while it waits for rank 1 to arrive;
  *   - the calls after it make no other;
+ *   - a communicator of small blocking calls makes none in its first 50
+ *     from the count (where the bytes are at least 50 x 4 KiB), and one
+ *     within 4096;
  *   - a forced algorithm (trd_allreduce_with "shm") and, MPI 4,
  *     MPI_Allreduce_init on a new communicator make it at once.
  * With TREEDUCE_SEGMENT_CALLS=0 every communicator makes its segment on its
@@ -111,6 +117,9 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const char *v = argc > 2 ? argv[2] : getenv("TREEDUCE_SEGMENT_CALLS");
     int calls = v && *v ? atoi(v) : 5;
+    const char *vb = getenv("TREEDUCE_SEGMENT_BYTES");
+    long long need = vb && *vb ? atoll(vb) : 1 << 20;
+    int big = need / 8 > BIG ? (int)(need / 8) : BIG; /* doubles of the outstanding allreduce */
 
     long seg0 = trd_segments();
     double t = MPI_Wtime();
@@ -141,11 +150,11 @@ int main(int argc, char **argv)
               trd_segments() - seg0);
     }
     /* the blocking call that makes the segment, a run of rank 0's outstanding */
-    double *bx = malloc(BIG * sizeof *bx), *by = malloc(BIG * sizeof *by);
+    double *bx = malloc((size_t)big * sizeof *bx), *by = malloc((size_t)big * sizeof *by);
     double x[3], y[3];
     MPI_Request q;
-    fill(bx, BIG, k);
-    MPI_Iallreduce(bx, by, BIG, MPI_DOUBLE, MPI_SUM, c, &q);
+    fill(bx, big, k);
+    MPI_Iallreduce(bx, by, big, MPI_DOUBLE, MPI_SUM, c, &q);
     check(!trd_fell_back(), "the large iallreduce ran treeduce's schedule", k, 1);
     if (rank != 0)
         MPI_Wait(&q, MPI_STATUS_IGNORE);
@@ -156,7 +165,7 @@ int main(int argc, char **argv)
         MPI_Wait(&q, MPI_STATUS_IGNORE);
     check(trd_segments() - seg0 == (size > 1),
           "segments after the first blocking call from the count", k + 1, trd_segments() - seg0);
-    compare(bx, by, BIG, c, "large iallreduce result", k);
+    compare(bx, by, big, c, "large iallreduce result", k);
     compare(x, y, 3, c, "the segment's allreduce result", k + 1);
     for (k += 2; k < calls + 8; k++)
         allreduce_checked(c, 8, k, 0);
@@ -166,6 +175,24 @@ int main(int argc, char **argv)
     MPI_Comm_free(&c);
     free(bx);
     free(by);
+
+    /* small blocking calls: the segment once their bytes pay for it */
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    seg0 = trd_segments();
+    for (k = 1; k < calls; k++)
+        allreduce_checked(c, 8, k, 1);
+    int small = 0;
+    for (; small < 4096 && trd_segments() == seg0; small++) {
+        allreduce_checked(c, 8, k + small, 0);
+        if (small == 49 && need >= 50 * 4096)
+            check(trd_segments() == seg0, "segments after 50 small calls", small + 1,
+                  trd_segments() - seg0);
+    }
+    check(trd_segments() - seg0 == (size > 1), "segments within 4096 small calls", small,
+          trd_segments() - seg0);
+    if (rank == 0)
+        printf("small calls: the segment came at the %d-th from the count\n", small);
+    MPI_Comm_free(&c);
 
     /* a forced algorithm makes it at once */
     MPI_Comm_dup(MPI_COMM_WORLD, &c);
