@@ -358,8 +358,8 @@ enum { TRD_SEGMENT_NOW, TRD_SEGMENT_BLOCKING, TRD_SEGMENT_LATER, TRD_SETUP_NOW =
  * fixed gain.  The ranks compare what they have counted (the largest
  * count decides, so that calls whose counts differ between ranks, which
  * are erroneous, cannot split them) at the blocking calls that double the
- * count since setup: a communicator pays at most about twice the segment's
- * cost before it has one, and one small allreduce a doubling.  Under SMPI,
+ * count since setup: one small allreduce a doubling, and at most twice the
+ * calls that reached the bytes before the segment.  Under SMPI,
  * 0: every communicator has its segment from its first blocking call, as
  * its default of TRD_SEGMENT_CALLS has it set up at its first call. */
 #if defined(SMPI_H)
@@ -375,10 +375,11 @@ enum { TRD_SEGMENT_NOW, TRD_SEGMENT_BLOCKING, TRD_SEGMENT_LATER, TRD_SETUP_NOW =
  * call goes to the MPI library's routine); at the call that sets it up the
  * description built, collective over comm; the node segment made where it
  * is due, collective over comm too (docs/runtime.md).  count elements of
- * type: what the call moves, counted towards the segment (TREEDUCE_SEGMENT_BYTES).  *out is never
- * NULL on success; check (*out)->fallback.  Threads may call it at once for different communicators
- * (MPI_THREAD_MULTIPLE); calls for one communicator come from one thread at a time, as MPI requires
- * of its collectives. */
+ * type: what the call moves, counted towards the segment
+ * (TREEDUCE_SEGMENT_BYTES).  *out is never NULL on success; check
+ * (*out)->fallback.  Threads may call it at once for different
+ * communicators (MPI_THREAD_MULTIPLE); calls for one communicator come
+ * from one thread at a time, as MPI requires of its collectives. */
 int trd_comm_get(MPI_Comm comm, const trd_machine *m, int when, MPI_Count count, MPI_Datatype type,
                  trd_comm **out);
 
