@@ -382,7 +382,7 @@ int main(int argc, char **argv)
     if (!node)
         MPI_Abort(MPI_COMM_WORLD, EXIT_MPI);
     /* the wisdom's file is created before anything is measured: a bad -o costs no measurement */
-    trd_outfile outf = {NULL, NULL, NULL};
+    trd_outfile outf = {NULL, NULL, NULL, 0};
     char defname[TRD_WISDOM_STRING_MAX + 16];
     if (me == 0) {
         for (int r = 0; r < np; r++)

@@ -4,8 +4,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -44,12 +46,60 @@ static int in_place(trd_outfile *o, const char **what)
     return 0;
 }
 
+/* The file without a name that o writes, opened in dir (O_TMPFILE, with
+ * the mode a plain creation gets).  Returns 0; -1 where the file system or
+ * the kernel has none, or where /proc/self/fd, through which commit names
+ * it, is missing; or the errno value of another failure (no such folder). */
+static int open_anon(trd_outfile *o, const char *dir)
+{
+#ifdef O_TMPFILE
+    char self[64];
+    int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL ? -1 : errno;
+    snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+    if (access(self, F_OK) != 0 || !(o->f = fdopen(fd, "w"))) {
+        close(fd);
+        return -1;
+    }
+    o->anon = 1;
+    return 0;
+#else
+    (void)o;
+    (void)dir;
+    return -1;
+#endif
+}
+
+/* Give o's file without a name the name tmp (dir/.BASE.XXXXXX, its X's
+ * replaced at random until a name is free: linkat never replaces one). */
+static int name_anon(trd_outfile *o, char *tmp)
+{
+    static const char digits[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    char self[64];
+    size_t n = strlen(tmp);
+    snprintf(self, sizeof self, "/proc/self/fd/%d", fileno(o->f));
+    for (int attempt = 0; attempt < 100; attempt++) {
+        unsigned char r[6];
+        if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r)
+            return errno ? errno : EIO;
+        for (int i = 0; i < 6; i++)
+            tmp[n - 6 + (size_t)i] = digits[r[i] % (sizeof digits - 1)];
+        if (linkat(AT_FDCWD, self, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) == 0)
+            return 0;
+        if (errno != EEXIST)
+            return errno;
+    }
+    return EEXIST;
+}
+
 /* trd_outfile_open, returning 0 or the errno value. */
 static int open_errno(trd_outfile *o, const char *path, const char **what)
 {
     struct stat lst, st;
     o->tmp = NULL;
     o->f = NULL;
+    o->anon = 0;
     *what = "create";
     if (!(o->path = strdup(path)))
         return ENOMEM;
@@ -79,7 +129,17 @@ static int open_errno(trd_outfile *o, const char *path, const char **what)
         trd_outfile_discard(o);
         return *base ? ENOMEM : EISDIR;
     }
+    int anon = open_anon(o, dir);
     free(dir);
+    if (anon >= 0) {
+        if (anon) { /* o->tmp is still the pattern: nothing to remove */
+            free(o->tmp);
+            o->tmp = NULL;
+            *what = "create a temporary file beside it";
+            trd_outfile_discard(o);
+        }
+        return anon; /* named at commit, from the pattern in o->tmp */
+    }
     /* O_CREAT|O_EXCL: never an existing name (base cut to stay under NAME_MAX) */
     int fd = mkostemp(o->tmp, O_CLOEXEC);
     if (fd < 0) {
@@ -111,6 +171,10 @@ static int commit_errno(trd_outfile *o, const char **what)
         e = errno ? errno : EIO;
     else if (o->tmp && fsync(fileno(o->f)) != 0)
         e = errno, *what = "sync";
+    else if (o->anon && (e = name_anon(o, o->tmp)) != 0)
+        *what = "name the new file beside it";
+    else
+        o->anon = 0; /* named: o->tmp is its name */
     if (fclose(o->f) != 0 && !e)
         e = errno;
     o->f = NULL;
@@ -134,14 +198,15 @@ static int commit_errno(trd_outfile *o, const char **what)
 void trd_outfile_discard(trd_outfile *o)
 {
     if (o->f)
-        fclose(o->f);
-    if (o->tmp)
+        fclose(o->f); /* a file without a name goes with it */
+    if (o->tmp && !o->anon)
         unlink(o->tmp);
     free(o->tmp);
     free(o->path);
     o->f = NULL;
     o->tmp = NULL;
     o->path = NULL;
+    o->anon = 0;
 }
 
 int trd_outfile_open(trd_outfile *o, const char *path, const char **what)

@@ -1,10 +1,16 @@
 /* Output files created safely: every file the generator and treeduce-calibrate
  * write goes through here.
  *
- * A new file is created exclusively under an unpredictable name in the target's
- * folder (mkstemp: O_CREAT|O_EXCL, so nothing planted under that name is ever
- * opened), written, synced, and renamed over the target only when complete:
- * a failure leaves the old file whole and no temporary file behind.  rename()
+ * A new file is created in the target's folder without a name (O_TMPFILE),
+ * written, synced, given an unpredictable name (linkat, which never replaces
+ * what is planted there) and renamed over the target only when complete: a
+ * failure leaves the old file whole and no temporary file behind, and so
+ * does a process killed while it writes (SIGKILL, a batch job's time limit),
+ * since the kernel removes a file without a name when it is closed.  Where
+ * the file system has no O_TMPFILE (or /proc/self/fd is missing), the file is
+ * created exclusively under an unpredictable name (mkstemp: O_CREAT|O_EXCL,
+ * so nothing planted under that name is ever opened), which a killed process
+ * leaves behind.  rename()
  * replaces the target name itself, so a symbolic link there is replaced by the
  * new file and what it pointed to is left untouched.  Two kinds of target are
  * never replaced: a FIFO or character device named directly (/dev/null, a
@@ -18,8 +24,10 @@
 
 typedef struct trd_outfile {
     char *path; /* the target, as given */
-    char *tmp;  /* the temporary file beside it; NULL when writing in place or done */
+    char *tmp;  /* the temporary file beside it; NULL when writing in place or done, or
+                 * while it has no name (anon) */
     FILE *f;    /* where to write */
+    int anon;   /* f is a file without a name in the target's folder (O_TMPFILE) */
 } trd_outfile;
 
 /* Open an output for path (see above); the new file gets the mode a plain
