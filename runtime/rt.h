@@ -169,10 +169,10 @@ int trd_env_reproducible(void);
 int trd_env_verbose(void);
 /* TREEDUCE_SEGMENT_CALLS=N: a communicator's first N - 1 collective calls
  * go to the MPI library's routine; its N-th sets it up (its private
- * duplicate, one exchange) and its first blocking call from then on makes
- * its node segment (0 to 10^9; default TRD_SEGMENT_CALLS; 1: set up at the
- * first call; 0: set up and segment at the first call of any kind), read
- * once: every collective call asks. */
+ * duplicate, one exchange), and a blocking call from then on makes its node
+ * segment once TREEDUCE_SEGMENT_BYTES says (0 to 10^9; default
+ * TRD_SEGMENT_CALLS; 1: set up at the first call; 0: set up and segment at
+ * the first call of any kind), read once: every collective call asks. */
 long long trd_env_segment_calls(void);
 /* TREEDUCE_SEGMENT_BYTES=B: a communicator set up makes its node segment once
  * its calls have moved B bytes, each call counted as its bytes plus
@@ -338,8 +338,9 @@ enum { TRD_SEGMENT_NOW, TRD_SEGMENT_BLOCKING, TRD_SEGMENT_LATER, TRD_SETUP_NOW =
 /* The count of a communicator's collective calls from which treeduce runs
  * them (TREEDUCE_SEGMENT_CALLS's default): the calls before go to the MPI
  * library's routine, and the one that reaches it sets the communicator up
- * and, if blocking, makes its node segment.  MPICH's node collectives start
- * their shared memory after as many calls (MPIR_CVAR_POSIX_NUM_COLLS_THRESHOLD). */
+ * (its node segment comes with TRD_SEGMENT_BYTES).  MPICH's node
+ * collectives start their shared memory after as many calls
+ * (MPIR_CVAR_POSIX_NUM_COLLS_THRESHOLD). */
 #if defined(SMPI_H)
 /* Under SMPI every call runs treeduce's schedule from the first: simulated
  * runs are scale studies and benchmarks that time a call after one warm-up,

@@ -164,7 +164,7 @@ int main(int argc, char **argv)
     if (rank == 0)
         MPI_Wait(&q, MPI_STATUS_IGNORE);
     check(trd_segments() - seg0 == (size > 1),
-          "segments after the first blocking call from the count", k + 1, trd_segments() - seg0);
+          "segments after the blocking call that reaches the bytes", k + 1, trd_segments() - seg0);
     compare(bx, by, big, c, "large iallreduce result", k);
     compare(x, y, 3, c, "the segment's allreduce result", k + 1);
     for (k += 2; k < calls + 8; k++)
