@@ -174,23 +174,30 @@ static const char why_erroneous[] =
  * test_mixed_waits every time.  Every rank refuses the same calls and
  * blocking calls match only blocking ones, so the form is the same on every
  * rank (a form chosen by whether runs are outstanding hung on the mismatch).
- * The library's routine chosen by the tables ("mpi"), or forced, and the
- * application's errors keep the blocking routine: the first for its speed
- * (MPICH's nonblocking allreduce of 8 bytes takes 1.7 times as long).
+ * The library's routine chosen by the tables ("mpi") keeps the blocking
+ * routine for its speed (MPICH's nonblocking allreduce of 8 bytes takes 1.7
+ * times as long), except on a communicator c that has had a nonblocking or
+ * persistent call since its setup: a run of it may be outstanding here and
+ * awaited by a peer that joins this call only after it (mpi.tuned.hold hung
+ * every time).  Every rank makes the same calls on c in the same order, so
+ * c->nonblocking is the same on all of them at this call.  Forced "mpi"
+ * (every call the library's: no run of treeduce's is outstanding) and the
+ * application's errors keep the blocking routine.
  * Under SMPI every call keeps it: SMPI's nonblocking allreduce of 1 MiB
  * over 128 simulated ranks took 157 s of wall time for 5 calls where the
  * blocking one takes seconds, and the simulated runs (scale studies) make
  * no nonblocking calls. */
-static const how *library_form(const how *h, const char *why, how *nb)
+static const how *library_form(const how *h, const char *why, const trd_comm *c, how *nb)
 {
 #if defined(SMPI_H)
     (void)why;
+    (void)c;
     (void)nb;
     return h;
 #else
-    if (h->mode != TRD_BLOCKING || why == trd_why_library_chosen || why == trd_why_library_forced ||
-        why == why_erroneous || why == why_invalid || why == why_invalid_root ||
-        why == why_disabled)
+    if (h->mode != TRD_BLOCKING || (why == trd_why_library_chosen && !(c && c->nonblocking)) ||
+        why == trd_why_library_forced || why == why_erroneous || why == why_invalid ||
+        why == why_invalid_root || why == why_disabled)
         return h;
     *nb = *h;
     nb->progress = 1;
@@ -649,6 +656,8 @@ __attribute__((always_inline)) static inline int collective(const coll_desc *d,
     }
     if (!k.why && (rc = setup(m, x->comm, k.when, k.n, x->recv.type, &k.c, &k.why)) != MPI_SUCCESS)
         return rc;
+    if (!k.why && h->mode != TRD_BLOCKING && !k.c->nonblocking)
+        k.c->nonblocking = 1; /* library_form */
     if (!k.why && (d->flags & ARG_ROOT) && (x->root < 0 || x->root >= k.c->size))
         k.why = why_invalid_root;
     if (!k.why && d->datatypes && ((rc = d->datatypes(&k)) != MPI_SUCCESS || k.done))
@@ -690,7 +699,7 @@ __attribute__((always_inline)) static inline int collective(const coll_desc *d,
             j.stage->free(j.stage);
     }
     library_note(m, routine(d->names, h), k.a, k.params, k.why);
-    h = library_form(h, k.why, &nb);
+    h = library_form(h, k.why, k.c, &nb);
 library:
     fell_back = 1;
     {

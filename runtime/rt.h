@@ -310,6 +310,10 @@ typedef struct trd_comm {
     int unbuilt;      /* its first calls, which go to the MPI library (fallback set): nothing
                        * built yet but the count (trd_comm_get) */
     int segment_made; /* the segment was made (or found impossible): not tried again */
+    /* a nonblocking or persistent call on it since its setup (the same on
+     * every rank at the same call): its blocking calls that go to the MPI
+     * library take the library's nonblocking form (coll.c, library_form) */
+    int nonblocking;
     trd_plan_entry *plans[TRD_PLAN_CACHE];
     int mru;             /* the plan used last */
     unsigned long calls; /* plan look-ups so far: the plan cache's clock (least recently used) */
