@@ -45,11 +45,61 @@ mkdir -p "$top/bench/results"
 # own (bench --lib loads a file once), removed on exit
 copies=
 trap 'rm -rf $copies' EXIT
+# work: the sizes flagged and their second launches' CSVs (confirm)
+work=$(mktemp -d "${TMPDIR:-/tmp}/treeduce-bench.XXXXXX")
+copies=$work
 copy_lib() {
     d=$(mktemp -d "${TMPDIR:-/tmp}/treeduce-copy.XXXXXX")
     copies="$copies $d"
     cp "$1" "$d/"
     copy=$d/$(basename "$1")
+}
+# confirm NEW_NAME OLD_NAME FLAGGED BENCH NEW_LIB OLD_LIB [BENCH options]:
+# every size the verdict flagged (FLAGGED, verdict's fourth argument) timed
+# again in two fresh launches of BENCH at that size alone, the libraries in
+# the same order and swapped (OLD loaded first, a copy of NEW fourth), and
+# judged by confirm_verdict (bench/verdict.sh).  Two instances of one
+# library differ from launch to launch by more than one launch's A/B noise
+# shows (where each one's code and segment land): up to 10% at
+# sub-microsecond sizes, and 2-7% either way at 32 MiB where the tuned and
+# untuned libraries run the same code.  A slower routine stays slower in
+# both orders.
+confirm() {
+    cnew_name=$1 cold_name=$2 flagged=$3 cbench=$4 cnew=$5 cold=$6
+    shift 6
+    [ -s "$flagged" ] || return 0
+    copy_lib "$cnew"
+    cnew_copy=$copy
+    copy_lib "$cold"
+    cold_copy=$copy
+    echo "  the flagged sizes timed again in two fresh launches, the same order and swapped:"
+    kept=0 total=0
+    while read -r piece bytes med; do
+        total=$((total + 1))
+        sel='' label="$bytes B"
+        [ "$piece" = - ] || sel="--piece $piece" label="$piece $bytes B"
+        # shellcheck disable=SC2086 # sel: no option or two words
+        if ! "$mpiexec" -n 2 "$cbench" $sel "$@" --min-bytes "$bytes" --max-bytes "$bytes" \
+            --lib "$cnew" --lib "$cold" --lib mpi --lib "$cold_copy" --csv "$work/same.csv" \
+            </dev/null >"$work/log" 2>&1 ||
+            ! "$mpiexec" -n 2 "$cbench" $sel "$@" --min-bytes "$bytes" --max-bytes "$bytes" \
+                --lib "$cold" --lib "$cnew" --lib mpi --lib "$cnew_copy" --csv "$work/swap.csv" \
+                </dev/null >>"$work/log" 2>&1; then
+            echo "  $label: the launch failed, counted as slower:"
+            sed 's/^/    /' "$work/log"
+            kept=$((kept + 1))
+            continue
+        fi
+        if confirm_verdict "$label" "$med" "$cnew_name" "$cold_name" "$work/same.csv" \
+            "$work/swap.csv"; then
+            kept=$((kept + 1))
+        fi
+    done <"$flagged"
+    if [ "$kept" -eq 0 ]; then
+        echo "  $cnew_name is slower than $cold_name at none of the $total flagged sizes with the order balanced: no slower, within the noise"
+    else
+        echo "  $cnew_name is slower than $cold_name at $kept of the $total flagged sizes with the order balanced"
+    fi
 }
 host=$(hostname -s)
 echo "== plan for this machine (treeduce-gen local --explain)"
@@ -83,12 +133,18 @@ if [ -z "$old" ]; then
         copy_lib "$build/libtreeduce_local.so"
         "$mpiexec" -n 2 "$build/bench_allreduce" --lib "$tuned" --lib "$build/libtreeduce_local.so" \
             --lib mpi --lib "$copy" --csv "$csv" "$@"
-        verdict tuned untuned "$csv"
+        : >"$work/allreduce.flagged"
+        verdict tuned untuned "$csv" "$work/allreduce.flagged"
+        confirm tuned untuned "$work/allreduce.flagged" "$build/bench_allreduce" "$tuned" \
+            "$build/libtreeduce_local.so" "$@"
         echo
         echo "== reduce_scatter_block, allgather, reduce, bcast, tuned (new) and untuned (old), vs the MPI library's, 2 ranks, same run"
         "$mpiexec" -n 2 "$build/bench_pieces" --lib "$tuned" --lib "$build/libtreeduce_local.so" \
             --lib mpi --lib "$copy" --csv "$pcsv"
-        verdict tuned untuned "$pcsv"
+        : >"$work/pieces.flagged"
+        verdict tuned untuned "$pcsv" "$work/pieces.flagged"
+        confirm tuned untuned "$work/pieces.flagged" "$build/bench_pieces" "$tuned" \
+            "$build/libtreeduce_local.so"
     else
         echo "bench/run.sh: not tuned: $why; benching the untuned library" >&2
         csv="$top/bench/results/allreduce-$host.csv"
@@ -126,11 +182,15 @@ else
     echo
     echo "== generated allreduce, NEW ($build) and OLD ($old), vs the MPI library's, 2 ranks, same run"
     "$mpiexec" -n 2 "$build/bench_allreduce" --lib "$new_lib" --lib "$old_lib" --lib mpi --lib "$copy" --csv "$csv" "$@"
-    verdict NEW OLD "$csv"
+    : >"$work/allreduce.flagged"
+    verdict NEW OLD "$csv" "$work/allreduce.flagged"
+    confirm NEW OLD "$work/allreduce.flagged" "$build/bench_allreduce" "$new_lib" "$old_lib" "$@"
     echo
     echo "== reduce_scatter_block, allgather, reduce, bcast, NEW and OLD, vs the MPI library's, 2 ranks, same run"
     "$mpiexec" -n 2 "$build/bench_pieces" --lib "$new_lib" --lib "$old_lib" --lib mpi --lib "$copy" --csv "$pcsv"
-    verdict NEW OLD "$pcsv"
+    : >"$work/pieces.flagged"
+    verdict NEW OLD "$pcsv" "$work/pieces.flagged"
+    confirm NEW OLD "$work/pieces.flagged" "$build/bench_pieces" "$new_lib" "$old_lib"
 fi
 echo
 echo "CSV: $csv $pcsv${perscsv:+ $perscsv}"

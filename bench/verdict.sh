@@ -32,6 +32,8 @@ function median(a, n,    i, j, t, s) {
 {
     n++
     what[n] = ("piece" in col ? $col["piece"] " " : "") $col["bytes"] " B"
+    pc[n] = "piece" in col ? $col["piece"] : "-"
+    by[n] = $col["bytes"]
     val[n] = $col[column]
     mb[n] = abs((noise == "old_us" ? $col["old_us"] / $col["mpi_us"] : $col[noise]) - 1)
     if (twice)
@@ -47,10 +49,13 @@ END {
     report()
 }'
 
-# verdict NEW_NAME OLD_NAME CSV: the sizes where new is slower than old
-# beyond the noise, from a CSV with new_over_old and mpi_b_over_mpi.
+# verdict NEW_NAME OLD_NAME CSV [FLAGGED]: the sizes where new is slower
+# than old beyond the noise, from a CSV with new_over_old and
+# mpi_b_over_mpi; with FLAGGED, those sizes are also written there, a line
+# "PIECE BYTES NOISE" each (PIECE - for allreduce, NOISE the run's median
+# noise as a fraction), for bench/run.sh to time them again.
 verdict() {
-    awk -F, -v new="$1" -v old="$2" -v column=new_over_old "$_bench_noise_awk"'
+    awk -F, -v new="$1" -v old="$2" -v flagged="${4:-}" -v column=new_over_old "$_bench_noise_awk"'
         function report() {
             if (twice)
                 printf "%s against %s: A/B noise of this run, median %.1f%% for the MPI routine timed twice (|mpi_b/mpi - 1|), %.1f%% for %s loaded twice (|old_b/old - 1|)\n", new, old, 100 * mmed, 100 * lmed, old
@@ -61,6 +66,8 @@ verdict() {
                 lim = 1 + (ab[i] > med ? ab[i] : med)
                 if (val[i] > lim) {
                     printf "  %s slower at %s: %s/%s %.3f, beyond the noise there (%.3f)\n", new, what[i], new, old, val[i], lim
+                    if (flagged != "")
+                        printf "%s %s %.6f\n", pc[i], by[i], med > flagged
                     bad++
                 }
             }
@@ -87,4 +94,37 @@ speedups() {
             }
             printf "%s over the MPI library: speed-up %.3f at least (%s); %d of %d sizes below 1 beyond the noise (median %.1f%%)\n", new, min, at, bad, n, 100 * med
         }' "$2" || echo "bench/cluster_run.sh: $2: no speedup and MPI A/B columns" >&2
+}
+
+# confirm_verdict WHAT NOISE NEW_NAME OLD_NAME SAME_CSV SWAPPED_CSV: a size
+# that verdict flagged (WHAT, e.g. "reduce 64 B"; NOISE the run's median
+# noise as a fraction), timed again alone in two fresh launches, NEW loaded
+# first (SAME_CSV) and OLD loaded first (SWAPPED_CSV, whose new_over_old is
+# OLD's over NEW's).  The geometric mean of the two NEW/OLD cancels the
+# order of loading; the size is slower where it exceeds 1 by more than
+# NOISE and each launch's own noise at the size (the larger of
+# |mpi_b/mpi - 1| and |old_b/old - 1|).  Prints a line; returns 0 where
+# slower (or a launch wrote no row), 1 where within the noise.
+confirm_verdict() {
+    awk -F, -v what="$1" -v med="$2" -v new="$3" -v old="$4" '
+        function abs(x) { return x < 0 ? -x : x }
+        function noise(m, o,    n) {
+            n = abs(m - 1) > abs(o - 1) ? abs(m - 1) : abs(o - 1)
+            return n > med ? n : med
+        }
+        FNR == 1 { split("", col); for (i = 1; i <= NF; i++) col[$i] = i; f++; next }
+        f <= 2 && ("new_over_old" in col) && $col["new_over_old"] + 0 > 0 {
+            r[f] = f == 1 ? $col["new_over_old"] : 1 / $col["new_over_old"]
+            z[f] = noise($col["mpi_b_over_mpi"], $col["old_b_over_old"])
+        }
+        END {
+            if (!(1 in r) || !(2 in r)) {
+                printf "  %s: a launch timed no row, counted as slower\n", what
+                exit 0
+            }
+            g = sqrt(r[1] * r[2])
+            z0 = z[1] > z[2] ? z[1] : z[2]
+            printf "  %s: %s/%s %.3f again, %.3f swapped, %.3f both (noise %.1f%%): %s\n", what, new, old, r[1], r[2], g, 100 * z0, (g > 1 + z0 ? "slower" : "within the noise")
+            exit (g > 1 + z0 ? 0 : 1)
+        }' "$5" "$6"
 }

@@ -10,7 +10,8 @@
 # refused; four libraries (LIB, a copy as old, mpi, a second copy as old_b):
 # old_b_us and old_b/old, and mpi as the fourth refused; and bench/verdict.sh
 # on that CSV, and on one written here: the noise at a size is the larger of
-# |mpi_b/mpi - 1| and |old_b/old - 1| (and their medians).
+# |mpi_b/mpi - 1| and |old_b/old - 1| (and their medians), and the flagged
+# sizes it writes; confirm_verdict on planted second launches.
 #   check_bench_columns.sh MPIEXEC NPFLAG BENCH_ALLREDUCE BENCH_PIECES BENCH_PERSISTENT|-
 #                          BENCH_PIECES_PLAIN LIBTREEDUCE
 set -u
@@ -122,4 +123,30 @@ new against old: A/B noise of this run, median 1.0% for the MPI routine timed tw
   2 of 4 sizes beyond the noise
 EOF2
 diff "$work/planted.want" "$work/planted.txt" || fail "verdict on planted.csv: not the expected lines"
+# the flagged sizes written for bench/run.sh's second launches
+verdict new old "$work/planted.csv" "$work/flagged" >/dev/null 2>&1
+printf 'bcast 32 0.010000\nbcast 64 0.010000\n' >"$work/flagged.want"
+diff "$work/flagged.want" "$work/flagged" || fail "verdict's flagged sizes: not the expected lines"
+# confirm_verdict: the geometric mean of the same-order and swapped launches
+# (the swapped one's new_over_old is old's over new's) against the larger of
+# the run's median noise (1%) and the launches' own (2% and 3% here)
+cv() { # name same_new_over_old swapped_new_over_old
+    printf 'bytes,new_over_old,mpi_b_over_mpi,old_b_over_old\n32,%s,1.02,0.99\n' "$2" >"$work/same.csv"
+    printf 'bytes,new_over_old,mpi_b_over_mpi,old_b_over_old\n32,%s,1.00,1.03\n' "$3" >"$work/swap.csv"
+    confirm_verdict "bcast 32 B" 0.01 new old "$work/same.csv" "$work/swap.csv" >"$work/$1.txt"
+}
+# order alone: 1.08 one way, 0.93 the other (1/1.075): 1.004 both
+cv order 1.08 1.075 && fail "confirm_verdict: an order effect counted as slower"
+grep -qx "  bcast 32 B: new/old 1.080 again, 0.930 swapped, 1.002 both (noise 3.0%): within the noise" \
+    "$work/order.txt" || { cat "$work/order.txt"; fail "confirm_verdict: not the expected line (order)"; }
+# slower both ways: 1.06 and 1/0.95
+cv slower 1.06 0.95 || fail "confirm_verdict: slower in both orders not counted"
+grep -qx "  bcast 32 B: new/old 1.060 again, 1.053 swapped, 1.056 both (noise 3.0%): slower" \
+    "$work/slower.txt" || { cat "$work/slower.txt"; fail "confirm_verdict: not the expected line (slower)"; }
+# a launch that wrote no row counts as slower
+printf 'bytes,new_over_old,mpi_b_over_mpi,old_b_over_old\n' >"$work/empty.csv"
+confirm_verdict "bcast 32 B" 0.01 new old "$work/same.csv" "$work/empty.csv" >"$work/empty.txt" ||
+    fail "confirm_verdict: a launch without a row not counted as slower"
+grep -qx "  bcast 32 B: a launch timed no row, counted as slower" "$work/empty.txt" ||
+    { cat "$work/empty.txt"; fail "confirm_verdict: not the expected line (no row)"; }
 echo "bench columns: ok"
