@@ -180,8 +180,10 @@ static const char why_erroneous[] =
  * persistent call since its setup: a run of it may be outstanding here and
  * awaited by a peer that joins this call only after it (mpi.tuned.hold hung
  * every time).  Every rank makes the same calls on c in the same order, so
- * c->nonblocking is the same on all of them at this call.  Forced "mpi"
- * (every call the library's: no run of treeduce's is outstanding) and the
+ * c->nonblocking is the same on all of them at this call.  The same for
+ * "mpi" forced by TREEDUCE_ALGORITHM, which forces allreduce alone: the
+ * other collectives' runs may be outstanding.  "mpi" forced through a
+ * *_with routine (the tuner timing the library's routine: c NULL) and the
  * application's errors keep the blocking routine.
  * Under SMPI every call keeps it: SMPI's nonblocking allreduce of 1 MiB
  * over 128 simulated ranks took 157 s of wall time for 5 calls where the
@@ -195,9 +197,11 @@ static const how *library_form(const how *h, const char *why, const trd_comm *c,
     (void)nb;
     return h;
 #else
-    if (h->mode != TRD_BLOCKING || (why == trd_why_library_chosen && !(c && c->nonblocking)) ||
-        why == trd_why_library_forced || why == why_erroneous || why == why_invalid ||
-        why == why_invalid_root || why == why_disabled)
+    if (h->mode != TRD_BLOCKING ||
+        ((why == trd_why_library_chosen || why == trd_why_library_forced) &&
+         !(c && c->nonblocking)) ||
+        why == why_erroneous || why == why_invalid || why == why_invalid_root ||
+        why == why_disabled)
         return h;
     *nb = *h;
     nb->progress = 1;
@@ -699,7 +703,10 @@ __attribute__((always_inline)) static inline int collective(const coll_desc *d,
             j.stage->free(j.stage);
     }
     library_note(m, routine(d->names, h), k.a, k.params, k.why);
-    h = library_form(h, k.why, k.c, &nb);
+    /* "mpi" forced by TREEDUCE_ALGORITHM is decided before the setup */
+    h = library_form(
+        h, k.why,
+        k.c || k.why != trd_why_library_forced || algorithm ? k.c : trd_comm_peek(x->comm), &nb);
 library:
     fell_back = 1;
     {

@@ -667,6 +667,16 @@ static int segment_due(trd_comm *c, int when, long long n, MPI_Count count, MPI_
     return rc;
 }
 
+const trd_comm *trd_comm_peek(MPI_Comm comm)
+{
+    int flag = 0, kv = atomic_load_explicit(&comm_keyval, memory_order_acquire);
+    trd_comm *c = NULL;
+    if (kv == MPI_KEYVAL_INVALID || comm == MPI_COMM_NULL || atomic_load(&finalizing) ||
+        PMPI_Comm_get_attr(comm, kv, &c, &flag) != MPI_SUCCESS || !flag)
+        return NULL;
+    return c;
+}
+
 int trd_comm_get(MPI_Comm comm, const trd_machine *m, int when, MPI_Count count, MPI_Datatype type,
                  trd_comm **out)
 {

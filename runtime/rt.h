@@ -388,6 +388,12 @@ enum { TRD_SEGMENT_NOW, TRD_SEGMENT_BLOCKING, TRD_SEGMENT_LATER, TRD_SETUP_NOW =
 int trd_comm_get(MPI_Comm comm, const trd_machine *m, int when, MPI_Count count, MPI_Datatype type,
                  trd_comm **out);
 
+/* comm's cached description if it has one (of any machine), else NULL;
+ * nothing counted, built or made, not collective.  For a call that goes
+ * to the MPI library before its setup but must know whether comm has had
+ * nonblocking calls (coll.c, library_form). */
+const trd_comm *trd_comm_peek(MPI_Comm comm);
+
 /* A request holds c (trd_comm_ref) until it is freed (trd_comm_unref); the
  * last reference frees it, the attribute's included. */
 void trd_comm_ref(trd_comm *c);

@@ -29,10 +29,13 @@
  *                          at one count at least; 1 for "mpi"); the list is
  *                          the same on every rank and ends in "mpi";
  *                          "mpi", "auto" and a name that is no algorithm's.
- *   test_tuned hold N      (2 ranks on N nodes) a blocking allreduce the
- *                          tables give to "mpi" while a nonblocking one of
- *                          treeduce's that the peer waits for first is
- *                          outstanding: completes, results right.
+ *   test_tuned hold N [forced]
+ *                          (2 ranks on N nodes) a blocking allreduce the
+ *                          tables give to "mpi" (forced: that
+ *                          TREEDUCE_ALGORITHM=mpi forces) while a
+ *                          nonblocking collective of treeduce's that the
+ *                          peer waits for first is outstanding: completes,
+ *                          results right.
  *   test_tuned env-mpi     (TREEDUCE_ALGORITHM=mpi) trd_allreduce is the
  *                          library's, with its notes.
  *
@@ -427,32 +430,47 @@ static void test_candidates(void)
     MPI_Comm_free(&comm);
 }
 
-/* A blocking allreduce at a size the tables give to "mpi" while this rank
- * holds a nonblocking allreduce of treeduce's (ring, Rabenseifner) that its
- * peer waits for first: rank 0 starts it, makes the blocking call, then
- * waits; rank 1 starts it, waits, then makes the blocking call.  A legal
- * program (the MPI library progresses a nonblocking collective inside any
- * MPI call).  It hung while the blocking call went to the library's
+/* A blocking allreduce that goes to the MPI library's routine while this
+ * rank holds a nonblocking collective of treeduce's that its peer waits for
+ * first: rank 0 starts it, makes the blocking call, then waits; rank 1
+ * starts it, waits, then makes the blocking call.  A legal program (the MPI
+ * library progresses a nonblocking collective inside any MPI call).  The
+ * blocking call goes to the library because the tables choose "mpi" at its
+ * size (forced 0; the nonblocking call an allreduce of treeduce's: ring or
+ * Rabenseifner), or because TREEDUCE_ALGORITHM=mpi forces it (forced 1,
+ * set by the test's environment; the nonblocking call a bcast, which that
+ * does not force).  It hung while the blocking call went to the library's
  * blocking routine, where rank 0 cannot advance treeduce's run: after a
- * nonblocking call on a communicator, "mpi" chosen for a blocking call on it
- * takes the library's nonblocking form, waited for while treeduce's runs
- * advance.  Rounds of it on one communicator, each result checked. */
-static void test_hold(int nodes)
+ * nonblocking call on a communicator, its blocking calls that go to the
+ * library take the library's nonblocking form, waited for while treeduce's
+ * runs advance.  Rounds of it on one communicator, each result checked. */
+static void test_hold(int nodes, int forced)
 {
-    /* 16 KiB: ring (1 node) or rabenseifner (2 nodes); 1 KiB (1 node) or
-     * 64 B (2 nodes): "mpi" (the tables above) */
+    /* 16 KiB: allreduce ring (1 node) or rabenseifner (2 nodes), bcast
+     * scatter_allgather:ring or binomial; 1 KiB (1 node) or 64 B (2 nodes):
+     * "mpi" (the tables above) */
     const size_t big = 2048, small = nodes == 1 ? 128 : 8;
     double *in = malloc(big * sizeof *in), *out = malloc(big * sizeof *out),
            *ref = malloc(big * sizeof *ref), sin[128], sout[128], sref[128];
+    const char *nb_note =
+        forced ? (nodes == 1 ? "treeduce[tuned]: MPI_Ibcast runs scatter_allgather:ring"
+                             : "treeduce[tuned]: MPI_Ibcast runs binomial")
+               : (nodes == 1 ? "treeduce[tuned]: MPI_Iallreduce runs ring"
+                             : "treeduce[tuned]: MPI_Iallreduce runs rabenseifner");
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     for (int round = 0; round < 20; round++) {
         MPI_Request req;
+        int rc, rc2 = MPI_SUCCESS, fell = -1, root = round % 2;
         fill(in, big, (unsigned)(round * 16 + rank + 1));
         fill(sin, small, (unsigned)(round * 16 + rank + 9));
         capture_start();
-        int rc = trd_iallreduce(&machine, in, out, (MPI_Count)big, MPI_DOUBLE, MPI_SUM, comm, &req),
-            rc2 = MPI_SUCCESS, fell = -1;
+        if (forced) {
+            memcpy(out, in, big * sizeof *in);
+            rc = trd_ibcast(&machine, out, (MPI_Count)big, MPI_DOUBLE, root, comm, &req);
+        } else {
+            rc = trd_iallreduce(&machine, in, out, (MPI_Count)big, MPI_DOUBLE, MPI_SUM, comm, &req);
+        }
         if (rank == 0) {
             rc2 = trd_allreduce(&machine, sin, sout, (int)small, MPI_DOUBLE, MPI_SUM, comm);
             fell = trd_fell_back();
@@ -464,21 +482,25 @@ static void test_hold(int nodes)
             fell = trd_fell_back();
         }
         char *text = capture_end();
-        PMPI_Allreduce(in, ref, (int)big, MPI_DOUBLE, MPI_SUM, comm);
+        if (forced) {
+            memcpy(ref, in, big * sizeof *in);
+            PMPI_Bcast(ref, (int)big, MPI_DOUBLE, root, comm);
+        } else {
+            PMPI_Allreduce(in, ref, (int)big, MPI_DOUBLE, MPI_SUM, comm);
+        }
         PMPI_Allreduce(sin, sref, (int)small, MPI_DOUBLE, MPI_SUM, comm);
         char msg[200];
         snprintf(msg, sizeof msg, "round %d: rc %d/%d, results %s/%s, the blocking call %s", round,
-                 rc, rc2, same(out, ref, big, 0) ? "right" : "wrong",
+                 rc, rc2, same(out, ref, big, forced) ? "right" : "wrong",
                  same(sout, sref, small, 0) ? "right" : "wrong",
                  fell == 1 ? "the library's" : "treeduce's");
-        check(rc == MPI_SUCCESS && rc2 == MPI_SUCCESS && same(out, ref, big, 0) &&
+        check(rc == MPI_SUCCESS && rc2 == MPI_SUCCESS && same(out, ref, big, forced) &&
                   same(sout, sref, small, 0) && fell == 1,
               msg);
-        if (round == 0)
-            check(capture_count(text, nodes == 1 ? "treeduce[tuned]: MPI_Iallreduce runs ring"
-                                                 : "treeduce[tuned]: MPI_Iallreduce runs "
-                                                   "rabenseifner") == 1,
-                  "the nonblocking call does not run treeduce's schedule");
+        if (round == 0) {
+            snprintf(msg, sizeof msg, "no line '%s'", nb_note);
+            check(capture_count(text, nb_note) == 1, msg);
+        }
         free(text);
     }
     MPI_Comm_free(&comm);
@@ -526,11 +548,11 @@ int main(int argc, char **argv)
         test_candidates();
     else if (argc > 2 && !strcmp(argv[1], "hold") &&
              (!strcmp(argv[2], "1") || !strcmp(argv[2], "2")))
-        test_hold(atoi(argv[2]));
+        test_hold(atoi(argv[2]), argc > 3 && !strcmp(argv[3], "forced"));
     else if (argc > 1 && !strcmp(argv[1], "env-mpi"))
         test_env_mpi();
     else
-        check(0, "usage: test_tuned tables NODES | hold NODES | candidates | env-mpi");
+        check(0, "usage: test_tuned tables NODES | hold NODES [forced] | candidates | env-mpi");
     if (rank == 0)
         printf("%d passed, %d failed\n", passed, failed);
     MPI_Finalize();
