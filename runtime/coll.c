@@ -181,28 +181,35 @@ static const char why_erroneous[] =
  * awaited by a peer that joins this call only after it (mpi.tuned.hold hung
  * every time).  Every rank makes the same calls on c in the same order, so
  * c->nonblocking is the same on all of them at this call.  The same for
- * "mpi" forced by TREEDUCE_ALGORITHM, which forces allreduce alone: the
- * other collectives' runs may be outstanding.  "mpi" forced through a
- * *_with routine (the tuner timing the library's routine: c NULL) and the
+ * "mpi" forced by TREEDUCE_ALGORITHM (peek set), which forces allreduce
+ * alone, so the other collectives' runs may be outstanding: decided before
+ * the setup, it looks comm's description up (c NULL).  "mpi" forced through
+ * a *_with routine (the tuner timing the library's routine) and the
  * application's errors keep the blocking routine.
  * Under SMPI every call keeps it: SMPI's nonblocking allreduce of 1 MiB
  * over 128 simulated ranks took 157 s of wall time for 5 calls where the
  * blocking one takes seconds, and the simulated runs (scale studies) make
  * no nonblocking calls. */
-static const how *library_form(const how *h, const char *why, const trd_comm *c, how *nb)
+static const how *library_form(const how *h, const char *why, const trd_comm *c, MPI_Comm comm,
+                               int peek, how *nb)
 {
 #if defined(SMPI_H)
     (void)why;
     (void)c;
+    (void)comm;
+    (void)peek;
     (void)nb;
     return h;
 #else
-    if (h->mode != TRD_BLOCKING ||
-        ((why == trd_why_library_chosen || why == trd_why_library_forced) &&
-         !(c && c->nonblocking)) ||
-        why == why_erroneous || why == why_invalid || why == why_invalid_root ||
-        why == why_disabled)
+    if (h->mode != TRD_BLOCKING || why == why_erroneous || why == why_invalid ||
+        why == why_invalid_root || why == why_disabled)
         return h;
+    if (why == trd_why_library_chosen || why == trd_why_library_forced) {
+        if (!c && peek && why == trd_why_library_forced)
+            c = trd_comm_peek(comm);
+        if (!(c && c->nonblocking))
+            return h;
+    }
     *nb = *h;
     nb->progress = 1;
     return nb;
@@ -703,10 +710,7 @@ __attribute__((always_inline)) static inline int collective(const coll_desc *d,
             j.stage->free(j.stage);
     }
     library_note(m, routine(d->names, h), k.a, k.params, k.why);
-    /* "mpi" forced by TREEDUCE_ALGORITHM is decided before the setup */
-    h = library_form(
-        h, k.why,
-        k.c || k.why != trd_why_library_forced || algorithm ? k.c : trd_comm_peek(x->comm), &nb);
+    h = library_form(h, k.why, k.c, x->comm, !algorithm, &nb);
 library:
     fell_back = 1;
     {
