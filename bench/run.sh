@@ -64,6 +64,17 @@ copy_lib() {
 # sub-microsecond sizes, and 2-7% either way at 32 MiB where the tuned and
 # untuned libraries run the same code.  A slower routine stays slower in
 # both orders.
+# relaunch NAME FIRST SECOND COPY [BENCH options]: confirm's BENCH ($sel,
+# at $bytes alone) with FIRST and SECOND loaded in that order, a copy of
+# SECOND fourth, into $work/NAME.csv, its output added to $work/log.
+relaunch() {
+    rname=$1 rfirst=$2 rsecond=$3 rcopy=$4
+    shift 4
+    # shellcheck disable=SC2086 # sel: no option or two words
+    "$mpiexec" -n 2 "$cbench" $sel "$@" --min-bytes "$bytes" --max-bytes "$bytes" \
+        --lib "$rfirst" --lib "$rsecond" --lib mpi --lib "$rcopy" --csv "$work/$rname.csv" \
+        </dev/null >>"$work/log" 2>&1
+}
 confirm() {
     cnew_name=$1 cold_name=$2 flagged=$3 cbench=$4 cnew=$5 cold=$6
     shift 6
@@ -78,13 +89,9 @@ confirm() {
         total=$((total + 1))
         sel='' label="$bytes B"
         [ "$piece" = - ] || sel="--piece $piece" label="$piece $bytes B"
-        # shellcheck disable=SC2086 # sel: no option or two words
-        if ! "$mpiexec" -n 2 "$cbench" $sel "$@" --min-bytes "$bytes" --max-bytes "$bytes" \
-            --lib "$cnew" --lib "$cold" --lib mpi --lib "$cold_copy" --csv "$work/same.csv" \
-            </dev/null >"$work/log" 2>&1 ||
-            ! "$mpiexec" -n 2 "$cbench" $sel "$@" --min-bytes "$bytes" --max-bytes "$bytes" \
-                --lib "$cold" --lib "$cnew" --lib mpi --lib "$cnew_copy" --csv "$work/swap.csv" \
-                </dev/null >>"$work/log" 2>&1; then
+        : >"$work/log"
+        if ! relaunch same "$cnew" "$cold" "$cold_copy" "$@" ||
+            ! relaunch swap "$cold" "$cnew" "$cnew_copy" "$@"; then
             echo "  $label: the launch failed, counted as slower:"
             sed 's/^/    /' "$work/log"
             kept=$((kept + 1))
@@ -133,7 +140,6 @@ if [ -z "$old" ]; then
         copy_lib "$build/libtreeduce_local.so"
         "$mpiexec" -n 2 "$build/bench_allreduce" --lib "$tuned" --lib "$build/libtreeduce_local.so" \
             --lib mpi --lib "$copy" --csv "$csv" "$@"
-        : >"$work/allreduce.flagged"
         verdict tuned untuned "$csv" "$work/allreduce.flagged"
         confirm tuned untuned "$work/allreduce.flagged" "$build/bench_allreduce" "$tuned" \
             "$build/libtreeduce_local.so" "$@"
@@ -141,7 +147,6 @@ if [ -z "$old" ]; then
         echo "== reduce_scatter_block, allgather, reduce, bcast, tuned (new) and untuned (old), vs the MPI library's, 2 ranks, same run"
         "$mpiexec" -n 2 "$build/bench_pieces" --lib "$tuned" --lib "$build/libtreeduce_local.so" \
             --lib mpi --lib "$copy" --csv "$pcsv"
-        : >"$work/pieces.flagged"
         verdict tuned untuned "$pcsv" "$work/pieces.flagged"
         confirm tuned untuned "$work/pieces.flagged" "$build/bench_pieces" "$tuned" \
             "$build/libtreeduce_local.so"
@@ -182,13 +187,11 @@ else
     echo
     echo "== generated allreduce, NEW ($build) and OLD ($old), vs the MPI library's, 2 ranks, same run"
     "$mpiexec" -n 2 "$build/bench_allreduce" --lib "$new_lib" --lib "$old_lib" --lib mpi --lib "$copy" --csv "$csv" "$@"
-    : >"$work/allreduce.flagged"
     verdict NEW OLD "$csv" "$work/allreduce.flagged"
     confirm NEW OLD "$work/allreduce.flagged" "$build/bench_allreduce" "$new_lib" "$old_lib" "$@"
     echo
     echo "== reduce_scatter_block, allgather, reduce, bcast, NEW and OLD, vs the MPI library's, 2 ranks, same run"
     "$mpiexec" -n 2 "$build/bench_pieces" --lib "$new_lib" --lib "$old_lib" --lib mpi --lib "$copy" --csv "$pcsv"
-    : >"$work/pieces.flagged"
     verdict NEW OLD "$pcsv" "$work/pieces.flagged"
     confirm NEW OLD "$work/pieces.flagged" "$build/bench_pieces" "$new_lib" "$old_lib"
 fi

@@ -51,10 +51,12 @@ END {
 
 # verdict NEW_NAME OLD_NAME CSV [FLAGGED]: the sizes where new is slower
 # than old beyond the noise, from a CSV with new_over_old and
-# mpi_b_over_mpi; with FLAGGED, those sizes are also written there, a line
+# mpi_b_over_mpi; with FLAGGED, those sizes are also written there (the
+# file made anew, empty where none is slower), a line
 # "PIECE BYTES NOISE" each (PIECE - for allreduce, NOISE the run's median
 # noise as a fraction), for bench/run.sh to time them again.
 verdict() {
+    [ -z "${4:-}" ] || : >"$4"
     awk -F, -v new="$1" -v old="$2" -v flagged="${4:-}" -v column=new_over_old "$_bench_noise_awk"'
         function report() {
             if (twice)
