@@ -108,6 +108,62 @@ confirm() {
         echo "  $cnew_name is slower than $cold_name at $kept of the $total flagged sizes with the order balanced"
     fi
 }
+# recheck WISDOM TUNED UNTUNED: the tuner judges in its own process, where
+# two close routines can rank the other way round than in an application's
+# (docs/tuning.md, "What one process cannot see").  So every size at which
+# TUNED runs other code than UNTUNED (WISDOM's check sizes of its 1x2
+# tables, recheck_sizes) is timed again in two fresh launches of the bench,
+# the libraries in both orders, and a range whose choice is not faster than
+# the untuned one at all its sizes with the order balanced
+# (confirm_verdict, strict) goes to the model.  WISDOM is rewritten through
+# a temporary file renamed into place, the launches' lines added as
+# comments.  Returns 0 where a range went to the model (TUNED must be built
+# again), else 1.
+recheck() {
+    rw=$1 rt=$2 ru=$3
+    recheck_sizes "$rw" 1 2 >"$work/recheck.sizes"
+    if [ ! -s "$work/recheck.sizes" ]; then
+        echo "  no size where the tuned library runs other code than the untuned one"
+        return 1
+    fi
+    copy_lib "$rt"
+    rt_copy=$copy
+    copy_lib "$ru"
+    ru_copy=$copy
+    : >"$work/recheck.verdicts"
+    while read -r line coll tbytes alg model; do
+        sel='' bytes=$tbytes cbench=$build/bench_pieces
+        case $coll in
+        allreduce) cbench=$build/bench_allreduce ;;
+        reduce_scatter_block) sel="--piece rsb" bytes=$((tbytes * 2)) ;; # the bench's size: p blocks
+        allgather) sel="--piece allgather" bytes=$((tbytes * 2)) ;;
+        reduce | bcast) sel="--piece $coll" ;;
+        *) continue ;;
+        esac
+        what="$coll $tbytes B ($alg; untuned $model)"
+        : >"$work/log"
+        if ! relaunch same "$rt" "$ru" "$ru_copy" --copy-bytes 0 ||
+            ! relaunch swap "$ru" "$rt" "$rt_copy" --copy-bytes 0; then
+            echo "  $what: the launch failed, counted as not faster:"
+            sed 's/^/    /' "$work/log"
+            echo "$line model $what: a launch failed" >>"$work/recheck.verdicts"
+            continue
+        fi
+        v=model
+        out=$(confirm_verdict "$what" 0 tuned untuned "$work/same.csv" "$work/swap.csv" 1) || v=kept
+        echo "$out"
+        echo "$line $v ${out#  }" >>"$work/recheck.verdicts"
+    done <"$work/recheck.sizes"
+    ranges=$(awk '$2 == "model" && !($1 in r) { r[$1] = 1; n++ } END { print n + 0 }' "$work/recheck.verdicts")
+    tmp=$(mktemp "$rw.XXXXXX")
+    if ! recheck_rewrite "$rw" "$work/recheck.verdicts" >"$tmp" || ! mv "$tmp" "$rw"; then
+        rm -f "$tmp"
+        echo "bench/run.sh: $rw could not be rewritten" >&2
+        return 1
+    fi
+    echo "  $ranges range(s) given to the model in $rw"
+    [ "$ranges" -gt 0 ]
+}
 host=$(hostname -s)
 echo "== plan for this machine (treeduce-gen local --explain)"
 plan=$("$build/treeduce-gen" local --explain)
@@ -131,6 +187,13 @@ if [ -z "$old" ]; then
         cmake -S "$top" -B "$build" -DTREEDUCE_LOCAL_WISDOM= >>"$build/tuned.log" 2>&1 || true
     elif ! grep -q "wisdom-$host.wisdom" "$build/treeduce_local_tuned/trd_local_tuned.c"; then
         why="the generator did not take the wisdom (no WISDOM in treeduce_generate?)"
+    else
+        echo
+        echo "== the tuned choices timed again against the untuned ones, in fresh launches"
+        if recheck "$wisdom" "$tuned" "$build/libtreeduce_local.so" &&
+            ! cmake --build "$build" --target treeduce_local_tuned >>"$build/tuned.log" 2>&1; then
+            why="the rechecked tuned library did not build (see $build/tuned.log)"
+        fi
     fi
     if [ -z "$why" ]; then
         csv="$top/bench/results/allreduce-$host-tuned.csv"

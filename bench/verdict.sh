@@ -98,17 +98,18 @@ speedups() {
         }' "$2" || echo "bench/cluster_run.sh: $2: no speedup and MPI A/B columns" >&2
 }
 
-# confirm_verdict WHAT NOISE NEW_NAME OLD_NAME SAME_CSV SWAPPED_CSV: a size
-# that verdict flagged (WHAT, e.g. "reduce 64 B"; NOISE the run's median
-# noise as a fraction), timed again alone in two fresh launches, NEW loaded
-# first (SAME_CSV) and OLD loaded first (SWAPPED_CSV, whose new_over_old is
-# OLD's over NEW's).  The geometric mean of the two NEW/OLD cancels the
-# order of loading; the size is slower where it exceeds 1 by more than
-# NOISE and each launch's own noise at the size (the larger of
-# |mpi_b/mpi - 1| and |old_b/old - 1|).  Prints a line; returns 0 where
-# slower (or a launch wrote no row), 1 where within the noise.
+# confirm_verdict WHAT NOISE NEW_NAME OLD_NAME SAME_CSV SWAPPED_CSV [STRICT]:
+# a size that verdict flagged (WHAT, e.g. "reduce 64 B"; NOISE the run's
+# median noise as a fraction), timed again alone in two fresh launches, NEW
+# loaded first (SAME_CSV) and OLD loaded first (SWAPPED_CSV, whose
+# new_over_old is OLD's over NEW's).  The geometric mean of the two NEW/OLD
+# cancels the order of loading; the size is slower where it exceeds 1 by
+# more than NOISE and each launch's own noise at the size (the larger of
+# |mpi_b/mpi - 1| and |old_b/old - 1|).  With STRICT 1 (recheck), NEW must
+# be faster: "not faster" wherever the mean is not below 1.  Prints a line;
+# returns 0 where slower (not faster) or a launch wrote no row, else 1.
 confirm_verdict() {
-    awk -F, -v what="$1" -v med="$2" -v new="$3" -v old="$4" '
+    awk -F, -v what="$1" -v med="$2" -v new="$3" -v old="$4" -v strict="${7:-0}" '
         function abs(x) { return x < 0 ? -x : x }
         function noise(m, o,    n) {
             n = abs(m - 1) > abs(o - 1) ? abs(m - 1) : abs(o - 1)
@@ -126,7 +127,43 @@ confirm_verdict() {
             }
             g = sqrt(r[1] * r[2])
             z0 = z[1] > z[2] ? z[1] : z[2]
+            if (strict) {
+                printf "  %s: %s/%s %.3f, %.3f swapped, %.3f both (noise %.1f%%): %s\n", what, new, old, r[1], r[2], g, 100 * z0, (g >= 1 ? "not faster" : "faster")
+                exit (g >= 1 ? 0 : 1)
+            }
             printf "  %s: %s/%s %.3f again, %.3f swapped, %.3f both (noise %.1f%%): %s\n", what, new, old, r[1], r[2], g, 100 * z0, (g > 1 + z0 ? "slower" : "within the noise")
             exit (g > 1 + z0 ? 0 : 1)
         }' "$5" "$6"
+}
+
+# recheck_sizes WISDOM NODES PPN: the sizes at which the tuned library of
+# WISDOM runs other code than the untuned one, in its tables of NODES x PPN:
+# a line "LINE COLL BYTES ALG MODEL" for each check line whose range (on
+# line LINE) chose ALG, neither "model" nor MODEL, the model's choice there.
+recheck_sizes() {
+    awk -v nodes="$2" -v ppn="$3" '
+        /^[ \t]*#/ { next }
+        $1 == "range" { line = NR; take = $3 == nodes && $4 == ppn && $7 != "model"; coll = $2; alg = $7; next }
+        $1 == "check" && take && $5 != alg { print line, coll, $2, alg, $5; next }
+        $1 != "check" { take = 0 }' "$1"
+}
+
+# recheck_rewrite WISDOM VERDICTS: WISDOM on stdout, each range named in
+# VERDICTS (lines "LINE VERDICT TEXT", VERDICT "model" or "kept") followed
+# by its lines as comments ("# recheck: TEXT"), and given to the model
+# (its algorithm "model") where any of them says "model".
+recheck_rewrite() {
+    awk 'NR == FNR {
+             t = $0
+             sub(/^[ \t]*[^ \t]+[ \t]+[^ \t]+[ \t]+/, "", t)
+             note[$1] = note[$1] "# recheck: " t "\n"
+             if ($2 == "model") revert[$1] = 1
+             next
+         }
+         (FNR in note) && $1 == "range" {
+             if (FNR in revert) $7 = "model"
+             printf "%s\n%s", $0, note[FNR]
+             next
+         }
+         { print }' "$2" "$1"
 }

@@ -426,7 +426,7 @@ static int explain_wisdom_shape(FILE *f, trd_topo_t t, const trd_machine_plan *p
         if (trd_wisdom_is_model(q)) {
             /* no winner of its own: what the model's tables run there */
             models++;
-            fprintf(f, "): the model's tables, faster in the check than the measured winner\n");
+            fprintf(f, "): the model's tables, the measured winner not faster in the check\n");
             explain_checks(f, q);
             continue;
         }

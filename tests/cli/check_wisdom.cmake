@@ -226,7 +226,7 @@ elseif(CASE STREQUAL "two")
       model: shm:tree:2 "
     "
       checked at 4096 B: tuned shm:tree:2 9.25 us, untuned (shm) 10.5 us, MPI 12 us, noise 1.0%: kept
-    ${newer}:17: 64 KiB .. 256 KiB (at 131071 B): the model's tables, faster in the check than the measured winner
+    ${newer}:17: 64 KiB .. 256 KiB (at 131071 B): the model's tables, the measured winner not faster in the check
       checked at 131072 B: tuned shm 40.5 us, untuned (shm:rx:2) 30.25 us, MPI 45 us, noise 2.0%: to the model
     ${wisdom}:13: 256 KiB .. 1 MiB (at 524287 B): measured shm 20.5 us"
     "  conflict: allreduce 1x2 [2048, 4096): ${newer}:15 (2026-11-29T10:00:00Z) measured shm:tree:2, ${wisdom}:12 (2026-11-27T00:30:00Z) measured shm:rx:2; the newer (${newer}) is used

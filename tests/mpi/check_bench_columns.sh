@@ -149,4 +149,47 @@ confirm_verdict "bcast 32 B" 0.01 new old "$work/same.csv" "$work/empty.csv" >"$
     fail "confirm_verdict: a launch without a row not counted as slower"
 grep -qx "  bcast 32 B: a launch timed no row, counted as slower" "$work/empty.txt" ||
     { cat "$work/empty.txt"; fail "confirm_verdict: not the expected line (no row)"; }
+# confirm_verdict strict (bench/run.sh's recheck): not faster at 1.002 both
+# (inside the noise), faster at 0.965 both
+cv() { # name same_new_over_old swapped_new_over_old
+    printf 'bytes,new_over_old,mpi_b_over_mpi,old_b_over_old\n32,%s,1.02,0.99\n' "$2" >"$work/same.csv"
+    printf 'bytes,new_over_old,mpi_b_over_mpi,old_b_over_old\n32,%s,1.00,1.03\n' "$3" >"$work/swap.csv"
+    confirm_verdict "bcast 32 B" 0 new old "$work/same.csv" "$work/swap.csv" 1 >"$work/$1.txt"
+}
+cv strict_tie 1.08 1.075 || fail "confirm_verdict strict: a mean above 1 counted as faster"
+grep -qx "  bcast 32 B: new/old 1.080, 0.930 swapped, 1.002 both (noise 3.0%): not faster" \
+    "$work/strict_tie.txt" || { cat "$work/strict_tie.txt"; fail "confirm_verdict strict: not the expected line (tie)"; }
+cv strict_faster 0.95 1.02 && fail "confirm_verdict strict: faster in both orders not counted as faster"
+grep -qx "  bcast 32 B: new/old 0.950, 0.980 swapped, 0.965 both (noise 3.0%): faster" \
+    "$work/strict_faster.txt" || { cat "$work/strict_faster.txt"; fail "confirm_verdict strict: not the expected line (faster)"; }
+# recheck_sizes: the check sizes of the 1x2 ranges whose choice is neither
+# "model" nor the model's own there; recheck_rewrite: a range with a size
+# not faster goes to the model, every range rechecked gets its lines as
+# comments, the rest of the file unchanged
+cat >"$work/w.wisdom" <<'EOF2'
+treeduce-wisdom 2
+# range COLL NODES PPN FROM BELOW ALG US RUNNER RUNNER_US
+# check BYTES ALG ALG_US MODEL MODEL_US MPI_US NOISE VERDICT
+range allreduce 1 2 0 472 shm 0.9 nap 0.95
+check 8 shm 0.9 shm 0.9 1.2 0.03 kept
+range allreduce 1 2 472 2000 shm:cyclic 1.5 nap 1.7
+check 512 shm:cyclic 1.3 shm 1.4 2.7 0.03 kept
+check 1024 shm:cyclic 1.3 shm 1.5 2.9 0.03 kept
+range allreduce 1 2 2000 4096 model 2.1 nap 2.2
+check 2048 nap 2.2 shm 2.1 3.3 0.03 model
+range allreduce 2 1 0 4096 rd 5.0 ring 6.0
+check 8 rd 5.0 ring 6.0 9.0 0.03 kept
+range bcast 1 2 8192 15688 binomial 3.0 mpi 3.5
+check 8192 binomial 3.0 shm 3.4 3.5 0.03 kept
+end
+EOF2
+recheck_sizes "$work/w.wisdom" 1 2 >"$work/sizes"
+printf '6 allreduce 512 shm:cyclic shm\n6 allreduce 1024 shm:cyclic shm\n13 bcast 8192 binomial shm\n' >"$work/sizes.want"
+diff "$work/sizes.want" "$work/sizes" || fail "recheck_sizes: not the expected sizes"
+printf '6 kept allreduce 512 B: faster\n6 model allreduce 1024 B: not faster\n13 kept bcast 8192 B: faster\n' >"$work/verdicts"
+recheck_rewrite "$work/w.wisdom" "$work/verdicts" >"$work/w2.wisdom" || fail "recheck_rewrite failed"
+awk 'NR == 6 { print "range allreduce 1 2 472 2000 model 1.5 nap 1.7"
+               print "# recheck: allreduce 512 B: faster"; print "# recheck: allreduce 1024 B: not faster"; next }
+     NR == 13 { print; print "# recheck: bcast 8192 B: faster"; next } { print }' "$work/w.wisdom" >"$work/w2.want"
+diff "$work/w2.want" "$work/w2.wisdom" || fail "recheck_rewrite: not the expected wisdom"
 echo "bench columns: ok"
