@@ -9,7 +9,10 @@
 # candidate and the MPI library's routine (2 ranks, for
 # TREEDUCE_TUNE_BUDGET, default 10m) into bench/results/wisdom-HOST.wisdom,
 # and NEW is reconfigured with TREEDUCE_LOCAL_WISDOM set to it, which builds
-# libtreeduce_local_tuned.so; then the allreduce and the pieces run tuned
+# libtreeduce_local_tuned.so; every size where the tuned library runs other
+# code than the untuned one is timed again in fresh launches, and a range
+# whose choice is not faster there goes to the model (recheck, below; the
+# tuned library is built again); then the allreduce and the pieces run tuned
 # (new) beside untuned (old) and the MPI library's, as with OLD below.  If
 # the tuner or the tuned build fails, the job says why and benches the
 # untuned library alone.
@@ -113,12 +116,12 @@ confirm() {
 # (docs/tuning.md, "What one process cannot see").  So every size at which
 # TUNED runs other code than UNTUNED (WISDOM's check sizes of its 1x2
 # tables, recheck_sizes) is timed again in two fresh launches of the bench,
-# the libraries in both orders, and a range whose choice is not faster than
-# the untuned one at all its sizes with the order balanced
-# (confirm_verdict, strict) goes to the model.  WISDOM is rewritten through
-# a temporary file renamed into place, the launches' lines added as
-# comments.  Returns 0 where a range went to the model (TUNED must be built
-# again), else 1.
+# the libraries in both orders, and where the tuned choice is not faster
+# than the untuned one with the order balanced (confirm_verdict, strict),
+# its range is cut there and that part goes to the model (recheck_rewrite).
+# WISDOM is rewritten through a temporary file renamed into place, each
+# launch's line added under its check line as a comment.  Returns 0 where a
+# size went to the model (TUNED must be built again), else 1.
 recheck() {
     rw=$1 rt=$2 ru=$3
     recheck_sizes "$rw" 1 2 >"$work/recheck.sizes"
@@ -146,22 +149,22 @@ recheck() {
             ! relaunch swap "$ru" "$rt" "$rt_copy" --copy-bytes 0; then
             echo "  $what: the launch failed, counted as not faster:"
             sed 's/^/    /' "$work/log"
-            echo "$line model $what: a launch failed" >>"$work/recheck.verdicts"
+            echo "$line $tbytes model $what: a launch failed" >>"$work/recheck.verdicts"
             continue
         fi
         v=model
         out=$(confirm_verdict "$what" 0 tuned untuned "$work/same.csv" "$work/swap.csv" 1) || v=kept
         echo "$out"
-        echo "$line $v ${out#  }" >>"$work/recheck.verdicts"
+        echo "$line $tbytes $v ${out#  }" >>"$work/recheck.verdicts"
     done <"$work/recheck.sizes"
-    ranges=$(awk '$2 == "model" && !($1 in r) { r[$1] = 1; n++ } END { print n + 0 }' "$work/recheck.verdicts")
+    ranges=$(awk '$3 == "model" && !($1 in r) { r[$1] = 1; n++ } END { print n + 0 }' "$work/recheck.verdicts")
     tmp=$(mktemp "$rw.XXXXXX")
     if ! recheck_rewrite "$rw" "$work/recheck.verdicts" >"$tmp" || ! mv "$tmp" "$rw"; then
         rm -f "$tmp"
         echo "bench/run.sh: $rw could not be rewritten" >&2
         return 1
     fi
-    echo "  $ranges range(s) given to the model in $rw"
+    echo "  sizes given to the model in $ranges range(s) of $rw"
     [ "$ranges" -gt 0 ]
 }
 host=$(hostname -s)

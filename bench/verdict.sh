@@ -148,22 +148,120 @@ recheck_sizes() {
         $1 != "check" { take = 0 }' "$1"
 }
 
-# recheck_rewrite WISDOM VERDICTS: WISDOM on stdout, each range named in
-# VERDICTS (lines "LINE VERDICT TEXT", VERDICT "model" or "kept") followed
-# by its lines as comments ("# recheck: TEXT"), and given to the model
-# (its algorithm "model") where any of them says "model".
+# recheck_rewrite WISDOM VERDICTS [MAX_RANGES]: WISDOM on stdout with the
+# verdicts of VERDICTS (lines "LINE BYTES VERDICT TEXT": the range on line
+# LINE at its check size BYTES, VERDICT "kept" or "model") applied.  A range
+# is cut where the verdicts of its check sizes change, at the geometric
+# middle between the two sizes in whole doubles (as treeduce-tune cuts its
+# ranges), each part with the check lines inside it; a part whose sizes say
+# "model" is given to the model (its algorithm "model"), check sizes without
+# a verdict keep the range's choice.  Each verdict's TEXT follows its check
+# line as a comment ("# recheck: TEXT").  Where the parts would make a table
+# (a collective and shape) hold more than MAX_RANGES (default 32, what
+# treeduce-gen reads) ranges, its ranges are not cut and one "model" verdict
+# gives a whole range to the model.
 recheck_rewrite() {
-    awk 'NR == FNR {
-             t = $0
-             sub(/^[ \t]*[^ \t]+[ \t]+[^ \t]+[ \t]+/, "", t)
-             note[$1] = note[$1] "# recheck: " t "\n"
-             if ($2 == "model") revert[$1] = 1
-             next
-         }
-         (FNR in note) && $1 == "range" {
-             if (FNR in revert) $7 = "model"
-             printf "%s\n%s", $0, note[FNR]
-             next
-         }
-         { print }' "$2" "$1"
+    awk -v max="${3:-32}" '
+        function middle(a, b,    u, v, m) {
+            u = a / 8; v = b / 8
+            m = int(sqrt(u * v) + 0.5)
+            return (m > u ? m : u + 1) * 8
+        }
+        NR == FNR {
+            t = $0
+            sub(/^[ \t]*[^ \t]+[ \t]+[^ \t]+[ \t]+[^ \t]+[ \t]+/, "", t)
+            verdict[$1, $2] = $3
+            note[$1, $2] = "# recheck: " t
+            if ($3 == "model") revert[$1] = 1
+            next
+        }
+        { line[FNR] = $0; first[FNR] = $1; n = FNR }
+        # the lines after range i up to its last check line or comment
+        function block_end(i,    j) {
+            for (j = i + 1; j <= n && (first[j] == "check" || first[j] ~ /^#/ || first[j] == ""); j++)
+                ;
+            return j - 1
+        }
+        function vd(i, bytes) {
+            return ((i SUBSEP bytes) in verdict) ? verdict[i, bytes] : "kept"
+        }
+        function range_line(f, nf, from, below, alg,    t, m) {
+            t = "range " f[2] " " f[3] " " f[4] " " from " " below " " alg
+            for (m = 8; m <= nf; m++) t = t " " f[m]
+            return t
+        }
+        # range i and its block, cut where the verdicts change
+        function emit(i,    f, nf, e, j, k, c, cb, cl, cv, extra, whole, start, from, below, m) {
+            nf = split(line[i], f)
+            e = block_end(i)
+            k = 0
+            for (j = i + 1; j <= e; j++) {
+                if (first[j] == "check") {
+                    split(line[j], c)
+                    k++; cb[k] = c[2]; cl[k] = j; cv[k] = vd(i, c[2]); extra[k] = ""
+                } else
+                    extra[k] = extra[k] line[j] "\n"
+            }
+            whole = count[tkey[i]] > max
+            if (whole) {
+                print range_line(f, nf, f[5], f[6], "model")
+                printf "%s", extra[0]
+                for (m = 1; m <= k; m++) {
+                    print line[cl[m]]
+                    if ((i SUBSEP cb[m]) in note) print note[i, cb[m]]
+                    printf "%s", extra[m]
+                }
+                return e
+            }
+            start = 1; from = f[5]
+            for (j = 1; j <= k; j++) {
+                if (j < k && cv[j + 1] == cv[j]) continue
+                below = j == k ? f[6] : sprintf("%.0f", middle(cb[j], cb[j + 1]))
+                print range_line(f, nf, from, below, cv[start] == "model" ? "model" : f[7])
+                if (start == 1) printf "%s", extra[0]
+                for (m = start; m <= j; m++) {
+                    print line[cl[m]]
+                    if ((i SUBSEP cb[m]) in note) print note[i, cb[m]]
+                    printf "%s", extra[m]
+                }
+                from = below; start = j + 1
+            }
+            return e
+        }
+        END {
+            # the parts of each range with a "model" verdict, and the ranges
+            # per table they make
+            for (i = 1; i <= n; i++) {
+                if (first[i] != "range") continue
+                split(line[i], f)
+                tkey[i] = f[2] SUBSEP f[3] SUBSEP f[4]
+                parts = 1
+                if (i in revert) {
+                    prev = ""
+                    e = block_end(i)
+                    for (j = i + 1; j <= e; j++) {
+                        if (first[j] != "check") continue
+                        split(line[j], c)
+                        v = vd(i, c[2])
+                        if (prev != "" && v != prev) parts++
+                        prev = v
+                    }
+                }
+                count[tkey[i]] += parts
+            }
+            for (i = 1; i <= n; i++) {
+                if (first[i] == "range") {
+                    owner = i
+                    if (i in revert) {
+                        i = emit(i)
+                        continue
+                    }
+                }
+                print line[i]
+                if (first[i] == "check") {
+                    split(line[i], c)
+                    if ((owner SUBSEP c[2]) in note) print note[owner, c[2]]
+                }
+            }
+        }' "$2" "$1"
 }

@@ -163,20 +163,20 @@ cv strict_faster 0.95 1.02 && fail "confirm_verdict strict: faster in both order
 grep -qx "  bcast 32 B: new/old 0.950, 0.980 swapped, 0.965 both (noise 3.0%): faster" \
     "$work/strict_faster.txt" || { cat "$work/strict_faster.txt"; fail "confirm_verdict strict: not the expected line (faster)"; }
 # recheck_sizes: the check sizes of the 1x2 ranges whose choice is neither
-# "model" nor the model's own there; recheck_rewrite: a range with a size
-# not faster goes to the model, every range rechecked gets its lines as
-# comments, the rest of the file unchanged
+# "model" nor the model's own there
 cat >"$work/w.wisdom" <<'EOF2'
 treeduce-wisdom 2
 # range COLL NODES PPN FROM BELOW ALG US RUNNER RUNNER_US
 # check BYTES ALG ALG_US MODEL MODEL_US MPI_US NOISE VERDICT
 range allreduce 1 2 0 472 shm 0.9 nap 0.95
 check 8 shm 0.9 shm 0.9 1.2 0.03 kept
-range allreduce 1 2 472 2000 shm:cyclic 1.5 nap 1.7
+range allreduce 1 2 472 4096 shm:cyclic 1.5 nap 1.7
 check 512 shm:cyclic 1.3 shm 1.4 2.7 0.03 kept
 check 1024 shm:cyclic 1.3 shm 1.5 2.9 0.03 kept
-range allreduce 1 2 2000 4096 model 2.1 nap 2.2
-check 2048 nap 2.2 shm 2.1 3.3 0.03 model
+check 2048 shm:cyclic 1.9 shm 2.0 3.0 0.03 kept
+check 4088 shm:cyclic 2.3 shm 2.5 3.2 0.03 kept
+range allreduce 1 2 4096 8192 model 2.1 nap 2.2
+check 4096 nap 2.2 shm 2.1 3.3 0.03 model
 range allreduce 2 1 0 4096 rd 5.0 ring 6.0
 check 8 rd 5.0 ring 6.0 9.0 0.03 kept
 range bcast 1 2 8192 15688 binomial 3.0 mpi 3.5
@@ -184,12 +184,52 @@ check 8192 binomial 3.0 shm 3.4 3.5 0.03 kept
 end
 EOF2
 recheck_sizes "$work/w.wisdom" 1 2 >"$work/sizes"
-printf '6 allreduce 512 shm:cyclic shm\n6 allreduce 1024 shm:cyclic shm\n13 bcast 8192 binomial shm\n' >"$work/sizes.want"
+cat >"$work/sizes.want" <<'EOF2'
+6 allreduce 512 shm:cyclic shm
+6 allreduce 1024 shm:cyclic shm
+6 allreduce 2048 shm:cyclic shm
+6 allreduce 4088 shm:cyclic shm
+15 bcast 8192 binomial shm
+EOF2
 diff "$work/sizes.want" "$work/sizes" || fail "recheck_sizes: not the expected sizes"
-printf '6 kept allreduce 512 B: faster\n6 model allreduce 1024 B: not faster\n13 kept bcast 8192 B: faster\n' >"$work/verdicts"
+# recheck_rewrite: the range cut where its verdicts change, at the geometric
+# middle of the two sizes in whole doubles (1024 and 2048: 1448; 2048 and
+# 4088: 2896), the part not faster given to the model, each verdict under
+# its check line; the rest of the file unchanged
+cat >"$work/verdicts" <<'EOF2'
+6 512 kept allreduce 512 B: faster
+6 1024 kept allreduce 1024 B: faster
+6 2048 model allreduce 2048 B: not faster
+6 4088 kept allreduce 4088 B: faster
+15 8192 kept bcast 8192 B: faster
+EOF2
 recheck_rewrite "$work/w.wisdom" "$work/verdicts" >"$work/w2.wisdom" || fail "recheck_rewrite failed"
-awk 'NR == 6 { print "range allreduce 1 2 472 2000 model 1.5 nap 1.7"
-               print "# recheck: allreduce 512 B: faster"; print "# recheck: allreduce 1024 B: not faster"; next }
-     NR == 13 { print; print "# recheck: bcast 8192 B: faster"; next } { print }' "$work/w.wisdom" >"$work/w2.want"
+awk 'NR == 6 { print "range allreduce 1 2 472 1448 shm:cyclic 1.5 nap 1.7"; next }
+     NR == 7 { print; print "# recheck: allreduce 512 B: faster"; next }
+     NR == 8 { print; print "# recheck: allreduce 1024 B: faster"
+               print "range allreduce 1 2 1448 2896 model 1.5 nap 1.7"; next }
+     NR == 9 { print; print "# recheck: allreduce 2048 B: not faster"
+               print "range allreduce 1 2 2896 4096 shm:cyclic 1.5 nap 1.7"; next }
+     NR == 10 { print; print "# recheck: allreduce 4088 B: faster"; next }
+     NR == 16 { print; print "# recheck: bcast 8192 B: faster"; next } { print }' \
+    "$work/w.wisdom" >"$work/w2.want"
 diff "$work/w2.want" "$work/w2.wisdom" || fail "recheck_rewrite: not the expected wisdom"
+# where cutting would give a table more ranges than treeduce-gen reads (3
+# here), the whole range goes to the model instead
+recheck_rewrite "$work/w.wisdom" "$work/verdicts" 4 >"$work/w3.wisdom" || fail "recheck_rewrite failed (whole)"
+awk 'NR == 6 { print "range allreduce 1 2 472 4096 model 1.5 nap 1.7"; next }
+     NR == 7 { print; print "# recheck: allreduce 512 B: faster"; next }
+     NR == 8 { print; print "# recheck: allreduce 1024 B: faster"; next }
+     NR == 9 { print; print "# recheck: allreduce 2048 B: not faster"; next }
+     NR == 10 { print; print "# recheck: allreduce 4088 B: faster"; next }
+     NR == 16 { print; print "# recheck: bcast 8192 B: faster"; next } { print }' \
+    "$work/w.wisdom" >"$work/w3.want"
+diff "$work/w3.want" "$work/w3.wisdom" || fail "recheck_rewrite: not the expected wisdom (a whole range)"
+# a second recheck of the rewritten file keeps the first one's comments
+# (512 not faster now: cut at 728, between 512 and 1024)
+printf '6 512 model allreduce 512 B: not faster\n' >"$work/verdicts2"
+recheck_rewrite "$work/w2.wisdom" "$work/verdicts2" >"$work/w4.wisdom" || fail "recheck_rewrite failed (again)"
+[ "$(grep -c '^# recheck:' "$work/w4.wisdom")" = 6 ] || { cat "$work/w4.wisdom"; fail "recheck_rewrite: the comments of a first recheck lost"; }
+grep -qx 'range allreduce 1 2 472 728 model 1.5 nap 1.7' "$work/w4.wisdom" ||
+    { cat "$work/w4.wisdom"; fail "recheck_rewrite: a second recheck not applied"; }
 echo "bench columns: ok"
