@@ -66,15 +66,19 @@ copy_lib() {
 # shows (where each one's code and segment land): up to 10% at
 # sub-microsecond sizes, and 2-7% either way at 32 MiB where the tuned and
 # untuned libraries run the same code.  A slower routine stays slower in
-# both orders.
+# both orders.  Where the two libraries said (TREEDUCE_VERBOSE=2) that they
+# run the same algorithms at the size (same_code; tuned against untuned,
+# whose machines have two names), a difference is not counted: it is the
+# two instances', not the routines'.
 # relaunch NAME FIRST SECOND COPY [BENCH options]: confirm's BENCH ($sel,
 # at $bytes alone) with FIRST and SECOND loaded in that order, a copy of
 # SECOND fourth, into $work/NAME.csv, its output added to $work/log.
+# With TREEDUCE_VERBOSE=2 each library says what it runs (same_code).
 relaunch() {
     rname=$1 rfirst=$2 rsecond=$3 rcopy=$4
     shift 4
     # shellcheck disable=SC2086 # sel: no option or two words
-    "$mpiexec" -n 2 "$cbench" $sel "$@" --min-bytes "$bytes" --max-bytes "$bytes" \
+    TREEDUCE_VERBOSE=2 "$mpiexec" -n 2 "$cbench" $sel "$@" --min-bytes "$bytes" --max-bytes "$bytes" \
         --lib "$rfirst" --lib "$rsecond" --lib mpi --lib "$rcopy" --csv "$work/$rname.csv" \
         </dev/null >>"$work/log" 2>&1
 }
@@ -87,7 +91,7 @@ confirm() {
     copy_lib "$cold"
     cold_copy=$copy
     echo "  the flagged sizes timed again in two fresh launches, the same order and swapped:"
-    kept=0 total=0
+    kept=0 total=0 same=0
     while read -r piece bytes med; do
         total=$((total + 1))
         sel='' label="$bytes B"
@@ -102,23 +106,31 @@ confirm() {
         fi
         if confirm_verdict "$label" "$med" "$cnew_name" "$cold_name" "$work/same.csv" \
             "$work/swap.csv"; then
-            kept=$((kept + 1))
+            if runs=$(same_code "$work/log" "$(machine_of "$cnew")" "$(machine_of "$cold")"); then
+                echo "    $cnew_name and $cold_name run the same code there ($runs): a difference of the two instances, not counted"
+                same=$((same + 1))
+            else
+                kept=$((kept + 1))
+            fi
         fi
     done <"$flagged"
+    sametext=
+    [ "$same" -eq 0 ] || sametext=" ($same more where both run the same code)"
     if [ "$kept" -eq 0 ]; then
-        echo "  $cnew_name is slower than $cold_name at none of the $total flagged sizes with the order balanced: no slower, within the noise"
+        echo "  $cnew_name is slower than $cold_name at none of the $total flagged sizes with the order balanced$sametext: no slower, within the noise"
     else
-        echo "  $cnew_name is slower than $cold_name at $kept of the $total flagged sizes with the order balanced"
+        echo "  $cnew_name is slower than $cold_name at $kept of the $total flagged sizes with the order balanced$sametext"
     fi
 }
 # recheck WISDOM TUNED UNTUNED: the tuner judges in its own process, where
 # two close routines can rank the other way round than in an application's
 # (docs/tuning.md, "What one process cannot see").  So every size at which
-# TUNED runs other code than UNTUNED (WISDOM's check sizes of its 1x2
-# tables, recheck_sizes) is timed again in two fresh launches of the bench,
-# the libraries in both orders, and where the tuned choice is not faster
-# than the untuned one with the order balanced (confirm_verdict, strict),
-# its range is cut there and that part goes to the model (recheck_rewrite).
+# TUNED runs other code than UNTUNED (recheck_sizes: WISDOM's check sizes
+# of its 1x2 tables and the grid's between them) is timed again in two
+# pairs of fresh launches of the bench, each pair the libraries in both
+# orders, and where the tuned choice is not faster than the untuned one with
+# the order balanced (confirm_verdict, strict) in either pair, its range is
+# cut there and that part goes to the model (recheck_rewrite).
 # WISDOM is rewritten through a temporary file renamed into place, each
 # launch's line added under its check line as a comment.  Returns 0 where a
 # size went to the model (TUNED must be built again), else 1.
@@ -144,18 +156,20 @@ recheck() {
         *) continue ;;
         esac
         what="$coll $tbytes B ($alg; untuned $model)"
-        : >"$work/log"
-        if ! relaunch same "$rt" "$ru" "$ru_copy" --copy-bytes 0 ||
-            ! relaunch swap "$ru" "$rt" "$rt_copy" --copy-bytes 0; then
-            echo "  $what: the launch failed, counted as not faster:"
-            sed 's/^/    /' "$work/log"
-            echo "$line $tbytes model $what: a launch failed" >>"$work/recheck.verdicts"
-            continue
-        fi
-        v=model
-        out=$(confirm_verdict "$what" 0 tuned untuned "$work/same.csv" "$work/swap.csv" 1) || v=kept
-        echo "$out"
-        echo "$line $tbytes $v ${out#  }" >>"$work/recheck.verdicts"
+        for pair in 1 2; do
+            : >"$work/log"
+            if ! relaunch same "$rt" "$ru" "$ru_copy" --copy-bytes 0 ||
+                ! relaunch swap "$ru" "$rt" "$rt_copy" --copy-bytes 0; then
+                echo "  $what: the launch failed, counted as not faster:"
+                sed 's/^/    /' "$work/log"
+                echo "$line $tbytes model $what: a launch failed" >>"$work/recheck.verdicts"
+                break
+            fi
+            v=kept
+            out=$(confirm_verdict "$what" 0 tuned untuned "$work/same.csv" "$work/swap.csv" 1) && v=model
+            echo "$out (pair $pair)"
+            echo "$line $tbytes $v ${out#  } (pair $pair)" >>"$work/recheck.verdicts"
+        done
     done <"$work/recheck.sizes"
     ranges=$(awk '$3 == "model" && !($1 in r) { r[$1] = 1; n++ } END { print n + 0 }' "$work/recheck.verdicts")
     tmp=$(mktemp "$rw.XXXXXX")

@@ -137,29 +137,44 @@ confirm_verdict() {
 }
 
 # recheck_sizes WISDOM NODES PPN: the sizes at which the tuned library of
-# WISDOM runs other code than the untuned one, in its tables of NODES x PPN:
-# a line "LINE COLL BYTES ALG MODEL" for each check line whose range (on
-# line LINE) chose ALG, neither "model" nor MODEL, the model's choice there.
+# WISDOM runs other code than the untuned one, in its tables of NODES x PPN,
+# a line "LINE COLL BYTES ALG MODEL" each, in ascending order per range (on
+# line LINE, choosing ALG, not "model"): its check sizes where the model's
+# choice MODEL is another, and the sizes of treeduce-tune's default grid
+# (powers of 2 from 8 B, all of which its check pass timed; the wisdom keeps
+# four a range) between two such check sizes with the same MODEL.
 recheck_sizes() {
     awk -v nodes="$2" -v ppn="$3" '
+        function flush(    k, p) {
+            for (k = 1; k <= nc; k++) {
+                if (k > 1 && cm[k - 1] == cm[k] && cm[k] != alg)
+                    for (p = 8; p < cb[k]; p *= 2)
+                        if (p > cb[k - 1]) print line, coll, p, alg, cm[k]
+                if (cm[k] != alg) print line, coll, cb[k], alg, cm[k]
+            }
+            nc = 0
+        }
         /^[ \t]*#/ { next }
-        $1 == "range" { line = NR; take = $3 == nodes && $4 == ppn && $7 != "model"; coll = $2; alg = $7; next }
-        $1 == "check" && take && $5 != alg { print line, coll, $2, alg, $5; next }
-        $1 != "check" { take = 0 }' "$1"
+        $1 == "check" { if (take) { nc++; cb[nc] = $2 + 0; cm[nc] = $5 } next }
+        { flush() }
+        $1 == "range" { line = NR; take = $3 == nodes && $4 == ppn && $7 != "model"; coll = $2; alg = $7 }
+        END { flush() }' "$1"
 }
 
 # recheck_rewrite WISDOM VERDICTS [MAX_RANGES]: WISDOM on stdout with the
-# verdicts of VERDICTS (lines "LINE BYTES VERDICT TEXT": the range on line
-# LINE at its check size BYTES, VERDICT "kept" or "model") applied.  A range
-# is cut where the verdicts of its check sizes change, at the geometric
-# middle between the two sizes in whole doubles (as treeduce-tune cuts its
-# ranges), each part with the check lines inside it; a part whose sizes say
-# "model" is given to the model (its algorithm "model"), check sizes without
-# a verdict keep the range's choice.  Each verdict's TEXT follows its check
-# line as a comment ("# recheck: TEXT").  Where the parts would make a table
-# (a collective and shape) hold more than MAX_RANGES (default 32, what
-# treeduce-gen reads) ranges, its ranges are not cut and one "model" verdict
-# gives a whole range to the model.
+# verdicts of VERDICTS applied (lines "LINE BYTES VERDICT TEXT": the range
+# on line LINE at BYTES, VERDICT "kept" or "model"; several lines of one
+# size say "model" where any of them does).  A range is cut where
+# the verdicts of its sizes (those of VERDICTS and its check sizes, which
+# keep the range's choice without one) change, at the geometric middle
+# between the two sizes in whole doubles (as treeduce-tune cuts its ranges),
+# each part with the check lines inside it; a part whose sizes say "model"
+# is given to the model (its algorithm "model").  Each verdict's TEXT
+# follows its check line, or its place among them, as a comment
+# ("# recheck: TEXT").  Where the parts would make a table (a collective
+# and shape) hold more than MAX_RANGES (default 32, what treeduce-gen
+# reads) ranges, its ranges are not cut and one "model" verdict gives a
+# whole range to the model.
 recheck_rewrite() {
     awk -v max="${3:-32}" '
         function middle(a, b,    u, v, m) {
@@ -170,84 +185,91 @@ recheck_rewrite() {
         NR == FNR {
             t = $0
             sub(/^[ \t]*[^ \t]+[ \t]+[^ \t]+[ \t]+[^ \t]+[ \t]+/, "", t)
-            verdict[$1, $2] = $3
-            note[$1, $2] = "# recheck: " t
+            if (!(($1 SUBSEP $2) in verdict)) {
+                vlist[$1] = vlist[$1] " " $2
+                verdict[$1, $2] = $3
+                note[$1, $2] = "# recheck: " t
+            } else {
+                if ($3 == "model") verdict[$1, $2] = $3
+                note[$1, $2] = note[$1, $2] "\n# recheck: " t
+            }
             if ($3 == "model") revert[$1] = 1
             next
         }
         { line[FNR] = $0; first[FNR] = $1; n = FNR }
-        # the lines after range i up to its last check line or comment
-        function block_end(i,    j) {
-            for (j = i + 1; j <= n && (first[j] == "check" || first[j] ~ /^#/ || first[j] == ""); j++)
-                ;
-            return j - 1
-        }
-        function vd(i, bytes) {
-            return ((i SUBSEP bytes) in verdict) ? verdict[i, bytes] : "kept"
+        # range i: the last line of its block (its check lines and comments)
+        # into E, its sizes ascending into S[1..K] with their check lines
+        # CL (0: none), verdicts V and the comments after them X (X[0]:
+        # before the first), and the number of its parts into P
+        function sizes(i,    j, c, k, m, t, b, nb, known) {
+            split("", S); split("", CL); split("", V); split("", X); split("", known)
+            K = 0; X[0] = ""
+            for (j = i + 1; j <= n && (first[j] == "check" || first[j] ~ /^#/ || first[j] == ""); j++) {
+                if (first[j] == "check") {
+                    split(line[j], c)
+                    K++; S[K] = c[2] + 0; CL[K] = j; X[K] = ""; known[c[2] + 0] = 1
+                } else
+                    X[K] = X[K] line[j] "\n"
+            }
+            E = j - 1
+            nb = split(vlist[i], b)
+            for (m = 1; m <= nb; m++)
+                if (!((b[m] + 0) in known)) {
+                    K++; S[K] = b[m] + 0; CL[K] = 0; X[K] = ""; known[b[m] + 0] = 1
+                }
+            # insertion sort by size, X staying with its check line
+            for (k = 2; k <= K; k++)
+                for (m = k; m > 1 && S[m - 1] > S[m]; m--) {
+                    t = S[m]; S[m] = S[m - 1]; S[m - 1] = t
+                    t = CL[m]; CL[m] = CL[m - 1]; CL[m - 1] = t
+                    t = X[m]; X[m] = X[m - 1]; X[m - 1] = t
+                }
+            P = 1
+            for (k = 1; k <= K; k++) {
+                V[k] = ((i SUBSEP S[k]) in verdict) ? verdict[i, S[k]] : "kept"
+                if (k > 1 && V[k] != V[k - 1]) P++
+            }
         }
         function range_line(f, nf, from, below, alg,    t, m) {
             t = "range " f[2] " " f[3] " " f[4] " " from " " below " " alg
             for (m = 8; m <= nf; m++) t = t " " f[m]
             return t
         }
+        function size_lines(i, k) {
+            if (CL[k]) print line[CL[k]]
+            if ((i SUBSEP S[k]) in note) print note[i, S[k]]
+            printf "%s", X[k]
+        }
         # range i and its block, cut where the verdicts change
-        function emit(i,    f, nf, e, j, k, c, cb, cl, cv, extra, whole, start, from, below, m) {
+        function emit(i,    f, nf, j, m, start, from, below) {
             nf = split(line[i], f)
-            e = block_end(i)
-            k = 0
-            for (j = i + 1; j <= e; j++) {
-                if (first[j] == "check") {
-                    split(line[j], c)
-                    k++; cb[k] = c[2]; cl[k] = j; cv[k] = vd(i, c[2]); extra[k] = ""
-                } else
-                    extra[k] = extra[k] line[j] "\n"
-            }
-            whole = count[tkey[i]] > max
-            if (whole) {
+            sizes(i)
+            if (count[tkey[i]] > max) {
                 print range_line(f, nf, f[5], f[6], "model")
-                printf "%s", extra[0]
-                for (m = 1; m <= k; m++) {
-                    print line[cl[m]]
-                    if ((i SUBSEP cb[m]) in note) print note[i, cb[m]]
-                    printf "%s", extra[m]
-                }
-                return e
+                printf "%s", X[0]
+                for (m = 1; m <= K; m++) size_lines(i, m)
+                return E
             }
             start = 1; from = f[5]
-            for (j = 1; j <= k; j++) {
-                if (j < k && cv[j + 1] == cv[j]) continue
-                below = j == k ? f[6] : sprintf("%.0f", middle(cb[j], cb[j + 1]))
-                print range_line(f, nf, from, below, cv[start] == "model" ? "model" : f[7])
-                if (start == 1) printf "%s", extra[0]
-                for (m = start; m <= j; m++) {
-                    print line[cl[m]]
-                    if ((i SUBSEP cb[m]) in note) print note[i, cb[m]]
-                    printf "%s", extra[m]
-                }
+            for (j = 1; j <= K; j++) {
+                if (j < K && V[j + 1] == V[j]) continue
+                below = j == K ? f[6] : sprintf("%.0f", middle(S[j], S[j + 1]))
+                print range_line(f, nf, from, below, V[start] == "model" ? "model" : f[7])
+                if (start == 1) printf "%s", X[0]
+                for (m = start; m <= j; m++) size_lines(i, m)
                 from = below; start = j + 1
             }
-            return e
+            return E
         }
         END {
-            # the parts of each range with a "model" verdict, and the ranges
-            # per table they make
+            # the ranges per table once those with a "model" verdict are cut
             for (i = 1; i <= n; i++) {
                 if (first[i] != "range") continue
                 split(line[i], f)
                 tkey[i] = f[2] SUBSEP f[3] SUBSEP f[4]
-                parts = 1
-                if (i in revert) {
-                    prev = ""
-                    e = block_end(i)
-                    for (j = i + 1; j <= e; j++) {
-                        if (first[j] != "check") continue
-                        split(line[j], c)
-                        v = vd(i, c[2])
-                        if (prev != "" && v != prev) parts++
-                        prev = v
-                    }
-                }
-                count[tkey[i]] += parts
+                P = 1
+                if (i in revert) sizes(i)
+                count[tkey[i]] += P
             }
             for (i = 1; i <= n; i++) {
                 if (first[i] == "range") {
@@ -264,4 +286,31 @@ recheck_rewrite() {
                 }
             }
         }' "$2" "$1"
+}
+
+# machine_of LIB: the machine of a generated library, from its file name
+# (libtreeduce_local_tuned.so: local_tuned).
+machine_of() {
+    m=${1##*/libtreeduce_}
+    echo "${m%.so}"
+}
+
+# same_code LOG NEW_MACHINE OLD_MACHINE: whether the two libraries ran the
+# same algorithms in a launch at one size, from their TREEDUCE_VERBOSE=2
+# notes in LOG ("treeduce[MACHINE]: MPI_Bcast runs binomial"); prints them.
+# Returns 1 where they differ, where a library said nothing, or where the
+# two machines have one name (two builds of one machine cannot be told
+# apart by their notes).
+same_code() {
+    [ "$2" != "$3" ] || return 1
+    awk -v a="treeduce[$2]: " -v b="treeduce[$3]: " '
+        index($0, a) == 1 && / runs / { ra[substr($0, length(a) + 1)] = 1; na++ }
+        index($0, b) == 1 && / runs / { rb[substr($0, length(b) + 1)] = 1; nb++ }
+        END {
+            if (!na || !nb) exit 1
+            for (k in ra) if (!(k in rb)) exit 1
+            for (k in rb) if (!(k in ra)) exit 1
+            for (k in ra) t = t (t == "" ? "" : ", ") k
+            print t
+        }' "$1"
 }

@@ -11,7 +11,9 @@
 # old_b_us and old_b/old, and mpi as the fourth refused; and bench/verdict.sh
 # on that CSV, and on one written here: the noise at a size is the larger of
 # |mpi_b/mpi - 1| and |old_b/old - 1| (and their medians), and the flagged
-# sizes it writes; confirm_verdict on planted second launches.
+# sizes it writes; confirm_verdict on planted second launches (and its
+# strict form); recheck_sizes, recheck_rewrite, machine_of and same_code
+# (bench/run.sh's recheck of a tuned wisdom) on planted wisdom and notes.
 #   check_bench_columns.sh MPIEXEC NPFLAG BENCH_ALLREDUCE BENCH_PIECES BENCH_PERSISTENT|-
 #                          BENCH_PIECES_PLAIN LIBTREEDUCE
 set -u
@@ -163,7 +165,8 @@ cv strict_faster 0.95 1.02 && fail "confirm_verdict strict: faster in both order
 grep -qx "  bcast 32 B: new/old 0.950, 0.980 swapped, 0.965 both (noise 3.0%): faster" \
     "$work/strict_faster.txt" || { cat "$work/strict_faster.txt"; fail "confirm_verdict strict: not the expected line (faster)"; }
 # recheck_sizes: the check sizes of the 1x2 ranges whose choice is neither
-# "model" nor the model's own there
+# "model" nor the model's own there, and the powers of 2 between two of
+# them with the same model's choice
 cat >"$work/w.wisdom" <<'EOF2'
 treeduce-wisdom 2
 # range COLL NODES PPN FROM BELOW ALG US RUNNER RUNNER_US
@@ -181,6 +184,9 @@ range allreduce 2 1 0 4096 rd 5.0 ring 6.0
 check 8 rd 5.0 ring 6.0 9.0 0.03 kept
 range bcast 1 2 8192 15688 binomial 3.0 mpi 3.5
 check 8192 binomial 3.0 shm 3.4 3.5 0.03 kept
+range bcast 1 2 15688 131072 binomial 9.0 mpi 9.5
+check 15688 binomial 3.1 shm 3.5 3.6 0.03 kept
+check 131064 binomial 20.0 shm 22.0 23.0 0.03 kept
 end
 EOF2
 recheck_sizes "$work/w.wisdom" 1 2 >"$work/sizes"
@@ -190,6 +196,11 @@ cat >"$work/sizes.want" <<'EOF2'
 6 allreduce 2048 shm:cyclic shm
 6 allreduce 4088 shm:cyclic shm
 15 bcast 8192 binomial shm
+17 bcast 15688 binomial shm
+17 bcast 16384 binomial shm
+17 bcast 32768 binomial shm
+17 bcast 65536 binomial shm
+17 bcast 131064 binomial shm
 EOF2
 diff "$work/sizes.want" "$work/sizes" || fail "recheck_sizes: not the expected sizes"
 # recheck_rewrite: the range cut where its verdicts change, at the geometric
@@ -225,6 +236,23 @@ awk 'NR == 6 { print "range allreduce 1 2 472 4096 model 1.5 nap 1.7"; next }
      NR == 16 { print; print "# recheck: bcast 8192 B: faster"; next } { print }' \
     "$work/w.wisdom" >"$work/w3.want"
 diff "$work/w3.want" "$work/w3.wisdom" || fail "recheck_rewrite: not the expected wisdom (a whole range)"
+# a size without a check line (a power of 2 between two) gets a part of
+# its own, its verdict where it lies among the check lines
+cat >"$work/verdicts5" <<'EOF2'
+17 15688 kept bcast 15688 B: faster
+17 16384 kept bcast 16384 B: faster
+17 32768 model bcast 32768 B: not faster
+17 65536 kept bcast 65536 B: faster
+17 131064 kept bcast 131064 B: faster
+EOF2
+recheck_rewrite "$work/w.wisdom" "$work/verdicts5" >"$work/w5.wisdom" || fail "recheck_rewrite failed (grid)"
+awk 'NR == 17 { print "range bcast 1 2 15688 23168 binomial 9.0 mpi 9.5"; next }
+     NR == 18 { print; print "# recheck: bcast 15688 B: faster"; print "# recheck: bcast 16384 B: faster"
+                print "range bcast 1 2 23168 46344 model 9.0 mpi 9.5"; print "# recheck: bcast 32768 B: not faster"
+                print "range bcast 1 2 46344 131072 binomial 9.0 mpi 9.5"; print "# recheck: bcast 65536 B: faster"; next }
+     NR == 19 { print; print "# recheck: bcast 131064 B: faster"; next } { print }' \
+    "$work/w.wisdom" >"$work/w5.want"
+diff "$work/w5.want" "$work/w5.wisdom" || fail "recheck_rewrite: not the expected wisdom (grid sizes)"
 # a second recheck of the rewritten file keeps the first one's comments
 # (512 not faster now: cut at 728, between 512 and 1024)
 printf '6 512 model allreduce 512 B: not faster\n' >"$work/verdicts2"
@@ -232,4 +260,30 @@ recheck_rewrite "$work/w2.wisdom" "$work/verdicts2" >"$work/w4.wisdom" || fail "
 [ "$(grep -c '^# recheck:' "$work/w4.wisdom")" = 6 ] || { cat "$work/w4.wisdom"; fail "recheck_rewrite: the comments of a first recheck lost"; }
 grep -qx 'range allreduce 1 2 472 728 model 1.5 nap 1.7' "$work/w4.wisdom" ||
     { cat "$work/w4.wisdom"; fail "recheck_rewrite: a second recheck not applied"; }
+# two lines of one size (bench/run.sh's two pairs of launches): the size
+# goes to the model where either says so, both lines kept as comments
+printf '15 8192 kept bcast 8192 B: faster (pair 1)\n15 8192 model bcast 8192 B: not faster (pair 2)\n' >"$work/verdicts6"
+recheck_rewrite "$work/w.wisdom" "$work/verdicts6" >"$work/w6.wisdom" || fail "recheck_rewrite failed (pairs)"
+awk 'NR == 15 { print "range bcast 1 2 8192 15688 model 3.0 mpi 3.5"; next }
+     NR == 16 { print; print "# recheck: bcast 8192 B: faster (pair 1)"; print "# recheck: bcast 8192 B: not faster (pair 2)"; next }
+     { print }' "$work/w.wisdom" >"$work/w6.want"
+diff "$work/w6.want" "$work/w6.wisdom" || fail "recheck_rewrite: not the expected wisdom (two pairs)"
+# machine_of and same_code: the libraries' TREEDUCE_VERBOSE=2 notes of a
+# launch at one size; the same algorithms in both, in any order, or not
+[ "$(machine_of /x/build/libtreeduce_local_tuned.so)" = local_tuned ] || fail "machine_of: not local_tuned"
+cat >"$work/notes.log" <<'EOF2'
+treeduce[local_tuned]: MPI_Bcast runs binomial
+treeduce[local]: MPI_Bcast runs shm
+treeduce[local]: MPI_Bcast runs binomial
+treeduce[local_tuned]: MPI_Bcast runs shm
+treeduce[local]: MPI_Bcast: the MPI library's routine takes a communicator's first 4 calls (TREEDUCE_SEGMENT_CALLS)
+EOF2
+runs=$(same_code "$work/notes.log" local_tuned local) || fail "same_code: the same algorithms not seen"
+case $runs in *"MPI_Bcast runs shm"*"MPI_Bcast runs binomial"* | *"MPI_Bcast runs binomial"*"MPI_Bcast runs shm"*) ;;
+*) fail "same_code: printed '$runs'" ;; esac
+echo "treeduce[local_tuned]: MPI_Bcast runs mpi" >>"$work/notes.log"
+same_code "$work/notes.log" local_tuned local >/dev/null && fail "same_code: different algorithms taken for the same"
+same_code "$work/notes.log" local local >/dev/null && fail "same_code: one machine name taken for two libraries"
+grep -v local_tuned "$work/notes.log" >"$work/notes1.log"
+same_code "$work/notes1.log" local_tuned local >/dev/null && fail "same_code: a library without notes taken for the same"
 echo "bench columns: ok"
