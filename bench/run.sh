@@ -115,7 +115,7 @@ confirm() {
         fi
     done <"$flagged"
     sametext=
-    [ "$same" -eq 0 ] || sametext=" ($same more where both run the same code)"
+    [ "$same" -eq 0 ] || sametext=", $same of them set aside where both run the same code"
     if [ "$kept" -eq 0 ]; then
         echo "  $cnew_name is slower than $cold_name at none of the $total flagged sizes with the order balanced$sametext: no slower, within the noise"
     else
