@@ -127,12 +127,9 @@ confirm_verdict() {
             }
             g = sqrt(r[1] * r[2])
             z0 = z[1] > z[2] ? z[1] : z[2]
-            if (strict) {
-                printf "  %s: %s/%s %.3f, %.3f swapped, %.3f both (noise %.1f%%): %s\n", what, new, old, r[1], r[2], g, 100 * z0, (g >= 1 ? "not faster" : "faster")
-                exit (g >= 1 ? 0 : 1)
-            }
-            printf "  %s: %s/%s %.3f again, %.3f swapped, %.3f both (noise %.1f%%): %s\n", what, new, old, r[1], r[2], g, 100 * z0, (g > 1 + z0 ? "slower" : "within the noise")
-            exit (g > 1 + z0 ? 0 : 1)
+            bad = strict ? g >= 1 : g > 1 + z0
+            printf "  %s: %s/%s %.3f%s, %.3f swapped, %.3f both (noise %.1f%%): %s\n", what, new, old, r[1], strict ? "" : " again", r[2], g, 100 * z0, strict ? (bad ? "not faster" : "faster") : (bad ? "slower" : "within the noise")
+            exit !bad
         }' "$5" "$6"
 }
 
@@ -245,7 +242,7 @@ recheck_rewrite() {
             nf = split(line[i], f)
             sizes(i)
             if (count[tkey[i]] > max) {
-                print range_line(f, nf, f[5], f[6], "model")
+                print range_line(f, nf, f[5], f[6], (i in revert) ? "model" : f[7])
                 printf "%s", X[0]
                 for (m = 1; m <= K; m++) size_lines(i, m)
                 return E
@@ -272,18 +269,11 @@ recheck_rewrite() {
                 count[tkey[i]] += P
             }
             for (i = 1; i <= n; i++) {
-                if (first[i] == "range") {
-                    owner = i
-                    if (i in revert) {
-                        i = emit(i)
-                        continue
-                    }
+                if (first[i] == "range" && (i in vlist)) {
+                    i = emit(i)
+                    continue
                 }
                 print line[i]
-                if (first[i] == "check") {
-                    split(line[i], c)
-                    if ((owner SUBSEP c[2]) in note) print note[owner, c[2]]
-                }
             }
         }' "$2" "$1"
 }

@@ -253,6 +253,14 @@ awk 'NR == 17 { print "range bcast 1 2 15688 23168 binomial 9.0 mpi 9.5"; next }
      NR == 19 { print; print "# recheck: bcast 131064 B: faster"; next } { print }' \
     "$work/w.wisdom" >"$work/w5.want"
 diff "$work/w5.want" "$work/w5.wisdom" || fail "recheck_rewrite: not the expected wisdom (grid sizes)"
+# all of them faster: the range as it was, the grid sizes' lines kept too
+sed 's/ model bcast 32768 B: not faster/ kept bcast 32768 B: faster/' "$work/verdicts5" >"$work/verdicts7"
+recheck_rewrite "$work/w.wisdom" "$work/verdicts7" >"$work/w7.wisdom" || fail "recheck_rewrite failed (all kept)"
+awk 'NR == 18 { print; print "# recheck: bcast 15688 B: faster"; print "# recheck: bcast 16384 B: faster"
+                print "# recheck: bcast 32768 B: faster"; print "# recheck: bcast 65536 B: faster"; next }
+     NR == 19 { print; print "# recheck: bcast 131064 B: faster"; next } { print }' \
+    "$work/w.wisdom" >"$work/w7.want"
+diff "$work/w7.want" "$work/w7.wisdom" || fail "recheck_rewrite: not the expected wisdom (all kept)"
 # a second recheck of the rewritten file keeps the first one's comments
 # (512 not faster now: cut at 728, between 512 and 1024)
 printf '6 512 model allreduce 512 B: not faster\n' >"$work/verdicts2"
