@@ -4,15 +4,15 @@
  * the call turned into a job for this rank's plan (the selection's or the
  * forced algorithm's), and the job run to the end, started (nonblocking) or
  * kept (persistent) by nbc.c.  What differs between the collectives is in
- * one descriptor each (struct coll_desc, the table colls[] in the order of
- * treeduce_colls.h): its names, its checks, how its call and buffers are
- * formed, and its MPI library routine.  Nothing here knows an algorithm's
+ * one descriptor each (struct coll_desc, the table colls[]), stamped from
+ * its line of treeduce_colls.h: its names, its checks, how its call and
+ * buffers are formed from its parameters and given back to the MPI
+ * library's routine, and the hooks its line names.  Nothing here knows an algorithm's
  * steps.  A call falls back only before anything has been sent or written,
  * through one path at the end of collective(), so the MPI library's routine
  * gets the call as the application made it: blocking, nonblocking or
  * persistent, with the large-count form where a count does not fit an int.
- * Adding a collective is one line of the table (with its parameters there),
- * its descriptor here, and its algorithms.
+ * Adding a collective is one line of the table and its algorithms.
  */
 #include "rt.h"
 #include "treeduce_colls.h"
@@ -234,18 +234,25 @@ typedef struct buf_arg {
     int per_rank;
 } buf_arg;
 
-/* The checks a collective's arguments get (check_args). */
+/* A collective's flags (its line of treeduce_colls.h): the checks its
+ * arguments get (check_args), and what else collective() does for it. */
 enum {
     ARG_OP = 1,           /* a reduction: op must be valid */
     ARG_ROOT = 2,         /* root must be a rank of comm */
     ARG_RECV_AT_ROOT = 4, /* recv is significant at the root only (MPI_Reduce) */
     ARG_NO_SEND = 8,      /* no send buffer (MPI_Bcast) */
-    ARG_ALIAS = 16        /* a blocking call whose sendbuf is recvbuf runs in place (aliased) */
+    ARG_ALIAS = 16,       /* a blocking call whose sendbuf is recvbuf runs in place (aliased) */
+    ARG_SEND_BLOCKS = 32, /* the send buffer holds a block of the receive count per rank */
+    ARG_RECV_BLOCKS = 64, /* the receive buffer holds a block per rank */
+    /* and two that are not checks: */
+    COLL_EMPTY_FIRST = 128, /* nothing to move: done before the communicator is set up */
+    COLL_WHOLE = 256        /* a user-defined op reduces the whole vector at once (trd_call) */
 };
 
 /* A call's arguments, every collective's in one form: as MPI checks them,
- * and as the MPI library's routine gets them back (the descriptor's
- * library). */
+ * and as the MPI library's routine gets them back (library_of).  Formed by
+ * ARGS(P) from the parameters P of a collective's line, then by its flags
+ * (collective()): ARG_SEND_BLOCKS and ARG_RECV_BLOCKS set per_rank. */
 typedef struct call_args {
     MPI_Comm comm;
     buf_arg send, recv; /* recv.buf: the application's void *, kept const here (recv_buf) */
@@ -263,6 +270,67 @@ static inline void *recv_buf(const call_args *x)
 {
     return (void *)x->recv.buf;
 }
+
+/* counts as an array of T, or NULL where it is of the other count type. */
+#define COUNTS_AS(T, counts) _Generic((counts), const T * : (counts), default : (const T *)NULL)
+
+/* ARGS(P): the call_args of an entry point's parameters P, as an
+ * initialiser; SET_p: what parameter p sets, by its name in MPI's
+ * collectives (treeduce_colls.h). */
+#define ARGS(P)                                                                                    \
+    {                                                                                              \
+        TRD_MAP(SET, ~, TRD_COMMA, P)                                                              \
+    }
+#define SET(unused, p) SET_##p
+#define SET_sendbuf .send.buf = sendbuf
+#define SET_recvbuf .recv.buf = recvbuf
+#define SET_buffer .recv.buf = buffer
+#define SET_count .send.count = count, .recv.count = count
+#define SET_sendcount .send.count = sendcount
+#define SET_recvcount .recv.count = recvcount
+#define SET_recvcounts                                                                             \
+    .icounts = COUNTS_AS(int, recvcounts), .ccounts = COUNTS_AS(MPI_Count, recvcounts)
+#define SET_datatype .send.type = datatype, .recv.type = datatype
+#define SET_sendtype .send.type = sendtype
+#define SET_recvtype .recv.type = recvtype
+#define SET_op .op = op
+#define SET_root .root = root
+#define SET_comm .comm = comm
+
+/* GET(x, I, p), the other way: parameter p of call_args *x as the MPI
+ * library's routine takes it, a scalar count through I (TRD_AS_INT for the
+ * int form, TRD_AS_IS for the large-count one) and counts per rank as the
+ * array of that form; BIG_p(x): "|| " where it needs the large-count form. */
+#define GET(xi, p) GET_##p xi
+#define GET_sendbuf(x, I) (x)->send.buf
+#define GET_recvbuf(x, I) recv_buf(x)
+#define GET_buffer(x, I) recv_buf(x)
+#define GET_count(x, I) I((x)->recv.count)
+#define GET_sendcount(x, I) I((x)->send.count)
+#define GET_recvcount(x, I) I((x)->recv.count)
+#define GET_recvcounts(x, I) I##_COUNTS(x)
+#define TRD_AS_INT_COUNTS(x) (x)->icounts
+#define TRD_AS_IS_COUNTS(x) (x)->ccounts
+#define GET_datatype(x, I) (x)->recv.type
+#define GET_sendtype(x, I) (x)->send.type
+#define GET_recvtype(x, I) (x)->recv.type
+#define GET_op(x, I) (x)->op
+#define GET_root(x, I) (x)->root
+#define GET_comm(x, I) (x)->comm
+#define BIG(x, p) BIG_##p(x)
+#define BIG_count(x) || (x)->recv.count > INT_MAX
+#define BIG_sendcount(x) || (x)->send.count > INT_MAX
+#define BIG_recvcount(x) || (x)->recv.count > INT_MAX
+#define BIG_recvcounts(x) || (x)->ccounts
+#define BIG_sendbuf(x)
+#define BIG_recvbuf(x)
+#define BIG_buffer(x)
+#define BIG_datatype(x)
+#define BIG_sendtype(x)
+#define BIG_recvtype(x)
+#define BIG_op(x)
+#define BIG_root(x)
+#define BIG_comm(x)
 
 /* A communicator of this process alone on which errors return: MPI_Pack_size
  * on it asks whether a datatype is committed without raising anything. */
@@ -560,13 +628,15 @@ typedef struct call_ctx {
  * error, which the call returns as it is. */
 typedef int coll_hook(call_ctx *k);
 
-/* A collective: what collective() does not do alike for all of them. */
+/* A collective: what collective() does not do alike for all of them.  The
+ * first four fields come from its line of treeduce_colls.h; the hooks are
+ * those its line names, NULL where it names none. */
 struct coll_desc {
     const char *names[3]; /* its routine as MPI spells it, blocking, nonblocking, persistent */
     int coll;             /* enum trd_coll, whose algorithms *_with forces; -1: none */
-    int flags;            /* ARG_*: the checks of its arguments (check_args) */
-    int empty_first;      /* nothing to move: done before the communicator is set up */
-    int whole;            /* a user-defined op reduces the whole vector at once (trd_call) */
+    int flags;            /* ARG_*, COLL_* */
+    /* the MPI library's routine for the call made as h says (library_of) */
+    int (*pmpi)(const call_args *x, const how *h);
     coll_hook *prepare;   /* before the checks, or NULL */
     coll_hook *check;     /* after the checks common to all, or NULL */
     coll_hook *datatypes; /* after the setup: k->ext where the plan moves the datatypes, else
@@ -574,14 +644,14 @@ struct coll_desc {
     /* where a stage moves the arguments for the plan: j's call, buffers
      * and stage made over (NULL: the plan runs on the arguments) */
     int (*stage)(call_ctx *k, trd_job *j);
-    /* the MPI library's routine for the call made as h says; *scratch: memory
-     * to free once it has completed */
+    /* in place of pmpi: the call changed on its way to the library's
+     * routine; *scratch: memory to free once it has completed */
     int (*library)(const call_args *x, const how *h, void **scratch);
 };
 
 /* run_name: collective() for the table's row name (defined after the
  * table). */
-#define RUN_DECLARE(name, Name, K)                                                                 \
+#define RUN_DECLARE(name, ...)                                                                     \
     static int run_##name(const trd_machine *m, call_args *x, const char *algorithm, const how *h);
 TRD_COLLS(RUN_DECLARE)
 #undef RUN_DECLARE
@@ -645,6 +715,12 @@ __attribute__((always_inline)) static inline int collective(const coll_desc *d,
     int rc, reduction = d->flags & ARG_OP;
     fell_back = 0;
     dc.derived = 0;
+    if (d->flags & ARG_SEND_BLOCKS) {
+        x->send.count = x->recv.count;
+        x->send.per_rank = 1;
+    }
+    if (d->flags & ARG_RECV_BLOCKS)
+        x->recv.per_rank = 1;
     if (algorithm && forced_spec(m, d->coll, d->names[TRD_BLOCKING], algorithm, &k.a, &k.params))
         goto library;
     k.when = segment_when(k.a, h);
@@ -660,11 +736,13 @@ __attribute__((always_inline)) static inline int collective(const coll_desc *d,
     if (!k.why && d->check && (rc = d->check(&k)) != MPI_SUCCESS)
         return rc;
     k.in_place = k.aliased || x->send.buf == MPI_IN_PLACE || (d->flags & ARG_NO_SEND);
-    if (!k.why && k.n == 0 && d->empty_first) {
+    if (!k.why && k.n == 0 && (d->flags & COLL_EMPTY_FIRST)) {
         if (trivial(&k, count0, &rc))
             return rc;
         goto library;
     }
+    if (!k.why && d->coll < 0 && !d->stage) /* a line of the table without algorithms yet */
+        k.why = "no algorithms of its own";
     if (!k.why && (rc = setup(m, x->comm, k.when, k.n, x->recv.type, &k.c, &k.why)) != MPI_SUCCESS)
         return rc;
     if (!k.why && h->mode != TRD_BLOCKING && !k.c->nonblocking)
@@ -689,7 +767,7 @@ __attribute__((always_inline)) static inline int collective(const coll_desc *d,
                               .root = x->root,
                               .in_place = k.in_place && !(d->flags & ARG_NO_SEND),
                               .commutative = reduction ? red.commutative : 0,
-                              .whole = d->whole && !trd_op_is_predefined(x->op)},
+                              .whole = (d->flags & COLL_WHOLE) && !trd_op_is_predefined(x->op)},
                      .sendbuf = k.in_place ? NULL : x->send.buf,
                      .recvbuf = recv_buf(x),
                      .type = reduction ? dc.type : x->recv.type,
@@ -717,7 +795,8 @@ library:
         MPI_Request q;
         const how waited = {TRD_NONBLOCKING, MPI_INFO_NULL, &q, 1};
         void *scratch = NULL;
-        rc = d->library(x, h->progress ? &waited : h, &scratch);
+        rc = d->library ? d->library(x, h->progress ? &waited : h, &scratch)
+                        : d->pmpi(x, h->progress ? &waited : h);
         if (h->progress)
             rc = library_wait(rc, &q);
         free(scratch);
@@ -727,34 +806,27 @@ library:
 
 /* ---- The collectives ------------------------------------------------------------------ */
 
-/* pmpi_name: the MPI library's routine of a collective with scalar counts,
- * with the table's parameters (treeduce_colls.h), for a call made as h
- * says, in its large-count form where a count does not fit an int. */
-#define PMPI_FORMS(name, Name, K) TRD_IF_SCALAR##K(PMPI_FORMS_OF(name, Name))
-#define PMPI_FORMS_OF(name, Name)                                                                  \
-    static int pmpi_##name(TRD_P_##name(MPI_Count), const how *h)                                  \
+/* library_of_name: the MPI library's routine of a collective, for the
+ * call_args *x of a call made as h says, in its large-count form where a
+ * count does not fit an int (per rank: where the counts are MPI_Count). */
+#define LIBRARY_OF(name, Name, K, P, ...)                                                          \
+    static int library_of_##name(const call_args *x, const how *h)                                 \
     {                                                                                              \
-        return TRD_PMPI(h->mode, TRD_BIG_##name, PMPI_##Name(TRD_A_##name(TRD_AS_INT)),            \
-                        PMPI_##Name##_c(TRD_A_##name(TRD_AS_IS)),                                  \
-                        PMPI_I##name(TRD_A_##name(TRD_AS_INT), h->req),                            \
-                        PMPI_I##name##_c(TRD_A_##name(TRD_AS_IS), h->req),                         \
-                        PMPI_##Name##_init(TRD_A_##name(TRD_AS_INT), h->info, h->req),             \
-                        PMPI_##Name##_init_c(TRD_A_##name(TRD_AS_IS), h->info, h->req));           \
+        return TRD_PMPI(                                                                           \
+            h->mode, (0 TRD_MAP(BIG, x, TRD_NOTHING, P)),                                          \
+            PMPI_##Name(TRD_MAP(GET, (x, TRD_AS_INT), TRD_COMMA, P)),                              \
+            PMPI_##Name##_c(TRD_MAP(GET, (x, TRD_AS_IS), TRD_COMMA, P)),                           \
+            PMPI_I##name(TRD_MAP(GET, (x, TRD_AS_INT), TRD_COMMA, P), h->req),                     \
+            PMPI_I##name##_c(TRD_MAP(GET, (x, TRD_AS_IS), TRD_COMMA, P), h->req),                  \
+            PMPI_##Name##_init(TRD_MAP(GET, (x, TRD_AS_INT), TRD_COMMA, P), h->info, h->req),      \
+            PMPI_##Name##_init_c(TRD_MAP(GET, (x, TRD_AS_IS), TRD_COMMA, P), h->info, h->req));    \
     }
-TRD_COLLS(PMPI_FORMS)
-#undef PMPI_FORMS
-#undef PMPI_FORMS_OF
+TRD_COLLS(LIBRARY_OF)
+#undef LIBRARY_OF
 
-/* Each collective below: ARGS_name, its call_args from the table's
- * parameters (the entry points'); its hooks; and its library routine. */
+/* Each collective below: the hooks its line names. */
 
 /* ---- Allreduce ---------------------------------------------------------------------- */
-
-#define ARGS_allreduce                                                                             \
-    {                                                                                              \
-        .comm = comm, .send = {sendbuf, count, datatype, 0},                                       \
-        .recv = {recvbuf, count, datatype, 0}, .op = op                                            \
-    }
 
 /* TREEDUCE_REPRODUCIBLE: the algorithm whose order of reduction depends only
  * on the communicator's size, in place of a (said once where a was forced). */
@@ -790,38 +862,7 @@ __attribute__((always_inline)) static inline int allreduce_prepare(call_ctx *k)
     return MPI_SUCCESS;
 }
 
-static int allreduce_library(const call_args *x, const how *h, void **scratch)
-{
-    (void)scratch;
-    return pmpi_allreduce(x->send.buf, recv_buf(x), x->recv.count, x->recv.type, x->op, x->comm, h);
-}
-
-/* ---- Reduce_scatter_block ----------------------------------------------------------- */
-
-#define ARGS_reduce_scatter_block                                                                  \
-    {                                                                                              \
-        .comm = comm, .send = {sendbuf, recvcount, datatype, 1},                                   \
-        .recv = {recvbuf, recvcount, datatype, 0}, .op = op                                        \
-    }
-
-static int reduce_scatter_block_library(const call_args *x, const how *h, void **scratch)
-{
-    (void)scratch;
-    return pmpi_reduce_scatter_block(x->send.buf, recv_buf(x), x->recv.count, x->recv.type, x->op,
-                                     x->comm, h);
-}
-
 /* ---- Reduce_scatter (a count per rank) ---------------------------------------------- */
-
-/* counts as an array of T, or NULL where it is of the other count type. */
-#define COUNTS_AS(T, counts) _Generic((counts), const T * : (counts), default : (const T *)NULL)
-
-#define ARGS_reduce_scatter                                                                        \
-    {                                                                                              \
-        .comm = comm, .send = {sendbuf, 0, datatype, 0}, .recv = {recvbuf, 0, datatype, 0},        \
-        .op = op, .icounts = COUNTS_AS(int, recvcounts),                                           \
-        .ccounts = COUNTS_AS(MPI_Count, recvcounts)                                                \
-    }
 
 /* Rank r's count. */
 static MPI_Count count_of(const call_args *x, int r)
@@ -939,38 +980,7 @@ static int reduce_scatter_stage(call_ctx *k, trd_job *j)
     return MPI_SUCCESS;
 }
 
-static int reduce_scatter_library(const call_args *x, const how *h, void **scratch)
-{
-    const void *s = x->send.buf;
-    void *r = recv_buf(x);
-    (void)scratch;
-    if (x->ccounts)
-        return TRD_PMPI(
-            h->mode, 1, MPI_ERR_COUNT,
-            PMPI_Reduce_scatter_c(s, r, x->ccounts, x->recv.type, x->op, x->comm), MPI_ERR_COUNT,
-            PMPI_Ireduce_scatter_c(s, r, x->ccounts, x->recv.type, x->op, x->comm, h->req),
-            MPI_ERR_COUNT,
-            PMPI_Reduce_scatter_init_c(s, r, x->ccounts, x->recv.type, x->op, x->comm, h->info,
-                                       h->req));
-    return TRD_PMPI(
-        h->mode, 0, PMPI_Reduce_scatter(s, r, x->icounts, x->recv.type, x->op, x->comm),
-        MPI_ERR_COUNT, PMPI_Ireduce_scatter(s, r, x->icounts, x->recv.type, x->op, x->comm, h->req),
-        MPI_ERR_COUNT,
-        PMPI_Reduce_scatter_init(s, r, x->icounts, x->recv.type, x->op, x->comm, h->info, h->req),
-        MPI_ERR_COUNT);
-}
-
 /* ---- Allgather ---------------------------------------------------------------------- */
-
-#define ARGS_allgather                                                                             \
-    {                                                                                              \
-        .comm = comm, .send = {sendbuf, sendcount, sendtype, 0}, .recv = {                         \
-            recvbuf,                                                                               \
-            recvcount,                                                                             \
-            recvtype,                                                                              \
-            1                                                                                      \
-        }                                                                                          \
-    }
 
 /* Allgather of derived or differing datatypes, blocking: the packed bytes
  * gathered (k->done).  Out of line, as bcast_packed. */
@@ -1026,22 +1036,10 @@ static int allgather_datatypes(call_ctx *k)
     return allgather_packed(k);
 }
 
-static int allgather_library(const call_args *x, const how *h, void **scratch)
-{
-    (void)scratch;
-    return pmpi_allgather(x->send.buf, x->send.count, x->send.type, recv_buf(x), x->recv.count,
-                          x->recv.type, x->comm, h);
-}
-
 /* ---- Reduce ------------------------------------------------------------------------- */
 
-#define ARGS_reduce                                                                                \
-    {                                                                                              \
-        .comm = comm, .send = {sendbuf, count, datatype, 0},                                       \
-        .recv = {recvbuf, count, datatype, 0}, .op = op, .root = root                              \
-    }
-
-/* PMPI_Reduce, with MPI_IN_PLACE at the root turned into a copy (*scratch)
+/* The library's routine for reduce: PMPI_Reduce, with MPI_IN_PLACE at the
+ * root turned into a copy (*scratch)
  * where the call waits for the library's routine (blocking, or its
  * nonblocking form waited for): MPICH 4.0's in-place reduce crashes at
  * roots other than 0 above a few KiB. */
@@ -1067,15 +1065,12 @@ static int reduce_library(const call_args *x, const how *h, void **scratch)
         if (rc != MPI_SUCCESS)
             return rc;
     }
-    return pmpi_reduce(sendbuf, recv_buf(x), x->recv.count, type, x->op, x->root, x->comm, h);
+    call_args y = *x;
+    y.send.buf = sendbuf;
+    return library_of_reduce(&y, h);
 }
 
 /* ---- Bcast -------------------------------------------------------------------------- */
-
-#define ARGS_bcast                                                                                 \
-    {                                                                                              \
-        .comm = comm, .recv = {buffer, count, datatype, 0}, .root = root                           \
-    }
 
 /* Bcast of a derived datatype, blocking: the packed bytes, since ranks may
  * describe the same bytes differently and the choice must stay the same on
@@ -1121,65 +1116,25 @@ static int bcast_datatypes(call_ctx *k)
     return bcast_packed(k);
 }
 
-static int bcast_library(const call_args *x, const how *h, void **scratch)
-{
-    (void)scratch;
-    return pmpi_bcast(recv_buf(x), x->recv.count, x->recv.type, x->root, x->comm, h);
-}
-
 /* ---- The table ---------------------------------------------------------------------- */
 
 /* ROW_name: a collective's row of the table (treeduce_colls.h's order). */
-#define ROW(name, Name, K) ROW_##name,
+#define ROW(name, ...) ROW_##name,
 enum { TRD_COLLS(ROW) NROWS };
 #undef ROW
 
-/* A collective's routine as MPI spells it, blocking, nonblocking, persistent. */
-#define NAMES(name, Name)                                                                          \
-    {                                                                                              \
-        "MPI_" #Name, "MPI_I" #name, "MPI_" #Name "_init"                                          \
-    }
-
-static const coll_desc colls[NROWS] = {
-    [ROW_allreduce] = {.names = NAMES(allreduce, Allreduce),
-                       .coll = TRD_COLL_ALLREDUCE,
-                       .flags = ARG_OP | ARG_ALIAS,
-                       .empty_first = 1,
-                       .whole = 1,
-                       .prepare = allreduce_prepare,
-                       .library = allreduce_library},
-    [ROW_reduce_scatter_block] = {.names = NAMES(reduce_scatter_block, Reduce_scatter_block),
-                                  .coll = TRD_COLL_REDUCE_SCATTER_BLOCK,
-                                  .flags = ARG_OP | ARG_ALIAS,
-                                  .empty_first = 1,
-                                  .library = reduce_scatter_block_library},
-    [ROW_reduce_scatter] = {.names = NAMES(reduce_scatter, Reduce_scatter),
-                            .coll = -1, /* runs reduce_scatter_block's or allreduce's plans */
-                            .flags = ARG_OP | ARG_ALIAS,
-                            .empty_first = 1,
-                            .prepare = reduce_scatter_prepare,
-                            .check = reduce_scatter_check,
-                            .stage = reduce_scatter_stage,
-                            .library = reduce_scatter_library},
-    [ROW_allgather] = {.names = NAMES(allgather, Allgather),
-                       .coll = TRD_COLL_ALLGATHER,
-                       .datatypes = allgather_datatypes,
-                       .library = allgather_library},
-    [ROW_reduce] = {.names = NAMES(reduce, Reduce),
-                    .coll = TRD_COLL_REDUCE,
-                    .flags = ARG_OP | ARG_ROOT | ARG_RECV_AT_ROOT | ARG_ALIAS,
-                    .whole = 1,
-                    .library = reduce_library},
-    [ROW_bcast] = {.names = NAMES(bcast, Bcast),
-                   .coll = TRD_COLL_BCAST,
-                   .flags = ARG_ROOT | ARG_NO_SEND,
-                   .datatypes = bcast_datatypes,
-                   .library = bcast_library},
-};
-#undef NAMES
+/* Each line of treeduce_colls.h, its descriptor. */
+#define DESC(name, Name, K, P, coll_, flags_, hooks)                                               \
+    [ROW_##name] = {.names = {"MPI_" #Name, "MPI_I" #name, "MPI_" #Name "_init"},                  \
+                    .coll = coll_,                                                                 \
+                    .flags = flags_,                                                               \
+                    .pmpi = library_of_##name,                                                     \
+                    TRD_UNPAREN hooks},
+static const coll_desc colls[NROWS] = {TRD_COLLS(DESC)};
+#undef DESC
 
 /* run_name: collective() with the row's descriptor. */
-#define RUN(name, Name, K)                                                                         \
+#define RUN(name, ...)                                                                             \
     static int run_##name(const trd_machine *m, call_args *x, const char *algorithm, const how *h) \
     {                                                                                              \
         return collective(&colls[ROW_##name], m, x, algorithm, h);                                 \
@@ -1195,31 +1150,31 @@ TRD_COLLS(RUN)
  * MPI_Iname_c); and for counts per rank the same with int counts, without
  * the _c.  The machine's choice (allreduce: TREEDUCE_ALGORITHM's where
  * set). */
-#define FORMS(name, Name, K)                                                                       \
-    int trd_##name(const trd_machine *m, TRD_P_##name(int))                                        \
+#define FORMS(name, Name, K, P, ...)                                                               \
+    int trd_##name(const trd_machine *m, TRD_PARAMS(int, P))                                       \
     {                                                                                              \
-        call_args x = ARGS_##name;                                                                 \
+        call_args x = ARGS(P);                                                                     \
         return run_##name(m, &x, NULL, &blocking);                                                 \
     }                                                                                              \
-    int trd_##name##_c(const trd_machine *m, TRD_P_##name(MPI_Count))                              \
+    int trd_##name##_c(const trd_machine *m, TRD_PARAMS(MPI_Count, P))                             \
     {                                                                                              \
-        call_args x = ARGS_##name;                                                                 \
+        call_args x = ARGS(P);                                                                     \
         return run_##name(m, &x, NULL, &blocking);                                                 \
     }                                                                                              \
-    REQUEST_FORMS(name, MPI_Count, K)
-#define INT_REQUEST_FORMS(name, Name, K) TRD_IF_PER_RANK##K(REQUEST_FORMS(name, int, ))
-#define REQUEST_FORMS(name, C, S)                                                                  \
-    int trd_i##name##S(const trd_machine *m, TRD_P_##name(C), MPI_Request *request)                \
+    REQUEST_FORMS(name, P, MPI_Count, K)
+#define INT_REQUEST_FORMS(name, Name, K, P, ...) TRD_IF_PER_RANK##K(REQUEST_FORMS(name, P, int, ))
+#define REQUEST_FORMS(name, P, C, S)                                                               \
+    int trd_i##name##S(const trd_machine *m, TRD_PARAMS(C, P), MPI_Request *request)               \
     {                                                                                              \
         const how h = {TRD_NONBLOCKING, MPI_INFO_NULL, request, 0};                                \
-        call_args x = ARGS_##name;                                                                 \
+        call_args x = ARGS(P);                                                                     \
         return run_##name(m, &x, NULL, &h);                                                        \
     }                                                                                              \
-    int trd_##name##_init##S(const trd_machine *m, TRD_P_##name(C), MPI_Info info,                 \
+    int trd_##name##_init##S(const trd_machine *m, TRD_PARAMS(C, P), MPI_Info info,                \
                              MPI_Request *request)                                                 \
     {                                                                                              \
         const how h = {TRD_PERSISTENT, info, request, 0};                                          \
-        call_args x = ARGS_##name;                                                                 \
+        call_args x = ARGS(P);                                                                     \
         return run_##name(m, &x, NULL, &h);                                                        \
     }
 TRD_COLLS(FORMS)
@@ -1227,11 +1182,11 @@ TRD_COLLS(INT_REQUEST_FORMS)
 
 /* trd_name_with: blocking, with the algorithm given by name (forced_spec);
  * the collectives of the registry, those with scalar counts. */
-#define WITH(name, Name, K) TRD_IF_SCALAR##K(WITH_OF(name))
-#define WITH_OF(name)                                                                              \
-    int trd_##name##_with(const trd_machine *m, TRD_P_##name(int), const char *algorithm)          \
+#define WITH(name, Name, K, P, ...) TRD_IF_SCALAR##K(WITH_OF(name, P))
+#define WITH_OF(name, P)                                                                           \
+    int trd_##name##_with(const trd_machine *m, TRD_PARAMS(int, P), const char *algorithm)         \
     {                                                                                              \
-        call_args x = ARGS_##name;                                                                 \
+        call_args x = ARGS(P);                                                                     \
         return run_##name(m, &x, algorithm, &blocking);                                            \
     }
 TRD_COLLS(WITH)

@@ -64,9 +64,9 @@ const char *trd_machine_name(const trd_machine *m);
  * MPI_Count counts, for the large-count forms (MPI 4.0 MPI_*_c).  Sizes
  * stay size_t inside; a plan whose messages would exceed INT_MAX elements
  * falls back to the MPI library's _c routine (TREEDUCE_VERBOSE=1 says so). */
-#define TRD_DECLARE_BLOCKING(name, Name, K)                                                        \
-    int trd_##name(const trd_machine *m, TRD_P_##name(int));                                       \
-    int trd_##name##_c(const trd_machine *m, TRD_P_##name(MPI_Count));
+#define TRD_DECLARE_BLOCKING(name, Name, K, P, ...)                                                \
+    int trd_##name(const trd_machine *m, TRD_PARAMS(int, P));                                      \
+    int trd_##name##_c(const trd_machine *m, TRD_PARAMS(MPI_Count, P));
 TRD_COLLS(TRD_DECLARE_BLOCKING)
 #undef TRD_DECLARE_BLOCKING
 
@@ -79,9 +79,9 @@ TRD_COLLS(TRD_DECLARE_BLOCKING)
  * collective's algorithms, or an algorithm that cannot run the call, goes
  * to the MPI library's routine with a note on stderr (once per name and
  * reason). */
-#define TRD_DECLARE_WITH(name, Name, K)                                                            \
+#define TRD_DECLARE_WITH(name, Name, K, P, ...)                                                    \
     TRD_IF_SCALAR##K(                                                                              \
-        int trd_##name##_with(const trd_machine *m, TRD_P_##name(int), const char *algorithm);)
+        int trd_##name##_with(const trd_machine *m, TRD_PARAMS(int, P), const char *algorithm);)
 TRD_COLLS(TRD_DECLARE_WITH)
 #undef TRD_DECLARE_WITH
 
@@ -146,12 +146,12 @@ long trd_segments(void);
  * allocation, no host names), MPI_Wait/MPI_Test complete it, and
  * MPI_Request_free releases it.  info is passed on where the call falls
  * back. */
-#define TRD_DECLARE_REQUESTS(name, Name, K)                                                        \
-    TRD_IF_PER_RANK##K(TRD_DECLARE_REQUESTS_OF(name, int, ))                                       \
-        TRD_DECLARE_REQUESTS_OF(name, MPI_Count, K)
-#define TRD_DECLARE_REQUESTS_OF(name, C, S)                                                        \
-    int trd_i##name##S(const trd_machine *m, TRD_P_##name(C), MPI_Request *request);               \
-    int trd_##name##_init##S(const trd_machine *m, TRD_P_##name(C), MPI_Info info,                 \
+#define TRD_DECLARE_REQUESTS(name, Name, K, P, ...)                                                \
+    TRD_IF_PER_RANK##K(TRD_DECLARE_REQUESTS_OF(name, P, int, ))                                    \
+        TRD_DECLARE_REQUESTS_OF(name, P, MPI_Count, K)
+#define TRD_DECLARE_REQUESTS_OF(name, P, C, S)                                                     \
+    int trd_i##name##S(const trd_machine *m, TRD_PARAMS(C, P), MPI_Request *request);              \
+    int trd_##name##_init##S(const trd_machine *m, TRD_PARAMS(C, P), MPI_Info info,                \
                              MPI_Request *request);
 TRD_COLLS(TRD_DECLARE_REQUESTS)
 #undef TRD_DECLARE_REQUESTS

@@ -60,15 +60,15 @@ const trd_machine *trd_buildhost_machine(void)
 
 /* treeduce.h's blocking routines on this machine (trd_buildhost.h), one per
  * collective of the table. */
-#define TRD_BUILDHOST_DEFINE(name, Name, K) \
-    int trd_buildhost_##name(TRD_P_##name(int)) \
+#define TRD_BUILDHOST_DEFINE(name, Name, K, P, ...) \
+    int trd_buildhost_##name(TRD_PARAMS(int, P)) \
     { \
-        return trd_##name(&machine, TRD_A_##name(TRD_AS_IS)); \
+        return trd_##name(&machine, TRD_ARGS(TRD_AS_IS, P)); \
     } \
-    TRD_IF_SCALAR##K(TRD_BUILDHOST_DEFINE_WITH(name))
-#define TRD_BUILDHOST_DEFINE_WITH(name) \
-    int trd_buildhost_##name##_with(TRD_P_##name(int), const char *algorithm) \
+    TRD_IF_SCALAR##K(TRD_BUILDHOST_DEFINE_WITH(name, P))
+#define TRD_BUILDHOST_DEFINE_WITH(name, P) \
+    int trd_buildhost_##name##_with(TRD_PARAMS(int, P), const char *algorithm) \
     { \
-        return trd_##name##_with(&machine, TRD_A_##name(TRD_AS_IS), algorithm); \
+        return trd_##name##_with(&machine, TRD_ARGS(TRD_AS_IS, P), algorithm); \
     }
 TRD_COLLS(TRD_BUILDHOST_DEFINE)

@@ -27,9 +27,9 @@ const trd_machine *trd_buildhost_machine(void);
  * _with routines (the collectives with scalar counts) force an algorithm as
  * TREEDUCE_ALGORITHM spells it ("ring", "rm:a3,a2", "shm:tree:4",
  * "flex:rd"; NULL or "auto": chosen by size and shape). */
-#define TRD_BUILDHOST_DECLARE(name, Name, K) \
-    int trd_buildhost_##name(TRD_P_##name(int)); \
-    TRD_IF_SCALAR##K(int trd_buildhost_##name##_with(TRD_P_##name(int), const char *algorithm);)
+#define TRD_BUILDHOST_DECLARE(name, Name, K, P, ...) \
+    int trd_buildhost_##name(TRD_PARAMS(int, P)); \
+    TRD_IF_SCALAR##K(int trd_buildhost_##name##_with(TRD_PARAMS(int, P), const char *algorithm);)
 TRD_COLLS(TRD_BUILDHOST_DECLARE)
 #undef TRD_BUILDHOST_DECLARE
 

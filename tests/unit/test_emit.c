@@ -98,7 +98,7 @@ static void test_deterministic(void)
             CU_ASSERT_PTR_NOT_NULL(strstr(x, "    \"c0\", /* 3: s0 */\n"));
             /* the wrappers, one per collective of the table (treeduce_colls.h) */
             CU_ASSERT_PTR_NOT_NULL(
-                strstr(x, "    int trd_twolevel_##name(TRD_P_##name(int)) \\\n"));
+                strstr(x, "    int trd_twolevel_##name(TRD_PARAMS(int, P)) \\\n"));
             CU_ASSERT_PTR_NOT_NULL(strstr(x, "\nTRD_COLLS(TRD_TWOLEVEL_DEFINE)\n"));
         }
         free(x);
