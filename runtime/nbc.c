@@ -251,6 +251,18 @@ static void progress_all(void)
     advance_all();
 }
 
+/* After a nonblocking or persistent run was started (lock held): advanced
+ * as far as it goes without waiting, unless the progress thread runs.  Then
+ * the run is left to the thread, woken by enqueue: work done here would be
+ * done before the application's computation, not beside it (at 1 MiB on 2
+ * ranks of a node with cores to spare, the overlap was 12-51% with the
+ * start's pass and 77-93% without it; docs/runtime.md). */
+static void progress_started(void)
+{
+    if (!trd_progress_on())
+        progress_all();
+}
+
 static void progress(void)
 {
     pthread_mutex_lock(&lock);
@@ -423,7 +435,10 @@ int trd_launch(const trd_job *j, int mode, MPI_Request *req, const char **why)
     r->persistent = mode == TRD_PERSISTENT;
     if (mode != TRD_PERSISTENT) {
         enqueue(r);
-        progress_all();
+        if (mode == TRD_BLOCKING)
+            progress_all();
+        else
+            progress_started();
     }
     pthread_mutex_unlock(&lock);
     trd_note_choice(j, p);
@@ -532,7 +547,7 @@ int MPI_Start(MPI_Request *request)
     trd_req *r = lock_find(0, *request);
     int rc = r ? start(r) : PMPI_Start(request);
     if (r)
-        progress_all();
+        progress_started();
     pthread_mutex_unlock(&lock);
     return rc;
 }
@@ -547,7 +562,7 @@ int MPI_Startall(int count, MPI_Request array_of_requests[])
         trd_req *r = find(array_of_requests[i]);
         rc = r ? start(r) : PMPI_Start(&array_of_requests[i]);
     }
-    progress_all();
+    progress_started();
     pthread_mutex_unlock(&lock);
     return rc;
 }
