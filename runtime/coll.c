@@ -7,8 +7,8 @@
  * one descriptor each (struct coll_desc, the table colls[]), stamped from
  * its line of treeduce_colls.h: its names, its checks, how its call and
  * buffers are formed from its parameters and given back to the MPI
- * library's routine, and the hooks its line names.  Nothing here knows an algorithm's
- * steps.  A call falls back only before anything has been sent or written,
+ * library's routine, and the hooks its line names.  Nothing here knows an
+ * algorithm's steps.  A call falls back only before anything has been sent or written,
  * through one path at the end of collective(), so the MPI library's routine
  * gets the call as the application made it: blocking, nonblocking or
  * persistent, with the large-count form where a count does not fit an int.
@@ -297,10 +297,12 @@ static inline void *recv_buf(const call_args *x)
 #define SET_root .root = root
 #define SET_comm .comm = comm
 
-/* GET(x, I, p), the other way: parameter p of call_args *x as the MPI
+/* GET((x, I), p), the other way: parameter p of call_args *x as the MPI
  * library's routine takes it, a scalar count through I (TRD_AS_INT for the
  * int form, TRD_AS_IS for the large-count one) and counts per rank as the
- * array of that form; BIG_p(x): "|| " where it needs the large-count form. */
+ * array of that form.  BIG(x, p): "|| CONDITION" where parameter p needs
+ * the large-count form (a count above INT_MAX, counts per rank given as
+ * MPI_Count), nothing for the parameters that are not counts. */
 #define GET(xi, p) GET_##p xi
 #define GET_sendbuf(x, I) (x)->send.buf
 #define GET_recvbuf(x, I) recv_buf(x)
