@@ -255,8 +255,8 @@ static void progress_all(void)
  * as far as it goes without waiting, unless the progress thread runs.  Then
  * the run is left to the thread, woken by enqueue: work done here would be
  * done before the application's computation, not beside it (at 1 MiB on 2
- * ranks of a node with cores to spare, the overlap was 12-51% with the
- * start's pass and 77-93% without it; docs/runtime.md). */
+ * ranks of a node with cores to spare, the overlap was at most 51% with
+ * the start's pass and 77-93% without it; docs/runtime.md). */
 static void progress_started(void)
 {
     if (!trd_progress_on())
