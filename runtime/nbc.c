@@ -270,6 +270,14 @@ static void progress(void)
     pthread_mutex_unlock(&lock);
 }
 
+long trd_progress_passes(void)
+{
+    pthread_mutex_lock(&lock);
+    long n = (long)passes;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
 int trd_nbc_poll(void)
 {
     static unsigned long seen; /* passes at the last poll */

@@ -130,6 +130,14 @@ int trd_fell_back(void);
  * TREEDUCE_SEGMENT_BYTES (docs/runtime.md).  For tests and diagnostics. */
 long trd_segments(void);
 
+/* How many passes of progress over treeduce's outstanding runs this
+ * process's application threads have made so far (each treeduce call or
+ * wait that advances them makes one); the progress thread's are not
+ * counted.  With TREEDUCE_ASYNC_PROGRESS=1 a nonblocking call or MPI_Start
+ * makes none: it leaves the run it starts to the thread.  For tests and
+ * diagnostics. */
+long trd_progress_passes(void);
+
 /* Nonblocking (MPI_I*): the same schedule, started here and completed by
  * MPI_Wait/MPI_Test and friends on *request (treeduce's library intercepts
  * them).  Outstanding calls advance in every treeduce call, in MPI_Test* and

@@ -9,6 +9,10 @@
  *     then waits; rank 1 waits at once.  Rank 1 must complete before rank 0
  *     stops computing (the clocks of one machine compared after the round):
  *     without a thread rank 0's part waits for its MPI_Wait;
+ *   started: from the second round on (the communicator set up), neither
+ *     rank's MPI_Iallreduce makes a pass of progress (trd_progress_passes):
+ *     it leaves the run to the thread, so that its work is done beside the
+ *     computation, not before it;
  *   blocked: rank 0 enters PMPI_Allgather, the library's own, before its
  *     wait; rank 1 waits, then joins the allgather.  Without a thread this
  *     hangs: rank 0 does its part of the allreduce only in its MPI_Wait,
@@ -24,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "treeduce.h"
 
 #define N (1 << 17) /* doubles: 1 MiB */
 #define ROUNDS 3
@@ -62,6 +68,19 @@ static void fill(int round)
     for (int i = 0; i < N; i++)
         x[i] = (double)(rand() % 1000);
     PMPI_Allreduce(x, ref, N, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+}
+
+/* Whether the start of round's call made no pass of progress, where it
+ * must not (with the thread, the communicator set up); says why not. */
+static int started_alone(int single, int round, long passes)
+{
+    if (single || round == 0 || passes == 0)
+        return 1;
+    fprintf(stderr,
+            "FAIL rank %d started round %d: MPI_Iallreduce made %ld passes of progress, "
+            "not leaving the run to the thread\n",
+            rank, round, passes);
+    return 0;
 }
 
 static void check(const char *what, int round, int ok)
@@ -103,8 +122,10 @@ int main(int argc, char **argv)
         /* computing */
         fill(round);
         double end[2] = {0, 0}; /* rank 0's compute end, rank 1's completion */
+        long p0 = trd_progress_passes(), started;
         if (rank == 0) {
             MPI_Iallreduce(x, y, N, MPI_DOUBLE, MPI_SUM, a, &q);
+            started = trd_progress_passes() - p0;
             if (!single)
                 compute(COMPUTE_S);
             end[0] = now();
@@ -112,11 +133,16 @@ int main(int argc, char **argv)
         } else {
             pause_ms(20);
             MPI_Iallreduce(x, y, N, MPI_DOUBLE, MPI_SUM, a, &q);
+            started = trd_progress_passes() - p0;
             MPI_Wait(&q, MPI_STATUS_IGNORE);
             end[1] = now();
         }
         PMPI_Allreduce(MPI_IN_PLACE, end, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
         check("computing", round, single || end[1] < end[0]);
+        if (started_alone(single, round, started))
+            passed++;
+        else
+            failed++;
         if (single)
             break;
         /* blocked in the library's own MPI_Allgather */
