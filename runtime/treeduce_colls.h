@@ -36,8 +36,6 @@
 #ifndef TREEDUCE_COLLS_H
 #define TREEDUCE_COLLS_H
 
-#include <limits.h>
-
 /* clang-format off */
 #define TRD_COLLS(X) \
     X(allreduce, Allreduce, , (sendbuf, recvbuf, count, datatype, op, comm), \
@@ -60,19 +58,16 @@
 /* TRD_PARAMS(C, P): the parameters P as a function declares them, every
  * count of type C (int or MPI_Count); TRD_ARGS(I, P): the same names as
  * arguments, every scalar count passed through I: TRD_AS_IS, or TRD_AS_INT
- * where the int form is called with counts that fit (TRD_BIG(P) is false);
- * TRD_BIG(P): whether a scalar count needs the large-count form. */
+ * where the int form is called with counts that fit. */
 #define TRD_PARAMS(C, P) TRD_MAP(TRD_DECL, C, TRD_COMMA, P)
 #define TRD_ARGS(I, P) TRD_MAP(TRD_ARG, I, TRD_COMMA, P)
-#define TRD_BIG(P) (0 TRD_MAP(TRD_BIG_OF, ~, TRD_NOTHING, P))
 
 /* The I of TRD_ARGS: a count passed as it is, or cast to int. */
 #define TRD_AS_IS(x) x
 #define TRD_AS_INT(x) ((int)(x))
 
 /* Each parameter, by its name in MPI's collectives: TRD_DECL_p(C) its
- * declaration; TRD_ARG_p(I) its argument; TRD_BIG_p, for a scalar count,
- * "|| p > INT_MAX". */
+ * declaration; TRD_ARG_p(I) its argument. */
 #define TRD_DECL_sendbuf(C) const void *sendbuf
 #define TRD_DECL_recvbuf(C) void *recvbuf
 #define TRD_DECL_buffer(C) void *buffer
@@ -93,7 +88,7 @@
 #define TRD_ARG_count(I) I(count)
 #define TRD_ARG_sendcount(I) I(sendcount)
 #define TRD_ARG_recvcount(I) I(recvcount)
-#define TRD_ARG_recvcounts(I) recvcounts /* the array: I and TRD_BIG do not apply */
+#define TRD_ARG_recvcounts(I) recvcounts /* the array: I does not apply */
 #define TRD_ARG_datatype(I) datatype
 #define TRD_ARG_sendtype(I) sendtype
 #define TRD_ARG_recvtype(I) recvtype
@@ -101,23 +96,8 @@
 #define TRD_ARG_root(I) root
 #define TRD_ARG_comm(I) comm
 
-#define TRD_BIG_count || count > INT_MAX
-#define TRD_BIG_sendcount || sendcount > INT_MAX
-#define TRD_BIG_recvcount || recvcount > INT_MAX
-#define TRD_BIG_sendbuf
-#define TRD_BIG_recvbuf
-#define TRD_BIG_buffer
-#define TRD_BIG_recvcounts
-#define TRD_BIG_datatype
-#define TRD_BIG_sendtype
-#define TRD_BIG_recvtype
-#define TRD_BIG_op
-#define TRD_BIG_root
-#define TRD_BIG_comm
-
 #define TRD_DECL(C, p) TRD_DECL_##p(C)
 #define TRD_ARG(I, p) TRD_ARG_##p(I)
-#define TRD_BIG_OF(unused, p) TRD_BIG_##p
 
 /* TRD_IF_SCALAR##K(...): its arguments where the counts are scalars (K
  * empty), nothing where they are per rank (K _c); TRD_IF_PER_RANK##K(...)
