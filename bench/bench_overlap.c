@@ -26,8 +26,15 @@
  * Before timing a size each routine's result is compared with
  * PMPI_Allreduce on integer-valued doubles (exact); a mismatch aborts.
  *
+ * The computation is arithmetic on the rank's core (--compute work, as OSU),
+ * or a sleep of the same length (--compute sleep): the rank's thread then
+ * leaves its core while it "computes", as if a core of its own were spare
+ * for a progress thread.  On a node with as many ranks as cores, the sleep
+ * measures what a progress thread itself hides (its wakes, its passes)
+ * apart from its rivalry with the computation for the one core.
+ *
  * Usage: bench_overlap [--min-bytes N] [--max-bytes N] [--iters N] [--csv FILE]
- *                      [--check-only]
+ *                      [--compute work|sleep] [--check-only]
  * (--check-only: the comparisons alone, every size, then the tally.)
  * Sizes take a K, M or G suffix and go up in powers of two (8 B .. 16 MiB by
  * default); --iters is the most iterations per size (fewer where they would
@@ -38,6 +45,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
 
 #include "bench_common.h"
 
@@ -58,7 +69,28 @@ static int wait(int who, MPI_Request *q)
 /* ---- Computation of fixed work -------------------------------------------- */
 
 static volatile double sink;
-static double work_rate; /* rounds of work per second, on this rank alone */
+static double work_rate;   /* rounds of work per second, on this rank alone */
+static int compute_sleeps; /* --compute sleep */
+
+/* --compute (bench_parse_args' extra): 1 taken, 0 not this benchmark's, -1 bad. */
+static int extra(const char *a, const char *v)
+{
+    if (strcmp(a, "--compute"))
+        return 0;
+    if (!strcmp(v, "work") || !strcmp(v, "sleep")) {
+        compute_sleeps = !strcmp(v, "sleep");
+        return 1;
+    }
+    return -1;
+}
+
+/* Leave the core for s seconds (--compute sleep). */
+static void sleep_for(double s)
+{
+    struct timespec t = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    while (nanosleep(&t, &t) != 0)
+        ;
+}
 
 /* n rounds of arithmetic that touch no memory the call uses. */
 static void work(long n)
@@ -117,13 +149,15 @@ static void iteration(int who, double *x, double *y, int count, double comp_s, d
 {
     MPI_Request q;
     double t[2];
-    long n = (long)(comp_s * work_rate + 0.5);
+    long n = compute_sleeps ? 0 : (long)(comp_s * work_rate + 0.5);
     PMPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
     iallreduce(who, x, y, count, &q);
     double c0 = MPI_Wtime();
     if (n)
         work(n);
+    else if (compute_sleeps && comp_s > 0)
+        sleep_for(comp_s);
     t[1] = MPI_Wtime() - c0;
     wait(who, &q);
     t[0] = MPI_Wtime() - t0;
@@ -176,9 +210,9 @@ int main(int argc, char **argv)
     opt.max_bytes = 16u << 20;
     opt.iters = 200;
     bench_init_thread(&argc, &argv, "bench_overlap", 1);
-    if (bench_parse_args(argc, argv, NULL) != 0 || opt.nlib)
+    if (bench_parse_args(argc, argv, extra) != 0 || opt.nlib)
         return bench_usage("usage: bench_overlap [--min-bytes N] [--max-bytes N] [--iters N] "
-                           "[--csv FILE]\n");
+                           "[--csv FILE] [--compute work|sleep]\n");
     if (!dlsym(RTLD_DEFAULT, "trd_fell_back"))
         die("no treeduce library loaded: preload one (bench/overlap.sh does)");
     if (opt.check_only) {
@@ -195,11 +229,17 @@ int main(int argc, char **argv)
     if (rank == 0 && opt.csv && !(csv = fopen(opt.csv, "w")))
         die("%s: cannot write", opt.csv);
     const char *tp = getenv("TREEDUCE_ASYNC_PROGRESS"), *mp = getenv("MPIR_CVAR_ASYNC_PROGRESS");
-    calibrate_work();
+    if (compute_sleeps) {
+#if defined(__linux__) && defined(PR_SET_TIMERSLACK)
+        prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0); /* sleeps of microseconds, not 50 us more */
+#endif
+    } else {
+        calibrate_work();
+    }
     if (rank == 0) {
-        printf("# bench_overlap: %d ranks, MPI_Iallreduce of doubles, MPI_SUM; "
+        printf("# bench_overlap: %d ranks, MPI_Iallreduce of doubles, MPI_SUM, computation: %s; "
                "TREEDUCE_ASYNC_PROGRESS=%s MPIR_CVAR_ASYNC_PROGRESS=%s\n",
-               nprocs, tp ? tp : "", mp ? mp : "");
+               nprocs, compute_sleeps ? "sleep" : "work", tp ? tp : "", mp ? mp : "");
         printf("# medians of the slowest rank's times, us; overlap %% as OSU; comp_x = "
                "t_comp / t_pure\n");
         printf("%10s", "bytes");
