@@ -278,7 +278,7 @@ long trd_progress_passes(void)
     return n;
 }
 
-int trd_nbc_poll(void)
+int trd_nbc_poll(int *on_node)
 {
     static unsigned long seen; /* passes at the last poll */
     if (!trd_nbc_outstanding())
@@ -291,6 +291,10 @@ int trd_nbc_poll(void)
         moved = 2;
     } else {
         unsigned long before = moves;
+        int node = 1;
+        for (const trd_comm *c = busy; c; c = c->busy)
+            node &= c->ppn == c->size;
+        *on_node = node;
         advance_all();
         moved = moves != before;
     }

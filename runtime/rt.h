@@ -409,8 +409,11 @@ void trd_nbc_finalize(void);
  * ended); 0 where none could, or an application's thread makes a pass now;
  * 2, and no pass, where an application's thread made one since the last
  * poll (it is in a call or a wait that advances them: the thread leaves it
- * the core); -1 where none is outstanding (nbc.c). */
-int trd_nbc_poll(void);
+ * the core); -1 where none is outstanding (nbc.c).  Where it made a pass,
+ * *on_node is 1 if every communicator with runs outstanding lies within one
+ * node (the MPI library moves their messages through shared memory, a piece
+ * per pass of its progress), else 0. */
+int trd_nbc_poll(int *on_node);
 
 /* ---- The progress thread (progress.c) ------------------------------------------- */
 
