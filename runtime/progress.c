@@ -21,9 +21,10 @@
  * (TRD_ASYNC_BUSY_NS): the MPI library moves a large message through shared
  * memory a piece per pass of its progress, on both sides, and no step ends
  * before the last piece, so a thread that slept between those passes would
- * stretch the transfer (at 4 MiB on 2 ranks of this node, with the
- * computation a sleep, it hid 86-89% of the call, and 96-98% counting such
- * passes).  Not across nodes: there the kernel or the network card moves
+ * stretch the transfer (2 ranks of a 2-core node, the computation a sleep,
+ * 10 runs: at 1 MiB it hid a median of 91.9% of the call, the lowest run
+ * 32.0%, and 94.1%, 81.2% counting such passes; at 2 MiB 91.3% and 97.4%).
+ * Not across nodes: there the kernel or the network card moves
  * the message, and a long pass is mostly the TCP stack run on a write; on
  * the emulated 2-node cluster, counting those passes made the thread take
  * the cores it shares with the computation (1 MiB: 22-53% hidden, against
