@@ -149,15 +149,17 @@ static void iteration(int who, double *x, double *y, int count, double comp_s, d
 {
     MPI_Request q;
     double t[2];
-    long n = compute_sleeps ? 0 : (long)(comp_s * work_rate + 0.5);
+    long n = (long)(comp_s * work_rate + 0.5);
     PMPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
     iallreduce(who, x, y, count, &q);
     double c0 = MPI_Wtime();
-    if (n)
+    if (compute_sleeps) {
+        if (comp_s > 0)
+            sleep_for(comp_s);
+    } else if (n) {
         work(n);
-    else if (compute_sleeps && comp_s > 0)
-        sleep_for(comp_s);
+    }
     t[1] = MPI_Wtime() - c0;
     wait(who, &q);
     t[0] = MPI_Wtime() - t0;

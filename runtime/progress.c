@@ -105,7 +105,8 @@ static void *loop(void *arg)
             moved = trd_nbc_poll(&on_node);
             if (moved < 0 || !atomic_load_explicit(&on, memory_order_relaxed))
                 break;
-            if (moved == 0 && on_node && now_ns() - t0 > TRD_ASYNC_BUSY_NS)
+            long long t1 = now_ns(); /* the pass's end */
+            if (moved == 0 && on_node && t1 - t0 > TRD_ASYNC_BUSY_NS)
                 moved = 1; /* the MPI library moved part of a message in this pass */
             if (moved == 1) {
                 idle = 0;
@@ -113,14 +114,14 @@ static void *loop(void *arg)
             }
             if (moved == 2 && idle < TRD_ASYNC_YIELDS) { /* not a core's rival to a waiting rank */
                 idle = TRD_ASYNC_YIELDS;
-                since = now_ns();
+                since = t1;
             }
             if (++idle < TRD_ASYNC_YIELDS) {
                 if (idle == 1)
-                    since = now_ns();
+                    since = t1;
                 sched_yield();
             } else {
-                long long ns = (now_ns() - since) / 8;
+                long long ns = (t1 - since) / 8;
                 ns = ns < TRD_ASYNC_SLEEP_MIN_NS   ? TRD_ASYNC_SLEEP_MIN_NS
                      : ns > TRD_ASYNC_SLEEP_MAX_NS ? TRD_ASYNC_SLEEP_MAX_NS
                                                    : ns;
